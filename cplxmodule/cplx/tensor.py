@@ -1,0 +1,715 @@
+"""The :class:`Cplx` type: a complex tensor stored as two real tensors."""
+
+import math
+import numbers
+
+import numpy
+import torch
+import torch.utils._pytree as pytree
+
+__all__ = [
+    "Cplx",
+    "from_interleaved_real",
+    "from_concatenated_real",
+    "to_interleaved_real",
+    "to_concatenated_real",
+    "from_real",
+    "to_real",
+    "from_complex",
+    "to_complex",
+    "from_view_as_real",
+    "to_view_as_real",
+    "randn",
+    "randn_like",
+    "cat",
+    "stack",
+    "split",
+    "chunk",
+    "unbind",
+    "take",
+    "narrow",
+    "squeeze",
+    "unsqueeze",
+]
+
+
+def _parts(other):
+    """Split ``other`` into ``(real, imag)``; ``imag`` is ``None`` for reals.
+
+    Returns ``None`` for types that have no complex meaning here, so the
+    caller can return ``NotImplemented`` and let Python raise ``TypeError``.
+    """
+    if isinstance(other, Cplx):
+        return other.real, other.imag
+    if isinstance(other, torch.Tensor):
+        if other.is_complex():
+            return other.real, other.imag
+        return other, None
+    if isinstance(other, bool):
+        return None
+    if isinstance(other, numbers.Real):
+        return other, None
+    if isinstance(other, numbers.Complex):
+        return other.real, other.imag
+    return None
+
+
+def _broadcast_like(part, shape):
+    """A fresh tensor with ``part``'s values broadcast to ``shape``."""
+    return torch.broadcast_to(part, shape).clone()
+
+
+class Cplx:
+    r"""A complex-valued tensor stored as a pair of real tensors.
+
+    Every operation is composed of real torch operations, so autograd,
+    devices and dtypes work exactly as for real tensors.
+
+    Parameters
+    ----------
+    real : torch.Tensor, Cplx, or number
+        The real part. A Python ``complex`` number, a :class:`Cplx`, or a
+        tensor of torch's native complex dtype supplies both parts, and
+        then ``imag`` must be omitted.
+    imag : torch.Tensor, optional
+        The imaginary part, of the same shape, dtype and device as ``real``.
+        Zeros if omitted.
+
+    Raises
+    ------
+    TypeError
+        If ``real`` or ``imag`` is not a tensor or number, or if ``imag`` is
+        given together with a value that already holds both parts.
+    ValueError
+        If ``real`` and ``imag`` differ in shape, dtype or device.
+
+    Examples
+    --------
+    >>> z = Cplx(torch.tensor([1.0, 0.0]), torch.tensor([0.0, 1.0]))
+    >>> (z * z.conj).real
+    tensor([1., 1.])
+    """
+
+    __slots__ = ("_real", "_imag")
+
+    def __init__(self, real, imag=None):
+        if isinstance(real, numbers.Number) and not isinstance(real, bool):
+            if imag is not None:
+                raise TypeError("`imag` must be omitted when `real` is a number")
+            value = complex(real)
+            real, imag = torch.tensor(value.real), torch.tensor(value.imag)
+
+        elif isinstance(real, Cplx) or (
+            isinstance(real, torch.Tensor) and real.is_complex()
+        ):
+            if imag is not None:
+                raise TypeError(
+                    f"`imag` must be omitted when `real` is a {type(real).__name__}"
+                    " with both parts"
+                )
+            real, imag = real.real, real.imag
+
+        if not isinstance(real, torch.Tensor):
+            raise TypeError(
+                f"`real` must be a torch.Tensor, got {type(real).__name__}"
+            )
+
+        if imag is None:
+            imag = torch.zeros_like(real)
+
+        elif not isinstance(imag, torch.Tensor):
+            raise TypeError(
+                f"`imag` must be a torch.Tensor, got {type(imag).__name__}"
+            )
+
+        for attr in ("shape", "dtype", "device"):
+            if getattr(real, attr) != getattr(imag, attr):
+                raise ValueError(
+                    f"`real` and `imag` must have the same {attr}, got "
+                    f"{getattr(real, attr)} (real) and {getattr(imag, attr)} (imag)"
+                )
+
+        self._real, self._imag = real, imag
+
+    @property
+    def real(self):
+        """torch.Tensor: the real part."""
+        return self._real
+
+    @property
+    def imag(self):
+        """torch.Tensor: the imaginary part."""
+        return self._imag
+
+    # construction
+    @classmethod
+    def empty(cls, *size, dtype=None, device=None, requires_grad=False):
+        """An uninitialised :class:`Cplx` of the given size."""
+        return cls._full(torch.empty, torch.empty, size, dtype, device, requires_grad)
+
+    @classmethod
+    def zeros(cls, *size, dtype=None, device=None, requires_grad=False):
+        """A :class:`Cplx` of zeros of the given size."""
+        return cls._full(torch.zeros, torch.zeros, size, dtype, device, requires_grad)
+
+    @classmethod
+    def ones(cls, *size, dtype=None, device=None, requires_grad=False):
+        """A :class:`Cplx` of ones (``1 + 0j``) of the given size."""
+        return cls._full(torch.ones, torch.zeros, size, dtype, device, requires_grad)
+
+    @classmethod
+    def _full(cls, fill_real, fill_imag, size, dtype, device, requires_grad):
+        kwargs = dict(dtype=dtype, device=device, requires_grad=requires_grad)
+        return cls(fill_real(*size, **kwargs), fill_imag(*size, **kwargs))
+
+    @staticmethod
+    def from_numpy(array):
+        """A :class:`Cplx` viewing the real and imaginary parts of ``array``."""
+        array = numpy.asarray(array)
+        return Cplx(torch.from_numpy(array.real), torch.from_numpy(array.imag))
+
+    def numpy(self):
+        """The values as a complex :class:`numpy.ndarray` (a copy)."""
+        return self._real.numpy() + 1j * self._imag.numpy()
+
+    def item(self):
+        """The value of a one-element :class:`Cplx` as a Python ``complex``."""
+        return complex(self._real.item(), self._imag.item())
+
+    def __complex__(self):
+        return self.item()
+
+    # copy and serialisation: the two parts fully describe the value
+    def __reduce__(self):
+        return Cplx, (self._real, self._imag)
+
+    def __repr__(self):
+        return f"{type(self).__name__}(\n  real={self._real},\n  imag={self._imag}\n)"
+
+    # torch-like attributes
+    @property
+    def shape(self):
+        """torch.Size: the shape of either part."""
+        return self._real.shape
+
+    def size(self, dim=None):
+        """The size of the tensor, or of dimension ``dim``."""
+        return self._real.size() if dim is None else self._real.size(dim)
+
+    def __len__(self):
+        return len(self._real)
+
+    def dim(self):
+        """The number of dimensions."""
+        return self._real.dim()
+
+    @property
+    def ndim(self):
+        """int: the number of dimensions."""
+        return self._real.dim()
+
+    def numel(self):
+        """The number of complex elements."""
+        return self._real.numel()
+
+    @property
+    def dtype(self):
+        """torch.dtype: the real dtype of each part."""
+        return self._real.dtype
+
+    @property
+    def device(self):
+        """torch.device: the device both parts live on."""
+        return self._real.device
+
+    @property
+    def requires_grad(self):
+        """bool: whether either part requires a gradient."""
+        return self._real.requires_grad or self._imag.requires_grad
+
+    @property
+    def grad(self):
+        """Cplx or None: the gradients of the parts, ``None`` if neither has one."""
+        re, im = self._real.grad, self._imag.grad
+        if re is None and im is None:
+            return None
+        return Cplx(
+            torch.zeros_like(self._real) if re is None else re,
+            torch.zeros_like(self._imag) if im is None else im,
+        )
+
+    def apply(self, f, *args, **kwargs):
+        """Apply the real function ``f`` to each part separately."""
+        return Cplx(f(self._real, *args, **kwargs), f(self._imag, *args, **kwargs))
+
+    # moves
+    def to(self, *args, **kwargs):
+        """Move or cast both parts, with the arguments of :meth:`torch.Tensor.to`.
+
+        A complex ``dtype`` is taken to mean its real counterpart, so
+        ``z.to(torch.complex128)`` gives float64 parts.
+        """
+        args = tuple(_real_dtype(a) if isinstance(a, torch.dtype) else a for a in args)
+        if "dtype" in kwargs:
+            kwargs["dtype"] = _real_dtype(kwargs["dtype"])
+        return self.apply(torch.Tensor.to, *args, **kwargs)
+
+    def cuda(self, device=None, non_blocking=False):
+        """Move both parts to a CUDA device."""
+        return self.apply(torch.Tensor.cuda, device, non_blocking=non_blocking)
+
+    def cpu(self):
+        """Move both parts to the CPU."""
+        return self.apply(torch.Tensor.cpu)
+
+    def detach(self):
+        """A :class:`Cplx` sharing storage, cut from the autograd graph."""
+        return self.apply(torch.Tensor.detach)
+
+    def clone(self):
+        """A copy of both parts (differentiable)."""
+        return self.apply(torch.Tensor.clone)
+
+    def contiguous(self):
+        """Both parts made contiguous."""
+        return self.apply(torch.Tensor.contiguous)
+
+    def requires_grad_(self, requires_grad=True):
+        """Set ``requires_grad`` on both parts in place; returns ``self``."""
+        self._real.requires_grad_(requires_grad)
+        self._imag.requires_grad_(requires_grad)
+        return self
+
+    # indexing and iteration
+    def __getitem__(self, key):
+        return Cplx(self._real[key], self._imag[key])
+
+    def __setitem__(self, key, value):
+        parts = _parts(value)
+        if parts is None:
+            raise TypeError(
+                f"cannot assign a {type(value).__name__} to a part of a Cplx"
+            )
+        re, im = parts
+        self._real[key] = re
+        self._imag[key] = 0.0 if im is None else im
+
+    def __iter__(self):
+        return map(Cplx, self._real, self._imag)
+
+    def __reversed__(self):
+        return map(Cplx, reversed(self._real), reversed(self._imag))
+
+    # shape
+    def view(self, *shape):
+        """A view with another shape, as :meth:`torch.Tensor.view`."""
+        return self.apply(torch.Tensor.view, *shape)
+
+    def view_as(self, other):
+        """A view with the shape of ``other``."""
+        return self.view(other.shape)
+
+    def reshape(self, *shape):
+        """Reshape both parts, as :meth:`torch.Tensor.reshape`."""
+        return self.apply(torch.Tensor.reshape, *shape)
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        """Flatten dimensions ``start_dim..end_dim``."""
+        return self.apply(torch.flatten, start_dim, end_dim)
+
+    def permute(self, *dims):
+        """Permute the dimensions, as :meth:`torch.Tensor.permute`."""
+        return self.apply(torch.Tensor.permute, *dims)
+
+    def transpose(self, dim0, dim1):
+        """Swap dimensions ``dim0`` and ``dim1``."""
+        return self.apply(torch.transpose, dim0, dim1)
+
+    def squeeze(self, dim=None):
+        """Remove dimensions of size one (all, or just ``dim``)."""
+        return squeeze(self, dim)
+
+    def unsqueeze(self, dim):
+        """Insert a dimension of size one at ``dim``."""
+        return self.apply(torch.unsqueeze, dim)
+
+    def t(self):
+        """The transpose of a tensor of at most two dimensions."""
+        return self.apply(torch.t)
+
+    def h(self):
+        """The Hermitian (conjugate) transpose of a tensor of at most two dimensions."""
+        return self.conj.t()
+
+    # complex structure
+    @property
+    def conj(self):
+        """Cplx: the complex conjugate (a read-only property, as in cplxmodule)."""
+        return Cplx(self._real, -self._imag)
+
+    def conjugate(self):
+        """The complex conjugate."""
+        return self.conj
+
+    @property
+    def angle(self):
+        """torch.Tensor: the argument, in :math:`(-\\pi, \\pi]`."""
+        return torch.atan2(self._imag, self._real)
+
+    def __abs__(self):
+        # ``hypot`` has a NaN gradient at zero, while torch's complex ``abs``
+        # has the subgradient zero there; users compare against torch.
+        if self._real.dtype in _COMPLEX_OF:
+            return torch.complex(self._real, self._imag).abs()
+        return torch.hypot(self._real, self._imag)
+
+    # arithmetic
+    def __pos__(self):
+        return self
+
+    def __neg__(self):
+        return Cplx(-self._real, -self._imag)
+
+    def __add__(self, other):
+        return _add(self, other, 1)
+
+    def __radd__(self, other):
+        return _add(self, other, 1)
+
+    def __sub__(self, other):
+        return _add(self, other, -1)
+
+    def __rsub__(self, other):
+        return -self + other
+
+    def __mul__(self, other):
+        parts = _parts(other)
+        if parts is None:
+            return NotImplemented
+        re, im = parts
+        if im is None:
+            return Cplx(self._real * re, self._imag * re)
+        return Cplx(
+            self._real * re - self._imag * im,
+            self._real * im + self._imag * re,
+        )
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        parts = _parts(other)
+        if parts is None:
+            return NotImplemented
+        re, im = parts
+        if im is None:
+            return Cplx(self._real / re, self._imag / re)
+        a, b = self._real, self._imag
+        denom = re * re + im * im
+        return Cplx((a * re + b * im) / denom, (b * re - a * im) / denom)
+
+    def __rtruediv__(self, other):
+        if _parts(other) is None:
+            return NotImplemented
+        denom = self._real * self._real + self._imag * self._imag
+        return other * self.conj / denom
+
+    def __matmul__(self, other):
+        parts = _parts(other)
+        if parts is None or not isinstance(other, (Cplx, torch.Tensor)):
+            return NotImplemented
+        re, im = parts
+        if im is None:
+            return Cplx(self._real @ re, self._imag @ re)
+        return Cplx(
+            self._real @ re - self._imag @ im,
+            self._real @ im + self._imag @ re,
+        )
+
+    def __rmatmul__(self, other):
+        parts = _parts(other)
+        if parts is None or not isinstance(other, torch.Tensor):
+            return NotImplemented
+        re, im = parts
+        if im is None:
+            return Cplx(re @ self._real, re @ self._imag)
+        return Cplx(
+            re @ self._real - im @ self._imag,
+            re @ self._imag + im @ self._real,
+        )
+
+
+_COMPLEX_OF = {
+    torch.float32: torch.complex64,
+    torch.float64: torch.complex128,
+}
+
+_REAL_OF = {
+    torch.complex32: torch.float16,
+    torch.complex64: torch.float32,
+    torch.complex128: torch.float64,
+}
+
+
+def _real_dtype(dtype):
+    return _REAL_OF.get(dtype, dtype)
+
+
+def _add(z, other, sign):
+    """``z + sign * other`` with broadcasting of the part ``other`` lacks."""
+    parts = _parts(other)
+    if parts is None:
+        return NotImplemented
+    re, im = parts
+    real = z.real + re if sign > 0 else z.real - re
+    if im is None:
+        return Cplx(real, _broadcast_like(z.imag, real.shape))
+    imag = z.imag + im if sign > 0 else z.imag - im
+    return Cplx(real, imag)
+
+
+# conversions
+def from_interleaved_real(input, copy=True, dim=-1):
+    """Read a real tensor holding ``re, im, re, im, ...`` along ``dim`` as complex.
+
+    Parameters
+    ----------
+    input : torch.Tensor
+        Real tensor whose size along ``dim`` is even.
+    copy : bool, default True
+        Return contiguous copies; with ``False`` the parts are strided views
+        of ``input``.
+    dim : int, default -1
+        The dimension holding the interleaved values.
+    """
+    dim = _checked_even_dim(input, dim)
+    real, imag = input.unflatten(dim, (-1, 2)).unbind(dim + 1)
+    return Cplx(real.clone(), imag.clone()) if copy else Cplx(real, imag)
+
+
+def from_concatenated_real(input, copy=True, dim=-1):
+    """Read a real tensor holding all real parts, then all imaginary parts, along ``dim``.
+
+    Parameters
+    ----------
+    input : torch.Tensor
+        Real tensor whose size along ``dim`` is even.
+    copy : bool, default True
+        Return contiguous copies; with ``False`` the parts are views of ``input``.
+    dim : int, default -1
+        The dimension holding the concatenated parts.
+    """
+    dim = _checked_even_dim(input, dim)
+    real, imag = input.chunk(2, dim=dim)
+    return Cplx(real.clone(), imag.clone()) if copy else Cplx(real, imag)
+
+
+def _checked_even_dim(input, dim):
+    if not isinstance(input, torch.Tensor) or input.is_complex():
+        raise TypeError(
+            f"`input` must be a real torch.Tensor, got {_describe(input)}"
+        )
+    if input.dim() == 0:
+        raise ValueError("`input` must have at least one dimension")
+    dim = dim % input.dim()
+    if input.shape[dim] % 2:
+        raise ValueError(
+            f"`input` must have an even size along dimension {dim}, "
+            f"got shape {tuple(input.shape)}"
+        )
+    return dim
+
+
+def to_interleaved_real(input, flatten=True, dim=-1):
+    """Write ``input`` as a real tensor with ``re, im`` pairs along ``dim``.
+
+    Parameters
+    ----------
+    input : Cplx
+        The complex tensor.
+    flatten : bool, default True
+        Merge the pairs into ``dim`` (doubling its size); with ``False``
+        the pairs form a new dimension of size two right after ``dim``.
+    dim : int, default -1
+        The dimension to interleave along.
+    """
+    input = _checked_cplx(input)
+    dim = dim % max(input.dim(), 1)
+    pairs = torch.stack([input.real, input.imag], dim=dim + 1 if input.dim() else 0)
+    return pairs.flatten(dim, dim + 1) if flatten and input.dim() else pairs
+
+
+def to_concatenated_real(input, dim=-1):
+    """Write ``input`` as a real tensor, all real parts before all imaginary parts along ``dim``."""
+    input = _checked_cplx(input)
+    return torch.cat([input.real, input.imag], dim=dim)
+
+
+from_real = from_interleaved_real
+to_real = to_interleaved_real
+
+
+def from_view_as_real(input, copy=True):
+    """Read torch's ``(..., 2)`` layout (see :func:`torch.view_as_real`) as complex."""
+    if not isinstance(input, torch.Tensor) or input.dim() == 0 or input.shape[-1] != 2:
+        raise ValueError(
+            f"`input` must be a real tensor with last dimension 2, got {_describe(input)}"
+        )
+    return from_interleaved_real(input.flatten(-2), copy=copy)
+
+
+def to_view_as_real(input):
+    """Write ``input`` in torch's ``(..., 2)`` layout (see :func:`torch.view_as_real`)."""
+    return to_interleaved_real(input, flatten=False)
+
+
+def from_complex(input):
+    """A :class:`Cplx` viewing the parts of a native complex tensor (no copy)."""
+    if not isinstance(input, torch.Tensor) or not input.is_complex():
+        raise TypeError(
+            f"`input` must be a complex torch.Tensor, got {_describe(input)}"
+        )
+    return Cplx(input.real, input.imag)
+
+
+def to_complex(input):
+    """A native complex tensor with the values of ``input``.
+
+    If the parts are the two halves of one interleaved buffer (as after
+    :func:`from_complex`), the result views that buffer; otherwise the
+    values are copied.
+    """
+    input = _checked_cplx(input)
+    buffer = _interleaved_buffer(input.real, input.imag)
+    if buffer is not None:
+        return torch.view_as_complex(buffer)
+    return torch.complex(input.real, input.imag)
+
+
+def _interleaved_buffer(real, imag):
+    """The ``(..., 2)`` real view holding ``real`` and ``imag``, if there is one."""
+    if real.dtype not in _COMPLEX_OF or real.device.type == "meta":
+        return None
+    if real.untyped_storage().data_ptr() != imag.untyped_storage().data_ptr():
+        return None
+    offset = real.storage_offset()
+    if (
+        real.stride() != imag.stride()
+        or imag.storage_offset() != offset + 1
+        or offset % 2
+        or any(s % 2 for s in real.stride())
+    ):
+        return None
+    return real.as_strided((*real.shape, 2), (*real.stride(), 1), offset)
+
+
+def _checked_cplx(input):
+    if not isinstance(input, Cplx):
+        raise TypeError(f"`input` must be a Cplx, got {_describe(input)}")
+    return input
+
+
+def _describe(value):
+    if isinstance(value, torch.Tensor):
+        return f"a {value.dtype} tensor of shape {tuple(value.shape)}"
+    return type(value).__name__
+
+
+# random
+def randn(*size, dtype=None, device=None, requires_grad=False):
+    """Standard complex normal samples: independent parts of variance 1/2.
+
+    The scaling matches :func:`torch.randn` with a complex dtype, so that
+    ``E|z|^2 = 1``.
+    """
+    kwargs = dict(dtype=_real_dtype(dtype) if dtype else None, device=device)
+    scale = math.sqrt(0.5)
+    z = Cplx(torch.randn(*size, **kwargs) * scale, torch.randn(*size, **kwargs) * scale)
+    return z.requires_grad_(requires_grad)
+
+
+def randn_like(input, dtype=None, device=None, requires_grad=False):
+    """:func:`randn` with the shape (and by default dtype and device) of ``input``."""
+    return randn(
+        *input.shape,
+        dtype=dtype or input.dtype,
+        device=device or input.device,
+        requires_grad=requires_grad,
+    )
+
+
+# shape functions
+def cat(tensors, dim=0):
+    """Concatenate :class:`Cplx` tensors along ``dim``."""
+    tensors = list(tensors)
+    return Cplx(
+        torch.cat([z.real for z in tensors], dim=dim),
+        torch.cat([z.imag for z in tensors], dim=dim),
+    )
+
+
+def stack(tensors, dim=0):
+    """Stack :class:`Cplx` tensors along a new dimension ``dim``."""
+    tensors = list(tensors)
+    return Cplx(
+        torch.stack([z.real for z in tensors], dim=dim),
+        torch.stack([z.imag for z in tensors], dim=dim),
+    )
+
+
+def _zip_parts(reals, imags):
+    return tuple(map(Cplx, reals, imags))
+
+
+def split(input, split_size_or_sections, dim=0):
+    """Split into pieces, as :func:`torch.split`."""
+    return _zip_parts(
+        torch.split(input.real, split_size_or_sections, dim),
+        torch.split(input.imag, split_size_or_sections, dim),
+    )
+
+
+def chunk(input, chunks, dim=0):
+    """Split into ``chunks`` pieces, as :func:`torch.chunk`."""
+    return _zip_parts(
+        torch.chunk(input.real, chunks, dim), torch.chunk(input.imag, chunks, dim)
+    )
+
+
+def unbind(input, dim=0):
+    """Remove dimension ``dim``, returning the slices along it."""
+    return _zip_parts(torch.unbind(input.real, dim), torch.unbind(input.imag, dim))
+
+
+def take(input, index):
+    """Elements at ``index`` of the flattened tensor, as :func:`torch.take`."""
+    return input.apply(torch.take, index)
+
+
+def narrow(input, dim, start, length):
+    """A narrowed view, as :func:`torch.narrow`."""
+    return input.apply(torch.narrow, dim, start, length)
+
+
+def squeeze(input, dim=None):
+    """Remove dimensions of size one, as :func:`torch.squeeze`."""
+    if dim is None:
+        return input.apply(torch.squeeze)
+    return input.apply(torch.squeeze, dim)
+
+
+def unsqueeze(input, dim):
+    """Insert a dimension of size one, as :func:`torch.unsqueeze`."""
+    return input.apply(torch.unsqueeze, dim)
+
+
+def _flatten_with_keys(z):
+    return [(pytree.GetAttrKey("real"), z.real), (pytree.GetAttrKey("imag"), z.imag)], None
+
+
+pytree.register_pytree_node(
+    Cplx,
+    lambda z: ([z.real, z.imag], None),
+    lambda parts, _: Cplx(*parts),
+    serialized_type_name="cplxmodule.cplx.Cplx",
+    flatten_with_keys_fn=_flatten_with_keys,
+)

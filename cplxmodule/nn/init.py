@@ -1,0 +1,3 @@
+"""Initialisation of complex parameters."""
+
+__all__ = []

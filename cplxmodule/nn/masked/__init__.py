@@ -1,0 +1,1 @@
+"""Weight masking for real and complex layers."""

@@ -1,0 +1,44 @@
+"""Complex-valued layers."""
+
+from .parameter import *  # noqa: F401,F403
+from .base import *  # noqa: F401,F403
+from .casting import *  # noqa: F401,F403
+from .linear import *  # noqa: F401,F403
+from .conv import *  # noqa: F401,F403
+from .activation import *  # noqa: F401,F403
+from .container import *  # noqa: F401,F403
+from .batchnorm import *  # noqa: F401,F403
+from .normalization import *  # noqa: F401,F403
+from .dropout import *  # noqa: F401,F403
+from .pooling import *  # noqa: F401,F403
+from . import (
+    parameter,
+    base,
+    casting,
+    linear,
+    conv,
+    activation,
+    container,
+    batchnorm,
+    normalization,
+    dropout,
+    pooling,
+)
+
+__all__ = [
+    name
+    for module in (
+        parameter,
+        base,
+        casting,
+        linear,
+        conv,
+        activation,
+        container,
+        batchnorm,
+        normalization,
+        dropout,
+        pooling,
+    )
+    for name in module.__all__
+]

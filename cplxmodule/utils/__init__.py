@@ -1,0 +1,1 @@
+"""Tensor views and spectral helpers."""
