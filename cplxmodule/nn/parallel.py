@@ -1,0 +1,3 @@
+"""Running complex models under torch.nn.DataParallel."""
+
+__all__ = []
