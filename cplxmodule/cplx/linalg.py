@@ -1,1 +1,573 @@
-__all__ = []
+"""Linear algebra on :class:`Cplx`: linear maps, convolutions, einsum, pooling.
+
+Every complex product here is a real bilinear operation ``op(x, w)``
+(:func:`torch.nn.functional.linear`, ``conv*d``, ``conv_transpose*d``)
+lifted to complex operands by one shared mechanism, :func:`_product`, which
+offers several strategies:
+
+``"naive"``
+    four real products, ``(xr wr - xi wi) + i (xr wi + xi wr)``;
+``"cat"``
+    one real product on concatenated blocks: the input ``[xr, xi]`` along
+    its feature (channel) dimension against the block weight
+    ``[[wr, -wi], [wi, wr]]`` (per group, for grouped convolutions);
+``"3m"``
+    Gauss's trick, three real products
+    ``k1 = op(xr + xi, wr)``, ``k2 = op(xr, wi - wr)``, ``k3 = op(xi, wr + wi)``,
+    ``re = k1 - k3``, ``im = k1 + k2``;
+``"native"``
+    pack both operands into torch's native complex dtype, run one complex
+    product and view the result's parts.
+
+``strategy=None`` picks the measured default, see :func:`linear` and
+:func:`conv2d` and ``benchmarks/test_bench_products.py``.
+"""
+
+from typing import NamedTuple
+
+import torch
+import torch.nn.functional as F
+
+from .tensor import Cplx, _describe, from_complex, to_complex
+
+__all__ = [
+    "linear",
+    "bilinear",
+    "einsum",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "max_pool1d",
+    "max_pool2d",
+    "max_pool3d",
+]
+
+STRATEGIES = ("naive", "cat", "3m", "native")
+
+
+class _Layout(NamedTuple):
+    """Where the features live, so that ``"cat"`` can build its blocks.
+
+    ``channel_dim`` is the feature dimension of the input and of the output
+    (non-negative); ``weight_out``/``weight_in`` index the weight's output
+    and input features; the weight dimension ``grouped`` holds ``groups``
+    consecutive blocks, one per group.
+    """
+
+    channel_dim: int
+    weight_out: int
+    weight_in: int
+    groups: int = 1
+    grouped: int = 0
+
+
+# the generic complex product
+def _product(op, input, weight, strategy, layout):
+    """The complex product ``op(input, weight)`` of the real bilinear ``op``."""
+    if isinstance(weight, torch.Tensor):
+        # a real weight scales both parts alike
+        return Cplx(op(input.real, weight), op(input.imag, weight))
+    return _STRATEGY_IMPL[strategy](op, input, weight, layout)
+
+
+def _naive(op, x, w, layout):
+    return Cplx(
+        op(x.real, w.real) - op(x.imag, w.imag),
+        op(x.real, w.imag) + op(x.imag, w.real),
+    )
+
+
+def _gauss(op, x, w, layout):
+    k1 = op(x.real + x.imag, w.real)
+    k2 = op(x.real, w.imag - w.real)
+    k3 = op(x.imag, w.real + w.imag)
+    return Cplx(k1 - k3, k1 + k2)
+
+
+def _native(op, x, w, layout):
+    return from_complex(op(to_complex(x), to_complex(w)))
+
+
+def _cat(op, x, w, layout):
+    dim, groups = layout.channel_dim, layout.groups
+
+    def cat_weight(a, b, d):
+        return _group_cat(a, b, d, groups if d == layout.grouped else 1)
+
+    # rows producing the real part, then rows producing the imaginary part
+    top = cat_weight(w.real, -w.imag, layout.weight_in)
+    bottom = cat_weight(w.imag, w.real, layout.weight_in)
+    block = cat_weight(top, bottom, layout.weight_out)
+
+    output = op(_group_cat(x.real, x.imag, dim, groups), block)
+    real, imag = output.unflatten(dim, (groups, 2, -1)).unbind(dim + 1)
+    return Cplx(real.flatten(dim, dim + 1), imag.flatten(dim, dim + 1))
+
+
+def _group_cat(a, b, dim, groups):
+    """Concatenate ``a`` and ``b`` along ``dim`` within each of ``groups`` blocks."""
+    if groups == 1:
+        return torch.cat([a, b], dim=dim)
+    a, b = a.unflatten(dim, (groups, -1)), b.unflatten(dim, (groups, -1))
+    return torch.cat([a, b], dim=dim + 1).flatten(dim, dim + 1)
+
+
+_STRATEGY_IMPL = {"naive": _naive, "cat": _cat, "3m": _gauss, "native": _native}
+
+
+# argument checks
+def _check_input(input, name="input"):
+    if not isinstance(input, Cplx):
+        raise TypeError(f"`{name}` must be a Cplx, got {_describe(input)}")
+    return input
+
+
+def _check_operand(value, name, optional=False):
+    """A Cplx or a real tensor (or ``None`` if ``optional``)."""
+    if value is None and optional:
+        return value
+    if isinstance(value, Cplx):
+        return value
+    if isinstance(value, torch.Tensor) and not value.is_complex():
+        return value
+    kinds = "a Cplx, a real torch.Tensor" + (" or None" if optional else "")
+    raise TypeError(f"`{name}` must be {kinds}, got {_describe(value)}")
+
+
+def _check_strategy(strategy):
+    if strategy is not None and strategy not in STRATEGIES:
+        raise ValueError(
+            f"`strategy` must be None or one of {STRATEGIES}, got {strategy!r}"
+        )
+    return strategy
+
+
+def _add_bias(output, bias, channel_dim):
+    if bias is None:
+        return output
+    if bias.dim() != 1:
+        raise ValueError(
+            f"`bias` must have one dimension, got shape {tuple(bias.shape)}"
+        )
+    trailing = output.dim() - channel_dim - 1
+    return output + bias.reshape(bias.shape[0], *(1,) * trailing)
+
+
+# default strategies, chosen from benchmarks/test_bench_products.py
+def _default_linear_strategy(input, weight):
+    return "naive"
+
+
+def _default_conv_strategy(input, weight):
+    return "naive"
+
+
+# linear maps
+def linear(input, weight, bias=None, *, strategy=None):
+    r"""Complex affine map :math:`y = x W^T + b`, as :func:`torch.nn.functional.linear`.
+
+    Parameters
+    ----------
+    input : Cplx
+        Input of shape ``(..., in_features)``.
+    weight : Cplx or torch.Tensor
+        Weight of shape ``(out_features, in_features)``; a real tensor
+        applies the same real map to both parts.
+    bias : Cplx or torch.Tensor, optional
+        Bias of shape ``(out_features,)``, added once after the product.
+    strategy : {None, "naive", "cat", "3m", "native"}, optional
+        How the complex product is computed (see :mod:`cplxmodule.cplx.linalg`).
+        ``None`` picks the measured default.
+
+    Returns
+    -------
+    Cplx
+        Output of shape ``(..., out_features)``.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is not a :class:`Cplx`, or ``weight``/``bias`` is
+        neither a :class:`Cplx` nor a real tensor.
+    ValueError
+        If ``strategy`` is unknown.
+
+    Examples
+    --------
+    >>> x, w = cplx.randn(8, 3), cplx.randn(5, 3)
+    >>> linear(x, w).shape
+    torch.Size([8, 5])
+    """
+    input = _check_input(input)
+    weight = _check_operand(weight, "weight")
+    bias = _check_operand(bias, "bias", optional=True)
+    strategy = _check_strategy(strategy) or _default_linear_strategy(input, weight)
+    layout = _Layout(channel_dim=max(input.dim() - 1, 0), weight_out=0, weight_in=1)
+    output = _product(F.linear, input, weight, strategy, layout)
+    return _add_bias(output, bias, output.dim() - 1)
+
+
+def bilinear(input1, input2, weight, bias=None, conjugate=True, *, strategy=None):
+    r"""Complex bilinear map :math:`y_k = \sum_{ij} \bar{x}_{1i} W_{kij} x_{2j} + b_k`.
+
+    Parameters
+    ----------
+    input1 : Cplx
+        First input, of shape ``(..., in1_features)``; conjugated when
+        ``conjugate`` is true.
+    input2 : Cplx
+        Second input, of shape ``(..., in2_features)``.
+    weight : Cplx or torch.Tensor
+        Weight of shape ``(out_features, in1_features, in2_features)``.
+    bias : Cplx or torch.Tensor, optional
+        Bias of shape ``(out_features,)``.
+    conjugate : bool, default True
+        Conjugate ``input1``, which makes the map sesquilinear.
+    strategy : {None, "naive", "cat", "3m", "native"}, optional
+        Strategy of the contraction of ``input1`` with ``weight``
+        (see :func:`linear`); the contraction with ``input2`` is elementwise.
+
+    Returns
+    -------
+    Cplx
+        Output of shape ``(..., out_features)``.
+
+    Raises
+    ------
+    TypeError
+        If an input is not a :class:`Cplx`, or ``weight``/``bias`` is neither a
+        :class:`Cplx` nor a real tensor.
+    ValueError
+        If ``weight`` is not three-dimensional or ``strategy`` is unknown.
+
+    Examples
+    --------
+    >>> x1, x2, w = cplx.randn(8, 3), cplx.randn(8, 4), cplx.randn(5, 3, 4)
+    >>> bilinear(x1, x2, w).shape
+    torch.Size([8, 5])
+    """
+    input1 = _check_input(input1, "input1")
+    input2 = _check_input(input2, "input2")
+    weight = _check_operand(weight, "weight")
+    if weight.dim() != 3:
+        raise ValueError(
+            "`weight` must have shape (out_features, in1_features, in2_features),"
+            f" got {tuple(weight.shape)}"
+        )
+    out_features, in1_features, in2_features = weight.shape
+    if conjugate:
+        input1 = input1.conj
+
+    # t[..., k, j] = sum_i x1[..., i] W[k, i, j] is a linear map of ``input1``
+    flat = weight.permute(0, 2, 1).reshape(out_features * in2_features, in1_features)
+    t = linear(input1, flat, strategy=strategy)
+    t = t.apply(torch.unflatten, -1, (out_features, in2_features))
+    output = (t * input2.unsqueeze(-2)).apply(torch.sum, -1)
+    return _add_bias(output, _check_operand(bias, "bias", optional=True), output.dim() - 1)
+
+
+def einsum(equation, *tensors):
+    """Einstein summation over :class:`Cplx` (or real) operands, as :func:`torch.einsum`.
+
+    Parameters
+    ----------
+    equation : str
+        The subscripts, as for :func:`torch.einsum`.
+    *tensors : Cplx or torch.Tensor
+        The operands; a single list or tuple of them is accepted too.
+
+    Returns
+    -------
+    Cplx
+
+    Raises
+    ------
+    TypeError
+        If ``equation`` is not a string or an operand is neither a
+        :class:`Cplx` nor a tensor.
+
+    Notes
+    -----
+    The operands are packed into torch's native complex dtype for one
+    :func:`torch.einsum` (whose contraction order torch optimises), and the
+    result's parts are returned as views.
+
+    Examples
+    --------
+    >>> a, b = cplx.randn(2, 3), cplx.randn(3, 4)
+    >>> einsum("ij,jk->ik", a, b).shape
+    torch.Size([2, 4])
+    """
+    if not isinstance(equation, str):
+        raise TypeError(f"`equation` must be a str, got {_describe(equation)}")
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    operands = []
+    for i, z in enumerate(tensors):
+        if isinstance(z, Cplx):
+            operands.append(to_complex(z))
+        elif isinstance(z, torch.Tensor):
+            operands.append(z)
+        else:
+            raise TypeError(
+                f"`tensors[{i}]` must be a Cplx or a torch.Tensor, got {_describe(z)}"
+            )
+    output = torch.einsum(equation, *operands)
+    return from_complex(output) if output.is_complex() else Cplx(output)
+
+
+# convolutions
+_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
+
+def _ntuple(value, n, name):
+    if isinstance(value, int):
+        return (value,) * n
+    value = tuple(value)
+    if len(value) != n:
+        raise ValueError(f"`{name}` must be an int or a tuple of {n} ints, got {value}")
+    return value
+
+
+def _explicit_padding(padding, kernel_size, dilation, stride, n):
+    """The per-side padding amounts for :func:`torch.nn.functional.pad`.
+
+    Returns the pad list in :func:`torch.nn.functional.pad`'s order (last
+    dimension first), resolving ``"same"`` as torch's convolution modules do.
+    """
+    if padding == "valid":
+        return [0] * (2 * n)
+    if padding == "same":
+        if any(s != 1 for s in _ntuple(stride, n, "stride")):
+            raise ValueError("`padding`='same' is not supported for strided convolutions")
+        pad = []
+        for d, k in zip(reversed(_ntuple(dilation, n, "dilation")), reversed(kernel_size)):
+            total = d * (k - 1)
+            pad += [total // 2, total - total // 2]
+        return pad
+    return [p for p in reversed(_ntuple(padding, n, "padding")) for _ in range(2)]
+
+
+def _convnd(n, op, input, weight, bias, stride, padding, dilation, groups,
+            padding_mode, strategy):
+    input = _check_input(input)
+    weight = _check_operand(weight, "weight")
+    bias = _check_operand(bias, "bias", optional=True)
+    _check_strategy(strategy)
+    if padding_mode not in _PADDING_MODES:
+        raise ValueError(
+            f"`padding_mode` must be one of {_PADDING_MODES}, got {padding_mode!r}"
+        )
+    if isinstance(padding, str) and padding not in ("same", "valid"):
+        raise ValueError(f"`padding` must be an int, a tuple, 'same' or 'valid', got {padding!r}")
+    if input.dim() not in (n + 1, n + 2):
+        raise ValueError(
+            f"`input` must have {n + 1} (unbatched) or {n + 2} (batched) dimensions"
+            f" for conv{n}d, got shape {tuple(input.shape)}"
+        )
+
+    if padding_mode != "zeros":
+        pad = _explicit_padding(padding, weight.shape[2:], dilation, stride, n)
+        input = input.apply(F.pad, pad, mode=padding_mode)
+        padding = 0
+
+    def real_op(x, w):
+        return op(x, w, None, stride, padding, dilation, groups)
+
+    channel_dim = input.dim() - n - 1
+    layout = _Layout(channel_dim, weight_out=0, weight_in=1, groups=groups, grouped=0)
+    strategy = strategy or _default_conv_strategy(input, weight)
+    output = _product(real_op, input, weight, strategy, layout)
+    return _add_bias(output, bias, channel_dim)
+
+
+def _conv_transposend(n, op, input, weight, bias, stride, padding, output_padding,
+                      groups, dilation, strategy):
+    input = _check_input(input)
+    weight = _check_operand(weight, "weight")
+    bias = _check_operand(bias, "bias", optional=True)
+    _check_strategy(strategy)
+    if input.dim() not in (n + 1, n + 2):
+        raise ValueError(
+            f"`input` must have {n + 1} (unbatched) or {n + 2} (batched) dimensions"
+            f" for conv_transpose{n}d, got shape {tuple(input.shape)}"
+        )
+
+    def real_op(x, w):
+        return op(x, w, None, stride, padding, output_padding, groups, dilation)
+
+    channel_dim = input.dim() - n - 1
+    layout = _Layout(channel_dim, weight_out=1, weight_in=0, groups=groups, grouped=0)
+    strategy = strategy or _default_conv_strategy(input, weight)
+    output = _product(real_op, input, weight, strategy, layout)
+    return _add_bias(output, bias, channel_dim)
+
+
+_CONV_DOC = r"""Complex {n}d convolution, as :func:`torch.nn.functional.conv{n}d`.
+
+    Parameters
+    ----------
+    input : Cplx
+        Input of shape ``(N, C_in, {dims})`` or unbatched ``(C_in, {dims})``.
+    weight : Cplx or torch.Tensor
+        Filters of shape ``(C_out, C_in / groups, {kdims})``.
+    bias : Cplx or torch.Tensor, optional
+        Bias of shape ``(C_out,)``, added once after the product.
+    stride, padding, dilation, groups
+        As for :func:`torch.nn.functional.conv{n}d`; ``padding`` may also
+        be ``"same"`` or ``"valid"``.
+    padding_mode : {{"zeros", "reflect", "replicate", "circular"}}, default "zeros"
+        How the input is padded, as in :class:`torch.nn.Conv{n}d`.
+    strategy : {{None, "naive", "cat", "3m", "native"}}, optional
+        How the complex product is computed (see :mod:`cplxmodule.cplx.linalg`).
+        ``None`` picks the measured default.
+
+    Returns
+    -------
+    Cplx
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is not a :class:`Cplx`, or ``weight``/``bias`` is
+        neither a :class:`Cplx` nor a real tensor.
+    ValueError
+        If ``padding``, ``padding_mode`` or ``strategy`` is unknown, or
+        ``input`` has the wrong number of dimensions.
+    """
+
+_CONV_T_DOC = r"""Complex {n}d transposed convolution, as :func:`torch.nn.functional.conv_transpose{n}d`.
+
+    Parameters
+    ----------
+    input : Cplx
+        Input of shape ``(N, C_in, {dims})`` or unbatched ``(C_in, {dims})``.
+    weight : Cplx or torch.Tensor
+        Filters of shape ``(C_in, C_out / groups, {kdims})``.
+    bias : Cplx or torch.Tensor, optional
+        Bias of shape ``(C_out,)``, added once after the product.
+    stride, padding, output_padding, groups, dilation
+        As for :func:`torch.nn.functional.conv_transpose{n}d` (same order).
+    strategy : {{None, "naive", "cat", "3m", "native"}}, optional
+        How the complex product is computed (see :mod:`cplxmodule.cplx.linalg`).
+
+    Returns
+    -------
+    Cplx
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is not a :class:`Cplx`, or ``weight``/``bias`` is
+        neither a :class:`Cplx` nor a real tensor.
+    ValueError
+        If ``strategy`` is unknown or ``input`` has the wrong number of
+        dimensions.
+    """
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
+           padding_mode="zeros", *, strategy=None):
+    return _convnd(1, F.conv1d, input, weight, bias, stride, padding, dilation,
+                   groups, padding_mode, strategy)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
+           padding_mode="zeros", *, strategy=None):
+    return _convnd(2, F.conv2d, input, weight, bias, stride, padding, dilation,
+                   groups, padding_mode, strategy)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
+           padding_mode="zeros", *, strategy=None):
+    return _convnd(3, F.conv3d, input, weight, bias, stride, padding, dilation,
+                   groups, padding_mode, strategy)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups=1, dilation=1, *, strategy=None):
+    return _conv_transposend(1, F.conv_transpose1d, input, weight, bias, stride,
+                             padding, output_padding, groups, dilation, strategy)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups=1, dilation=1, *, strategy=None):
+    return _conv_transposend(2, F.conv_transpose2d, input, weight, bias, stride,
+                             padding, output_padding, groups, dilation, strategy)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups=1, dilation=1, *, strategy=None):
+    return _conv_transposend(3, F.conv_transpose3d, input, weight, bias, stride,
+                             padding, output_padding, groups, dilation, strategy)
+
+
+_DIMS = {1: ("L", "kL"), 2: ("H, W", "kH, kW"), 3: ("D, H, W", "kD, kH, kW")}
+for _n, _f in ((1, conv1d), (2, conv2d), (3, conv3d)):
+    _f.__doc__ = _CONV_DOC.format(n=_n, dims=_DIMS[_n][0], kdims=_DIMS[_n][1])
+for _n, _f in ((1, conv_transpose1d), (2, conv_transpose2d), (3, conv_transpose3d)):
+    _f.__doc__ = _CONV_T_DOC.format(n=_n, dims=_DIMS[_n][0], kdims=_DIMS[_n][1])
+
+
+# pooling
+def _max_poolnd(n, op, input, kernel_size, stride, padding, dilation, ceil_mode,
+                return_indices):
+    input = _check_input(input)
+    with torch.no_grad():
+        # |z|^2 orders like |z| and costs no square root
+        modulus = input.real * input.real + input.imag * input.imag
+        _, indices = op(modulus, kernel_size, stride, padding, dilation,
+                        ceil_mode=ceil_mode, return_indices=True)
+    flat = indices.flatten(-n)
+    output = input.apply(lambda part: part.flatten(-n).gather(-1, flat).view_as(indices))
+    return (output, indices) if return_indices else output
+
+
+_POOL_DOC = r"""Complex {n}d max pooling by modulus.
+
+    Each window yields its element of largest :math:`|z|`, which keeps the
+    phase (pooling the parts separately would mix elements).
+
+    Parameters
+    ----------
+    input : Cplx
+        Input of shape ``(N, C, {dims})`` or ``(C, {dims})``.
+    kernel_size, stride, padding, dilation, ceil_mode
+        As for :func:`torch.nn.functional.max_pool{n}d`.
+    return_indices : bool, default False
+        Also return the flat indices of the chosen elements, as torch does.
+
+    Returns
+    -------
+    Cplx, or (Cplx, torch.Tensor) if ``return_indices``
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is not a :class:`Cplx`.
+    """
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode=False, return_indices=False):
+    return _max_poolnd(1, F.max_pool1d, input, kernel_size, stride, padding,
+                       dilation, ceil_mode, return_indices)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode=False, return_indices=False):
+    return _max_poolnd(2, F.max_pool2d, input, kernel_size, stride, padding,
+                       dilation, ceil_mode, return_indices)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode=False, return_indices=False):
+    return _max_poolnd(3, F.max_pool3d, input, kernel_size, stride, padding,
+                       dilation, ceil_mode, return_indices)
+
+
+for _n, _f in ((1, max_pool1d), (2, max_pool2d), (3, max_pool3d)):
+    _f.__doc__ = _POOL_DOC.format(n=_n, dims=_DIMS[_n][0])
