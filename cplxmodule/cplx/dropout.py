@@ -1,1 +1,194 @@
-__all__ = []
+"""Complex dropout: one mask, shared by the real and the imaginary part.
+
+Dropping the two parts independently would keep half-erased values whose
+phase is snapped to an axis; a complex unit is either kept or dropped whole.
+"""
+
+import torch
+import torch.nn.functional as F
+
+from .tensor import Cplx
+
+__all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d"]
+
+
+def _check_input(input, where):
+    if not isinstance(input, Cplx):
+        raise TypeError(f"{where}: `input` must be a Cplx, got {type(input).__name__}")
+
+
+def _masked(input, p, training, inplace, mask_shape, where):
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"{where}: `p` must be between 0 and 1, got {p}")
+    if not training or p == 0.0:
+        return input
+
+    # Element-wise dropout of a tensor of ones is a scaled Bernoulli mask;
+    # channel dropout is the same on a shape with singleton spatial dims.
+    mask = F.dropout(input.real.new_ones(mask_shape), p, training=True)
+    if inplace:
+        input.real.mul_(mask)
+        input.imag.mul_(mask)
+        return input
+    return Cplx(input.real * mask, input.imag * mask)
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    r"""Zero complex elements with probability ``p``, scaling the rest by :math:`1/(1-p)`.
+
+    Parameters
+    ----------
+    input : Cplx
+        Input of any shape.
+    p : float
+        Probability of an element to be zeroed.
+    training : bool
+        Apply dropout if ``True``; return ``input`` unchanged otherwise.
+    inplace : bool
+        Modify the parts of ``input`` in place.
+
+    Returns
+    -------
+    Cplx
+        The input with the same random elements zeroed in both parts.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is not a :class:`Cplx`.
+    ValueError
+        If ``p`` is not in :math:`[0, 1]`.
+
+    Examples
+    --------
+    >>> z = cplx.dropout(cplx.randn(3, 4), p=0.5)
+    >>> bool(((z.real == 0) == (z.imag == 0)).all())
+    True
+    """
+    _check_input(input, "dropout")
+    return _masked(input, p, training, inplace, input.shape, "dropout")
+
+
+def _channel_dropout(input, p, training, inplace, n_spatial):
+    where = f"dropout{n_spatial}d"
+    _check_input(input, where)
+    if input.dim() not in (n_spatial + 1, n_spatial + 2):
+        raise ValueError(
+            f"{where}: `input` must have shape (N, C, *spatial) or (C, *spatial)"
+            f" with {n_spatial} spatial dims, got {tuple(input.shape)}"
+        )
+    mask_shape = (*input.shape[: input.dim() - n_spatial], *[1] * n_spatial)
+    return _masked(input, p, training, inplace, mask_shape, where)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    r"""Zero whole channels of a complex :math:`(N, C, L)` or :math:`(C, L)` input.
+
+    Each channel is dropped with probability ``p`` in both parts at once
+    and the kept ones are scaled by :math:`1/(1-p)`, as
+    :func:`torch.nn.functional.dropout1d`.
+
+    Parameters
+    ----------
+    input : Cplx
+        Input of shape :math:`(N, C, L)` or :math:`(C, L)`.
+    p : float
+        Probability of a channel to be zeroed.
+    training : bool
+        Apply dropout if ``True``; return ``input`` unchanged otherwise.
+    inplace : bool
+        Modify the parts of ``input`` in place.
+
+    Returns
+    -------
+    Cplx
+        The input with random channels zeroed.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is not a :class:`Cplx`.
+    ValueError
+        If ``input`` has the wrong number of dimensions or ``p`` is not in
+        :math:`[0, 1]`.
+
+    Examples
+    --------
+    >>> cplx.dropout1d(cplx.randn(2, 3, 5), p=0.5).shape
+    torch.Size([2, 3, 5])
+    """
+    return _channel_dropout(input, p, training, inplace, 1)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    r"""Zero whole channels of a complex :math:`(N, C, H, W)` or :math:`(C, H, W)` input.
+
+    See :func:`dropout1d`; as :func:`torch.nn.functional.dropout2d`.
+
+    Parameters
+    ----------
+    input : Cplx
+        Input of shape :math:`(N, C, H, W)` or :math:`(C, H, W)`.
+    p : float
+        Probability of a channel to be zeroed.
+    training : bool
+        Apply dropout if ``True``; return ``input`` unchanged otherwise.
+    inplace : bool
+        Modify the parts of ``input`` in place.
+
+    Returns
+    -------
+    Cplx
+        The input with random channels zeroed.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is not a :class:`Cplx`.
+    ValueError
+        If ``input`` has the wrong number of dimensions or ``p`` is not in
+        :math:`[0, 1]`.
+
+    Examples
+    --------
+    >>> cplx.dropout2d(cplx.randn(2, 3, 4, 4), p=0.5).shape
+    torch.Size([2, 3, 4, 4])
+    """
+    return _channel_dropout(input, p, training, inplace, 2)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    r"""Zero whole channels of a complex :math:`(N, C, D, H, W)` or :math:`(C, D, H, W)` input.
+
+    See :func:`dropout1d`; as :func:`torch.nn.functional.dropout3d`.
+
+    Parameters
+    ----------
+    input : Cplx
+        Input of shape :math:`(N, C, D, H, W)` or :math:`(C, D, H, W)`.
+    p : float
+        Probability of a channel to be zeroed.
+    training : bool
+        Apply dropout if ``True``; return ``input`` unchanged otherwise.
+    inplace : bool
+        Modify the parts of ``input`` in place.
+
+    Returns
+    -------
+    Cplx
+        The input with random channels zeroed.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is not a :class:`Cplx`.
+    ValueError
+        If ``input`` has the wrong number of dimensions or ``p`` is not in
+        :math:`[0, 1]`.
+
+    Examples
+    --------
+    >>> cplx.dropout3d(cplx.randn(2, 3, 2, 4, 4), p=0.5).shape
+    torch.Size([2, 3, 2, 4, 4])
+    """
+    return _channel_dropout(input, p, training, inplace, 3)

@@ -1,1 +1,274 @@
-__all__ = []
+r"""Complex normalisation: whitening of the (real, imaginary) pair.
+
+A complex value :math:`z = x + iy` is treated as the real 2-vector
+:math:`(x, y)`. Normalising it means centring it and multiplying by the
+inverse square root of its :math:`2 \times 2` covariance matrix, so that real
+and imaginary parts come out uncorrelated with unit variance (Trabelsi et al.
+2018). Scaling the two parts separately would not decorrelate them, nor
+preserve the complex structure under rotation.
+"""
+
+import torch
+
+from .tensor import Cplx
+
+__all__ = ["batch_norm", "layer_norm"]
+
+
+def _checked_input(input, name):
+    if not isinstance(input, Cplx):
+        raise TypeError(f"{name}: `input` must be a Cplx, got {type(input).__name__}")
+    return input
+
+
+def _covariance(xr, xi, dims):
+    """Biased covariance entries ``(var_rr, cov_ri, var_ii)`` of centred parts."""
+    return (
+        (xr * xr).mean(dims, keepdim=True),
+        (xr * xi).mean(dims, keepdim=True),
+        (xi * xi).mean(dims, keepdim=True),
+    )
+
+
+def _whiten(xr, xi, var_rr, cov_ri, var_ii, eps):
+    r"""Multiply the centred pair by the inverse square root of its covariance.
+
+    For a symmetric positive definite :math:`V = [[a, b], [b, d]]` with
+    :math:`s = \sqrt{\det V}` and :math:`t = \sqrt{a + d + 2s}`,
+    :math:`\sqrt{V} = (V + sI) / t`, hence
+    :math:`V^{-1/2} = [[d + s, -b], [-b, a + s]] / (st)` in closed form:
+    cheaper than a batched eigendecomposition and differentiable everywhere
+    the covariance is positive definite, which ``eps`` guarantees.
+    """
+    a, d = var_rr + eps, var_ii + eps
+    s = torch.sqrt(a * d - cov_ri * cov_ri)
+    inv = torch.rsqrt(a + d + 2 * s) / s
+    p, q, r = (d + s) * inv, -cov_ri * inv, (a + s) * inv
+    return p * xr + q * xi, q * xr + r * xi
+
+
+def _affine(zr, zi, weight, bias, shape):
+    """Apply the real 2x2 map ``weight`` and the shift ``bias`` to each value."""
+    if weight is not None:
+        w = weight.reshape(2, 2, *shape)
+        zr, zi = w[0, 0] * zr + w[0, 1] * zi, w[1, 0] * zr + w[1, 1] * zi
+    if bias is not None:
+        if isinstance(bias, Cplx):
+            zr, zi = zr + bias.real.reshape(shape), zi + bias.imag.reshape(shape)
+        else:
+            b = bias.reshape(2, *shape)
+            zr, zi = zr + b[0], zi + b[1]
+    return Cplx(zr, zi)
+
+
+def _check_shape(name, value, expected, where):
+    if value is not None and tuple(value.shape) != tuple(expected):
+        raise ValueError(
+            f"{where}: `{name}` must have shape {tuple(expected)}, "
+            f"got {tuple(value.shape)}"
+        )
+
+
+def _check_bias(bias, shape, where):
+    if isinstance(bias, Cplx):
+        _check_shape("bias", bias, shape, where)
+    else:
+        _check_shape("bias", bias, (2, *shape), where)
+
+
+def batch_norm(
+    input,
+    running_mean,
+    running_cov,
+    weight=None,
+    bias=None,
+    training=False,
+    momentum=0.1,
+    eps=1e-5,
+):
+    r"""Complex batch normalisation by :math:`2 \times 2` whitening per channel.
+
+    For each channel :math:`c` the pair :math:`u = (\Re z, \Im z)` is centred
+    and whitened,
+
+    .. math::
+
+        \hat{u} = V_c^{-1/2} (u - \mu_c), \qquad
+        y = W_c \hat{u} + \beta_c,
+
+    where :math:`\mu_c` and :math:`V_c` (plus :math:`\epsilon I`) are the mean
+    and the :math:`2 \times 2` covariance of the pair over the batch and all
+    non-channel dimensions, :math:`W_c` is a real :math:`2 \times 2` matrix and
+    :math:`\beta_c` a complex shift. This is :func:`torch.nn.functional.batch_norm`
+    with the variance replaced by the covariance matrix.
+
+    Parameters
+    ----------
+    input : Cplx
+        Input of shape :math:`(N, C, *)`.
+    running_mean : torch.Tensor or None
+        Running mean of shape :math:`(2, C)` (real parts in row 0, imaginary
+        in row 1). Updated in place when ``training``; used for normalisation
+        otherwise.
+    running_cov : torch.Tensor or None
+        Running covariance of shape :math:`(2, 2, C)`, as ``running_mean``.
+    weight : torch.Tensor, optional
+        Real :math:`2 \times 2` affine map per channel, shape :math:`(2, 2, C)`.
+    bias : torch.Tensor or Cplx, optional
+        Complex shift per channel: a real tensor of shape :math:`(2, C)`
+        (real parts in row 0) or a :class:`Cplx` of shape :math:`(C,)`.
+    training : bool
+        Normalise by the batch statistics (and update the running ones)
+        rather than by the running statistics.
+    momentum : float
+        Weight of the batch statistics in the running-average update
+        ``running = (1 - momentum) * running + momentum * batch``.
+    eps : float
+        Added to the diagonal of the covariance for numerical stability.
+
+    Returns
+    -------
+    Cplx
+        The normalised input, of the shape of ``input``.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is not a :class:`Cplx`.
+    ValueError
+        If ``input`` has fewer than two dimensions, if a statistic or affine
+        parameter does not match the number of channels, if the running
+        statistics are missing when not ``training``, or if ``training`` with
+        only one value per channel.
+
+    Notes
+    -----
+    As in torch, the batch covariance normalises with the biased estimate
+    while the running covariance accumulates the unbiased one, and
+    ``eps`` is added at normalisation time, not stored. Gradients flow
+    through the batch statistics, never into the running ones.
+
+    References
+    ----------
+    C. Trabelsi et al., "Deep Complex Networks", ICLR 2018.
+
+    Examples
+    --------
+    >>> z = cplx.randn(64, 3, 8)
+    >>> out = cplx.batch_norm(z, None, None, training=True)
+    >>> out.shape
+    torch.Size([64, 3, 8])
+    """
+    where = "batch_norm"
+    input = _checked_input(input, where)
+    if input.dim() < 2:
+        raise ValueError(
+            f"{where}: `input` must have shape (N, C, *), got {tuple(input.shape)}"
+        )
+    n_channels = input.shape[1]
+    _check_shape("running_mean", running_mean, (2, n_channels), where)
+    _check_shape("running_cov", running_cov, (2, 2, n_channels), where)
+    _check_shape("weight", weight, (2, 2, n_channels), where)
+    _check_bias(bias, (n_channels,), where)
+
+    dims = [0, *range(2, input.dim())]
+    shape = (n_channels, *[1] * (input.dim() - 2))
+    if training:
+        n_values = input.numel() // max(n_channels, 1)
+        if n_values < 2:
+            raise ValueError(
+                f"{where}: expected more than 1 value per channel when training,"
+                f" got `input` of shape {tuple(input.shape)}"
+            )
+        mean_r = input.real.mean(dims, keepdim=True)
+        mean_i = input.imag.mean(dims, keepdim=True)
+        xr, xi = input.real - mean_r, input.imag - mean_i
+        cov = _covariance(xr, xi, dims)
+        if running_mean is not None:
+            _update_running(running_mean, [mean_r, mean_i], momentum)
+        if running_cov is not None:
+            # torch's convention: running statistics hold the unbiased estimate
+            rr, ri, ii = (c * (n_values / (n_values - 1)) for c in cov)
+            _update_running(running_cov, [rr, ri, ri, ii], momentum)
+    else:
+        if running_mean is None or running_cov is None:
+            raise ValueError(
+                f"{where}: `running_mean` and `running_cov` must be given "
+                "when not training"
+            )
+        mean = running_mean.reshape(2, *shape)
+        xr, xi = input.real - mean[0], input.imag - mean[1]
+        cov = running_cov.reshape(2, 2, *shape)
+        cov = cov[0, 0], (cov[0, 1] + cov[1, 0]) / 2, cov[1, 1]
+
+    return _affine(*_whiten(xr, xi, *cov, eps), weight, bias, shape)
+
+
+def _update_running(running, entries, momentum):
+    """Blend per-channel batch statistics (in ``running``'s order) into it in place."""
+    with torch.no_grad():
+        batch = torch.stack([e.reshape(-1) for e in entries]).reshape(running.shape)
+        running.lerp_(batch.to(running.dtype), momentum)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    r"""Complex layer normalisation by :math:`2 \times 2` whitening.
+
+    Each sample is centred and whitened (as in :func:`batch_norm`) with the
+    mean and :math:`2 \times 2` covariance of its (real, imaginary) pairs over
+    the trailing ``normalized_shape`` dimensions, then mapped elementwise by
+    the real :math:`2 \times 2` ``weight`` and shifted by ``bias``.
+
+    Parameters
+    ----------
+    input : Cplx
+        Input of shape :math:`(*, \text{normalized\_shape})`.
+    normalized_shape : int or sequence of int
+        The trailing shape to normalise over, as in
+        :func:`torch.nn.functional.layer_norm`.
+    weight : torch.Tensor, optional
+        Real affine map of shape :math:`(2, 2, \text{normalized\_shape})`.
+    bias : torch.Tensor or Cplx, optional
+        Complex shift: a real tensor of shape :math:`(2, \text{normalized\_shape})`
+        or a :class:`Cplx` of shape ``normalized_shape``.
+    eps : float
+        Added to the diagonal of each covariance for numerical stability.
+
+    Returns
+    -------
+    Cplx
+        The normalised input, of the shape of ``input``.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is not a :class:`Cplx`.
+    ValueError
+        If the trailing shape of ``input``, ``weight`` or ``bias`` does not
+        match ``normalized_shape``.
+
+    Examples
+    --------
+    >>> z = cplx.randn(4, 10, 16)
+    >>> cplx.layer_norm(z, 16).shape
+    torch.Size([4, 10, 16])
+    """
+    where = "layer_norm"
+    input = _checked_input(input, where)
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(normalized_shape)
+    k = len(normalized_shape)
+    if k == 0 or tuple(input.shape[input.dim() - k :]) != normalized_shape:
+        raise ValueError(
+            f"{where}: `input` of shape {tuple(input.shape)} does not end with "
+            f"`normalized_shape` {normalized_shape}"
+        )
+    _check_shape("weight", weight, (2, 2, *normalized_shape), where)
+    _check_bias(bias, normalized_shape, where)
+
+    dims = list(range(input.dim() - k, input.dim()))
+    xr = input.real - input.real.mean(dims, keepdim=True)
+    xi = input.imag - input.imag.mean(dims, keepdim=True)
+    cov = _covariance(xr, xi, dims)
+    return _affine(*_whiten(xr, xi, *cov, eps), weight, bias, normalized_shape)

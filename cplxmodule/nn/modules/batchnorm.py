@@ -1,1 +1,245 @@
-__all__ = []
+r"""Complex batch normalisation: :math:`2 \times 2` whitening per channel."""
+
+import torch
+
+from ... import cplx
+
+__all__ = ["CplxBatchNorm1d", "CplxBatchNorm2d", "CplxBatchNorm3d"]
+
+
+def _eye_(tensor):
+    """Fill a ``(2, 2, C)`` tensor with identity matrices, in place."""
+    tensor.zero_()
+    tensor.diagonal(dim1=0, dim2=1).fill_(1)
+
+
+class _CplxNormBase(torch.nn.Module):
+    r"""State shared by the complex batch normalisation layers.
+
+    The layout and names of the parameters and buffers are those of the
+    published cplxmodule, so its checkpoints load: ``weight`` is a real
+    :math:`(2, 2, C)` tensor (one :math:`2 \times 2` map per channel),
+    ``bias`` a real :math:`(2, C)` tensor (real parts in row 0),
+    ``running_mean`` is :math:`(2, C)`, ``running_var`` the :math:`(2, 2, C)`
+    running covariance, and ``num_batches_tracked`` counts the batches.
+    """
+
+    __constants__ = ["track_running_stats", "momentum", "eps", "num_features", "affine"]
+
+    def __init__(
+        self,
+        num_features,
+        eps=1e-5,
+        momentum=0.1,
+        affine=True,
+        track_running_stats=True,
+        device=None,
+        dtype=None,
+    ):
+        factory_kwargs = {"device": device, "dtype": dtype}
+        super().__init__()
+        self.num_features = num_features
+        self.eps = eps
+        self.momentum = momentum
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = torch.nn.Parameter(
+                torch.empty(2, 2, num_features, **factory_kwargs)
+            )
+            self.bias = torch.nn.Parameter(torch.empty(2, num_features, **factory_kwargs))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+        if track_running_stats:
+            self.register_buffer(
+                "running_mean", torch.zeros(2, num_features, **factory_kwargs)
+            )
+            self.register_buffer(
+                "running_var", torch.empty(2, 2, num_features, **factory_kwargs)
+            )
+            self.register_buffer(
+                "num_batches_tracked",
+                torch.tensor(0, dtype=torch.long, device=device),
+            )
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+        self.reset_parameters()
+
+    def reset_running_stats(self):
+        """Reset the running mean to zero and the running covariance to identity."""
+        if self.track_running_stats:
+            self.running_mean.zero_()
+            _eye_(self.running_var)
+            self.num_batches_tracked.zero_()
+
+    def reset_parameters(self):
+        """Reset the running statistics, and the affine map to the identity."""
+        self.reset_running_stats()
+        if self.affine:
+            with torch.no_grad():
+                _eye_(self.weight)
+                torch.nn.init.zeros_(self.bias)
+
+    def _check_input_dim(self, input):
+        raise NotImplementedError
+
+    def _check_input(self, input):
+        name = type(self).__name__
+        if not isinstance(input, cplx.Cplx):
+            raise TypeError(f"{name}: `input` must be a Cplx, got {type(input).__name__}")
+        self._check_input_dim(input)
+        if input.shape[1] != self.num_features:
+            raise ValueError(
+                f"{name}: expected input with {self.num_features} channels "
+                f"(num_features) at dim 1, got input of shape {tuple(input.shape)}"
+            )
+
+    def extra_repr(self):
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+            f"affine={self.affine}, track_running_stats={self.track_running_stats}"
+        )
+
+
+class _CplxBatchNorm(_CplxNormBase):
+    def forward(self, input):
+        self._check_input(input)
+        tracking = self.training and self.track_running_stats
+        if self.momentum is not None:
+            factor = self.momentum
+        elif tracking:
+            # cumulative moving average over the batches seen so far
+            factor = 1.0 / float(self.num_batches_tracked + 1)
+        else:
+            factor = 0.0
+
+        # Batch statistics while training, and in eval mode without running ones.
+        use_batch_stats = self.training or self.running_mean is None
+        pass_running = not self.training or self.track_running_stats
+        output = cplx.batch_norm(
+            input,
+            self.running_mean if pass_running else None,
+            self.running_var if pass_running else None,
+            self.weight,
+            self.bias,
+            use_batch_stats,
+            factor,
+            self.eps,
+        )
+        # counted only once the batch went through: a rejected one changes nothing
+        if tracking:
+            self.num_batches_tracked.add_(1)
+        return output
+
+
+_DOC_TEMPLATE = r"""Complex batch normalisation over a {shape} input.
+
+    Each channel's (real, imaginary) pair is centred and multiplied by the
+    inverse square root of its :math:`2 \times 2` covariance (Trabelsi et al.
+    2018), then mapped by a learnable real :math:`2 \times 2` ``weight`` and
+    shifted by a complex ``bias``:
+
+    .. math::
+
+        y = W_c \, V_c^{{-1/2}} (u - \mu_c) + \beta_c,
+        \qquad u = (\Re z, \Im z).
+
+    Statistics are computed over the batch and every non-channel dimension;
+    running estimates are kept as in :class:`torch.nn.{torch_name}`. See
+    :func:`cplxmodule.cplx.batch_norm` for the computation.
+
+    Parameters
+    ----------
+    num_features : int
+        The number of channels :math:`C`.
+    eps : float
+        Added to the diagonal of the covariance for numerical stability.
+    momentum : float or None
+        Weight of the current batch in the running statistics; ``None`` for a
+        cumulative moving average.
+    affine : bool
+        Learn ``weight`` (initialised to the identity) and ``bias`` (zero).
+    track_running_stats : bool
+        Keep running statistics and normalise by them in eval mode; if
+        ``False``, batch statistics are used in both modes.
+    device, dtype
+        Factory arguments for the parameters and buffers.
+
+    Attributes
+    ----------
+    weight : torch.nn.Parameter
+        Real :math:`(2, 2, C)` affine maps.
+    bias : torch.nn.Parameter
+        Real :math:`(2, C)` shifts, real parts in row 0.
+    running_mean : torch.Tensor
+        :math:`(2, C)` running mean.
+    running_var : torch.Tensor
+        :math:`(2, 2, C)` running covariance (unbiased estimates, as torch).
+    num_batches_tracked : torch.Tensor
+        The number of training batches seen.
+
+    Raises
+    ------
+    TypeError
+        If the input is not a :class:`~cplxmodule.cplx.Cplx`.
+    ValueError
+        If the input is not {shape}, or has not ``num_features`` channels.
+
+    Examples
+    --------
+    >>> bn = {name}(3)
+    >>> bn(cplx.randn({example})).shape
+    torch.Size([{example}])
+    """
+
+
+class CplxBatchNorm1d(_CplxBatchNorm):
+    __doc__ = _DOC_TEMPLATE.format(
+        name="CplxBatchNorm1d",
+        torch_name="BatchNorm1d",
+        shape=":math:`(N, C)` or :math:`(N, C, L)`",
+        example="8, 3, 5",
+    )
+
+    def _check_input_dim(self, input):
+        if input.dim() not in (2, 3):
+            raise ValueError(
+                f"{type(self).__name__}: expected 2D (N, C) or 3D (N, C, L) input,"
+                f" got {input.dim()}D input of shape {tuple(input.shape)}"
+            )
+
+
+class CplxBatchNorm2d(_CplxBatchNorm):
+    __doc__ = _DOC_TEMPLATE.format(
+        name="CplxBatchNorm2d",
+        torch_name="BatchNorm2d",
+        shape=":math:`(N, C, H, W)`",
+        example="8, 3, 4, 4",
+    )
+
+    def _check_input_dim(self, input):
+        if input.dim() != 4:
+            raise ValueError(
+                f"{type(self).__name__}: expected 4D (N, C, H, W) input,"
+                f" got {input.dim()}D input of shape {tuple(input.shape)}"
+            )
+
+
+class CplxBatchNorm3d(_CplxBatchNorm):
+    __doc__ = _DOC_TEMPLATE.format(
+        name="CplxBatchNorm3d",
+        torch_name="BatchNorm3d",
+        shape=":math:`(N, C, D, H, W)`",
+        example="4, 3, 2, 4, 4",
+    )
+
+    def _check_input_dim(self, input):
+        if input.dim() != 5:
+            raise ValueError(
+                f"{type(self).__name__}: expected 5D (N, C, D, H, W) input,"
+                f" got {input.dim()}D input of shape {tuple(input.shape)}"
+            )

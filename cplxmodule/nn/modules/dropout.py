@@ -1,1 +1,100 @@
-__all__ = []
+"""Complex dropout: one mask shared by the real and the imaginary part."""
+
+import torch
+
+from ... import cplx
+
+__all__ = ["CplxDropout", "CplxDropout1d", "CplxDropout2d", "CplxDropout3d"]
+
+
+def _check_input(module, input):
+    if not isinstance(input, cplx.Cplx):
+        raise TypeError(
+            f"{type(module).__name__}: `input` must be a Cplx, got {type(input).__name__}"
+        )
+
+
+class CplxDropout(torch.nn.Dropout):
+    r"""Zero complex elements with probability ``p``, the same in both parts.
+
+    Kept elements are scaled by :math:`1/(1-p)` during training; in eval
+    mode the layer is the identity. The arguments are those of
+    :class:`torch.nn.Dropout`; see :func:`cplxmodule.cplx.dropout`.
+
+    Parameters
+    ----------
+    p : float
+        Probability of an element to be zeroed.
+    inplace : bool
+        Modify the parts of the input in place.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is not in :math:`[0, 1]`.
+    TypeError
+        If the input is not a :class:`~cplxmodule.cplx.Cplx`.
+
+    Examples
+    --------
+    >>> z = CplxDropout(0.5)(cplx.randn(4, 8))
+    >>> bool(((z.real == 0) == (z.imag == 0)).all())
+    True
+    """
+
+    def forward(self, input):
+        _check_input(self, input)
+        return cplx.dropout(input, self.p, self.training, self.inplace)
+
+
+_DOC_TEMPLATE = r"""Zero whole channels of a complex {n}d input, the same in both parts.
+
+    Each channel of each sample is dropped with probability ``p`` and the
+    kept ones are scaled by :math:`1/(1-p)` during training; in eval mode the
+    layer is the identity. The arguments are those of
+    :class:`torch.nn.Dropout{n}d`; see :func:`cplxmodule.cplx.dropout{n}d`.
+
+    Parameters
+    ----------
+    p : float
+        Probability of a channel to be zeroed.
+    inplace : bool
+        Modify the parts of the input in place.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is not in :math:`[0, 1]`, or the input is not
+        :math:`(N, C, {dims})` or :math:`(C, {dims})`.
+    TypeError
+        If the input is not a :class:`~cplxmodule.cplx.Cplx`.
+
+    Examples
+    --------
+    >>> CplxDropout{n}d(0.5)(cplx.randn({example})).shape
+    torch.Size([{example}])
+    """
+
+
+class CplxDropout1d(torch.nn.Dropout1d):
+    __doc__ = _DOC_TEMPLATE.format(n=1, dims="L", example="2, 3, 5")
+
+    def forward(self, input):
+        _check_input(self, input)
+        return cplx.dropout1d(input, self.p, self.training, self.inplace)
+
+
+class CplxDropout2d(torch.nn.Dropout2d):
+    __doc__ = _DOC_TEMPLATE.format(n=2, dims="H, W", example="2, 3, 4, 4")
+
+    def forward(self, input):
+        _check_input(self, input)
+        return cplx.dropout2d(input, self.p, self.training, self.inplace)
+
+
+class CplxDropout3d(torch.nn.Dropout3d):
+    __doc__ = _DOC_TEMPLATE.format(n=3, dims="D, H, W", example="2, 3, 2, 4, 4")
+
+    def forward(self, input):
+        _check_input(self, input)
+        return cplx.dropout3d(input, self.p, self.training, self.inplace)

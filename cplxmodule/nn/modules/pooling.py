@@ -1,1 +1,110 @@
-__all__ = []
+"""Complex max pooling by modulus."""
+
+import torch
+
+from ... import cplx
+
+__all__ = ["CplxMaxPool1d", "CplxMaxPool2d", "CplxMaxPool3d"]
+
+
+class _CplxMaxPoolNd(torch.nn.Module):
+    __constants__ = [
+        "kernel_size",
+        "stride",
+        "padding",
+        "dilation",
+        "return_indices",
+        "ceil_mode",
+    ]
+
+    def __init__(
+        self,
+        kernel_size,
+        stride=None,
+        padding=0,
+        dilation=1,
+        return_indices=False,
+        ceil_mode=False,
+    ):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.dilation = dilation
+        self.return_indices = return_indices
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input):
+        if not isinstance(input, cplx.Cplx):
+            raise TypeError(
+                f"{type(self).__name__}: `input` must be a Cplx,"
+                f" got {type(input).__name__}"
+            )
+        return self._max_pool(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            ceil_mode=self.ceil_mode,
+            return_indices=self.return_indices,
+        )
+
+    def extra_repr(self):
+        return (
+            f"kernel_size={self.kernel_size}, stride={self.stride}, "
+            f"padding={self.padding}, dilation={self.dilation}, "
+            f"ceil_mode={self.ceil_mode}"
+        )
+
+
+_DOC_TEMPLATE = r"""Complex {n}d max pooling: each window yields its element of largest modulus.
+
+    Pooling the real and imaginary parts separately would combine parts of
+    different elements; selecting by :math:`|z|` keeps each value whole. The
+    arguments are those of :class:`torch.nn.MaxPool{n}d`; see
+    :func:`cplxmodule.cplx.max_pool{n}d`.
+
+    Parameters
+    ----------
+    kernel_size : int or tuple of int
+        The size of the window.
+    stride : int or tuple of int, optional
+        The stride of the window; ``kernel_size`` by default.
+    padding : int or tuple of int
+        Implicit padding, never selected.
+    dilation : int or tuple of int
+        The spacing between window elements.
+    return_indices : bool
+        Also return the flat indices of the selected elements.
+    ceil_mode : bool
+        Use ceil instead of floor for the output shape.
+
+    Raises
+    ------
+    TypeError
+        If the input is not a :class:`~cplxmodule.cplx.Cplx`.
+
+    Examples
+    --------
+    >>> pool = CplxMaxPool{n}d(2)
+    >>> pool(cplx.randn({example})).shape
+    torch.Size([{pooled}])
+    """
+
+
+class CplxMaxPool1d(_CplxMaxPoolNd):
+    __doc__ = _DOC_TEMPLATE.format(n=1, example="1, 3, 8", pooled="1, 3, 4")
+    _max_pool = staticmethod(cplx.max_pool1d)
+
+
+class CplxMaxPool2d(_CplxMaxPoolNd):
+    __doc__ = _DOC_TEMPLATE.format(n=2, example="1, 3, 8, 8", pooled="1, 3, 4, 4")
+    _max_pool = staticmethod(cplx.max_pool2d)
+
+
+class CplxMaxPool3d(_CplxMaxPoolNd):
+    __doc__ = _DOC_TEMPLATE.format(
+        n=3, example="1, 3, 4, 8, 8", pooled="1, 3, 2, 4, 4"
+    )
+    _max_pool = staticmethod(cplx.max_pool3d)
