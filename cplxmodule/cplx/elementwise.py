@@ -1,4 +1,9 @@
-"""Elementwise complex functions on :class:`~cplxmodule.cplx.Cplx`."""
+"""Elementwise complex functions on :class:`~cplxmodule.cplx.Cplx`.
+
+Each function takes a :class:`Cplx` and returns one, computed from real torch
+operations on the parts so that autograd differentiates it; values and
+gradients agree with torch's functions on native complex tensors.
+"""
 
 import torch
 
@@ -18,53 +23,110 @@ __all__ = [
 ]
 
 
+def _parts(input):
+    if not isinstance(input, Cplx):
+        raise TypeError(f"`input` must be a Cplx, got {type(input).__name__}")
+    return input.real, input.imag
+
+
 def exp(input):
-    r"""The complex exponential :math:`e^{a}(\cos b + i \sin b)` of :math:`a + ib`."""
-    scale = torch.exp(input.real)
-    return Cplx(scale * torch.cos(input.imag), scale * torch.sin(input.imag))
+    r"""The complex exponential :math:`e^{a}(\cos b + i \sin b)` of :math:`a + ib`.
+
+    Parameters
+    ----------
+    input : Cplx
+
+    Returns
+    -------
+    Cplx
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is not a :class:`Cplx` (the same for every function here).
+    """
+    re, im = _parts(input)
+    scale = torch.exp(re)
+    return Cplx(scale * torch.cos(im), scale * torch.sin(im))
 
 
 def log(input):
-    r"""The principal logarithm :math:`\log|z| + i \arg z`."""
+    r"""The principal logarithm :math:`\log|z| + i \arg z`.
+
+    The imaginary part lies in :math:`(-\pi, \pi]`, with the branch cut on the
+    negative real axis, as :func:`torch.log`.
+    """
+    _parts(input)
     return Cplx(torch.log(abs(input)), input.angle)
 
 
 def sin(input):
     r"""The complex sine :math:`\sin a \cosh b + i \cos a \sinh b`."""
-    re, im = input.real, input.imag
+    re, im = _parts(input)
     return Cplx(torch.sin(re) * torch.cosh(im), torch.cos(re) * torch.sinh(im))
 
 
 def cos(input):
     r"""The complex cosine :math:`\cos a \cosh b - i \sin a \sinh b`."""
-    re, im = input.real, input.imag
+    re, im = _parts(input)
     return Cplx(torch.cos(re) * torch.cosh(im), -torch.sin(re) * torch.sinh(im))
-
-
-def tan(input):
-    r"""The complex tangent :math:`\frac{\sin 2a + i \sinh 2b}{\cos 2a + \cosh 2b}`."""
-    re, im = 2 * input.real, 2 * input.imag
-    denom = torch.cos(re) + torch.cosh(im)
-    return Cplx(torch.sin(re) / denom, torch.sinh(im) / denom)
 
 
 def sinh(input):
     r"""The complex hyperbolic sine :math:`\sinh a \cos b + i \cosh a \sin b`."""
-    re, im = input.real, input.imag
+    re, im = _parts(input)
     return Cplx(torch.sinh(re) * torch.cos(im), torch.cosh(re) * torch.sin(im))
 
 
 def cosh(input):
     r"""The complex hyperbolic cosine :math:`\cosh a \cos b + i \sinh a \sin b`."""
-    re, im = input.real, input.imag
+    re, im = _parts(input)
     return Cplx(torch.cosh(re) * torch.cos(im), torch.sinh(re) * torch.sin(im))
 
 
 def tanh(input):
-    r"""The complex hyperbolic tangent :math:`\frac{\sinh 2a + i \sin 2b}{\cosh 2a + \cos 2b}`."""
-    re, im = 2 * input.real, 2 * input.imag
-    denom = torch.cosh(re) + torch.cos(im)
-    return Cplx(torch.sinh(re) / denom, torch.sin(im) / denom)
+    r"""The complex hyperbolic tangent.
+
+    .. math::
+
+        \tanh(a + ib) = \frac{\sinh 2a + i \sin 2b}{\cosh 2a + \cos 2b}
+
+    Notes
+    -----
+    Computed with numerator and denominator divided by :math:`\cosh 2a`, so
+    that it tends to :math:`\pm 1` for large :math:`|a|` (where
+    :math:`\cosh 2a` overflows) with a finite gradient, as torch's does.
+    """
+    return Cplx(*_tanh_parts(*_parts(input)))
+
+
+def tan(input):
+    r"""The complex tangent.
+
+    .. math::
+
+        \tan(a + ib) = \frac{\sin 2a + i \sinh 2b}{\cos 2a + \cosh 2b}
+
+    Notes
+    -----
+    Computed as :math:`-i \tanh(iz)`, so it inherits the stability of
+    :func:`tanh` for large :math:`|b|`.
+    """
+    re, im = _parts(input)
+    # tanh(-b + ia) = u + iv gives tan(a + ib) = v - iu.
+    u, v = _tanh_parts(-im, re)
+    return Cplx(v, -u)
+
+
+def _tanh_parts(a, b):
+    """The parts of :math:`\\tanh(a + ib)`, finite for any finite ``a``."""
+    two_a, two_b = 2 * a, 2 * b
+    # sech(2a) = 2 e^{-|2a|} / (1 + e^{-4|a|}) underflows to zero (with a zero
+    # gradient) where 1 / cosh(2a) would differentiate to inf * 0 = nan.
+    decay = torch.exp(-two_a.abs())
+    sech = 2 * decay / (1 + decay * decay)
+    denom = 1 + torch.cos(two_b) * sech
+    return torch.tanh(two_a) / denom, torch.sin(two_b) * sech / denom
 
 
 def modrelu(input, threshold=0.5):
@@ -84,11 +146,21 @@ def modrelu(input, threshold=0.5):
     threshold : float or torch.Tensor, default 0.5
         The shrinkage :math:`b`; a tensor broadcasts against ``input``.
 
+    Returns
+    -------
+    Cplx
+
     References
     ----------
     .. [1] M. Arjovsky, A. Shah, Y. Bengio, "Unitary evolution recurrent
        neural networks", ICML 2016.
+
+    Examples
+    --------
+    >>> modrelu(Cplx(torch.tensor([0.0, 3.0]), torch.tensor([0.2, 4.0]))).real
+    tensor([0.0000, 2.7000])
     """
+    _parts(input)
     modulus = torch.clamp(abs(input), min=1e-5)
     return input * torch.relu(1.0 - threshold / modulus)
 
@@ -101,6 +173,11 @@ def phaseshift(input, phi):
     input : Cplx
     phi : float or torch.Tensor
         The real angle (radians), broadcast against ``input``.
+
+    Returns
+    -------
+    Cplx
     """
+    _parts(input)
     phi = torch.as_tensor(phi, dtype=input.dtype, device=input.device)
     return input * Cplx(torch.cos(phi), torch.sin(phi))

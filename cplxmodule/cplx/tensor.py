@@ -54,9 +54,9 @@ def _parts(other):
     return None
 
 
-def _broadcast_like(part, shape):
-    """A fresh tensor with ``part``'s values broadcast to ``shape``."""
-    return torch.broadcast_to(part, shape).clone()
+def _broadcast_like(part, other):
+    """A fresh tensor with ``part``'s values in the shape and dtype of ``other``."""
+    return torch.broadcast_to(part, other.shape).to(other.dtype, copy=True)
 
 
 class Cplx:
@@ -91,6 +91,10 @@ class Cplx:
     """
 
     __slots__ = ("_real", "_imag")
+
+    # numpy defers to the reflected operators below instead of building an
+    # object array of Cplx elements (``numpy.float64(2) * z`` is a Cplx).
+    __array_ufunc__ = None
 
     def __init__(self, real, imag=None):
         if isinstance(real, numbers.Number) and not isinstance(real, bool):
@@ -144,33 +148,92 @@ class Cplx:
     # construction
     @classmethod
     def empty(cls, *size, dtype=None, device=None, requires_grad=False):
-        """An uninitialised :class:`Cplx` of the given size."""
+        """An uninitialised :class:`Cplx` of the given size.
+
+        Parameters
+        ----------
+        *size : int or sequence of int
+            The shape, as for :func:`torch.empty`.
+        dtype : torch.dtype, optional
+            The real dtype of the parts; a complex dtype means its real
+            counterpart. Default: :func:`torch.get_default_dtype`.
+        device : torch.device, optional
+        requires_grad : bool, default False
+
+        Returns
+        -------
+        Cplx
+        """
         return cls._full(torch.empty, torch.empty, size, dtype, device, requires_grad)
 
     @classmethod
     def zeros(cls, *size, dtype=None, device=None, requires_grad=False):
-        """A :class:`Cplx` of zeros of the given size."""
+        """A :class:`Cplx` of zeros of the given size.
+
+        Takes the arguments of :meth:`Cplx.empty`.
+
+        Examples
+        --------
+        >>> Cplx.zeros(2, 3, dtype=torch.complex128).dtype
+        torch.float64
+        """
         return cls._full(torch.zeros, torch.zeros, size, dtype, device, requires_grad)
 
     @classmethod
     def ones(cls, *size, dtype=None, device=None, requires_grad=False):
-        """A :class:`Cplx` of ones (``1 + 0j``) of the given size."""
+        """A :class:`Cplx` of ones (``1 + 0j``) of the given size.
+
+        Takes the arguments of :meth:`Cplx.empty`.
+        """
         return cls._full(torch.ones, torch.zeros, size, dtype, device, requires_grad)
 
     @classmethod
     def _full(cls, fill_real, fill_imag, size, dtype, device, requires_grad):
-        kwargs = dict(dtype=dtype, device=device, requires_grad=requires_grad)
+        kwargs = dict(
+            dtype=_real_dtype(dtype), device=device, requires_grad=requires_grad
+        )
         return cls(fill_real(*size, **kwargs), fill_imag(*size, **kwargs))
 
     @staticmethod
     def from_numpy(array):
-        """A :class:`Cplx` viewing the real and imaginary parts of ``array``."""
+        """A :class:`Cplx` with the values of a numpy array.
+
+        Parameters
+        ----------
+        array : array_like
+            Complex or real values; a complex array's parts are viewed without
+            a copy where torch can (see :func:`torch.from_numpy`).
+
+        Returns
+        -------
+        Cplx
+        """
         array = numpy.asarray(array)
+        if not numpy.iscomplexobj(array):
+            return Cplx(torch.from_numpy(array))
         return Cplx(torch.from_numpy(array.real), torch.from_numpy(array.imag))
 
     def numpy(self):
-        """The values as a complex :class:`numpy.ndarray` (a copy)."""
-        return self._real.numpy() + 1j * self._imag.numpy()
+        """The values as a complex :class:`numpy.ndarray` (a copy).
+
+        Returns
+        -------
+        numpy.ndarray
+            complex64 for float32 parts, complex128 for float64 parts. The
+            parts are copied exactly (signed zeros, infinities and NaNs too).
+
+        Raises
+        ------
+        RuntimeError
+            As :meth:`torch.Tensor.numpy`, if a part requires grad or is not
+            on the CPU.
+        """
+        real, imag = self._real.numpy(), self._imag.numpy()
+        # Assign the parts: ``real + 1j * imag`` would turn ``-0.0`` into
+        # ``0.0`` and an infinite ``imag`` into a NaN real part.
+        out = numpy.empty(real.shape, numpy.result_type(real, numpy.complex64))
+        out.real, out.imag = real, imag
+        return out
 
     def item(self):
         """The value of a one-element :class:`Cplx` as a Python ``complex``."""
@@ -249,7 +312,7 @@ class Cplx:
         A complex ``dtype`` is taken to mean its real counterpart, so
         ``z.to(torch.complex128)`` gives float64 parts.
         """
-        args = tuple(_real_dtype(a) if isinstance(a, torch.dtype) else a for a in args)
+        args = tuple(_to_argument(a) for a in args)
         if "dtype" in kwargs:
             kwargs["dtype"] = _real_dtype(kwargs["dtype"])
         return self.apply(torch.Tensor.to, *args, **kwargs)
@@ -438,6 +501,15 @@ class Cplx:
         )
 
 
+def _to_argument(arg):
+    """A positional argument of :meth:`Cplx.to` as :meth:`torch.Tensor.to` takes it."""
+    if isinstance(arg, torch.dtype):
+        return _real_dtype(arg)
+    if isinstance(arg, Cplx):
+        return arg.real
+    return arg
+
+
 _COMPLEX_OF = {
     torch.float32: torch.complex64,
     torch.float64: torch.complex128,
@@ -462,7 +534,8 @@ def _add(z, other, sign):
     re, im = parts
     real = z.real + re if sign > 0 else z.real - re
     if im is None:
-        return Cplx(real, _broadcast_like(z.imag, real.shape))
+        # ``imag`` takes the shape and the promoted dtype of ``real``.
+        return Cplx(real, _broadcast_like(z.imag, real))
     imag = z.imag + im if sign > 0 else z.imag - im
     return Cplx(real, imag)
 
@@ -549,21 +622,75 @@ to_real = to_interleaved_real
 
 
 def from_view_as_real(input, copy=True):
-    """Read torch's ``(..., 2)`` layout (see :func:`torch.view_as_real`) as complex."""
-    if not isinstance(input, torch.Tensor) or input.dim() == 0 or input.shape[-1] != 2:
+    """Read torch's ``(..., 2)`` layout (see :func:`torch.view_as_real`) as complex.
+
+    Parameters
+    ----------
+    input : torch.Tensor
+        Real tensor whose last dimension has size two: ``(re, im)``.
+    copy : bool, default True
+        Return contiguous copies; with ``False`` the parts are views of
+        ``input`` where its strides allow.
+
+    Returns
+    -------
+    Cplx
+        Of shape ``input.shape[:-1]``.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is not a real tensor.
+    ValueError
+        If the last dimension of ``input`` is not of size two.
+    """
+    if not isinstance(input, torch.Tensor) or input.is_complex():
+        raise TypeError(
+            f"`input` must be a real torch.Tensor, got {_describe(input)}"
+        )
+    if input.dim() == 0 or input.shape[-1] != 2:
         raise ValueError(
-            f"`input` must be a real tensor with last dimension 2, got {_describe(input)}"
+            f"`input` must have a last dimension of size 2, got {_describe(input)}"
         )
     return from_interleaved_real(input.flatten(-2), copy=copy)
 
 
 def to_view_as_real(input):
-    """Write ``input`` in torch's ``(..., 2)`` layout (see :func:`torch.view_as_real`)."""
+    """Write ``input`` in torch's ``(..., 2)`` layout (see :func:`torch.view_as_real`).
+
+    Parameters
+    ----------
+    input : Cplx
+
+    Returns
+    -------
+    torch.Tensor
+        Of shape ``(*input.shape, 2)``, the real part at index 0 of the last
+        dimension and the imaginary part at index 1.
+    """
     return to_interleaved_real(input, flatten=False)
 
 
 def from_complex(input):
-    """A :class:`Cplx` viewing the parts of a native complex tensor (no copy)."""
+    """A :class:`Cplx` viewing the parts of a native complex tensor (no copy).
+
+    Parameters
+    ----------
+    input : torch.Tensor
+        Of a complex dtype.
+
+    Returns
+    -------
+    Cplx
+        Whose ``.real`` and ``.imag`` are :attr:`torch.Tensor.real` and
+        :attr:`torch.Tensor.imag` of ``input``: writes to them write to
+        ``input``, and gradients flow back to it.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is not a complex tensor.
+    """
     if not isinstance(input, torch.Tensor) or not input.is_complex():
         raise TypeError(
             f"`input` must be a complex torch.Tensor, got {_describe(input)}"
@@ -574,9 +701,29 @@ def from_complex(input):
 def to_complex(input):
     """A native complex tensor with the values of ``input``.
 
-    If the parts are the two halves of one interleaved buffer (as after
-    :func:`from_complex`), the result views that buffer; otherwise the
-    values are copied.
+    Parameters
+    ----------
+    input : Cplx
+        A complex tensor with float32 or float64 parts.
+
+    Returns
+    -------
+    torch.Tensor
+        Of dtype complex64 or complex128. If the parts are the two halves of
+        one interleaved buffer (as after :func:`from_complex`, or
+        :func:`from_interleaved_real` with ``copy=False``), the result views
+        that buffer and shares its memory; otherwise the values are copied.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is not a :class:`Cplx`.
+
+    Examples
+    --------
+    >>> w = torch.randn(3, dtype=torch.complex64)
+    >>> to_complex(from_complex(w)).data_ptr() == w.data_ptr()
+    True
     """
     input = _checked_cplx(input)
     buffer = _interleaved_buffer(input.real, input.imag)
@@ -586,20 +733,38 @@ def to_complex(input):
 
 
 def _interleaved_buffer(real, imag):
-    """The ``(..., 2)`` real view holding ``real`` and ``imag``, if there is one."""
-    if real.dtype not in _COMPLEX_OF or real.device.type == "meta":
+    """The ``(..., 2)`` real view holding ``real`` and ``imag``, if there is one.
+
+    The view is taken of the tensor both parts are views of, so that autograd
+    routes the gradient of either half to it; a view of ``real`` alone would
+    silently drop the gradient of ``imag``.
+    """
+    if real.dtype not in _COMPLEX_OF:
         return None
-    if real.untyped_storage().data_ptr() != imag.untyped_storage().data_ptr():
-        return None
+    base = real._base
+    if base is None or imag._base is not base:
+        # Without autograd any alias of the memory serves, such as detached parts.
+        if real.requires_grad or imag.requires_grad or not _same_memory(real, imag):
+            return None
+        base = real
+    if base.is_complex():
+        base = torch.view_as_real(base)
     offset = real.storage_offset()
     if (
-        real.stride() != imag.stride()
+        base.dtype != real.dtype
+        or real.stride() != imag.stride()
         or imag.storage_offset() != offset + 1
         or offset % 2
         or any(s % 2 for s in real.stride())
     ):
         return None
-    return real.as_strided((*real.shape, 2), (*real.stride(), 1), offset)
+    return base.as_strided((*real.shape, 2), (*real.stride(), 1), offset)
+
+
+def _same_memory(real, imag):
+    if real.device.type == "meta" or real.numel() == 0:
+        return False
+    return real.untyped_storage().data_ptr() == imag.untyped_storage().data_ptr()
 
 
 def _checked_cplx(input):
@@ -615,24 +780,58 @@ def _describe(value):
 
 
 # random
-def randn(*size, dtype=None, device=None, requires_grad=False):
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard complex normal samples: independent parts of variance 1/2.
 
     The scaling matches :func:`torch.randn` with a complex dtype, so that
-    ``E|z|^2 = 1``.
+    :math:`E|z|^2 = 1`.
+
+    Parameters
+    ----------
+    *size : int or sequence of int
+        The shape, as for :func:`torch.randn`.
+    generator : torch.Generator, optional
+        The source of randomness.
+    dtype : torch.dtype, optional
+        The real dtype of the parts; a complex dtype means its real
+        counterpart. Default: :func:`torch.get_default_dtype`.
+    device : torch.device, optional
+    requires_grad : bool, default False
+
+    Returns
+    -------
+    Cplx
+
+    Examples
+    --------
+    >>> randn(2, 3, dtype=torch.complex128).dtype
+    torch.float64
     """
-    kwargs = dict(dtype=_real_dtype(dtype) if dtype else None, device=device)
+    kwargs = dict(generator=generator, dtype=_real_dtype(dtype), device=device)
     scale = math.sqrt(0.5)
     z = Cplx(torch.randn(*size, **kwargs) * scale, torch.randn(*size, **kwargs) * scale)
     return z.requires_grad_(requires_grad)
 
 
-def randn_like(input, dtype=None, device=None, requires_grad=False):
-    """:func:`randn` with the shape (and by default dtype and device) of ``input``."""
+def randn_like(input, *, dtype=None, device=None, requires_grad=False):
+    """:func:`randn` with the shape, and by default dtype and device, of ``input``.
+
+    Parameters
+    ----------
+    input : Cplx or torch.Tensor
+        Whose shape, dtype and device to take.
+    dtype, device, requires_grad
+        As for :func:`randn`; ``dtype`` and ``device`` default to those of
+        ``input``.
+
+    Returns
+    -------
+    Cplx
+    """
     return randn(
         *input.shape,
-        dtype=dtype or input.dtype,
-        device=device or input.device,
+        dtype=input.dtype if dtype is None else dtype,
+        device=input.device if device is None else device,
         requires_grad=requires_grad,
     )
 
