@@ -1,1 +1,226 @@
-__all__ = []
+"""Complex parameters: a pair of real :class:`torch.nn.Parameter`."""
+
+import functools
+import inspect
+
+import torch
+
+from ...cplx import Cplx
+
+__all__ = ["CplxParameter"]
+
+
+class _ModuleAttribute:
+    """Hide an attribute inherited from :class:`Cplx` behind ``nn.Module``'s lookup.
+
+    :class:`Cplx` defines ``real`` and ``imag`` as read-only properties, which
+    would shadow the registered parameters and refuse ``setattr`` (torch's
+    ``replicate`` sets plain tensors on replicas).  This non-data descriptor
+    yields to the instance ``__dict__`` and otherwise resolves the name as
+    :meth:`torch.nn.Module.__getattr__` does: parameters, then buffers.
+    """
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        return torch.nn.Module.__getattr__(instance, self.name)
+
+
+class CplxParameter(torch.nn.Module, Cplx):
+    r"""A complex parameter: a module holding two real parameters that is a :class:`Cplx`.
+
+    ``CplxParameter(z)`` registers ``z.real`` and ``z.imag`` as the
+    :class:`torch.nn.Parameter` attributes ``real`` and ``imag``, so the
+    state_dict keys of ``layer.weight = CplxParameter(z)`` are
+    ``weight.real`` and ``weight.imag``, exactly as in the published
+    cplxmodule, and ``named_parameters()`` yields the same names.  The object
+    is at the same time a :class:`Cplx` whose parts *are* these parameters:
+    ``layer.weight`` can be used anywhere a :class:`Cplx` is expected, and
+    ``layer.weight.real.uniform_()`` (under ``torch.no_grad()``) initialises
+    the parameter in place.
+
+    Parameters
+    ----------
+    data : Cplx or torch.Tensor
+        The initial value. A native complex tensor supplies both parts; a
+        real tensor is the real part (the imaginary part is zero).  The
+        parts are registered as given (no copy), like
+        :class:`torch.nn.Parameter`.
+    requires_grad : bool, default True
+        Whether the parts require gradients.
+
+    Raises
+    ------
+    TypeError
+        If ``data`` is not a :class:`Cplx` or a tensor.
+
+    Notes
+    -----
+    Why a module that *is* a :class:`Cplx`.  The published package stored the
+    two parts in a ``ParameterDict`` and read ``layer.weight`` through a
+    ``__getattr__`` on the layer that returned a fresh :class:`Cplx`.  Every
+    mechanism that resolves parameter names by attribute lookup then breaks:
+    :func:`torch.func.functional_call` and :func:`torch.export.export`
+    (``getattr(layer, "weight")`` must be a module owning ``real``), and
+    DataParallel's ``replicate``.  Two flat real parameters per complex one
+    would need state_dict hooks to keep the published keys and would make
+    ``named_parameters()`` disagree with ``state_dict()``.  Here, instead,
+    nothing is intercepted: ``self.weight = CplxParameter(z)`` goes through
+    :meth:`torch.nn.Module.__setattr__` as any submodule does, every torch
+    traversal (``.to()``, ``state_dict``, optimizers, ``replicate``,
+    ``deepcopy``, pickle) sees an ordinary module with two parameters, and the
+    :class:`Cplx` methods read the *current* parameters on every access, so a
+    swap by ``functional_call`` or a replica's copies are picked up.
+
+    Where :class:`Cplx` and :class:`torch.nn.Module` share a method name, the
+    module wins for ``apply`` (so ``model.apply(fn)`` recurses as usual),
+    ``requires_grad_`` (same meaning), ``__repr__`` and pickling; the
+    value semantics of :class:`Cplx` win for ``to``, ``cpu`` and ``cuda``,
+    which return a new :class:`Cplx` and leave the parameter alone, as
+    :meth:`torch.Tensor.to` does for a :class:`torch.nn.Parameter`.  Move the
+    owning layer to move the parameter.
+
+    Loading a state_dict that holds a real tensor under ``<name>`` instead of
+    ``<name>.real`` and ``<name>.imag`` promotes it to complex with a zero
+    imaginary part, so a checkpoint of a real layer loads into its complex
+    twin.  A state_dict holding only one of the two parts is an error, and
+    then neither part is changed.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> class Scale(CplxToCplx):
+    ...     def __init__(self, n):
+    ...         super().__init__()
+    ...         self.weight = CplxParameter(cplx.Cplx.ones(n))
+    ...     def forward(self, input):
+    ...         return input * self.weight
+    >>> sorted(Scale(3).state_dict())
+    ['weight.imag', 'weight.real']
+    """
+
+    real = _ModuleAttribute()
+    imag = _ModuleAttribute()
+
+    def __init__(self, data, requires_grad=True):
+        if isinstance(data, torch.Tensor) or isinstance(data, Cplx):
+            data = Cplx(data)
+        else:
+            raise TypeError(
+                "`data` must be a Cplx or a torch.Tensor, got "
+                f"{type(data).__name__}"
+            )
+        torch.nn.Module.__init__(self)
+        self.real = torch.nn.Parameter(data.real, requires_grad=requires_grad)
+        self.imag = torch.nn.Parameter(data.imag, requires_grad=requires_grad)
+
+    # The Cplx methods read the parts through these slots.
+    @property
+    def _real(self):
+        return self.real
+
+    @property
+    def _imag(self):
+        return self.imag
+
+    @classmethod
+    def _full(cls, *args):
+        return cls(Cplx._full(*args))
+
+    # The module's machinery, not the value's: printing, pickling (by state,
+    # not as a plain Cplx) and the recursive ``apply`` of ``model.apply(fn)``.
+    __repr__ = torch.nn.Module.__repr__
+    __reduce__ = object.__reduce__
+    apply = torch.nn.Module.apply
+    requires_grad_ = torch.nn.Module.requires_grad_
+
+    def __bool__(self):
+        # A module is always truthy; ``Cplx.__len__`` would otherwise decide.
+        return True
+
+    def extra_repr(self):
+        return f"size={tuple(self.shape)}, dtype={self.dtype}"
+
+    def _load_from_state_dict(
+        self,
+        state_dict,
+        prefix,
+        local_metadata,
+        strict,
+        missing_keys,
+        unexpected_keys,
+        error_msgs,
+    ):
+        real_key, imag_key, whole_key = prefix + "real", prefix + "imag", prefix[:-1]
+        has_real, has_imag = real_key in state_dict, imag_key in state_dict
+        if not has_real and not has_imag and whole_key in state_dict:
+            whole = state_dict[whole_key]
+            if isinstance(whole, torch.Tensor) and not whole.is_complex():
+                state_dict = {real_key: whole, imag_key: torch.zeros_like(whole)}
+                has_real = has_imag = True
+
+        if has_real != has_imag:
+            present, absent = (real_key, imag_key) if has_real else (imag_key, real_key)
+            error_msgs.append(
+                f"complex parameter {whole_key!r} needs both parts: found "
+                f"{present!r} but not {absent!r}; neither part was loaded"
+            )
+            missing_keys.append(absent)
+            return
+
+        if has_real:
+            bad = len(error_msgs)
+            self._check_part_shapes(state_dict, prefix, error_msgs)
+            if len(error_msgs) > bad:
+                return
+
+        super()._load_from_state_dict(
+            state_dict,
+            prefix,
+            local_metadata,
+            strict,
+            missing_keys,
+            unexpected_keys,
+            error_msgs,
+        )
+
+    def _check_part_shapes(self, state_dict, prefix, error_msgs):
+        """Report shape errors of both parts before either is copied."""
+        for name in ("real", "imag"):
+            value, param = state_dict[prefix + name], self._parameters[name]
+            if not isinstance(value, torch.Tensor) or param is None:
+                continue
+            if value.shape != param.shape:
+                error_msgs.append(
+                    f"size mismatch for {prefix + name}: copying a param with shape "
+                    f"{tuple(value.shape)} from checkpoint, the shape in current "
+                    f"model is {tuple(param.shape)}."
+                )
+
+
+def _on_value(method):
+    """Run the :class:`Cplx` method ``method`` on a plain view of the parameters.
+
+    :class:`Cplx` methods build their results with ``self.apply``, which on a
+    module is :meth:`torch.nn.Module.apply`; a plain :class:`Cplx` sharing the
+    parameter tensors gives them the value they expect.
+    """
+
+    @functools.wraps(method)
+    def on_value(self, *args, **kwargs):
+        return method(Cplx(self.real, self.imag), *args, **kwargs)
+
+    return on_value
+
+
+for _name, _method in vars(Cplx).items():
+    if (
+        inspect.isfunction(_method)
+        and not _name.startswith("_")
+        and _name not in vars(CplxParameter)
+    ):
+        setattr(CplxParameter, _name, _on_value(_method))
+del _name, _method
