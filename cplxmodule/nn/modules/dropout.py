@@ -7,10 +7,14 @@ from ... import cplx
 __all__ = ["CplxDropout", "CplxDropout1d", "CplxDropout2d", "CplxDropout3d"]
 
 
-def _check_input(module, input):
+def _check_input(module, input, n_spatial=None):
+    name = type(module).__name__
     if not isinstance(input, cplx.Cplx):
-        raise TypeError(
-            f"{type(module).__name__}: `input` must be a Cplx, got {type(input).__name__}"
+        raise TypeError(f"{name}: `input` must be a Cplx, got {type(input).__name__}")
+    if n_spatial is not None and input.dim() not in (n_spatial + 1, n_spatial + 2):
+        raise ValueError(
+            f"{name}: expected a {n_spatial + 2}D (N, C, *spatial) or "
+            f"{n_spatial + 1}D (C, *spatial) input, got shape {tuple(input.shape)}"
         )
 
 
@@ -80,7 +84,7 @@ class CplxDropout1d(torch.nn.Dropout1d):
     __doc__ = _DOC_TEMPLATE.format(n=1, dims="L", example="2, 3, 5")
 
     def forward(self, input):
-        _check_input(self, input)
+        _check_input(self, input, 1)
         return cplx.dropout1d(input, self.p, self.training, self.inplace)
 
 
@@ -88,7 +92,7 @@ class CplxDropout2d(torch.nn.Dropout2d):
     __doc__ = _DOC_TEMPLATE.format(n=2, dims="H, W", example="2, 3, 4, 4")
 
     def forward(self, input):
-        _check_input(self, input)
+        _check_input(self, input, 2)
         return cplx.dropout2d(input, self.p, self.training, self.inplace)
 
 
@@ -96,5 +100,5 @@ class CplxDropout3d(torch.nn.Dropout3d):
     __doc__ = _DOC_TEMPLATE.format(n=3, dims="D, H, W", example="2, 3, 2, 4, 4")
 
     def forward(self, input):
-        _check_input(self, input)
+        _check_input(self, input, 3)
         return cplx.dropout3d(input, self.p, self.training, self.inplace)
