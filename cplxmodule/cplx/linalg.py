@@ -65,33 +65,60 @@ class _Layout(NamedTuple):
 
 
 # the generic complex product
-def _product(op, input, weight, strategy, layout):
-    """The complex product ``op(input, weight)`` of the real bilinear ``op``."""
+def _product(op, input, weight, bias, strategy, layout):
+    """The complex product ``op(input, weight)`` plus ``bias``, by ``strategy``.
+
+    ``op(x, w, b)`` is a real bilinear operation with an optional real bias,
+    such as :func:`torch.nn.functional.linear`. Each part of ``bias`` enters
+    exactly one real product, where the op adds it for free (``addmm``, the
+    convolution kernels).
+    """
+    if bias is None:
+        bias_real = bias_imag = None
+    elif isinstance(bias, Cplx):
+        bias_real, bias_imag = bias.real, bias.imag
+    else:
+        bias_real, bias_imag = bias, None
+
     if isinstance(weight, torch.Tensor):
-        # a real weight scales both parts alike
-        return Cplx(op(input.real, weight), op(input.imag, weight))
-    return _STRATEGY_IMPL[strategy](op, input, weight, layout)
+        # a real weight maps both parts alike
+        return Cplx(op(input.real, weight, bias_real), op(input.imag, weight, bias_imag))
+    impl = _STRATEGY_IMPL[strategy]
+    return Cplx(*impl(op, input, weight, bias_real, bias_imag, layout))
 
 
-def _naive(op, x, w, layout):
-    return Cplx(
-        op(x.real, w.real) - op(x.imag, w.imag),
-        op(x.real, w.imag) + op(x.imag, w.real),
-    )
+# Each strategy returns the real and imaginary parts of the output. Their real
+# products are fresh tensors that no backward formula reads, so the final
+# sums are done in place.
+def _naive(op, x, w, br, bi, layout):
+    real = op(x.real, w.real, br).sub_(op(x.imag, w.imag, None))
+    imag = op(x.real, w.imag, bi).add_(op(x.imag, w.real, None))
+    return real, imag
 
 
-def _gauss(op, x, w, layout):
-    k1 = op(x.real + x.imag, w.real)
-    k2 = op(x.real, w.imag - w.real)
-    k3 = op(x.imag, w.real + w.imag)
-    return Cplx(k1 - k3, k1 + k2)
+def _gauss(op, x, w, br, bi, layout):
+    # Two forms of the trick: each needs three additions of operand parts;
+    # put two of them on the smaller operand.
+    xr, xi, wr, wi = x.real, x.imag, w.real, w.imag
+    nbr = None if br is None else -br
+    if xr.numel() <= wr.numel():
+        k1, k2, k3 = op(xr, wr + wi, None), op(xi - xr, wr, bi), op(xr + xi, wi, nbr)
+    else:
+        k1, k2, k3 = op(xr + xi, wr, None), op(xr, wi - wr, bi), op(xi, wr + wi, nbr)
+    # re = k1 - k3 and im = k1 + k2: update k2 first, it reads k1
+    imag = k2.add_(k1)
+    return k1.sub_(k3), imag
 
 
-def _native(op, x, w, layout):
-    return from_complex(op(to_complex(x), to_complex(w)))
+def _native(op, x, w, br, bi, layout):
+    bias = None
+    if br is not None:
+        bias = torch.complex(br, torch.zeros_like(br) if bi is None else bi)
+    output = op(to_complex(x), to_complex(w), bias)
+    return output.real, output.imag
 
 
-def _cat(op, x, w, layout):
+def _cat(op, x, w, br, bi, layout):
     dim, groups = layout.channel_dim, layout.groups
 
     def cat_weight(a, b, d):
@@ -101,10 +128,13 @@ def _cat(op, x, w, layout):
     top = cat_weight(w.real, -w.imag, layout.weight_in)
     bottom = cat_weight(w.imag, w.real, layout.weight_in)
     block = cat_weight(top, bottom, layout.weight_out)
+    bias = None
+    if br is not None:
+        bias = _group_cat(br, torch.zeros_like(br) if bi is None else bi, 0, groups)
 
-    output = op(_group_cat(x.real, x.imag, dim, groups), block)
+    output = op(_group_cat(x.real, x.imag, dim, groups), block, bias)
     real, imag = output.unflatten(dim, (groups, 2, -1)).unbind(dim + 1)
-    return Cplx(real.flatten(dim, dim + 1), imag.flatten(dim, dim + 1))
+    return real.flatten(dim, dim + 1), imag.flatten(dim, dim + 1)
 
 
 def _group_cat(a, b, dim, groups):
@@ -143,17 +173,6 @@ def _check_strategy(strategy):
             f"`strategy` must be None or one of {STRATEGIES}, got {strategy!r}"
         )
     return strategy
-
-
-def _add_bias(output, bias, channel_dim):
-    if bias is None:
-        return output
-    if bias.dim() != 1:
-        raise ValueError(
-            f"`bias` must have one dimension, got shape {tuple(bias.shape)}"
-        )
-    trailing = output.dim() - channel_dim - 1
-    return output + bias.reshape(bias.shape[0], *(1,) * trailing)
 
 
 # default strategies, chosen from benchmarks/test_bench_products.py
@@ -206,8 +225,7 @@ def linear(input, weight, bias=None, *, strategy=None):
     bias = _check_operand(bias, "bias", optional=True)
     strategy = _check_strategy(strategy) or _default_linear_strategy(input, weight)
     layout = _Layout(channel_dim=max(input.dim() - 1, 0), weight_out=0, weight_in=1)
-    output = _product(F.linear, input, weight, strategy, layout)
-    return _add_bias(output, bias, output.dim() - 1)
+    return _product(F.linear, input, weight, bias, strategy, layout)
 
 
 def bilinear(input1, input2, weight, bias=None, conjugate=True, *, strategy=None):
@@ -252,6 +270,7 @@ def bilinear(input1, input2, weight, bias=None, conjugate=True, *, strategy=None
     input1 = _check_input(input1, "input1")
     input2 = _check_input(input2, "input2")
     weight = _check_operand(weight, "weight")
+    bias = _check_operand(bias, "bias", optional=True)
     if weight.dim() != 3:
         raise ValueError(
             "`weight` must have shape (out_features, in1_features, in2_features),"
@@ -263,10 +282,10 @@ def bilinear(input1, input2, weight, bias=None, conjugate=True, *, strategy=None
 
     # t[..., k, j] = sum_i x1[..., i] W[k, i, j] is a linear map of ``input1``
     flat = weight.permute(0, 2, 1).reshape(out_features * in2_features, in1_features)
-    t = linear(input1, flat, strategy=strategy)
+    t = linear(input1, flat, bias=None, strategy=strategy)
     t = t.apply(torch.unflatten, -1, (out_features, in2_features))
-    output = (t * input2.unsqueeze(-2)).apply(torch.sum, -1)
-    return _add_bias(output, _check_operand(bias, "bias", optional=True), output.dim() - 1)
+    output = (t @ input2.unsqueeze(-1)).squeeze(-1)
+    return output if bias is None else output + bias
 
 
 def einsum(equation, *tensors):
@@ -374,14 +393,13 @@ def _convnd(n, op, input, weight, bias, stride, padding, dilation, groups,
         input = input.apply(F.pad, pad, mode=padding_mode)
         padding = 0
 
-    def real_op(x, w):
-        return op(x, w, None, stride, padding, dilation, groups)
+    def real_op(x, w, b):
+        return op(x, w, b, stride, padding, dilation, groups)
 
     channel_dim = input.dim() - n - 1
     layout = _Layout(channel_dim, weight_out=0, weight_in=1, groups=groups, grouped=0)
     strategy = strategy or _default_conv_strategy(input, weight)
-    output = _product(real_op, input, weight, strategy, layout)
-    return _add_bias(output, bias, channel_dim)
+    return _product(real_op, input, weight, bias, strategy, layout)
 
 
 def _conv_transposend(n, op, input, weight, bias, stride, padding, output_padding,
@@ -396,14 +414,13 @@ def _conv_transposend(n, op, input, weight, bias, stride, padding, output_paddin
             f" for conv_transpose{n}d, got shape {tuple(input.shape)}"
         )
 
-    def real_op(x, w):
-        return op(x, w, None, stride, padding, output_padding, groups, dilation)
+    def real_op(x, w, b):
+        return op(x, w, b, stride, padding, output_padding, groups, dilation)
 
     channel_dim = input.dim() - n - 1
     layout = _Layout(channel_dim, weight_out=1, weight_in=0, groups=groups, grouped=0)
     strategy = strategy or _default_conv_strategy(input, weight)
-    output = _product(real_op, input, weight, strategy, layout)
-    return _add_bias(output, bias, channel_dim)
+    return _product(real_op, input, weight, bias, strategy, layout)
 
 
 _CONV_DOC = r"""Complex {n}d convolution, as :func:`torch.nn.functional.conv{n}d`.
