@@ -1,1 +1,133 @@
-__all__ = []
+"""Complex activations and complex-to-real reductions."""
+
+import torch
+
+from ... import cplx
+from ...cplx import Cplx
+from .base import BaseCplxToReal, CplxToCplx, _check_cplx
+from .parameter import _factory_kwargs
+
+__all__ = [
+    "CplxModReLU",
+    "CplxAdaptiveModReLU",
+    "CplxZReLU",
+    "CplxCardioid",
+    "CplxModulus",
+    "CplxAngle",
+]
+
+
+class CplxModReLU(CplxToCplx):
+    r"""The modulus ReLU :math:`z \max(0, 1 - b / |z|)` with a fixed threshold.
+
+    Parameters
+    ----------
+    threshold : float, default 0.5
+        The shrinkage :math:`b` of the modulus.
+
+    See Also
+    --------
+    cplxmodule.cplx.modrelu, CplxAdaptiveModReLU
+
+    References
+    ----------
+    .. [1] M. Arjovsky, A. Shah, Y. Bengio, "Unitary evolution recurrent
+       neural networks", ICML 2016.
+    """
+
+    def __init__(self, threshold=0.5):
+        super().__init__()
+        self.threshold = threshold
+
+    def forward(self, input):
+        return cplx.modrelu(_check_cplx(self, input), self.threshold)
+
+    def extra_repr(self):
+        return f"threshold={self.threshold}"
+
+
+class CplxAdaptiveModReLU(CplxToCplx):
+    r"""The modulus ReLU with a learnable threshold per feature.
+
+    Parameters
+    ----------
+    *dim : int
+        Shape of the learnable ``threshold``, broadcast against the trailing
+        dimensions of the input; a single shared threshold if omitted.
+    device, dtype : optional
+        Factory kwargs.
+
+    Notes
+    -----
+    The threshold is initialised from :math:`\mathcal{N}(0, 0.02^2)`, as in
+    the published package.
+    """
+
+    def __init__(self, *dim, device=None, dtype=None):
+        super().__init__()
+        self.dim = dim if dim else (1,)
+        kwargs = _factory_kwargs(device, dtype)
+        self.threshold = torch.nn.Parameter(torch.empty(*self.dim, **kwargs))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Draw the threshold from :math:`\\mathcal{N}(0, 0.02^2)`."""
+        with torch.no_grad():
+            torch.nn.init.normal_(self.threshold, std=0.02)
+
+    def forward(self, input):
+        return cplx.modrelu(_check_cplx(self, input), self.threshold)
+
+    def extra_repr(self):
+        return ", ".join(map(str, self.dim))
+
+
+class CplxZReLU(CplxToCplx):
+    r"""zReLU: passes :math:`z` where :math:`0 \le \arg z \le \pi/2`, else zero.
+
+    That is, :math:`z` is kept in the closed first quadrant
+    (:math:`\Re z \ge 0` and :math:`\Im z \ge 0`).
+
+    References
+    ----------
+    .. [1] N. Guberman, "On complex valued convolutional neural networks",
+       2016.
+    """
+
+    def forward(self, input):
+        _check_cplx(self, input)
+        keep = (input.real >= 0) & (input.imag >= 0)
+        return Cplx(input.real * keep, input.imag * keep)
+
+
+class CplxCardioid(CplxToCplx):
+    r"""The complex cardioid :math:`z \, (1 + \cos \arg z) / 2`.
+
+    Scales by a factor that is one on the positive real axis and vanishes on
+    the negative one; on real inputs it is the ReLU.
+
+    References
+    ----------
+    .. [1] P. Virtue, S. X. Yu, M. Lustig, "Better than real: complex-valued
+       neural nets for MRI fingerprinting", ICIP 2017.
+    """
+
+    def forward(self, input):
+        _check_cplx(self, input)
+        # cos(arg z) = Re z / |z|; the clamp keeps z = 0 (output 0) finite.
+        modulus = torch.clamp(abs(input), min=torch.finfo(input.dtype).tiny)
+        return input * (0.5 * (1 + input.real / modulus))
+
+
+class CplxModulus(BaseCplxToReal):
+    """The modulus :math:`|z|`, a real tensor."""
+
+    def forward(self, input):
+        return abs(_check_cplx(self, input))
+
+
+class CplxAngle(BaseCplxToReal):
+    r"""The argument :math:`\arg z \in (-\pi, \pi]`, a real tensor."""
+
+    def forward(self, input):
+        return _check_cplx(self, input).angle

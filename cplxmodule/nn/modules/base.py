@@ -1,1 +1,150 @@
-__all__ = []
+"""Base classes of complex layers and the promotion of real layers to split ones."""
+
+import copyreg
+import operator
+
+import torch
+
+from ...cplx import Cplx
+from .parameter import CplxParameter  # noqa: F401  (published import path)
+
+__all__ = ["CplxToCplx", "BaseRealToCplx", "BaseCplxToReal"]
+
+
+class CplxToCplx(torch.nn.Module):
+    r"""Base class of layers mapping a :class:`Cplx` to a :class:`Cplx`.
+
+    ``CplxToCplx[Base]`` promotes a real layer class or a unary function to a
+    *split* complex layer, which applies it to the real and imaginary parts
+    separately: ``CplxToCplx[torch.nn.ELU](alpha=0.5)`` takes the arguments
+    of :class:`torch.nn.ELU`, and ``CplxToCplx[torch.tanh]()`` applies
+    :func:`torch.tanh`; extra constructor arguments of a promoted function
+    are passed to it on every call.  The generated classes are cached (the
+    same ``Base`` gives the same class) and can be pickled, so
+    ``torch.save(model)`` works for models holding them.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> layer = CplxToCplx[torch.nn.ReLU]()
+    >>> z = cplx.Cplx(torch.tensor([-1.0, 2.0]), torch.tensor([3.0, -4.0]))
+    >>> layer(z).real, layer(z).imag
+    (tensor([0., 2.]), tensor([3., 0.]))
+    """
+
+    def __class_getitem__(cls, base):
+        if cls is not CplxToCplx:
+            raise TypeError(f"{cls.__name__}[...] is not defined; use CplxToCplx[...]")
+        return _promoted(base)
+
+
+class BaseRealToCplx(torch.nn.Module):
+    """Base class of layers mapping real tensors to a :class:`Cplx`."""
+
+
+class BaseCplxToReal(torch.nn.Module):
+    """Base class of layers mapping a :class:`Cplx` to real tensors."""
+
+
+class _Promoted(type):
+    """The metaclass of the classes made by ``CplxToCplx[...]``.
+
+    It exists only so that pickle can save such a class by the recipe that
+    made it (``CplxToCplx[base]``) instead of by a global name, which a class
+    created at run time does not have.
+    """
+
+
+def _reduce_promoted(cls):
+    base = _RECIPES.get(cls)
+    if base is None:
+        # a user subclass of a promoted class: an ordinary global
+        return cls.__qualname__
+    return operator.getitem, (CplxToCplx, base)
+
+
+copyreg.pickle(_Promoted, _reduce_promoted)
+
+_PROMOTED = {}  # base -> promoted class
+_RECIPES = {}  # promoted class -> base
+
+
+def _promoted(base):
+    """The split complex layer class for the real layer class or function ``base``."""
+    if isinstance(base, type) and issubclass(base, CplxToCplx):
+        return base
+    if base is torch.nn.Module:
+        return CplxToCplx
+    if base not in _PROMOTED:
+        if isinstance(base, type) and issubclass(base, torch.nn.Module):
+            cls = _split_module(base)
+        elif callable(base) and not isinstance(base, type):
+            cls = _split_function(base)
+        else:
+            raise TypeError(
+                "CplxToCplx[...] takes a torch.nn.Module subclass or a function, "
+                f"got {base!r}"
+            )
+        _PROMOTED[base], _RECIPES[cls] = cls, base
+    return _PROMOTED[base]
+
+
+def _split_module(base):
+    def forward(self, input):
+        _check_cplx(self, input)
+        return Cplx(base.forward(self, input.real), base.forward(self, input.imag))
+
+    name = f"CplxToCplx[{base.__name__}]"
+    namespace = {
+        "__module__": __name__,
+        "__qualname__": name,
+        "__doc__": f"Split complex :class:`{base.__module__}.{base.__qualname__}`: "
+        "applied to the real and the imaginary part separately.",
+        "forward": forward,
+    }
+    return _Promoted(name, (CplxToCplx, base), namespace)
+
+
+class _SplitFunction(CplxToCplx):
+    """Shared body of the layers made by ``CplxToCplx[f]`` for a function ``f``."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+        self.args, self.kwargs = args, kwargs
+
+    def forward(self, input):
+        _check_cplx(self, input)
+        return input.apply(self._function, *self.args, **self.kwargs)
+
+    def extra_repr(self):
+        args = [repr(a) for a in self.args]
+        args += [f"{k}={v!r}" for k, v in self.kwargs.items()]
+        return ", ".join(args)
+
+
+def _split_function(function):
+    label = getattr(function, "__name__", None) or repr(function)
+    name = f"CplxToCplx[{label}]"
+    namespace = {
+        "__module__": __name__,
+        "__qualname__": name,
+        "__doc__": f"Split complex ``{label}``: applied to the real and the "
+        "imaginary part separately.",
+        "_function": staticmethod(function),
+    }
+    return _Promoted(name, (_SplitFunction,), namespace)
+
+
+def _check_cplx(layer, input, shape=None, name="input"):
+    """Raise a clear error unless ``input`` is a :class:`Cplx` for ``layer``.
+
+    ``shape`` describes the expected shape in the message, e.g. ``"(..., 4)"``.
+    """
+    if isinstance(input, Cplx):
+        return input
+    expected = "a Cplx" + (f" of shape {shape}" if shape else "")
+    if isinstance(input, torch.Tensor):
+        got = f"a {input.dtype} tensor of shape {tuple(input.shape)}"
+    else:
+        got = type(input).__name__
+    raise TypeError(f"{layer._get_name()}: `{name}` must be {expected}, got {got}")

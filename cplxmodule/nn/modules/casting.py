@@ -1,1 +1,171 @@
-__all__ = []
+"""Layers converting between real tensors and :class:`Cplx`."""
+
+import torch
+
+from ... import cplx
+from ...cplx import Cplx
+from .base import BaseCplxToReal, BaseRealToCplx, _check_cplx
+
+__all__ = [
+    "InterleavedRealToCplx",
+    "ConcatenatedRealToCplx",
+    "CplxToInterleavedReal",
+    "CplxToConcatenatedReal",
+    "RealToCplx",
+    "CplxToReal",
+    "AsTypeCplx",
+    "CplxReal",
+    "CplxImag",
+]
+
+
+def _check_real(layer, input, name="input"):
+    if isinstance(input, torch.Tensor) and not input.is_complex():
+        return input
+    got = f"a {input.dtype} tensor" if isinstance(input, torch.Tensor) else type(input).__name__
+    raise TypeError(f"{layer._get_name()}: `{name}` must be a real torch.Tensor, got {got}")
+
+
+def _check_even(layer, input, dim):
+    if input.dim() == 0 or input.shape[dim] % 2:
+        raise ValueError(
+            f"{layer._get_name()}: `input` must have an even size along dimension {dim},"
+            f" got shape {tuple(input.shape)}"
+        )
+
+
+class InterleavedRealToCplx(BaseRealToCplx):
+    """Read a real tensor holding ``re, im, re, im, ...`` along ``dim`` as a :class:`Cplx`.
+
+    Parameters
+    ----------
+    copy : bool, default False
+        Copy the parts; by default they are strided views of the input.
+    dim : int, default -1
+        The dimension holding the interleaved pairs; its size must be even.
+
+    See Also
+    --------
+    cplxmodule.cplx.from_interleaved_real
+    """
+
+    def __init__(self, copy=False, dim=-1):
+        super().__init__()
+        self.copy, self.dim = copy, dim
+
+    def forward(self, input):
+        _check_even(self, _check_real(self, input), self.dim)
+        return cplx.from_interleaved_real(input, self.copy, self.dim)
+
+    def extra_repr(self):
+        return f"copy={self.copy}, dim={self.dim}"
+
+
+class ConcatenatedRealToCplx(BaseRealToCplx):
+    """Read a real tensor holding all real parts, then all imaginary parts, along ``dim``.
+
+    Parameters
+    ----------
+    copy : bool, default False
+        Copy the parts; by default they are views of the input.
+    dim : int, default -1
+        The dimension holding the two halves; its size must be even.
+
+    See Also
+    --------
+    cplxmodule.cplx.from_concatenated_real
+    """
+
+    def __init__(self, copy=False, dim=-1):
+        super().__init__()
+        self.copy, self.dim = copy, dim
+
+    def forward(self, input):
+        _check_even(self, _check_real(self, input), self.dim)
+        return cplx.from_concatenated_real(input, self.copy, self.dim)
+
+    def extra_repr(self):
+        return f"copy={self.copy}, dim={self.dim}"
+
+
+class CplxToInterleavedReal(BaseCplxToReal):
+    """Write a :class:`Cplx` as a real tensor of ``re, im`` pairs along ``dim``.
+
+    Parameters
+    ----------
+    flatten : bool, default True
+        Merge the pairs into ``dim``, doubling its size; otherwise the pairs
+        form a new dimension of size two after ``dim``.
+    dim : int, default -1
+
+    See Also
+    --------
+    cplxmodule.cplx.to_interleaved_real
+    """
+
+    def __init__(self, flatten=True, dim=-1):
+        super().__init__()
+        self.flatten, self.dim = flatten, dim
+
+    def forward(self, input):
+        return cplx.to_interleaved_real(_check_cplx(self, input), self.flatten, self.dim)
+
+    def extra_repr(self):
+        return f"flatten={self.flatten}, dim={self.dim}"
+
+
+class CplxToConcatenatedReal(BaseCplxToReal):
+    """Write a :class:`Cplx` as a real tensor: all real parts, then all imaginary parts.
+
+    Parameters
+    ----------
+    dim : int, default -1
+        The dimension along which the parts are concatenated.
+
+    See Also
+    --------
+    cplxmodule.cplx.to_concatenated_real
+    """
+
+    def __init__(self, dim=-1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return cplx.to_concatenated_real(_check_cplx(self, input), self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+RealToCplx = InterleavedRealToCplx
+CplxToReal = CplxToInterleavedReal
+
+
+class AsTypeCplx(BaseRealToCplx):
+    """Promote a real tensor to a :class:`Cplx` with zero imaginary part.
+
+    A tensor of torch's native complex dtype keeps both of its parts.
+    """
+
+    def forward(self, input):
+        if not isinstance(input, torch.Tensor):
+            raise TypeError(
+                f"{self._get_name()}: `input` must be a torch.Tensor, "
+                f"got {type(input).__name__}"
+            )
+        return Cplx(input)
+
+
+class CplxReal(BaseCplxToReal):
+    """The real part of a :class:`Cplx`."""
+
+    def forward(self, input):
+        return _check_cplx(self, input).real
+
+
+class CplxImag(BaseCplxToReal):
+    """The imaginary part of a :class:`Cplx`."""
+
+    def forward(self, input):
+        return _check_cplx(self, input).imag

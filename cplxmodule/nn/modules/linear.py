@@ -1,1 +1,227 @@
-__all__ = []
+"""Complex linear, bilinear, identity and phase-shift layers."""
+
+import math
+
+import torch
+
+from ... import cplx
+from ...cplx import Cplx
+from .. import init as cplx_init
+from .base import CplxToCplx, _check_cplx
+from .parameter import CplxParameter, _factory_kwargs
+
+__all__ = ["CplxLinear", "CplxBilinear", "CplxIdentity", "CplxPhaseShift"]
+
+
+def _empty(*shape, device=None, dtype=None):
+    return CplxParameter(Cplx.empty(*shape, **_factory_kwargs(device, dtype)))
+
+
+def _reset_weight_and_bias(weight, bias, fan_in):
+    r"""Complex analogue of torch's default initialisation of linear maps.
+
+    The parts of the weight are independent uniform variables with
+    :math:`\mathbb{E}|W|^2 = 1 / (3\,\text{fan\_in})`, the variance
+    ``kaiming_uniform_(a=sqrt(5))`` gives a real weight, and the parts of the
+    bias are uniform on :math:`\pm 1/\sqrt{2\,\text{fan\_in}}`, so that
+    :math:`\mathbb{E}|b|^2` also matches torch's real bias.
+    """
+    with torch.no_grad():
+        cplx_init.cplx_kaiming_uniform_(weight, a=math.sqrt(5))
+        if bias is not None:
+            bound = 1 / math.sqrt(2 * fan_in) if fan_in > 0 else 0.0
+            torch.nn.init.uniform_(bias.real, -bound, bound)
+            torch.nn.init.uniform_(bias.imag, -bound, bound)
+
+
+class CplxLinear(CplxToCplx):
+    r"""Complex affine map :math:`y = x W^T + b`, the twin of :class:`torch.nn.Linear`.
+
+    Parameters
+    ----------
+    in_features : int
+        Size of each input sample.
+    out_features : int
+        Size of each output sample.
+    bias : bool, default True
+        Whether to learn an additive complex bias.
+    device, dtype : optional
+        Factory kwargs; ``dtype`` is the real dtype of each part, and a
+        complex dtype (``torch.complex64``) stands for its parts' dtype.
+
+    Attributes
+    ----------
+    weight : CplxParameter
+        Shape ``(out_features, in_features)``; state_dict keys
+        ``weight.real``, ``weight.imag``.
+    bias : CplxParameter or None
+        Shape ``(out_features,)``.
+
+    Notes
+    -----
+    :meth:`reset_parameters` draws independent uniform real and imaginary
+    parts with :math:`\mathbb{E}|W|^2 = 1/(3\,\text{in\_features})`, the
+    variance of torch's default ``kaiming_uniform_(a=sqrt(5))``, so a complex
+    layer preserves the signal's power as its real twin does.
+
+    A checkpoint of :class:`torch.nn.Linear` loads with zero imaginary
+    parts (see :class:`CplxParameter`).
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> layer = CplxLinear(3, 5)
+    >>> layer(cplx.randn(8, 3)).shape
+    torch.Size([8, 5])
+    """
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        kwargs = dict(device=device, dtype=dtype)
+        self.weight = _empty(out_features, in_features, **kwargs)
+        if bias:
+            self.bias = _empty(out_features, **kwargs)
+        else:
+            self.register_module("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Draw the weight and bias as described in the class Notes."""
+        _reset_weight_and_bias(self.weight, self.bias, self.in_features)
+
+    def forward(self, input):
+        _check_features(self, input, self.in_features)
+        return cplx.linear(input, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self.bias is not None}"
+        )
+
+
+class CplxBilinear(CplxToCplx):
+    r"""Complex bilinear map, the twin of :class:`torch.nn.Bilinear`.
+
+    .. math::
+
+        y_k = \sum_{ij} \overline{x_{1i}} W_{kij} x_{2j} + b_k
+
+    with the conjugation of :math:`x_1` only when ``conjugate`` is true
+    (a sesquilinear form, the published default).
+
+    Parameters
+    ----------
+    in1_features, in2_features : int
+        Sizes of the two inputs.
+    out_features : int
+        Size of the output.
+    bias : bool, default True
+        Whether to learn an additive complex bias.
+    conjugate : bool, default True
+        Conjugate the first input.
+    device, dtype : optional
+        Factory kwargs (a complex ``dtype`` names its parts' dtype).
+
+    Notes
+    -----
+    Initialised like :class:`CplxLinear` with ``fan_in = in1_features``, as
+    :class:`torch.nn.Bilinear` does.
+    """
+
+    def __init__(
+        self,
+        in1_features,
+        in2_features,
+        out_features,
+        bias=True,
+        conjugate=True,
+        device=None,
+        dtype=None,
+    ):
+        super().__init__()
+        self.in1_features, self.in2_features = in1_features, in2_features
+        self.out_features, self.conjugate = out_features, conjugate
+        kwargs = dict(device=device, dtype=dtype)
+        self.weight = _empty(out_features, in1_features, in2_features, **kwargs)
+        if bias:
+            self.bias = _empty(out_features, **kwargs)
+        else:
+            self.register_module("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Draw the weight and bias as :class:`CplxLinear` does."""
+        _reset_weight_and_bias(self.weight, self.bias, self.in1_features)
+
+    def forward(self, input1, input2):
+        _check_features(self, input1, self.in1_features, "input1")
+        _check_features(self, input2, self.in2_features, "input2")
+        return cplx.bilinear(input1, input2, self.weight, self.bias, self.conjugate)
+
+    def extra_repr(self):
+        return (
+            f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+            f"out_features={self.out_features}, bias={self.bias is not None}, "
+            f"conjugate={self.conjugate}"
+        )
+
+
+class CplxIdentity(CplxToCplx):
+    """The identity on :class:`Cplx`, the twin of :class:`torch.nn.Identity`.
+
+    Any constructor arguments are accepted and ignored, as torch's does.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, input):
+        return _check_cplx(self, input)
+
+
+class CplxPhaseShift(CplxToCplx):
+    r"""Learnable rotation :math:`z e^{i\phi}` by real angles :math:`\phi`.
+
+    Parameters
+    ----------
+    *dim : int
+        Shape of the angle parameter ``phi``, broadcast against the trailing
+        dimensions of the input (one angle if omitted).
+    device, dtype : optional
+        Factory kwargs.
+
+    Notes
+    -----
+    ``phi`` is initialised from :math:`\mathcal{N}(0, 0.02^2)`, close to the
+    identity, as in the published package.
+    """
+
+    def __init__(self, *dim, device=None, dtype=None):
+        super().__init__()
+        self.phi = torch.nn.Parameter(torch.empty(*dim, **_factory_kwargs(device, dtype)))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Draw ``phi`` from :math:`\\mathcal{N}(0, 0.02^2)`."""
+        with torch.no_grad():
+            torch.nn.init.normal_(self.phi, std=0.02)
+
+    def forward(self, input):
+        _check_cplx(self, input)
+        return cplx.phaseshift(input, self.phi)
+
+    def extra_repr(self):
+        return ", ".join(map(str, self.phi.shape))
+
+
+def _check_features(layer, input, features, name="input"):
+    """The input must be a :class:`Cplx` with ``features`` in its last dimension."""
+    shape = f"(..., {features})"
+    _check_cplx(layer, input, shape, name)
+    if input.dim() == 0 or input.shape[-1] != features:
+        raise ValueError(
+            f"{layer._get_name()}: `{name}` must have shape {shape}, "
+            f"got {tuple(input.shape)}"
+        )

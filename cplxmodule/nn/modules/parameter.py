@@ -224,3 +224,10 @@ for _name, _method in vars(Cplx).items():
     ):
         setattr(CplxParameter, _name, _on_value(_method))
 del _name, _method
+
+
+def _factory_kwargs(device, dtype):
+    """``device``/``dtype`` factory kwargs, a complex dtype naming its real parts."""
+    if dtype is not None and dtype.is_complex:
+        dtype = torch.empty((), dtype=dtype).real.dtype
+    return {"device": device, "dtype": dtype}
