@@ -1,1 +1,12 @@
-"""Weight masking for real and complex layers."""
+"""Weight masking for real and complex layers.
+
+Every masked layer is its dense twin plus :class:`BaseMasked`, which holds
+the mask and multiplies it into the weight; the helpers walk whole models.
+"""
+
+from .base import *  # noqa: F401,F403
+from .base import __all__ as _base_all
+from .real import *  # noqa: F401,F403
+from .real import __all__ as _real_all
+
+__all__ = _base_all + _real_all

@@ -1,0 +1,402 @@
+"""The masking base shared by every masked layer, and whole-model mask helpers."""
+
+import weakref
+
+import torch
+
+from ...cplx import Cplx
+
+__all__ = ["BaseMasked", "is_sparse", "named_masks", "deploy_masks", "binarize_masks"]
+
+# Instance attribute holding the inference-time product ``weight * mask``.
+_CACHE = "_weight_masked_cache"
+
+
+class BaseMasked(torch.nn.Module):
+    r"""The masking mechanism shared by every masked layer.
+
+    A masked layer is its dense twin plus this base: it multiplies the
+    weight by a fixed, non-trainable ``mask`` before the dense twin's
+    forward entry point sees it. The base works for real weights and for
+    complex (:class:`~cplxmodule.cplx.Cplx`) weights, whose mask is real and
+    has the shape of ``weight.real``.
+
+    Attributes
+    ----------
+    mask : torch.Tensor or None
+        A registered (persistent) buffer, ``None`` until set. Assigning
+        ``layer.mask = t`` is the same as ``layer.mask_(t)``: ``t`` is
+        detached, broadcast to the weight's real shape, converted to the
+        weight's dtype and device and stored as a contiguous copy in a
+        freshly registered buffer; ``layer.mask = None`` removes it.
+
+    Notes
+    -----
+    ``__init__`` is cooperative (``*args, **kwargs`` go on to the next base),
+    so ``class M(torch.nn.Linear, BaseMasked)`` and
+    ``class M(BaseMasked, torch.nn.Linear)`` both work.
+
+    **Device synchronisation.** The mask follows the weight whenever it is
+    assigned, and module-wide moves (``.to()``, ``.half()``, ``to_empty()``)
+    convert weight and mask together. Nothing is converted in the forward
+    pass. Every assignment registers a new buffer instead of copying into
+    the old one, because :func:`torch.nn.parallel.replicate` assigns buffer
+    copies onto a *shallow copy* of the module: an in-place ``copy_`` would
+    write into the original module's mask and leave the replica's on the
+    source device. ``replicate`` assigns each module's children, then its
+    parameters, then its buffers, in module pre-order; so a layer whose
+    weight lives in a child module sees its mask before its weight. While
+    the weight cannot be read, the mask is stored as given: ``replicate``
+    hands replica ``j`` every tensor on device ``j``, so mask and weight
+    still meet on one device. On a replica the mask is not copied again
+    (torch broadcast it already; on the source device replica 0 shares the
+    original's tensors, as it does for every buffer).
+
+    **Inference cache.** When autograd is off (``torch.no_grad()``,
+    ``torch.inference_mode()``) and the code is not being compiled,
+    ``weight_masked`` reuses the last product as long as the weight, the
+    mask and the product itself are the same tensors with unchanged
+    version counters and storage, so every in-place change made through
+    torch (``mul_``, ``copy_``, indexing, ``load_state_dict``, an optimizer
+    step) is seen by the next forward. Writes that bypass version counters
+    (``tensor.data.mul_()``, ``torch.distributed.broadcast`` into a tensor)
+    are not seen by it, as they are not seen by autograd; re-assign the mask
+    (``layer.mask = layer.mask``) after such a write. With autograd on,
+    the product is always recomputed and the cache is dropped.
+
+    Examples
+    --------
+    >>> layer = LinearMasked(3, 2)
+    >>> layer.mask = torch.tensor([1.0, 0.0, 1.0])  # broadcast to (2, 3)
+    >>> layer.mask.shape
+    torch.Size([2, 3])
+    >>> layer(torch.randn(4, 3)).shape
+    torch.Size([4, 2])
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.register_buffer("mask", None)
+
+    def __setattr__(self, name, value):
+        # Users, ``replicate`` and old code all assign the mask by name:
+        # every such assignment goes through the conversion.
+        if name == "mask":
+            self.mask_(value)
+        else:
+            super().__setattr__(name, value)
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        # The cache holds weak references, which neither pickle nor deepcopy
+        # should see; it is rebuilt on demand.
+        state.pop(_CACHE, None)
+        return state
+
+    @property
+    def is_sparse(self):
+        """bool: whether a mask is set."""
+        return self.mask is not None
+
+    def mask_(self, mask):
+        r"""Set, replace or remove the mask, in place.
+
+        Parameters
+        ----------
+        mask : torch.Tensor or None
+            A tensor that broadcasts to the weight's real shape, or ``None``
+            to remove the mask.
+
+        Returns
+        -------
+        self : BaseMasked
+
+        Raises
+        ------
+        TypeError
+            If ``mask`` is neither a tensor nor ``None``.
+        RuntimeError
+            If ``mask`` does not broadcast to the weight's shape (the error
+            torch's own broadcasting raises). The layer keeps its old mask.
+        """
+        if mask is not None:
+            mask = self._mask_like_weight(mask)
+        self.register_buffer("mask", mask)
+        return self
+
+    @property
+    def weight_masked(self):
+        """torch.Tensor or Cplx: the weight multiplied by the mask.
+
+        Raises
+        ------
+        RuntimeError
+            If the layer has no mask.
+        """
+        mask = self.mask
+        if mask is None:
+            raise RuntimeError(
+                f"`{type(self).__name__}` has no sparsity mask: set one with "
+                "`layer.mask = ...` or `deploy_masks(...)`, or load a state_dict "
+                "that has it."
+            )
+        if torch.compiler.is_compiling():
+            return self.weight * mask
+        if torch.is_grad_enabled():
+            self.__dict__.pop(_CACHE, None)
+            return self.weight * mask
+        return self._cached_weight_masked(mask)
+
+    def _mask_target(self):
+        """The real tensor the mask takes its shape, dtype and device from.
+
+        ``None`` while the weight cannot be read (see the class Notes).
+        """
+        try:
+            weight = self.weight
+        except AttributeError:
+            return None
+        return weight.real if isinstance(weight, Cplx) else weight
+
+    def _mask_like_weight(self, mask):
+        """Validate ``mask`` and return the tensor to register as the mask."""
+        if not isinstance(mask, torch.Tensor):
+            raise TypeError(
+                f"`{type(self).__name__}`: `mask` must be a torch.Tensor or None, "
+                f"got {type(mask).__name__}."
+            )
+        mask = mask.detach()
+        target = self._mask_target()
+        if target is None:
+            converted = mask
+        else:
+            try:
+                mask = torch.broadcast_to(mask, target.shape)
+            except RuntimeError as e:
+                raise RuntimeError(
+                    f"`{type(self).__name__}`: a mask of shape {tuple(mask.shape)} "
+                    f"does not broadcast to the weight's shape {tuple(target.shape)}."
+                ) from e
+            converted = mask.to(
+                device=target.device,
+                dtype=target.dtype,
+                memory_format=torch.contiguous_format,
+            )
+        if converted is mask and not getattr(self, "_is_replica", False):
+            # nothing was copied: the layer must not share the caller's memory
+            converted = mask.clone(memory_format=torch.contiguous_format)
+        return converted
+
+    def _cached_weight_masked(self, mask):
+        weight = self.weight
+        inputs = (weight.real, weight.imag, mask) if isinstance(weight, Cplx) else (weight, mask)
+        key = _version_key(inputs)
+        if key is None:
+            return weight * mask
+        cache = self.__dict__.get(_CACHE)
+        if cache is not None:
+            refs, cached_key, output, outputs = cache
+            if (
+                cached_key == key
+                and all(ref() is t for ref, t in zip(refs, inputs))
+                and outputs == _version_key(_parts(output))
+            ):
+                return output
+        output = weight * mask
+        refs = tuple(map(weakref.ref, inputs))
+        self.__dict__[_CACHE] = refs, key, output, _version_key(_parts(output))
+        return output
+
+    def _apply(self, fn, recurse=True):
+        # conversions may keep the tensor objects and their versions
+        # (``param.data = ...``) while changing dtype or device
+        self.__dict__.pop(_CACHE, None)
+        return super()._apply(fn, recurse)
+
+    def _load_from_state_dict(
+        self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+    ):
+        key = prefix + "mask"
+        if key not in state_dict:
+            # torch's loader reports a set mask as missing (strict) or keeps it
+            return super()._load_from_state_dict(
+                state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+            )
+        try:
+            # validate now, so that a bad mask leaves the whole layer untouched
+            self._mask_like_weight(state_dict[key])
+        except (TypeError, RuntimeError) as e:
+            error_msgs.append(f"While loading {key!r}: {e}")
+            return
+        # torch's loader would ``copy_`` into the current mask in place; take
+        # the key out of its sight (torch hands ``_load_from_state_dict`` a
+        # copy of the state_dict that it may modify) and register afresh.
+        mask = state_dict.pop(key)
+        n_errors = len(error_msgs)
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
+        if key in missing_keys:
+            missing_keys.remove(key)
+        if len(error_msgs) == n_errors:
+            # converted after the weights, which ``assign=True`` may have moved
+            self.mask_(mask)
+
+
+def _parts(x):
+    return (x.real, x.imag) if isinstance(x, Cplx) else (x,)
+
+
+def _version_key(tensors):
+    """Version counters and storage of ``tensors``; ``None`` if untracked.
+
+    Inference tensors have no version counter and functorch's wrapped
+    tensors no storage: those are never cached.
+    """
+    try:
+        return tuple((t._version, t.data_ptr()) for t in tensors)
+    except RuntimeError:
+        return None
+
+
+def is_sparse(module):
+    """Check whether ``module`` is a masked layer with a mask set.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+
+    Returns
+    -------
+    bool
+        ``True`` if ``module`` is a :class:`BaseMasked` with a mask.
+    """
+    return isinstance(module, BaseMasked) and module.is_sparse
+
+
+def named_masks(module, prefix=""):
+    """Iterate over the masked layers of ``module`` and their masks.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        The model to walk, in the order of :meth:`torch.nn.Module.named_modules`.
+    prefix : str, optional
+        Prepended to every name.
+
+    Yields
+    ------
+    name : str
+        The masked layer's name in ``module`` (``""`` for ``module`` itself).
+    mask : torch.Tensor or None
+        Its mask, ``None`` when unset.
+
+    Examples
+    --------
+    >>> model = torch.nn.Sequential(LinearMasked(3, 2), torch.nn.ReLU())
+    >>> [name for name, mask in named_masks(model)]
+    ['0']
+    """
+    for name, layer in module.named_modules(prefix=prefix):
+        if isinstance(layer, BaseMasked):
+            yield name, layer.mask
+
+
+def deploy_masks(module, *, state_dict=None, prefix="", reduce_fn=None):
+    """Set the masks of every masked layer of ``module`` from a dictionary.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        The model whose masked layers get masks.
+    state_dict : Mapping[str, torch.Tensor], optional
+        Masks keyed ``<layer name>.mask`` (``mask`` for ``module`` itself),
+        as in a state_dict or the output of
+        :func:`~cplxmodule.nn.relevance.compute_ard_masks`. Layers without a
+        key keep their mask; keys of other layers are ignored. ``None``
+        deploys nothing.
+    prefix : str, optional
+        Prefix of the layer names in ``state_dict``.
+    reduce_fn : callable, optional
+        Applied to each mask before it is set (e.g. ``lambda m: m > 0.5``).
+
+    Returns
+    -------
+    module : torch.nn.Module
+        The same module, with masks set.
+
+    Raises
+    ------
+    TypeError, RuntimeError
+        If a mask is not a tensor or does not broadcast to its layer's
+        weight. Every mask is checked before any is set, so on error no
+        layer changes.
+    """
+    if state_dict is None:
+        return module
+    new_masks = []
+    for name, layer in module.named_modules(prefix=prefix):
+        key = f"{name}.mask" if name else "mask"
+        if isinstance(layer, BaseMasked) and key in state_dict:
+            mask = state_dict[key]
+            if reduce_fn is not None:
+                mask = reduce_fn(mask)
+            new_masks.append((layer, layer._mask_like_weight(mask)))
+    for layer, mask in new_masks:
+        layer.register_buffer("mask", mask)
+    return module
+
+
+def binarize_masks(state_dict, masks):
+    r"""Turn masks into 0/1 masks, folding their values into the weights.
+
+    A mask with values other than 0 and 1 (e.g. a relevance score) scales
+    the weight. This returns weights multiplied by their mask and masks
+    replaced by ``mask != 0``, so that ``weight * mask`` is unchanged and
+    the masks are binary.
+
+    Parameters
+    ----------
+    state_dict : Mapping[str, torch.Tensor]
+        A model's state_dict: weights under ``<layer>.weight``, complex ones
+        under ``<layer>.weight.real`` and ``<layer>.weight.imag``.
+    masks : Mapping[str, torch.Tensor]
+        Masks keyed ``<layer>.mask``.
+
+    Returns
+    -------
+    state_dict : dict
+        A new dict: ``state_dict`` with each masked weight multiplied by its
+        mask.
+    masks : dict
+        A new dict with the binary masks, in each mask's dtype.
+
+    Raises
+    ------
+    KeyError
+        If a mask key does not end with ``mask`` or has no weight in
+        ``state_dict``.
+
+    Examples
+    --------
+    >>> state_dict = {"0.weight": torch.tensor([2.0, 3.0])}
+    >>> state_dict, masks = binarize_masks(state_dict, {"0.mask": torch.tensor([0.5, 0.0])})
+    >>> state_dict["0.weight"], masks["0.mask"]
+    (tensor([1., 0.]), tensor([1., 0.]))
+    """
+    state_dict, binary = dict(state_dict), {}
+    for name, mask in masks.items():
+        if name != "mask" and not name.endswith(".mask"):
+            raise KeyError(f"binarize_masks: mask keys end with '.mask', got {name!r}.")
+        layer = name[: -len("mask")]
+        keys = [
+            key
+            for key in (f"{layer}weight", f"{layer}weight.real", f"{layer}weight.imag")
+            if key in state_dict
+        ]
+        if not keys:
+            raise KeyError(f"binarize_masks: mask {name!r} has no weight in `state_dict`.")
+        for key in keys:
+            state_dict[key] = state_dict[key] * mask
+        binary[name] = torch.ne(mask, 0).to(mask.dtype)
+    return state_dict, binary
