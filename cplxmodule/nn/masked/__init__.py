@@ -8,5 +8,7 @@ from .base import *  # noqa: F401,F403
 from .base import __all__ as _base_all
 from .real import *  # noqa: F401,F403
 from .real import __all__ as _real_all
+from .complex import *  # noqa: F401,F403
+from .complex import __all__ as _complex_all
 
-__all__ = _base_all + _real_all
+__all__ = _base_all + _real_all + _complex_all

@@ -154,9 +154,9 @@ class BaseMasked(torch.nn.Module):
         """
         try:
             weight = self.weight
+            return weight.real if isinstance(weight, Cplx) else weight
         except AttributeError:
             return None
-        return weight.real if isinstance(weight, Cplx) else weight
 
     def _mask_like_weight(self, mask):
         """Validate ``mask`` and return the tensor to register as the mask."""
