@@ -213,3 +213,24 @@ def test_max_pool_module_defaults_repr_and_gradient():
 def test_max_pool_rejects_real_input():
     with pytest.raises(TypeError, match="CplxMaxPool1d: `input` must be a Cplx"):
         cnn.CplxMaxPool1d(2)(torch.randn(1, 2, 8))
+
+
+@pytest.mark.parametrize(
+    "layer",
+    [
+        cnn.CplxBatchNorm1d(2),
+        cnn.CplxBatchNorm2d(2),
+        cnn.CplxBatchNorm3d(2),
+        cnn.CplxLayerNorm(2),
+        cnn.CplxDropout(),
+        cnn.CplxDropout1d(),
+        cnn.CplxDropout2d(),
+        cnn.CplxDropout3d(),
+        cnn.CplxMaxPool1d(2),
+        cnn.CplxMaxPool2d(2),
+        cnn.CplxMaxPool3d(2),
+    ],
+    ids=type,
+)
+def test_layers_are_complex_to_complex(layer):
+    assert isinstance(layer, cnn.CplxToCplx)

@@ -4,7 +4,6 @@ Dropping the two parts independently would keep half-erased values whose
 phase is snapped to an axis; a complex unit is either kept or dropped whole.
 """
 
-import torch
 import torch.nn.functional as F
 
 from .tensor import Cplx

@@ -3,6 +3,7 @@ r"""Complex batch normalisation: :math:`2 \times 2` whitening per channel."""
 import torch
 
 from ... import cplx
+from .base import CplxToCplx
 
 __all__ = ["CplxBatchNorm1d", "CplxBatchNorm2d", "CplxBatchNorm3d"]
 
@@ -13,7 +14,7 @@ def _eye_(tensor):
     tensor.diagonal(dim1=0, dim2=1).fill_(1)
 
 
-class _CplxNormBase(torch.nn.Module):
+class _CplxNormBase(CplxToCplx):
     r"""State shared by the complex batch normalisation layers.
 
     The layout and names of the parameters and buffers are those of the

@@ -3,6 +3,7 @@
 import torch
 
 from ... import cplx
+from .base import CplxToCplx
 
 __all__ = ["CplxDropout", "CplxDropout1d", "CplxDropout2d", "CplxDropout3d"]
 
@@ -18,7 +19,7 @@ def _check_input(module, input, n_spatial=None):
         )
 
 
-class CplxDropout(torch.nn.Dropout):
+class CplxDropout(torch.nn.Dropout, CplxToCplx):
     r"""Zero complex elements with probability ``p``, the same in both parts.
 
     Kept elements are scaled by :math:`1/(1-p)` during training; in eval
@@ -80,7 +81,7 @@ _DOC_TEMPLATE = r"""Zero whole channels of a complex {n}d input, the same in bot
     """
 
 
-class CplxDropout1d(torch.nn.Dropout1d):
+class CplxDropout1d(torch.nn.Dropout1d, CplxToCplx):
     __doc__ = _DOC_TEMPLATE.format(n=1, dims="L", example="2, 3, 5")
 
     def forward(self, input):
@@ -88,7 +89,7 @@ class CplxDropout1d(torch.nn.Dropout1d):
         return cplx.dropout1d(input, self.p, self.training, self.inplace)
 
 
-class CplxDropout2d(torch.nn.Dropout2d):
+class CplxDropout2d(torch.nn.Dropout2d, CplxToCplx):
     __doc__ = _DOC_TEMPLATE.format(n=2, dims="H, W", example="2, 3, 4, 4")
 
     def forward(self, input):
@@ -96,7 +97,7 @@ class CplxDropout2d(torch.nn.Dropout2d):
         return cplx.dropout2d(input, self.p, self.training, self.inplace)
 
 
-class CplxDropout3d(torch.nn.Dropout3d):
+class CplxDropout3d(torch.nn.Dropout3d, CplxToCplx):
     __doc__ = _DOC_TEMPLATE.format(n=3, dims="D, H, W", example="2, 3, 2, 4, 4")
 
     def forward(self, input):

@@ -5,12 +5,13 @@ import numbers
 import torch
 
 from ... import cplx
+from .base import CplxToCplx
 from .batchnorm import _eye_
 
 __all__ = ["CplxLayerNorm"]
 
 
-class CplxLayerNorm(torch.nn.Module):
+class CplxLayerNorm(CplxToCplx):
     r"""Complex layer normalisation over the trailing ``normalized_shape`` dims.
 
     Each sample's (real, imaginary) pairs are centred and multiplied by the

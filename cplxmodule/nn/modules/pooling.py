@@ -1,13 +1,13 @@
 """Complex max pooling by modulus."""
 
-import torch
 
 from ... import cplx
+from .base import CplxToCplx
 
 __all__ = ["CplxMaxPool1d", "CplxMaxPool2d", "CplxMaxPool3d"]
 
 
-class _CplxMaxPoolNd(torch.nn.Module):
+class _CplxMaxPoolNd(CplxToCplx):
     __constants__ = [
         "kernel_size",
         "stride",
