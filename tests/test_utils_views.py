@@ -93,7 +93,9 @@ def test_complex_view_squeeze_single_pair(squeeze, shape):
     x = torch.randn(3, 2, 4)
     real, imag = complex_view(x, dim=1, squeeze=squeeze)
     assert real.shape == imag.shape == shape
-    assert torch.equal(real.reshape(3, 4), x[:, 0]) and torch.equal(imag.reshape(3, 4), x[:, 1])
+    assert torch.equal(real.reshape(3, 4), x[:, 0]) and torch.equal(
+        imag.reshape(3, 4), x[:, 1]
+    )
 
 
 def test_complex_view_squeeze_only_for_size_two():

@@ -22,9 +22,7 @@ def _as_signal(x):
     if isinstance(x, Cplx):
         return to_complex(x)
     if not isinstance(x, torch.Tensor):
-        raise TypeError(
-            f"`x` must be a torch.Tensor or a Cplx, got {type(x).__name__}"
-        )
+        raise TypeError(f"`x` must be a torch.Tensor or a Cplx, got {type(x).__name__}")
     if x.dim() == 0:
         raise ValueError("`x` must have at least one dimension, got a scalar")
     if not (x.is_floating_point() or x.is_complex()):
@@ -47,7 +45,9 @@ def _window_tensor(window, nperseg, n_samples, x):
     dtype = _real_dtype(x)
     if isinstance(window, (str, tuple)):
         # scipy's default segment length, shortened for short signals
-        nperseg = min(256, n_samples) if nperseg is None else _as_int(nperseg, "nperseg")
+        nperseg = (
+            min(256, n_samples) if nperseg is None else _as_int(nperseg, "nperseg")
+        )
         if nperseg < 1:
             raise ValueError(f"`nperseg` must be a positive integer, got {nperseg}")
         values = scipy.signal.get_window(window, nperseg)
@@ -94,7 +94,9 @@ def _median_bias(n):
 
     Allen et al. (2012), "FINDCHIRP", Phys. Rev. D 85, appendix B.
     """
-    return 1.0 + sum(1.0 / (2 * i + 1) - 1.0 / (2 * i) for i in range(1, (n - 1) // 2 + 1))
+    return 1.0 + sum(
+        1.0 / (2 * i + 1) - 1.0 / (2 * i) for i in range(1, (n - 1) // 2 + 1)
+    )
 
 
 def _scale(window, fs, scaling):
@@ -250,7 +252,9 @@ def pwelch(
     if onesided:
         # fold the negative frequencies onto the positive ones: every bin but
         # zero and (for an even nfft) Nyquist stands for two frequencies
-        fold = torch.full((power.shape[-1],), 2.0, dtype=power.dtype, device=power.device)
+        fold = torch.full(
+            (power.shape[-1],), 2.0, dtype=power.dtype, device=power.device
+        )
         fold[0] = 1.0
         if nfft % 2 == 0:
             fold[-1] = 1.0
@@ -343,7 +347,9 @@ def _bands_tensor(bands):
     try:
         edges = numpy.asarray(bands, dtype=numpy.float64)
     except (TypeError, ValueError):
-        raise TypeError(f"`bands` must be a sequence of (lo, hi) pairs, got {bands!r}") from None
+        raise TypeError(
+            f"`bands` must be a sequence of (lo, hi) pairs, got {bands!r}"
+        ) from None
     if edges.size == 0:
         edges = edges.reshape(0, 2)
     if edges.ndim != 2 or edges.shape[1] != 2:
@@ -351,7 +357,9 @@ def _bands_tensor(bands):
             f"`bands` must be a sequence of (lo, hi) pairs, got shape {edges.shape}"
         )
     if (edges[:, 0] >= edges[:, 1]).any():
-        raise ValueError(f"every band in `bands` must have lo < hi, got {edges.tolist()}")
+        raise ValueError(
+            f"every band in `bands` must have lo < hi, got {edges.tolist()}"
+        )
     return torch.from_numpy(edges)
 
 
@@ -423,7 +431,10 @@ def bandwidth_power(
     -----
     The integrated density recovers the power of a tone exactly (its
     leakage sums to its power) if its window's main lobe lies inside the
-    band, and the power of noise in expectation.
+    band, and the power of noise in expectation. The published package
+    summed ``Pxx`` without the bin width, which shifts every band power by
+    the same number of dB for given ``fs``, ``nperseg`` and ``scaling``:
+    differences between bands (power ratios) are unchanged.
 
     Examples
     --------
@@ -473,7 +484,9 @@ def _as_floats(values, name):
         ) from None
 
 
-def acpr_calc(signal, sample_rate, mcf, mcb, acf=None, acb=None, nperseg=None, dim=None):
+def acpr_calc(
+    signal, sample_rate, mcf, mcb, acf=None, acb=None, nperseg=None, dim=None
+):
     r"""Power in the main channel and in adjacent channels, in dB.
 
     The adjacent channel power ratio (ACPR) of each adjacent channel is
