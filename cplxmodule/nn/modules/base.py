@@ -7,11 +7,39 @@ import torch
 
 from ...cplx import Cplx
 from .parameter import CplxParameter  # noqa: F401  (published import path)
+from .parameter import _load_complex_children
 
 __all__ = ["CplxToCplx", "BaseRealToCplx", "BaseCplxToReal"]
 
 
-class CplxToCplx(torch.nn.Module):
+class _CplxStateDict(torch.nn.Module):
+    """Loads the complex parameters of a layer all at once, promoting real entries."""
+
+    def _load_from_state_dict(
+        self,
+        state_dict,
+        prefix,
+        local_metadata,
+        strict,
+        missing_keys,
+        unexpected_keys,
+        error_msgs,
+    ):
+        _load_complex_children(
+            self, state_dict, prefix, strict, missing_keys, error_msgs
+        )
+        super()._load_from_state_dict(
+            state_dict,
+            prefix,
+            local_metadata,
+            strict,
+            missing_keys,
+            unexpected_keys,
+            error_msgs,
+        )
+
+
+class CplxToCplx(_CplxStateDict):
     r"""Base class of layers mapping a :class:`Cplx` to a :class:`Cplx`.
 
     ``CplxToCplx[Base]`` promotes a real layer class or a unary function to a
@@ -38,11 +66,11 @@ class CplxToCplx(torch.nn.Module):
         return _promoted(base)
 
 
-class BaseRealToCplx(torch.nn.Module):
+class BaseRealToCplx(_CplxStateDict):
     """Base class of layers mapping real tensors to a :class:`Cplx`."""
 
 
-class BaseCplxToReal(torch.nn.Module):
+class BaseCplxToReal(_CplxStateDict):
     """Base class of layers mapping a :class:`Cplx` to real tensors."""
 
 

@@ -83,11 +83,14 @@ class CplxParameter(torch.nn.Module, Cplx):
     :meth:`torch.Tensor.to` does for a :class:`torch.nn.Parameter`.  Move the
     owning layer to move the parameter.
 
-    Loading a state_dict that holds a real tensor under ``<name>`` instead of
-    ``<name>.real`` and ``<name>.imag`` promotes it to complex with a zero
+    Loading a state_dict that holds only one of the two parts is an error
+    (under ``strict`` the other part is also reported missing), and then
+    neither part is changed.  In a layer derived from :class:`CplxToCplx`,
+    :class:`BaseRealToCplx` or :class:`BaseCplxToReal`, a real tensor under
+    ``<name>`` instead of the two parts is promoted to complex with a zero
     imaginary part, so a checkpoint of a real layer loads into its complex
-    twin.  A state_dict holding only one of the two parts is an error, and
-    then neither part is changed.
+    twin; and if any complex parameter of the layer cannot be loaded, none
+    of the layer's state is changed.
 
     Examples
     --------
@@ -154,29 +157,12 @@ class CplxParameter(torch.nn.Module, Cplx):
         unexpected_keys,
         error_msgs,
     ):
-        real_key, imag_key, whole_key = prefix + "real", prefix + "imag", prefix[:-1]
-        has_real, has_imag = real_key in state_dict, imag_key in state_dict
-        if not has_real and not has_imag and whole_key in state_dict:
-            whole = state_dict[whole_key]
-            if isinstance(whole, torch.Tensor) and not whole.is_complex():
-                state_dict = {real_key: whole, imag_key: torch.zeros_like(whole)}
-                has_real = has_imag = True
-
-        if has_real != has_imag:
-            present, absent = (real_key, imag_key) if has_real else (imag_key, real_key)
-            error_msgs.append(
-                f"complex parameter {whole_key!r} needs both parts: found "
-                f"{present!r} but not {absent!r}; neither part was loaded"
-            )
-            missing_keys.append(absent)
+        errors, missing = self._part_errors(state_dict, prefix)
+        if errors:
+            error_msgs.extend(errors)
+            if strict:
+                missing_keys.extend(missing)
             return
-
-        if has_real:
-            bad = len(error_msgs)
-            self._check_part_shapes(state_dict, prefix, error_msgs)
-            if len(error_msgs) > bad:
-                return
-
         super()._load_from_state_dict(
             state_dict,
             prefix,
@@ -187,18 +173,66 @@ class CplxParameter(torch.nn.Module, Cplx):
             error_msgs,
         )
 
-    def _check_part_shapes(self, state_dict, prefix, error_msgs):
-        """Report shape errors of both parts before either is copied."""
-        for name in ("real", "imag"):
-            value, param = state_dict[prefix + name], self._parameters[name]
-            if not isinstance(value, torch.Tensor) or param is None:
-                continue
-            if value.shape != param.shape:
-                error_msgs.append(
-                    f"size mismatch for {prefix + name}: copying a param with shape "
-                    f"{tuple(value.shape)} from checkpoint, the shape in current "
-                    f"model is {tuple(param.shape)}."
+    def _part_errors(self, state_dict, prefix):
+        """``(errors, missing keys)`` that forbid loading the parts from ``state_dict``.
+
+        Both parts must be present, or neither, and of the parameters' shapes;
+        otherwise neither is loaded.
+        """
+        keys = [prefix + "real", prefix + "imag"]
+        present = [key for key in keys if key in state_dict]
+        if len(present) == 1:
+            (absent,) = set(keys) - set(present)
+            message = (
+                f"complex parameter {prefix[:-1]!r} needs both parts: found "
+                f"{present[0]!r} but not {absent!r}; neither part was loaded"
+            )
+            return [message], [absent]
+
+        errors = []
+        for key in present:
+            value, param = state_dict[key], self._parameters[key[len(prefix):]]
+            if isinstance(value, torch.Tensor) and value.shape != param.shape:
+                errors.append(
+                    f"size mismatch for {key}: copying a param with shape "
+                    f"{value.shape} from checkpoint, the shape in current model "
+                    f"is {param.shape}."
                 )
+        return errors, []
+
+
+def _load_complex_children(module, state_dict, prefix, strict, missing_keys, error_msgs):
+    """Prepare ``state_dict`` for loading the :class:`CplxParameter` children of ``module``.
+
+    Called by a complex layer's ``_load_from_state_dict`` before anything in
+    it is loaded.  A real tensor under ``<prefix><name>`` is promoted to the
+    two parts ``<name>.real`` and ``<name>.imag`` (zero).  Then the parts of
+    every child are checked; if any is missing or misshapen, the errors are
+    reported and every entry of the layer is replaced by its current value,
+    so that the whole layer is left unchanged rather than half-loaded.
+    """
+    children = {
+        prefix + name: child
+        for name, child in module._modules.items()
+        if isinstance(child, CplxParameter)
+    }
+    errors, missing = [], []
+    for key, child in children.items():
+        whole = state_dict.get(key)
+        parts = (key + ".real", key + ".imag")
+        if isinstance(whole, torch.Tensor) and not any(p in state_dict for p in parts):
+            del state_dict[key]
+            state_dict[parts[0]], state_dict[parts[1]] = whole, torch.zeros_like(whole)
+        child_errors, child_missing = child._part_errors(state_dict, key + ".")
+        errors += child_errors
+        missing += child_missing
+
+    if errors:
+        error_msgs.extend(errors)
+        current = module.state_dict(prefix=prefix)
+        if strict:
+            missing_keys.extend(key for key in current if key not in state_dict)
+        state_dict.update(current)
 
 
 def _on_value(method):

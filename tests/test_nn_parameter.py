@@ -1,0 +1,287 @@
+"""CplxParameter: storage, state_dict keys and promotion, and torch's module machinery."""
+
+import copy
+import importlib
+import io
+import pickle
+from unittest import mock
+
+import pytest
+import torch
+
+import cplxmodule.cplx as cplx
+from cplxmodule.cplx import Cplx
+from cplxmodule.nn import CplxLinear, CplxParameter, CplxToCplx
+
+
+def native(z):
+    return torch.complex(z.real, z.imag)
+
+
+class Scale(CplxToCplx):
+    """A user layer written as for the published package."""
+
+    def __init__(self, n):
+        super().__init__()
+        self.weight = CplxParameter(Cplx.empty(n))
+        with torch.no_grad():
+            self.weight.real.normal_()
+            self.weight.imag.normal_()
+
+    def forward(self, input):
+        return input * self.weight
+
+
+class Wrapper(torch.nn.Module):
+    """Real tensors in and out, for export."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = CplxLinear(4, 3)
+
+    def forward(self, re, im):
+        out = self.layer(Cplx(re, im))
+        return out.real, out.imag
+
+
+@pytest.fixture
+def layer():
+    torch.manual_seed(0)
+    return CplxLinear(4, 3)
+
+
+def test_parts_are_the_parameters(layer):
+    params = dict(layer.named_parameters())
+    assert set(params) == {"weight.real", "weight.imag", "bias.real", "bias.imag"}
+    assert list(layer.state_dict()) == list(params)
+    assert isinstance(layer.weight, Cplx)
+    assert layer.weight.real is params["weight.real"]
+    assert layer.weight.imag is params["weight.imag"]
+    assert isinstance(layer.weight.real, torch.nn.Parameter)
+
+
+def test_inplace_init_changes_parameter(layer):
+    with torch.no_grad():
+        layer.weight.real.fill_(2.0)
+        layer.weight.imag.zero_()
+    x = cplx.randn(5, 4)
+    expected = native(x) @ torch.full((4, 3), 2.0 + 0j) + native(layer.bias)
+    assert torch.allclose(native(layer(x)), expected, atol=1e-5)
+
+
+def test_cplx_arithmetic_and_value_methods(layer):
+    w = native(layer.weight)
+    assert torch.equal(native(layer.weight * 2j), w * 2j)
+    assert torch.equal(native(layer.weight.t()), w.t())
+    assert torch.equal(native(layer.weight.conj), w.conj())
+    assert layer.weight.shape == (3, 4) and len(layer.weight) == 3
+    moved = layer.weight.to(torch.float64)  # a value: the parameter stays put
+    assert type(moved) is Cplx and moved.dtype == torch.float64
+    assert layer.weight.dtype == torch.float32
+
+
+def test_model_apply_recurses_through_parameters(layer):
+    seen = []
+    layer.apply(lambda m: seen.append(type(m).__name__))
+    assert seen.count("CplxParameter") == 2
+
+
+def test_custom_layer_published_style():
+    torch.manual_seed(1)
+    layer = Scale(3)
+    x = cplx.randn(2, 3)
+    assert torch.allclose(native(layer(x)), native(x) * native(layer.weight))
+    assert sorted(layer.state_dict()) == ["weight.imag", "weight.real"]
+
+
+def test_constructor_rejects_non_tensor():
+    with pytest.raises(TypeError, match="data"):
+        CplxParameter([1.0, 2.0])
+
+
+def test_gradients_and_optimizer(layer):
+    x = cplx.randn(5, 4)
+    before = layer.weight.real.detach().clone()
+    opt = torch.optim.SGD(layer.parameters(), lr=0.1)
+    assert len(opt.param_groups[0]["params"]) == 4
+    loss = abs(layer(x)).pow(2).sum()
+    loss.backward()
+    # reference gradient from torch's complex autograd: d/d(re) and d/d(im)
+    w = native(layer.weight).detach().requires_grad_()
+    b = native(layer.bias).detach()
+    ref = (native(x) @ w.T + b).abs().pow(2).sum()
+    ref.backward()
+    assert torch.allclose(layer.weight.real.grad, w.grad.real, atol=1e-4)
+    assert torch.allclose(layer.weight.imag.grad, w.grad.imag, atol=1e-4)
+    opt.step()
+    assert torch.allclose(layer.weight.real, before - 0.1 * w.grad.real, atol=1e-5)
+
+
+def test_functional_call(layer):
+    x = cplx.randn(5, 4)
+    params = {k: torch.randn_like(v) for k, v in layer.named_parameters()}
+    out = torch.func.functional_call(layer, params, (x,))
+    w = torch.complex(params["weight.real"], params["weight.imag"])
+    b = torch.complex(params["bias.real"], params["bias.imag"])
+    assert torch.allclose(native(out), native(x) @ w.T + b, atol=1e-5)
+    # the layer's own parameters are back in place
+    assert layer.weight.real is dict(layer.named_parameters())["weight.real"]
+    # also through the state_dict keys
+    out = torch.func.functional_call(layer, layer.state_dict(), (x,))
+    assert torch.allclose(native(out), native(layer(x)))
+
+
+def test_export():
+    torch.manual_seed(2)
+    model = Wrapper()
+    re, im = torch.randn(2, 4), torch.randn(2, 4)
+    program = torch.export.export(model, (re, im))
+    assert set(program.graph_signature.parameters) == {
+        "layer.weight.real", "layer.weight.imag", "layer.bias.real", "layer.bias.imag"
+    }
+    for got, want in zip(program.module()(re, im), model(re, im)):
+        assert torch.allclose(got, want)
+
+
+def test_compile_fullgraph(layer):
+    x = cplx.randn(5, 4)
+    compiled = torch.compile(layer, fullgraph=True, backend="eager")
+    assert torch.allclose(native(compiled(x)), native(layer(x)))
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "pickle", "torch.save"])
+def test_copies(layer, how):
+    if how == "deepcopy":
+        clone = copy.deepcopy(layer)
+    elif how == "pickle":
+        clone = pickle.loads(pickle.dumps(layer))
+    else:
+        buffer = io.BytesIO()
+        torch.save(layer, buffer)
+        buffer.seek(0)
+        clone = torch.load(buffer, weights_only=False)
+    assert clone.weight.real is not layer.weight.real
+    assert isinstance(clone.weight.real, torch.nn.Parameter)
+    x = cplx.randn(2, 4)
+    assert torch.equal(native(clone(x)), native(layer(x)))
+    with torch.no_grad():
+        clone.weight.real.zero_()
+    assert layer.weight.real.abs().sum() > 0
+
+
+def test_to_moves_parameters(layer):
+    layer.to(torch.float64)
+    assert layer.weight.dtype == torch.float64 and layer.bias.imag.dtype == torch.float64
+    assert isinstance(layer.weight.real, torch.nn.Parameter)
+    out = layer(cplx.randn(2, 4, dtype=torch.float64))
+    assert out.dtype == torch.float64
+
+
+def _copy_to_devices(tensors, devices, detach=False):
+    return [[t.detach().to(d) if detach else t.to(d) for t in tensors] for d in devices]
+
+
+def test_dataparallel_replicate(layer):
+    # CPU-only: broadcast by plain copies, second replica on the meta device
+    replicate = importlib.import_module("torch.nn.parallel.replicate")
+    devices = [torch.device("cpu"), torch.device("meta")]
+    with mock.patch.object(replicate, "_broadcast_coalesced_reshape", _copy_to_devices), \
+            mock.patch.object(replicate, "_get_device_index", lambda d, optional=False: d):
+        replicas = replicate.replicate(layer, devices)
+    x = cplx.randn(2, 4)
+    assert torch.equal(native(replicas[0](x)), native(layer(x)))
+    meta = replicas[1]
+    assert meta.weight.real.device.type == "meta" and meta.weight.device.type == "meta"
+    assert meta(x.to("meta")).real.device.type == "meta"
+    assert layer.weight.real.device.type == "cpu"
+
+
+def test_state_dict_round_trip(layer):
+    other = CplxLinear(4, 3)
+    other.load_state_dict(layer.state_dict())
+    for a, b in zip(layer.parameters(), other.parameters()):
+        assert torch.equal(a, b)
+
+
+def test_real_checkpoint_promotes():
+    torch.manual_seed(3)
+    real = torch.nn.Linear(4, 3)
+    layer = CplxLinear(4, 3)
+    layer.load_state_dict(real.state_dict())
+    assert torch.equal(layer.weight.real, real.weight)
+    assert torch.equal(layer.weight.imag, torch.zeros(3, 4))
+    x = torch.randn(5, 4)
+    out = layer(Cplx(x))
+    assert torch.allclose(out.real, real(x), atol=1e-6)
+    assert torch.equal(out.imag, torch.zeros(5, 3))
+
+
+def _snapshot(module):
+    return {k: v.clone() for k, v in module.state_dict().items()}
+
+
+def _unchanged(module, snapshot):
+    return all(torch.equal(v, snapshot[k]) for k, v in module.state_dict().items())
+
+
+@pytest.mark.parametrize("strict", [True, False])
+def test_half_state_dict_is_error_and_loads_nothing(layer, strict):
+    snapshot = _snapshot(layer)
+    state = {k: torch.zeros_like(v) for k, v in layer.state_dict().items()}
+    del state["weight.imag"]
+    with pytest.raises(RuntimeError, match="weight.imag"):
+        layer.load_state_dict(state, strict=strict)
+    assert torch.equal(layer.weight.real, snapshot["weight.real"])
+    assert torch.equal(layer.weight.imag, snapshot["weight.imag"])
+
+
+def test_half_state_dict_reports_missing_key(layer):
+    state = dict(layer.state_dict())
+    del state["bias.real"]
+    with pytest.raises(RuntimeError, match=r"Missing key\(s\).*bias\.real"):
+        layer.load_state_dict(state)
+
+
+def test_size_mismatch_loads_neither_part(layer):
+    snapshot = _snapshot(layer)
+    state = dict(layer.state_dict())
+    state["weight.real"] = torch.zeros(3, 4)
+    state["weight.imag"] = torch.zeros(3, 5)
+    with pytest.raises(RuntimeError, match="size mismatch for weight.imag"):
+        layer.load_state_dict(state)
+    assert _unchanged(layer, snapshot)
+
+
+def test_unexpected_and_missing_keys_strict(layer):
+    state = dict(layer.state_dict())
+    state["weight.extra"] = torch.zeros(1)
+    with pytest.raises(RuntimeError, match="Unexpected key"):
+        layer.load_state_dict(state)
+    result = layer.load_state_dict(state, strict=False)
+    assert result.unexpected_keys == ["weight.extra"]
+
+
+@pytest.mark.parametrize("strict", [True, False])
+def test_error_in_one_parameter_leaves_whole_layer_unchanged(layer, strict):
+    snapshot = _snapshot(layer)
+    state = {k: torch.ones_like(v) for k, v in layer.state_dict().items()}
+    state["bias.imag"] = torch.ones(7)
+    with pytest.raises(RuntimeError, match="size mismatch for bias.imag"):
+        layer.load_state_dict(state, strict=strict)
+    assert _unchanged(layer, snapshot)
+
+
+def test_promotion_in_nested_user_layer():
+    torch.manual_seed(4)
+    model = torch.nn.Sequential(Scale(3))
+    model.load_state_dict({"0.weight": torch.tensor([1.0, 2.0, 3.0])})
+    assert torch.equal(model[0].weight.real, torch.tensor([1.0, 2.0, 3.0]))
+    assert torch.equal(model[0].weight.imag, torch.zeros(3))
+
+
+def test_half_state_dict_in_plain_module():
+    holder = torch.nn.Module()
+    holder.w = CplxParameter(Cplx(torch.ones(2), torch.ones(2)))
+    with pytest.raises(RuntimeError, match="needs both parts"):
+        holder.load_state_dict({"w.real": torch.zeros(2)})
+    assert torch.equal(holder.w.real, torch.ones(2))
