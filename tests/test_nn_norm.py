@@ -372,3 +372,21 @@ def test_layer_norm_bad_shape_names_layer_and_expected_shape():
         cplx.layer_norm(cplx.randn(2, 5), [4])
     with pytest.raises(ValueError, match="weight"):
         cplx.layer_norm(cplx.randn(2, 5), 5, weight=torch.ones(2, 5))
+
+
+def test_meta_construction_then_to_empty_and_functional_call():
+    bn = cnn.CplxBatchNorm2d(3, device="meta")
+    assert bn.running_var.is_meta
+    bn.to_empty(device="cpu")
+    bn.reset_parameters()
+    fresh = cnn.CplxBatchNorm2d(3)
+    for key, value in fresh.state_dict().items():
+        torch.testing.assert_close(bn.state_dict()[key], value, rtol=0, atol=0)
+
+    # parameters swapped in by torch.func reach the output like the module's own
+    params = {"weight": 2 * bn.weight.detach(), "bias": bn.bias.detach() + 1}
+    z = cplx.randn(4, 3, 2, 2)
+    out = torch.func.functional_call(bn, params, (z,))
+    ref = cplx.batch_norm(z, None, None, params["weight"], params["bias"], training=True)
+    torch.testing.assert_close(out.real, ref.real)
+    torch.testing.assert_close(out.imag, ref.imag)
