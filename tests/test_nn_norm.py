@@ -143,6 +143,19 @@ def test_batch_norm_gradcheck():
     assert torch.autograd.gradcheck(f, (re, im, weight, bias))
 
 
+def test_batch_norm_collinear_parts_stay_finite():
+    # imag = 2 real: a singular covariance that eps alone regularises, and
+    # whose determinant rounds to zero or below in float32 at this scale
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(64, 3, 8, generator=g) * 100
+    out = cplx.batch_norm(Cplx(x, 2 * x), None, None, training=True)
+    assert torch.isfinite(out.real).all() and torch.isfinite(out.imag).all()
+    expected = np_batch_norm(x.double().numpy() * (1 + 2j))
+    # float32 rounding of values ~100 (ulp ~1e-5) is amplified by up to
+    # 1/sqrt(eps) ~ 300 along the degenerate direction
+    np.testing.assert_allclose(to_np(out), expected, rtol=1e-2, atol=1e-2)
+
+
 def test_batch_norm_eval_needs_running_stats():
     with pytest.raises(ValueError, match="running_mean"):
         cplx.batch_norm(cplx.randn(4, 3), None, None, training=False)

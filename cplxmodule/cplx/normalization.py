@@ -41,7 +41,10 @@ def _whiten(xr, xi, var_rr, cov_ri, var_ii, eps):
     the covariance is positive definite, which ``eps`` guarantees.
     """
     a, d = var_rr + eps, var_ii + eps
-    s = torch.sqrt(a * d - cov_ri * cov_ri)
+    # det(V + eps I), with the part that Cauchy-Schwarz keeps non-negative
+    # clamped: rounding must not turn nearly collinear parts into a NaN
+    det = (var_rr * var_ii - cov_ri * cov_ri).clamp(min=0) + eps * (a + var_ii)
+    s = torch.sqrt(det)
     inv = torch.rsqrt(a + d + 2 * s) / s
     p, q, r = (d + s) * inv, -cov_ri * inv, (a + s) * inv
     return p * xr + q * xi, q * xr + r * xi
