@@ -426,6 +426,23 @@ class Cplx:
             return torch.complex(self._real, self._imag).abs()
         return torch.hypot(self._real, self._imag)
 
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """Route torch's arithmetic between a real tensor and a Cplx to Cplx.
+
+        ``tensor + z`` reaches here through ``torch.Tensor.__add__``, and under
+        :func:`torch.compile` dynamo rewrites ``z + tensor`` into such calls
+        (``torch.Tensor.add(tensor, z)`` for commutative operators, the
+        reflected method otherwise); every other torch function is refused.
+        """
+        methods = _TORCH_OPERATORS.get(getattr(func, "__name__", None))
+        if methods is None or kwargs or len(args) != 2:
+            return NotImplemented
+        left, right = args
+        if isinstance(left, Cplx):
+            return getattr(left, methods[0])(right)
+        return getattr(right, methods[1])(left)
+
     # arithmetic
     def __pos__(self):
         return self
@@ -508,6 +525,31 @@ def _to_argument(arg):
     if isinstance(arg, Cplx):
         return arg.real
     return arg
+
+
+def _operator_table():
+    """The torch functions :meth:`Cplx.__torch_function__` implements.
+
+    Maps a function name to the Cplx methods computing ``func(left, right)``
+    when the Cplx is ``left`` and when it is ``right``. ``matmul`` is left
+    out on purpose: dynamo hands ``z @ tensor`` over as ``matmul(tensor, z)``,
+    which cannot be told apart from ``tensor @ z``.
+    """
+    table = {}
+    for name, function_name in [
+        ("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv", "div"), ("matmul", None),
+    ]:
+        forward, reflected = f"__{name}__", f"__r{name}__"
+        table[forward] = (forward, reflected)
+        table[reflected] = (reflected, forward)
+        if function_name is not None:
+            table[function_name] = (forward, reflected)
+    # torch.Tensor.__rtruediv__ is named __rdiv__
+    table["__rdiv__"] = table["__rtruediv__"]
+    return table
+
+
+_TORCH_OPERATORS = _operator_table()
 
 
 _COMPLEX_OF = {
