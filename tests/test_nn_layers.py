@@ -248,7 +248,8 @@ def test_odd_size_into_casting_layer():
 
 
 def test_wrong_feature_size():
-    with pytest.raises(ValueError, match=r"CplxLinear: `input` must have shape \(\.\.\., 4\), got \(2, 5\)"):
+    message = r"CplxLinear: `input` must have shape \(\.\.\., 4\), got \(2, 5\)"
+    with pytest.raises(ValueError, match=message):
         cnn.CplxLinear(4, 3)(cplx.randn(2, 5))
     with pytest.raises(ValueError, match=r"CplxBilinear: `input2` must have shape \(\.\.\., 3\)"):
         cnn.CplxBilinear(2, 3, 4)(cplx.randn(5, 2), cplx.randn(5, 4))

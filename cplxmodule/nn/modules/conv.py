@@ -2,8 +2,6 @@
 
 import math
 
-import torch
-
 from ... import cplx
 from .base import CplxToCplx, _check_cplx
 from .linear import _empty, _reset_weight_and_bias
@@ -288,9 +286,9 @@ _CONV_DOC = """Complex {n}d convolution, the twin of :class:`torch.nn.Conv{n}d`.
     torch.Size([1, 4])
     """
 
-_CONV_TRANSPOSE_DOC = """Complex {n}d transposed convolution, the twin of :class:`torch.nn.ConvTranspose{n}d`.
+_CONV_TRANSPOSE_DOC = """Complex {n}d transposed convolution.
 
-    Takes the arguments of :class:`torch.nn.ConvTranspose{n}d`, with the same
+    The twin of :class:`torch.nn.ConvTranspose{n}d`, with its arguments and
     defaults: ``in_channels, out_channels, kernel_size, stride=1, padding=0,
     output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
     device=None, dtype=None`` (only the "zeros" padding mode, as in torch).

@@ -95,6 +95,7 @@ class CplxParameter(torch.nn.Module, Cplx):
     Examples
     --------
     >>> import cplxmodule.cplx as cplx
+    >>> from cplxmodule.nn import CplxToCplx
     >>> class Scale(CplxToCplx):
     ...     def __init__(self, n):
     ...         super().__init__()
