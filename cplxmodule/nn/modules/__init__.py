@@ -11,6 +11,7 @@ from .batchnorm import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
+from .native import *  # noqa: F401,F403
 from . import (
     parameter,
     base,
@@ -23,6 +24,7 @@ from . import (
     normalization,
     dropout,
     pooling,
+    native,
 )
 
 __all__ = [
@@ -39,6 +41,7 @@ __all__ = [
         normalization,
         dropout,
         pooling,
+        native,
     )
     for name in module.__all__
 ]
