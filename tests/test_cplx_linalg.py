@@ -1,0 +1,396 @@
+"""cplx.linalg against torch's native complex tensors: values and gradients."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import cplxmodule.cplx as cplx
+from cplxmodule.cplx import Cplx
+from cplxmodule.cplx.linalg import STRATEGIES
+
+DTYPES = [torch.complex64, torch.complex128]
+ALL_STRATEGIES = [None, *STRATEGIES]
+PADDING_MODES = ["zeros", "reflect", "replicate", "circular"]
+TOL = {torch.complex64: dict(rtol=1e-4, atol=1e-4), torch.complex128: dict(rtol=1e-9, atol=1e-9)}
+HYPOTHESIS = settings(max_examples=12, deadline=None, derandomize=True)
+
+
+def native(shape, dtype, generator=None):
+    return torch.randn(*shape, dtype=dtype, generator=generator)
+
+
+def compare(ours, theirs, *operands):
+    """Compare ``ours(*Cplx)`` with ``theirs(*native)``: values, then gradients.
+
+    ``operands`` are native complex tensors (or real tensors, or None). The
+    loss ``sum(Re(conj(g) * out))`` for a random ``g`` is real, and torch's
+    gradient of a real loss w.r.t. a complex leaf is ``dL/dre + i dL/dim``,
+    which is what the two real leaves of a Cplx receive part by part.
+    """
+    leaves, args = [], []
+    for z in operands:
+        if z is None:
+            args.append(None)
+            continue
+        z = z.detach().clone().requires_grad_()
+        leaves.append(z)
+        args.append(z)
+    expected = theirs(*args)
+
+    parts, cplx_args = [], []
+    for z in operands:
+        if z is None or not z.is_complex():
+            leaf = None if z is None else z.detach().clone().requires_grad_()
+            parts.append(leaf)
+            cplx_args.append(leaf)
+        else:
+            w = Cplx(z.real.clone(), z.imag.clone()).requires_grad_()
+            parts.append(w)
+            cplx_args.append(w)
+    output = ours(*cplx_args)
+
+    assert isinstance(output, Cplx)
+    assert output.shape == expected.shape
+    tol = TOL[expected.dtype]
+    torch.testing.assert_close(torch.complex(output.real, output.imag), expected, **tol)
+
+    grad = torch.randn_like(expected)
+    (expected.real * grad.real + expected.imag * grad.imag).sum().backward()
+    (output.real * grad.real + output.imag * grad.imag).sum().backward()
+    for leaf, part in zip(leaves, (p for p in parts if p is not None)):
+        got = part.grad if isinstance(part, Cplx) else part.grad
+        if isinstance(got, Cplx):
+            got = torch.complex(got.real, got.imag)
+        torch.testing.assert_close(got, leaf.grad, **tol)
+
+
+# linear
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("strategy", ALL_STRATEGIES)
+@pytest.mark.parametrize("batch", [(), (5,), (2, 3)], ids=str)
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_linear(dtype, strategy, batch, with_bias):
+    x, w = native((*batch, 7), dtype), native((4, 7), dtype)
+    b = native((4,), dtype) if with_bias else None
+    compare(
+        lambda x, w, b: cplx.linear(x, w, b, strategy=strategy), F.linear, x, w, b
+    )
+
+
+@pytest.mark.parametrize("strategy", ALL_STRATEGIES)
+def test_linear_real_weight_and_bias(strategy):
+    x = native((3, 6), torch.complex128)
+    w, b = torch.randn(5, 6, dtype=torch.float64), torch.randn(5, dtype=torch.float64)
+    compare(
+        lambda x, w, b: cplx.linear(x, w, b, strategy=strategy),
+        lambda x, w, b: F.linear(x, w.to(x.dtype), b.to(x.dtype)),
+        x, w, b,
+    )
+    # a real bias with a complex weight
+    wc = native((5, 6), torch.complex128)
+    compare(
+        lambda x, w, b: cplx.linear(x, w, b, strategy=strategy),
+        lambda x, w, b: F.linear(x, w, b.to(x.dtype)),
+        x, wc, b,
+    )
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(
+    batch=st.integers(1, 9), n_in=st.integers(1, 9), n_out=st.integers(1, 9),
+    strategy=st.sampled_from(ALL_STRATEGIES),
+)
+def test_linear_shapes(batch, n_in, n_out, strategy):
+    dtype = torch.complex128
+    compare(
+        lambda x, w, b: cplx.linear(x, w, b, strategy=strategy), F.linear,
+        native((batch, n_in), dtype), native((n_out, n_in), dtype), native((n_out,), dtype),
+    )
+
+
+# bilinear
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("strategy", ALL_STRATEGIES)
+@pytest.mark.parametrize("conjugate", [True, False])
+@pytest.mark.parametrize("batch", [(), (5,), (2, 3)], ids=str)
+def test_bilinear(dtype, strategy, conjugate, batch):
+    def reference(x1, x2, w, b):
+        x1 = x1.conj() if conjugate else x1
+        return torch.einsum("...i,kij,...j->...k", x1, w, x2) + b
+
+    compare(
+        lambda x1, x2, w, b: cplx.bilinear(x1, x2, w, b, conjugate, strategy=strategy),
+        reference,
+        native((*batch, 3), dtype), native((*batch, 4), dtype),
+        native((2, 3, 4), dtype), native((2,), dtype),
+    )
+
+
+def test_bilinear_default_conjugates():
+    x1, x2, w = (native(s, torch.complex128) for s in [(5, 3), (5, 4), (2, 3, 4)])
+    compare(
+        lambda x1, x2, w: cplx.bilinear(x1, x2, w),
+        lambda x1, x2, w: torch.einsum("bi,kij,bj->bk", x1.conj(), w, x2),
+        x1, x2, w,
+    )
+
+
+# einsum
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "equation, shapes",
+    [
+        ("ij,jk->ik", [(2, 3), (3, 4)]),
+        ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+        ("i,i->", [(6,), (6,)]),
+        ("ii->i", [(4, 4)]),
+        ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]),
+        ("...i,...i->...", [(2, 3, 4), (3, 4)]),
+    ],
+)
+def test_einsum(dtype, equation, shapes):
+    operands = [native(s, dtype) for s in shapes]
+    compare(lambda *z: cplx.einsum(equation, *z), lambda *z: torch.einsum(equation, *z), *operands)
+    # the list form
+    compare(lambda *z: cplx.einsum(equation, list(z)), lambda *z: torch.einsum(equation, *z), *operands)
+
+
+def test_einsum_mixed_real_operand():
+    a = native((2, 3), torch.complex128)
+    b = torch.randn(3, 4, dtype=torch.float64)
+    compare(
+        lambda a, b: cplx.einsum("ij,jk->ik", a, b),
+        lambda a, b: torch.einsum("ij,jk->ik", a, b.to(a.dtype)),
+        a, b,
+    )
+
+
+# convolutions
+def conv_module(n, dtype, **kwargs):
+    return getattr(torch.nn, f"Conv{n}d")(dtype=dtype, **kwargs)
+
+
+def reference_conv(n, dtype, in_channels, out_channels, kernel_size, **kwargs):
+    """torch's complex ConvNd module (its own padding-mode code) as a function."""
+    module = conv_module(
+        n, dtype, in_channels=in_channels, out_channels=out_channels,
+        kernel_size=kernel_size, bias=True, **kwargs
+    )
+
+    def apply(x, w, b):
+        return torch.func.functional_call(module, {"weight": w, "bias": b}, (x,))
+
+    return apply
+
+
+@st.composite
+def conv_cases(draw, n):
+    groups = draw(st.sampled_from([1, 2]))
+    in_channels = groups * draw(st.integers(1, 2))
+    out_channels = groups * draw(st.integers(1, 2))
+    kernel = tuple(draw(st.integers(1, 3)) for _ in range(n))
+    dilation = tuple(draw(st.integers(1, 2)) for _ in range(n))
+    padding = draw(st.one_of(
+        st.sampled_from(["same", "valid"]),
+        st.integers(0, 2),
+        st.tuples(*[st.integers(0, 2)] * n),
+    ))
+    stride = 1 if padding == "same" else tuple(draw(st.integers(1, 2)) for _ in range(n))
+    pads = (padding,) * n if isinstance(padding, int) else padding
+    # large enough for the kernel and for reflect padding
+    size = tuple(
+        d * (k - 1) + 3 + draw(st.integers(0, 2))
+        for d, k in zip(dilation, kernel)
+    )
+    if not isinstance(pads, str):
+        size = tuple(max(s, p + 1) for s, p in zip(size, pads))
+    batch = draw(st.sampled_from([(), (1,), (2,)]))
+    return dict(
+        groups=groups, in_channels=in_channels, out_channels=out_channels,
+        kernel=kernel, dilation=dilation, padding=padding, stride=stride,
+        input_shape=(*batch, in_channels, *size),
+    )
+
+
+def check_conv(n, case, padding_mode, strategy, dtype):
+    reference = reference_conv(
+        n, dtype, case["in_channels"], case["out_channels"], case["kernel"],
+        stride=case["stride"], padding=case["padding"], dilation=case["dilation"],
+        groups=case["groups"], padding_mode=padding_mode,
+    )
+
+    def ours(x, w, b):
+        return getattr(cplx, f"conv{n}d")(
+            x, w, b, case["stride"], case["padding"], case["dilation"],
+            case["groups"], padding_mode, strategy=strategy,
+        )
+
+    weight_shape = (case["out_channels"], case["in_channels"] // case["groups"], *case["kernel"])
+    compare(
+        ours, reference, native(case["input_shape"], dtype),
+        native(weight_shape, dtype), native((case["out_channels"],), dtype),
+    )
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("strategy", ALL_STRATEGIES)
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_conv(n, strategy, dtype):
+    @settings(max_examples=5 if n == 3 else 8, deadline=None, derandomize=True)
+    @given(case=conv_cases(n), padding_mode=st.sampled_from(PADDING_MODES))
+    def check(case, padding_mode):
+        check_conv(n, case, padding_mode, strategy, dtype)
+
+    check()
+
+
+@pytest.mark.parametrize("padding", ["same", "valid", 1, "tuple"])
+@pytest.mark.parametrize("padding_mode", PADDING_MODES)
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_conv_padding_modes(n, padding_mode, padding):
+    # every mode with every kind of padding, an even kernel and dilation
+    kernel = (2, 3, 2)[:n]
+    case = dict(
+        groups=2, in_channels=4, out_channels=2, kernel=kernel,
+        dilation=(1, 2, 2)[:n], stride=1,
+        padding=(2, 1, 0)[:n] if padding == "tuple" else padding,
+        input_shape=(2, 4, *(7, 6, 5)[:n]),
+    )
+    check_conv(n, case, padding_mode, None, torch.complex128)
+
+
+@pytest.mark.parametrize("strategy", ALL_STRATEGIES)
+def test_conv2d_real_weight_no_bias(strategy):
+    x, w = native((2, 3, 6, 5), torch.complex128), torch.randn(4, 3, 3, 2, dtype=torch.float64)
+    compare(
+        lambda x, w: cplx.conv2d(x, w, padding=1, strategy=strategy),
+        lambda x, w: F.conv2d(x, w.to(x.dtype), padding=1),
+        x, w,
+    )
+
+
+@st.composite
+def conv_transpose_cases(draw, n):
+    groups = draw(st.sampled_from([1, 2]))
+    stride = tuple(draw(st.integers(1, 3)) for _ in range(n))
+    dilation = tuple(draw(st.integers(1, 2)) for _ in range(n))
+    # torch needs output_padding < max(stride, dilation)
+    output_padding = tuple(draw(st.integers(0, max(s, d) - 1)) for s, d in zip(stride, dilation))
+    return dict(
+        groups=groups,
+        in_channels=groups * draw(st.integers(1, 2)),
+        out_per_group=draw(st.integers(1, 2)),
+        kernel=tuple(draw(st.integers(1, 3)) for _ in range(n)),
+        stride=stride, dilation=dilation, output_padding=output_padding,
+        padding=tuple(draw(st.integers(0, 1)) for _ in range(n)),
+        size=tuple(draw(st.integers(3, 4)) for _ in range(n)),
+        batch=draw(st.sampled_from([(), (2,)])),
+    )
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("strategy", ALL_STRATEGIES)
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_conv_transpose(n, strategy, dtype):
+    ours_conv = getattr(cplx, f"conv_transpose{n}d")
+    theirs_conv = getattr(F, f"conv_transpose{n}d")
+
+    @settings(max_examples=4 if n == 3 else 8, deadline=None, derandomize=True)
+    @given(case=conv_transpose_cases(n))
+    def check(case):
+        args = (case["stride"], case["padding"], case["output_padding"], case["groups"], case["dilation"])
+        out_channels = case["out_per_group"] * case["groups"]
+        compare(
+            lambda x, w, b: ours_conv(x, w, b, *args, strategy=strategy),
+            lambda x, w, b: theirs_conv(x, w, b, *args),
+            native((*case["batch"], case["in_channels"], *case["size"]), dtype),
+            native((case["in_channels"], case["out_per_group"], *case["kernel"]), dtype),
+            native((out_channels,), dtype),
+        )
+
+    check()
+
+
+# pooling
+def reference_pool(n, return_indices, **kwargs):
+    pool = getattr(F, f"max_pool{n}d")
+
+    def apply(x):
+        _, indices = pool(x.abs().detach(), return_indices=True, **kwargs)
+        output = x.flatten(-n).gather(-1, indices.flatten(-n)).view_as(indices)
+        return (output, indices) if return_indices else output
+
+    return apply
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_max_pool(n, dtype):
+    ours_pool = getattr(cplx, f"max_pool{n}d")
+
+    @HYPOTHESIS
+    @given(
+        kernel=st.integers(1, 3), stride=st.sampled_from([None, 1, 2]),
+        dilation=st.integers(1, 2), ceil_mode=st.booleans(),
+        batch=st.sampled_from([(), (2,)]), data=st.data(),
+    )
+    def check(kernel, stride, dilation, ceil_mode, batch, data):
+        padding = data.draw(st.integers(0, kernel // 2))
+        size = (dilation * (kernel - 1) + 1 + data.draw(st.integers(0, 3)),) * n
+        kwargs = dict(kernel_size=kernel, stride=stride, padding=padding,
+                      dilation=dilation, ceil_mode=ceil_mode)
+        x = native((*batch, 3, *size), dtype)
+        compare(lambda z: ours_pool(z, **kwargs), reference_pool(n, False, **kwargs), x)
+
+        output, indices = ours_pool(cplx.from_complex(x), return_indices=True, **kwargs)
+        expected, expected_indices = reference_pool(n, True, **kwargs)(x)
+        torch.testing.assert_close(indices, expected_indices)
+        torch.testing.assert_close(cplx.to_complex(output), expected)
+
+    check()
+
+
+def test_max_pool_keeps_phase():
+    # the parts of the largest-modulus element, not the largest parts
+    z = Cplx(torch.tensor([[[3.0, 0.0, -1.0, 2.5]]]), torch.tensor([[[0.0, -4.0, 2.0, 2.5]]]))
+    out = cplx.max_pool1d(z, 2)
+    torch.testing.assert_close(out.real, torch.tensor([[[0.0, 2.5]]]))
+    torch.testing.assert_close(out.imag, torch.tensor([[[-4.0, 2.5]]]))
+
+
+# bad input
+def cplx_randn(*shape):
+    return cplx.randn(*shape)
+
+
+@pytest.mark.parametrize(
+    "call, error, name",
+    [
+        (lambda: cplx.linear(torch.randn(2, 3), cplx_randn(4, 3)), TypeError, "`input`"),
+        (lambda: cplx.linear(cplx_randn(2, 3), [[1.0]]), TypeError, "`weight`"),
+        (lambda: cplx.linear(cplx_randn(2, 3), torch.randn(4, 3, dtype=torch.complex64)), TypeError, "`weight`"),
+        (lambda: cplx.linear(cplx_randn(2, 3), cplx_randn(4, 3), 1.0), TypeError, "`bias`"),
+        (lambda: cplx.linear(cplx_randn(2, 3), cplx_randn(4, 3), strategy="4m"), ValueError, "`strategy`"),
+        (lambda: cplx.bilinear(cplx_randn(2, 3), "x", cplx_randn(1, 3, 2)), TypeError, "`input2`"),
+        (lambda: cplx.bilinear(1, cplx_randn(2, 2), cplx_randn(1, 3, 2)), TypeError, "`input1`"),
+        (lambda: cplx.bilinear(cplx_randn(2, 3), cplx_randn(2, 2), cplx_randn(3, 2)), ValueError, "`weight`"),
+        (lambda: cplx.einsum(1, cplx_randn(2)), TypeError, "`equation`"),
+        (lambda: cplx.einsum("i,i->", cplx_randn(2), [1.0, 2.0]), TypeError, "`tensors[1]`"),
+        (lambda: cplx.conv2d(torch.randn(1, 1, 4, 4), cplx_randn(1, 1, 2, 2)), TypeError, "`input`"),
+        (lambda: cplx.conv2d(cplx_randn(1, 1, 4, 4), None), TypeError, "`weight`"),
+        (lambda: cplx.conv2d(cplx_randn(1, 1, 4, 4), cplx_randn(1, 1, 2, 2), "b"), TypeError, "`bias`"),
+        (lambda: cplx.conv2d(cplx_randn(1, 1, 4, 4), cplx_randn(1, 1, 2, 2), padding_mode="mirror"), ValueError, "`padding_mode`"),
+        (lambda: cplx.conv2d(cplx_randn(1, 1, 4, 4), cplx_randn(1, 1, 2, 2), padding="full"), ValueError, "`padding`"),
+        (lambda: cplx.conv2d(cplx_randn(1, 1, 4, 4), cplx_randn(1, 1, 2, 2), stride=2, padding="same", padding_mode="reflect"), ValueError, "`padding`"),
+        (lambda: cplx.conv2d(cplx_randn(4, 4), cplx_randn(1, 1, 2, 2)), ValueError, "`input`"),
+        (lambda: cplx.conv1d(cplx_randn(1, 1, 4), cplx_randn(1, 1, 2), strategy="fast"), ValueError, "`strategy`"),
+        (lambda: cplx.conv_transpose2d(torch.randn(1, 1, 4, 4), cplx_randn(1, 1, 2, 2)), TypeError, "`input`"),
+        (lambda: cplx.conv_transpose3d(cplx_randn(1, 4, 4), cplx_randn(1, 1, 2, 2, 2)), ValueError, "`input`"),
+        (lambda: cplx.max_pool2d(torch.randn(1, 1, 4, 4), 2), TypeError, "`input`"),
+    ],
+)
+def test_bad_input(call, error, name):
+    with pytest.raises(error, match=name.replace("[", r"\[").replace("]", r"\]")):
+        call()
