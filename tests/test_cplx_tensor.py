@@ -731,6 +731,7 @@ def test_compile_fullgraph_matches_eager():
     def f(z, w, x):
         # ``@`` is left out: dynamo does not trace a user-defined __matmul__.
         out = (z * w.conj + x) / (abs(w) + 1.0) - x * z
+        out = cplx.from_complex(cplx.to_complex(out).tanh())
         return cplx.cat([out, (2 - x) * z]).t().conj, out.angle
 
     torch._dynamo.reset()

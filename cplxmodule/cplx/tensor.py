@@ -83,6 +83,17 @@ class Cplx:
     ValueError
         If ``real`` and ``imag`` differ in shape, dtype or device.
 
+    Notes
+    -----
+    The operators ``+ - * / @`` accept a :class:`Cplx`, a real or native
+    complex tensor, or a Python number on either side, and return a
+    :class:`Cplx`; anything else raises ``TypeError``. A real tensor on the
+    left reaches :class:`Cplx` through :meth:`__torch_function__`, which is
+    also how :func:`torch.compile` traces mixed arithmetic without a graph
+    break. Under :func:`torch.compile`, ``@`` is not traced (dynamo does not
+    trace a user-defined ``__matmul__``): use :func:`cplxmodule.cplx.linear`
+    or :func:`cplxmodule.cplx.einsum` in compiled code.
+
     Examples
     --------
     >>> z = Cplx(torch.tensor([1.0, 0.0]), torch.tensor([0.0, 1.0]))
@@ -754,7 +765,8 @@ def to_complex(input):
         Of dtype complex64 or complex128. If the parts are the two halves of
         one interleaved buffer (as after :func:`from_complex`, or
         :func:`from_interleaved_real` with ``copy=False``), the result views
-        that buffer and shares its memory; otherwise the values are copied.
+        that buffer and shares its memory; otherwise (and always under
+        :func:`torch.compile`) the values are copied.
 
     Raises
     ------
@@ -768,9 +780,12 @@ def to_complex(input):
     True
     """
     input = _checked_cplx(input)
-    buffer = _interleaved_buffer(input.real, input.imag)
-    if buffer is not None:
-        return torch.view_as_complex(buffer)
+    # Storage addresses cannot be traced by torch.compile, which plans the
+    # memory of its graphs anyway: there the values are always copied.
+    if not torch.compiler.is_compiling():
+        buffer = _interleaved_buffer(input.real, input.imag)
+        if buffer is not None:
+            return torch.view_as_complex(buffer)
     return torch.complex(input.real, input.imag)
 
 
