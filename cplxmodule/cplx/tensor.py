@@ -59,6 +59,16 @@ def _broadcast_like(part, other):
     return torch.broadcast_to(part, other.shape).to(other.dtype, copy=True)
 
 
+def _map_parts(z, f, *args, **kwargs):
+    """``Cplx(f(z.real, ...), f(z.imag, ...))``.
+
+    :meth:`Cplx.apply` is public and may be overridden (a
+    :class:`~cplxmodule.nn.CplxParameter` is also a module, whose ``apply``
+    is :meth:`torch.nn.Module.apply`), so the methods here use this instead.
+    """
+    return Cplx(f(z.real, *args, **kwargs), f(z.imag, *args, **kwargs))
+
+
 class Cplx:
     r"""A complex-valued tensor stored as a pair of real tensors.
 
@@ -314,7 +324,7 @@ class Cplx:
 
     def apply(self, f, *args, **kwargs):
         """Apply the real function ``f`` to each part separately."""
-        return Cplx(f(self._real, *args, **kwargs), f(self._imag, *args, **kwargs))
+        return _map_parts(self, f, *args, **kwargs)
 
     # moves
     def to(self, *args, **kwargs):
@@ -326,27 +336,27 @@ class Cplx:
         args = tuple(_to_argument(a) for a in args)
         if "dtype" in kwargs:
             kwargs["dtype"] = _real_dtype(kwargs["dtype"])
-        return self.apply(torch.Tensor.to, *args, **kwargs)
+        return _map_parts(self, torch.Tensor.to, *args, **kwargs)
 
     def cuda(self, device=None, non_blocking=False):
         """Move both parts to a CUDA device."""
-        return self.apply(torch.Tensor.cuda, device, non_blocking=non_blocking)
+        return _map_parts(self, torch.Tensor.cuda, device, non_blocking=non_blocking)
 
     def cpu(self):
         """Move both parts to the CPU."""
-        return self.apply(torch.Tensor.cpu)
+        return _map_parts(self, torch.Tensor.cpu)
 
     def detach(self):
         """A :class:`Cplx` sharing storage, cut from the autograd graph."""
-        return self.apply(torch.Tensor.detach)
+        return _map_parts(self, torch.Tensor.detach)
 
     def clone(self):
         """A copy of both parts (differentiable)."""
-        return self.apply(torch.Tensor.clone)
+        return _map_parts(self, torch.Tensor.clone)
 
     def contiguous(self):
         """Both parts made contiguous."""
-        return self.apply(torch.Tensor.contiguous)
+        return _map_parts(self, torch.Tensor.contiguous)
 
     def requires_grad_(self, requires_grad=True):
         """Set ``requires_grad`` on both parts in place; returns ``self``."""
@@ -377,7 +387,7 @@ class Cplx:
     # shape
     def view(self, *shape):
         """A view with another shape, as :meth:`torch.Tensor.view`."""
-        return self.apply(torch.Tensor.view, *shape)
+        return _map_parts(self, torch.Tensor.view, *shape)
 
     def view_as(self, other):
         """A view with the shape of ``other``."""
@@ -385,19 +395,19 @@ class Cplx:
 
     def reshape(self, *shape):
         """Reshape both parts, as :meth:`torch.Tensor.reshape`."""
-        return self.apply(torch.Tensor.reshape, *shape)
+        return _map_parts(self, torch.Tensor.reshape, *shape)
 
     def flatten(self, start_dim=0, end_dim=-1):
         """Flatten dimensions ``start_dim..end_dim``."""
-        return self.apply(torch.flatten, start_dim, end_dim)
+        return _map_parts(self, torch.flatten, start_dim, end_dim)
 
     def permute(self, *dims):
         """Permute the dimensions, as :meth:`torch.Tensor.permute`."""
-        return self.apply(torch.Tensor.permute, *dims)
+        return _map_parts(self, torch.Tensor.permute, *dims)
 
     def transpose(self, dim0, dim1):
         """Swap dimensions ``dim0`` and ``dim1``."""
-        return self.apply(torch.transpose, dim0, dim1)
+        return _map_parts(self, torch.transpose, dim0, dim1)
 
     def squeeze(self, dim=None):
         """Remove dimensions of size one (all, or just ``dim``)."""
@@ -405,11 +415,11 @@ class Cplx:
 
     def unsqueeze(self, dim):
         """Insert a dimension of size one at ``dim``."""
-        return self.apply(torch.unsqueeze, dim)
+        return _map_parts(self, torch.unsqueeze, dim)
 
     def t(self):
         """The transpose of a tensor of at most two dimensions."""
-        return self.apply(torch.t)
+        return _map_parts(self, torch.t)
 
     def h(self):
         """The Hermitian (conjugate) transpose of a tensor of at most two dimensions."""
@@ -938,24 +948,24 @@ def unbind(input, dim=0):
 
 def take(input, index):
     """Elements at ``index`` of the flattened tensor, as :func:`torch.take`."""
-    return input.apply(torch.take, index)
+    return _map_parts(input, torch.take, index)
 
 
 def narrow(input, dim, start, length):
     """A narrowed view, as :func:`torch.narrow`."""
-    return input.apply(torch.narrow, dim, start, length)
+    return _map_parts(input, torch.narrow, dim, start, length)
 
 
 def squeeze(input, dim=None):
     """Remove dimensions of size one, as :func:`torch.squeeze`."""
     if dim is None:
-        return input.apply(torch.squeeze)
-    return input.apply(torch.squeeze, dim)
+        return _map_parts(input, torch.squeeze)
+    return _map_parts(input, torch.squeeze, dim)
 
 
 def unsqueeze(input, dim):
     """Insert a dimension of size one, as :func:`torch.unsqueeze`."""
-    return input.apply(torch.unsqueeze, dim)
+    return _map_parts(input, torch.unsqueeze, dim)
 
 
 def _flatten_with_keys(z):

@@ -1,8 +1,5 @@
 """Complex parameters: a pair of real :class:`torch.nn.Parameter`."""
 
-import functools
-import inspect
-
 import torch
 
 from ...cplx import Cplx
@@ -141,6 +138,12 @@ class CplxParameter(torch.nn.Module, Cplx):
     apply = torch.nn.Module.apply
     requires_grad_ = torch.nn.Module.requires_grad_
 
+    # The value's moves, as ``Parameter.to`` returns a moved tensor and leaves
+    # the parameter alone; the owning layer's ``.to()`` moves the parameter.
+    to = Cplx.to
+    cpu = Cplx.cpu
+    cuda = Cplx.cuda
+
     def __bool__(self):
         # A module is always truthy; ``Cplx.__len__`` would otherwise decide.
         return True
@@ -234,31 +237,6 @@ def _load_complex_children(module, state_dict, prefix, strict, missing_keys, err
         if strict:
             missing_keys.extend(key for key in current if key not in state_dict)
         state_dict.update(current)
-
-
-def _on_value(method):
-    """Run the :class:`Cplx` method ``method`` on a plain view of the parameters.
-
-    :class:`Cplx` methods build their results with ``self.apply``, which on a
-    module is :meth:`torch.nn.Module.apply`; a plain :class:`Cplx` sharing the
-    parameter tensors gives them the value they expect.
-    """
-
-    @functools.wraps(method)
-    def on_value(self, *args, **kwargs):
-        return method(Cplx(self.real, self.imag), *args, **kwargs)
-
-    return on_value
-
-
-for _name, _method in vars(Cplx).items():
-    if (
-        inspect.isfunction(_method)
-        and not _name.startswith("_")
-        and _name not in vars(CplxParameter)
-    ):
-        setattr(CplxParameter, _name, _on_value(_method))
-del _name, _method
 
 
 def _factory_kwargs(device, dtype):
