@@ -20,6 +20,8 @@ __all__ = [
     "tanh",
     "modrelu",
     "phaseshift",
+    "zrelu",
+    "cardioid",
 ]
 
 
@@ -152,8 +154,8 @@ def modrelu(input, threshold=0.5):
 
     References
     ----------
-    .. [1] M. Arjovsky, A. Shah, Y. Bengio, "Unitary evolution recurrent
-       neural networks", ICML 2016.
+    M. Arjovsky, A. Shah, Y. Bengio, "Unitary evolution recurrent neural
+    networks", ICML 2016.
 
     Examples
     --------
@@ -181,3 +183,28 @@ def phaseshift(input, phi):
     _parts(input)
     phi = torch.as_tensor(phi, dtype=input.dtype, device=input.device)
     return input * Cplx(torch.cos(phi), torch.sin(phi))
+
+
+def zrelu(input):
+    r"""zReLU: :math:`z` where :math:`0 \le \arg z \le \pi/2`, zero elsewhere.
+
+    That is, :math:`z` is kept in the closed first quadrant
+    (:math:`\Re z \ge 0` and :math:`\Im z \ge 0`); see Guberman, "On
+    complex valued convolutional neural networks", 2016.
+    """
+    re, im = _parts(input)
+    keep = (re >= 0) & (im >= 0)
+    return Cplx(re * keep, im * keep)
+
+
+def cardioid(input):
+    r"""The complex cardioid :math:`z \, (1 + \cos \arg z) / 2`.
+
+    The scale is one on the positive real axis and vanishes on the negative
+    one, so on real inputs it is the ReLU; see Virtue, Yu, Lustig, "Better
+    than real: complex-valued neural nets for MRI fingerprinting", ICIP 2017.
+    """
+    re, _ = _parts(input)
+    # cos(arg z) = Re z / |z|; the clamp keeps z = 0 (output 0) finite.
+    modulus = torch.clamp(abs(input), min=torch.finfo(input.dtype).tiny)
+    return input * (0.5 * (1 + re / modulus))

@@ -3,7 +3,6 @@
 import torch
 
 from ... import cplx
-from ...cplx import Cplx
 from .base import BaseCplxToReal, CplxToCplx, _check_cplx
 from .parameter import _factory_kwargs
 
@@ -31,8 +30,8 @@ class CplxModReLU(CplxToCplx):
 
     References
     ----------
-    .. [1] M. Arjovsky, A. Shah, Y. Bengio, "Unitary evolution recurrent
-       neural networks", ICML 2016.
+    M. Arjovsky, A. Shah, Y. Bengio, "Unitary evolution recurrent neural
+    networks", ICML 2016.
     """
 
     def __init__(self, threshold=0.5):
@@ -90,14 +89,11 @@ class CplxZReLU(CplxToCplx):
 
     References
     ----------
-    .. [1] N. Guberman, "On complex valued convolutional neural networks",
-       2016.
+    N. Guberman, "On complex valued convolutional neural networks", 2016.
     """
 
     def forward(self, input):
-        _check_cplx(self, input)
-        keep = (input.real >= 0) & (input.imag >= 0)
-        return Cplx(input.real * keep, input.imag * keep)
+        return cplx.zrelu(_check_cplx(self, input))
 
 
 class CplxCardioid(CplxToCplx):
@@ -108,15 +104,12 @@ class CplxCardioid(CplxToCplx):
 
     References
     ----------
-    .. [1] P. Virtue, S. X. Yu, M. Lustig, "Better than real: complex-valued
-       neural nets for MRI fingerprinting", ICIP 2017.
+    P. Virtue, S. X. Yu, M. Lustig, "Better than real: complex-valued neural
+    nets for MRI fingerprinting", ICIP 2017.
     """
 
     def forward(self, input):
-        _check_cplx(self, input)
-        # cos(arg z) = Re z / |z|; the clamp keeps z = 0 (output 0) finite.
-        modulus = torch.clamp(abs(input), min=torch.finfo(input.dtype).tiny)
-        return input * (0.5 * (1 + input.real / modulus))
+        return cplx.cardioid(_check_cplx(self, input))
 
 
 class CplxModulus(BaseCplxToReal):
