@@ -14,6 +14,8 @@ DTYPES = [torch.complex64, torch.complex128]
 ALL_STRATEGIES = [None, *STRATEGIES]
 PADDING_MODES = ["zeros", "reflect", "replicate", "circular"]
 TOL = {torch.complex64: dict(rtol=1e-4, atol=1e-4), torch.complex128: dict(rtol=1e-9, atol=1e-9)}
+# torch's own warning about its zero-padded copy for even kernels with "same"
+pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel")
 HYPOTHESIS = settings(max_examples=12, deadline=None, derandomize=True)
 
 
@@ -256,7 +258,6 @@ def test_conv(n, strategy, dtype):
     check()
 
 
-@pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel")
 @pytest.mark.parametrize("padding", ["same", "valid", 1, "tuple"])
 @pytest.mark.parametrize("padding_mode", PADDING_MODES)
 @pytest.mark.parametrize("n", [1, 2, 3])
@@ -405,3 +406,35 @@ def cplx_randn(*shape):
 def test_bad_input(call, error, name):
     with pytest.raises(error, match=name.replace("[", r"\[").replace("]", r"\]")):
         call()
+
+
+@pytest.mark.parametrize("strategy", ALL_STRATEGIES)
+def test_gradcheck_second_order(strategy):
+    # numerical derivatives, first and second order, through the in-place sums
+    def as_parts(f):
+        def g(xr, xi, wr, wi, br, bi):
+            out = f(Cplx(xr, xi), Cplx(wr, wi), Cplx(br, bi))
+            return out.real, out.imag
+        return g
+
+    parts = [torch.randn(*s, dtype=torch.float64, requires_grad=True)
+             for s in [(2, 3), (2, 3), (4, 3), (4, 3), (4,), (4,)]]
+    linear = as_parts(lambda x, w, b: cplx.linear(x, w, b, strategy=strategy))
+    torch.autograd.gradcheck(linear, parts)
+    torch.autograd.gradgradcheck(linear, parts)
+
+    parts = [torch.randn(*s, dtype=torch.float64, requires_grad=True)
+             for s in [(1, 2, 4), (1, 2, 4), (2, 1, 2), (2, 1, 2), (2,), (2,)]]
+    conv = as_parts(lambda x, w, b: cplx.conv1d(x, w, b, padding=1, groups=2, strategy=strategy))
+    torch.autograd.gradcheck(conv, parts)
+    torch.autograd.gradgradcheck(conv, parts)
+
+
+@pytest.mark.parametrize("strategy", ALL_STRATEGIES)
+def test_large_rows_use_every_path(strategy):
+    # enough rows for the default to switch to 3M
+    compare(
+        lambda x, w, b: cplx.linear(x, w, b, strategy=strategy), F.linear,
+        native((70, 5), torch.complex128), native((3, 5), torch.complex128),
+        native((3,), torch.complex128),
+    )

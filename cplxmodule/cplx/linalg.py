@@ -91,8 +91,20 @@ def _product(op, input, weight, bias, strategy, layout):
 # products are fresh tensors that no backward formula reads, so the final
 # sums are done in place.
 def _naive(op, x, w, br, bi, layout):
-    real = op(x.real, w.real, br).sub_(op(x.imag, w.imag, None))
-    imag = op(x.real, w.imag, bi).add_(op(x.imag, w.real, None))
+    # the two parts of the input share one call per weight part, so each
+    # weight part is read once (as in a complex product)
+    if layout.channel_dim > 0:
+        both = torch.cat([x.real, x.imag])
+        (rr, ir), (ri, ii) = op(both, w.real, None).chunk(2), op(both, w.imag, None).chunk(2)
+    else:
+        both = torch.stack([x.real, x.imag])
+        (rr, ir), (ri, ii) = op(both, w.real, None).unbind(), op(both, w.imag, None).unbind()
+    real, imag = rr - ii, ri + ir
+    if br is not None:
+        shape = (-1,) + (1,) * (real.dim() - layout.channel_dim - 1)
+        real = real.add_(br.view(shape))
+        if bi is not None:
+            imag = imag.add_(bi.view(shape))
     return real, imag
 
 
@@ -175,13 +187,20 @@ def _check_strategy(strategy):
     return strategy
 
 
-# default strategies, chosen from benchmarks/test_bench_products.py
-def _default_linear_strategy(input, weight):
-    return "naive"
+# The default strategy, from benchmarks/test_bench_products.py (see the Notes
+# of `linear` and `conv2d`): Gauss's three products save a quarter of the
+# arithmetic once it dominates; with few rows (a small batch of vectors) the
+# product is bound by reading the weight, which "naive" reads once per part.
+_FEW_ROWS = 32
+_GAUSS_DTYPES = (torch.float32, torch.float64)
 
 
-def _default_conv_strategy(input, weight):
-    return "naive"
+def _default_strategy(input, layout):
+    if input.dtype not in _GAUSS_DTYPES:
+        # the sums of 3M lose too much in half precision
+        return "naive"
+    rows = input.numel() // max(input.shape[layout.channel_dim], 1)
+    return "naive" if rows <= _FEW_ROWS else "3m"
 
 
 # linear maps
@@ -223,8 +242,9 @@ def linear(input, weight, bias=None, *, strategy=None):
     input = _check_input(input)
     weight = _check_operand(weight, "weight")
     bias = _check_operand(bias, "bias", optional=True)
-    strategy = _check_strategy(strategy) or _default_linear_strategy(input, weight)
+    _check_strategy(strategy)
     layout = _Layout(channel_dim=max(input.dim() - 1, 0), weight_out=0, weight_in=1)
+    strategy = strategy or _default_strategy(input, layout)
     return _product(F.linear, input, weight, bias, strategy, layout)
 
 
@@ -324,16 +344,16 @@ def einsum(equation, *tensors):
         raise TypeError(f"`equation` must be a str, got {_describe(equation)}")
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
-    operands = []
     for i, z in enumerate(tensors):
-        if isinstance(z, Cplx):
-            operands.append(to_complex(z))
-        elif isinstance(z, torch.Tensor):
-            operands.append(z)
-        else:
+        if not isinstance(z, (Cplx, torch.Tensor)):
             raise TypeError(
                 f"`tensors[{i}]` must be a Cplx or a torch.Tensor, got {_describe(z)}"
             )
+    operands = [to_complex(z) if isinstance(z, Cplx) else z for z in tensors]
+    # torch.einsum does not promote, so real operands join the complex dtype
+    dtypes = [z.dtype for z in operands if z.is_complex()]
+    if dtypes:
+        operands = [z if z.is_complex() else z.to(dtypes[0]) for z in operands]
     output = torch.einsum(equation, *operands)
     return from_complex(output) if output.is_complex() else Cplx(output)
 
@@ -398,7 +418,7 @@ def _convnd(n, op, input, weight, bias, stride, padding, dilation, groups,
 
     channel_dim = input.dim() - n - 1
     layout = _Layout(channel_dim, weight_out=0, weight_in=1, groups=groups, grouped=0)
-    strategy = strategy or _default_conv_strategy(input, weight)
+    strategy = strategy or _default_strategy(input, layout)
     return _product(real_op, input, weight, bias, strategy, layout)
 
 
@@ -419,7 +439,7 @@ def _conv_transposend(n, op, input, weight, bias, stride, padding, output_paddin
 
     channel_dim = input.dim() - n - 1
     layout = _Layout(channel_dim, weight_out=1, weight_in=0, groups=groups, grouped=0)
-    strategy = strategy or _default_conv_strategy(input, weight)
+    strategy = strategy or _default_strategy(input, layout)
     return _product(real_op, input, weight, bias, strategy, layout)
 
 
