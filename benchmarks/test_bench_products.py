@@ -8,7 +8,9 @@ Every strategy of :mod:`cplxmodule.cplx.linalg` (and the default,
 ``strategy=None``) is timed in the same ``benchmark.group`` as torch's own
 ``F.linear`` / ``F.conv2d`` on ``torch.complex64`` tensors, for the forward
 pass and for forward + backward, at 1 and 2 threads. ``benchmarks/conftest.py``
-prints each time divided by the native time of its group.
+prints each time divided by the native time of its group. The variants of one
+group run one after another (``variant`` is the innermost parameter), so that
+they see the same load on a shared machine.
 """
 
 import pytest
@@ -71,9 +73,9 @@ def _operands(*shapes):
     return zs, [torch.complex(z.real, z.imag) for z in zs]
 
 
+@pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("backward", [False, True], ids=["fwd", "fwdbwd"])
 @pytest.mark.parametrize("size", LINEAR_SIZES, ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("variant", VARIANTS)
 def test_linear(benchmark, threads, variant, size, backward):
     batch, n_in, n_out = size
     zs, cs = _operands((batch, n_in), (n_out, n_in), (n_out,))
@@ -81,9 +83,9 @@ def test_linear(benchmark, threads, variant, size, backward):
     _run(benchmark, group, variant, F.linear, cplx.linear, cs, zs, backward)
 
 
+@pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("backward", [False, True], ids=["fwd", "fwdbwd"])
 @pytest.mark.parametrize("size", CONV2D_SIZES, ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("variant", VARIANTS)
 def test_conv2d(benchmark, threads, variant, size, backward):
     batch, n_in, hw, n_out, k = size
     zs, cs = _operands((batch, n_in, hw, hw), (n_out, n_in, k, k), (n_out,))

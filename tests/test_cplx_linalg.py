@@ -396,6 +396,7 @@ def cplx_randn(*shape):
         (lambda: cplx.conv2d(cplx_randn(1, 1, 4, 4), cplx_randn(1, 1, 2, 2), padding_mode="mirror"), ValueError, "`padding_mode`"),
         (lambda: cplx.conv2d(cplx_randn(1, 1, 4, 4), cplx_randn(1, 1, 2, 2), padding="full"), ValueError, "`padding`"),
         (lambda: cplx.conv2d(cplx_randn(1, 1, 4, 4), cplx_randn(1, 1, 2, 2), stride=2, padding="same", padding_mode="reflect"), ValueError, "`padding`"),
+        (lambda: cplx.conv1d(cplx_randn(1, 1, 4), cplx_randn(1, 1, 2), stride=(2,), padding="same"), ValueError, "`padding`"),
         (lambda: cplx.conv2d(cplx_randn(4, 4), cplx_randn(1, 1, 2, 2)), ValueError, "`input`"),
         (lambda: cplx.conv1d(cplx_randn(1, 1, 4), cplx_randn(1, 1, 2), strategy="fast"), ValueError, "`strategy`"),
         (lambda: cplx.conv_transpose2d(torch.randn(1, 1, 4, 4), cplx_randn(1, 1, 2, 2)), TypeError, "`input`"),
@@ -431,8 +432,8 @@ def test_gradcheck_second_order(strategy):
 
 
 @pytest.mark.parametrize("strategy", ALL_STRATEGIES)
-def test_large_rows_use_every_path(strategy):
-    # enough rows for the default to switch to 3M
+def test_linear_many_rows(strategy):
+    # enough rows for the default to pick 3M
     compare(
         lambda x, w, b: cplx.linear(x, w, b, strategy=strategy), F.linear,
         native((70, 5), torch.complex128), native((3, 5), torch.complex128),

@@ -6,7 +6,9 @@ lifted to complex operands by one shared mechanism, :func:`_product`, which
 offers several strategies:
 
 ``"naive"``
-    four real products, ``(xr wr - xi wi) + i (xr wi + xi wr)``;
+    four real products, ``(xr wr - xi wi) + i (xr wi + xi wr)``, in two
+    calls: the input's parts stacked along the batch against each part of
+    the weight, so that each weight part is read once;
 ``"cat"``
     one real product on concatenated blocks: the input ``[xr, xi]`` along
     its feature (channel) dimension against the block weight
@@ -19,8 +21,11 @@ offers several strategies:
     pack both operands into torch's native complex dtype, run one complex
     product and view the result's parts.
 
-``strategy=None`` picks the measured default, see :func:`linear` and
-:func:`conv2d` and ``benchmarks/test_bench_products.py``.
+Every strategy adds the bias once: each of its parts enters exactly one real
+product, where ``addmm`` and the convolution kernels add it for free.
+
+``strategy=None`` picks the measured default, see the Notes of :func:`linear`
+and ``benchmarks/test_bench_products.py``.
 """
 
 from typing import NamedTuple
@@ -49,12 +54,13 @@ STRATEGIES = ("naive", "cat", "3m", "native")
 
 
 class _Layout(NamedTuple):
-    """Where the features live, so that ``"cat"`` can build its blocks.
+    """Where the features live, for the strategies that rearrange operands.
 
     ``channel_dim`` is the feature dimension of the input and of the output
-    (non-negative); ``weight_out``/``weight_in`` index the weight's output
-    and input features; the weight dimension ``grouped`` holds ``groups``
-    consecutive blocks, one per group.
+    (non-negative; zero means the input has no batch dimension);
+    ``weight_out``/``weight_in`` index the weight's output and input
+    features; the weight dimension ``grouped`` holds ``groups`` consecutive
+    blocks, one per group.
     """
 
     channel_dim: int
@@ -371,7 +377,7 @@ def _ntuple(value, n, name):
     return value
 
 
-def _explicit_padding(padding, kernel_size, dilation, stride, n):
+def _explicit_padding(padding, kernel_size, dilation, n):
     """The per-side padding amounts for :func:`torch.nn.functional.pad`.
 
     Returns the pad list in :func:`torch.nn.functional.pad`'s order (last
@@ -380,8 +386,6 @@ def _explicit_padding(padding, kernel_size, dilation, stride, n):
     if padding == "valid":
         return [0] * (2 * n)
     if padding == "same":
-        if any(s != 1 for s in _ntuple(stride, n, "stride")):
-            raise ValueError("`padding`='same' is not supported for strided convolutions")
         pad = []
         for d, k in zip(reversed(_ntuple(dilation, n, "dilation")), reversed(kernel_size)):
             total = d * (k - 1)
@@ -402,6 +406,8 @@ def _convnd(n, op, input, weight, bias, stride, padding, dilation, groups,
         )
     if isinstance(padding, str) and padding not in ("same", "valid"):
         raise ValueError(f"`padding` must be an int, a tuple, 'same' or 'valid', got {padding!r}")
+    if padding == "same" and any(s != 1 for s in _ntuple(stride, n, "stride")):
+        raise ValueError(f"`padding`='same' needs stride 1, got stride={stride}")
     if input.dim() not in (n + 1, n + 2):
         raise ValueError(
             f"`input` must have {n + 1} (unbatched) or {n + 2} (batched) dimensions"
@@ -409,7 +415,7 @@ def _convnd(n, op, input, weight, bias, stride, padding, dilation, groups,
         )
 
     if padding_mode != "zeros":
-        pad = _explicit_padding(padding, weight.shape[2:], dilation, stride, n)
+        pad = _explicit_padding(padding, weight.shape[2:], dilation, n)
         input = input.apply(F.pad, pad, mode=padding_mode)
         padding = 0
 
