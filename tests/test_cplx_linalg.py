@@ -385,6 +385,12 @@ def cplx_randn(*shape):
         (lambda: cplx.linear(cplx_randn(2, 3), torch.randn(4, 3, dtype=torch.complex64)), TypeError, "`weight`"),
         (lambda: cplx.linear(cplx_randn(2, 3), cplx_randn(4, 3), 1.0), TypeError, "`bias`"),
         (lambda: cplx.linear(cplx_randn(2, 3), cplx_randn(4, 3), strategy="4m"), ValueError, "`strategy`"),
+        (lambda: cplx.linear(cplx_randn(2, 3), cplx_randn(4, 2)), ValueError, "`input`"),
+        (lambda: cplx.linear(cplx_randn(2, 3), cplx_randn(4, 3, 1)), ValueError, "`weight`"),
+        (lambda: cplx.linear(cplx_randn(2, 3), cplx_randn(4, 3), cplx_randn(3)), ValueError, "`bias`"),
+        (lambda: cplx.bilinear(cplx_randn(2, 3), cplx_randn(2, 2), cplx_randn(1, 3, 2), cplx_randn(2)), ValueError, "`bias`"),
+        (lambda: cplx.conv1d(cplx_randn(1, 2, 4), cplx_randn(3, 2, 2), cplx_randn(2)), ValueError, "`bias`"),
+        (lambda: cplx.conv_transpose1d(cplx_randn(1, 2, 4), cplx_randn(2, 3, 2), cplx_randn(2), groups=2), ValueError, "`bias`"),
         (lambda: cplx.bilinear(cplx_randn(2, 3), "x", cplx_randn(1, 3, 2)), TypeError, "`input2`"),
         (lambda: cplx.bilinear(1, cplx_randn(2, 2), cplx_randn(1, 3, 2)), TypeError, "`input1`"),
         (lambda: cplx.bilinear(cplx_randn(2, 3), cplx_randn(2, 2), cplx_randn(3, 2)), ValueError, "`weight`"),
@@ -405,6 +411,7 @@ def cplx_randn(*shape):
     ],
 )
 def test_bad_input(call, error, name):
+    # the error names the argument (checked before any computation)
     with pytest.raises(error, match=name.replace("[", r"\[").replace("]", r"\]")):
         call()
 
@@ -439,3 +446,16 @@ def test_linear_many_rows(strategy):
         native((70, 5), torch.complex128), native((3, 5), torch.complex128),
         native((3,), torch.complex128),
     )
+
+
+def test_docstring_examples():
+    import doctest
+
+    import cplxmodule.cplx.linalg as linalg
+
+    globs = {**vars(linalg), "cplx": cplx, "torch": torch}
+    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner()
+    for name in linalg.__all__:
+        for test in finder.find(getattr(linalg, name), name, globs=globs):
+            runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0
