@@ -93,12 +93,14 @@ def _product(op, input, weight, bias, strategy, layout):
     return Cplx(*impl(op, input, weight, bias_real, bias_imag, layout))
 
 
-# Each strategy returns the real and imaginary parts of the output. Their real
-# products are fresh tensors that no backward formula reads, so the final
-# sums are done in place.
+# Each strategy returns the real and imaginary parts of the output. Results of
+# real products are fresh tensors that no backward formula reads, so sums into
+# them are done in place (but not into the views that `chunk` or `unbind`
+# return: autograd forbids it).
 def _naive(op, x, w, br, bi, layout):
     # the two parts of the input share one call per weight part, so each
-    # weight part is read once (as in a complex product)
+    # weight part is read once (as in a complex product); with a batch
+    # dimension they are concatenated along it, otherwise stacked
     if layout.channel_dim > 0:
         both = torch.cat([x.real, x.imag])
         (rr, ir), (ri, ii) = op(both, w.real, None).chunk(2), op(both, w.imag, None).chunk(2)
