@@ -459,3 +459,25 @@ def test_docstring_examples():
         for test in finder.find(getattr(linalg, name), name, globs=globs):
             runner.run(test)
     assert runner.summarize(verbose=False).failed == 0
+
+
+@pytest.mark.parametrize("strategy", ALL_STRATEGIES)
+def test_traces_without_graph_breaks(strategy):
+    # dynamo traces the whole product (the inductor backend is too slow here)
+    x, w, b = cplx.randn(40, 5), cplx.randn(3, 5), cplx.randn(3)
+    image, kernel = cplx.randn(2, 4, 6, 6), cplx.randn(6, 2, 3, 3)
+
+    def f(x, w, b, image, kernel):
+        y = cplx.linear(x, w, b, strategy=strategy)
+        z = cplx.conv2d(image, kernel, None, 1, "same", 1, 2, "reflect", strategy=strategy)
+        return y, z
+
+    compiled = torch.compile(f, backend="eager", fullgraph=True)
+    y, z = compiled(x, w, b, image, kernel)
+    native_args = [cplx.to_complex(t) for t in (x, w, b, image, kernel)]
+    xc, wc, bc, imagec, kernelc = native_args
+    torch.testing.assert_close(cplx.to_complex(y), F.linear(xc, wc, bc), **TOL[torch.complex64])
+    padded = F.pad(imagec, (1, 1, 1, 1), mode="reflect")
+    torch.testing.assert_close(
+        cplx.to_complex(z), F.conv2d(padded, kernelc, groups=2), **TOL[torch.complex64]
+    )
