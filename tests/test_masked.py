@@ -447,6 +447,7 @@ def test_inference_cache_sees_every_in_place_change(make, x):
         parts(layer.weight)[0].copy_(torch.randn(3, 5))
         check()
     with torch.inference_mode():
+        assert layer.weight_masked is layer.weight_masked  # cached here too
         parts(layer.weight)[-1].mul_(3.0)
         check()
         check()

@@ -133,7 +133,7 @@ class BaseMasked(torch.nn.Module):
         RuntimeError
             If the layer has no mask.
         """
-        mask = self.mask
+        mask = self._buffers.get("mask")  # the hot path: skip Module.__getattr__
         if mask is None:
             raise RuntimeError(
                 f"`{type(self).__name__}` has no sparsity mask: set one with "
@@ -190,21 +190,20 @@ class BaseMasked(torch.nn.Module):
     def _cached_weight_masked(self, mask):
         weight = self.weight
         inputs = (weight.real, weight.imag, mask) if isinstance(weight, Cplx) else (weight, mask)
-        key = _version_key(inputs)
-        if key is None:
-            return weight * mask
         cache = self.__dict__.get(_CACHE)
         if cache is not None:
-            refs, cached_key, output, outputs = cache
-            if (
-                cached_key == key
-                and all(ref() is t for ref, t in zip(refs, inputs))
-                and outputs == _version_key(_parts(output))
+            refs, key, output = cache
+            if all(ref() is t for ref, t in zip(refs, inputs)) and key == _version_key(
+                inputs + _parts(output)
             ):
                 return output
-        output = weight * mask
-        refs = tuple(map(weakref.ref, inputs))
-        self.__dict__[_CACHE] = refs, key, output, _version_key(_parts(output))
+        # an ordinary tensor even under inference_mode, whose products have
+        # no version counter to tell whether the user wrote into them
+        with torch.inference_mode(False), torch.no_grad():
+            output = weight * mask
+        key = _version_key(inputs + _parts(output))
+        if key is not None:
+            self.__dict__[_CACHE] = tuple(map(weakref.ref, inputs)), key, output
         return output
 
     def _apply(self, fn, recurse=True):
@@ -254,7 +253,7 @@ def _version_key(tensors):
     tensors no storage: those are never cached.
     """
     try:
-        return tuple((t._version, t.data_ptr()) for t in tensors)
+        return [(t._version, t.data_ptr()) for t in tensors]
     except RuntimeError:
         return None
 
