@@ -438,13 +438,14 @@ def test_gradcheck_second_order(strategy):
     torch.autograd.gradgradcheck(conv, parts)
 
 
-@pytest.mark.parametrize("strategy", ALL_STRATEGIES)
-def test_linear_many_rows(strategy):
-    # enough rows for the default to pick 3M
+@pytest.mark.parametrize("shape", [(70, 5, 3), (1, 200, 100)], ids=["rows", "wide"])
+def test_linear_default_both_regimes(shape):
+    # many rows (3M) and a weight of over 16384 elements per row ("naive")
+    batch, n_in, n_out = shape
     compare(
-        lambda x, w, b: cplx.linear(x, w, b, strategy=strategy), F.linear,
-        native((70, 5), torch.complex128), native((3, 5), torch.complex128),
-        native((3,), torch.complex128),
+        lambda x, w, b: cplx.linear(x, w, b), F.linear,
+        native((batch, n_in), torch.complex128), native((n_out, n_in), torch.complex128),
+        native((n_out,), torch.complex128),
     )
 
 
