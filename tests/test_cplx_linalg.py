@@ -389,6 +389,8 @@ def cplx_randn(*shape):
         (lambda: cplx.linear(cplx_randn(2, 3), cplx_randn(4, 3, 1)), ValueError, "`weight`"),
         (lambda: cplx.linear(cplx_randn(2, 3), cplx_randn(4, 3), cplx_randn(3)), ValueError, "`bias`"),
         (lambda: cplx.bilinear(cplx_randn(2, 3), cplx_randn(2, 2), cplx_randn(1, 3, 2), cplx_randn(2)), ValueError, "`bias`"),
+        (lambda: cplx.bilinear(cplx_randn(2, 2), cplx_randn(2, 2), cplx_randn(1, 3, 2)), ValueError, "`input1`"),
+        (lambda: cplx.bilinear(cplx_randn(2, 3), cplx_randn(2, 3), cplx_randn(1, 3, 2)), ValueError, "`input2`"),
         (lambda: cplx.conv1d(cplx_randn(1, 2, 4), cplx_randn(3, 2, 2), cplx_randn(2)), ValueError, "`bias`"),
         (lambda: cplx.conv_transpose1d(cplx_randn(1, 2, 4), cplx_randn(2, 3, 2), cplx_randn(2), groups=2), ValueError, "`bias`"),
         (lambda: cplx.bilinear(cplx_randn(2, 3), "x", cplx_randn(1, 3, 2)), TypeError, "`input2`"),

@@ -50,6 +50,7 @@ __all__ = [
     "max_pool3d",
 ]
 
+#: The names ``strategy=`` accepts (besides ``None``), described above.
 STRATEGIES = ("naive", "cat", "3m", "native")
 
 
@@ -325,7 +326,8 @@ def bilinear(input1, input2, weight, bias=None, conjugate=True, *, strategy=None
         Conjugate ``input1``, which makes the map sesquilinear.
     strategy : {None, "naive", "cat", "3m", "native"}, optional
         Strategy of the contraction of ``input1`` with ``weight``
-        (see :func:`linear`); the contraction with ``input2`` is elementwise.
+        (see :func:`linear`); the result meets ``input2`` in a batched
+        matrix-vector product.
 
     Returns
     -------
@@ -338,7 +340,8 @@ def bilinear(input1, input2, weight, bias=None, conjugate=True, *, strategy=None
         If an input is not a :class:`Cplx`, or ``weight``/``bias`` is neither a
         :class:`Cplx` nor a real tensor.
     ValueError
-        If ``weight`` is not three-dimensional or ``strategy`` is unknown.
+        If ``weight`` is not three-dimensional, the inputs' last sizes or
+        ``bias`` do not fit it, or ``strategy`` is unknown.
 
     Examples
     --------
@@ -356,6 +359,12 @@ def bilinear(input1, input2, weight, bias=None, conjugate=True, *, strategy=None
             f" got {tuple(weight.shape)}"
         )
     out_features, in1_features, in2_features = weight.shape
+    for name, z, size in (("input1", input1, in1_features), ("input2", input2, in2_features)):
+        if z.dim() == 0 or z.shape[-1] != size:
+            raise ValueError(
+                f"`{name}` must have shape (..., {size}) for a weight of shape"
+                f" {tuple(weight.shape)}, got {tuple(z.shape)}"
+            )
     _check_bias(bias, out_features)
     if conjugate:
         input1 = input1.conj
