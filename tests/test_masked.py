@@ -540,3 +540,13 @@ def test_torch_compile_matches_eager():
         torch.testing.assert_close(compiled(x), model(x))
         model[2].mask.zero_()  # seen by both
         torch.testing.assert_close(compiled(x), model(x))
+
+
+def test_functional_call_uses_the_given_mask():
+    layer = LinearMasked(3, 2)
+    layer.mask = torch.ones(2, 3)
+    other = torch.tensor([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    x = torch.randn(4, 3)
+    out = torch.func.functional_call(layer, {"mask": other}, (x,))
+    torch.testing.assert_close(out, x @ (layer.weight * other).T + layer.bias)
+    assert torch.all(layer.mask == 1)

@@ -64,6 +64,7 @@ class CplxDataParallel(torch.nn.DataParallel):
     Examples
     --------
     >>> import cplxmodule.cplx as cplx
+    >>> from cplxmodule.nn import CplxLinear
     >>> model = CplxDataParallel(CplxLinear(4, 2))
     >>> model(cplx.randn(8, 4)).shape  # one replica per visible GPU
     torch.Size([8, 2])

@@ -66,6 +66,7 @@ class BaseMasked(torch.nn.Module):
 
     Examples
     --------
+    >>> from cplxmodule.nn.masked import LinearMasked
     >>> layer = LinearMasked(3, 2)
     >>> layer.mask = torch.tensor([1.0, 0.0, 1.0])  # broadcast to (2, 3)
     >>> layer.mask.shape
@@ -292,6 +293,7 @@ def named_masks(module, prefix=""):
 
     Examples
     --------
+    >>> from cplxmodule.nn.masked import LinearMasked
     >>> model = torch.nn.Sequential(LinearMasked(3, 2), torch.nn.ReLU())
     >>> [name for name, mask in named_masks(model)]
     ['0']

@@ -39,6 +39,7 @@ class CplxLinearMasked(CplxLinear, BaseMasked):
 
     Examples
     --------
+    >>> import torch
     >>> layer = CplxLinearMasked(4, 3)
     >>> layer.mask = torch.ones(3, 4).triu()
     >>> layer(cplx.randn(2, 4)).shape
