@@ -52,6 +52,12 @@ class BaseMasked(torch.nn.Module):
     (torch broadcast it already; on the source device replica 0 shares the
     original's tensors, as it does for every buffer).
 
+    Under :class:`~torch.nn.parallel.DistributedDataParallel`, set the masks
+    before wrapping: DDP decides at construction whether the model has
+    buffers to broadcast, and an unset mask (a ``None`` buffer) does not
+    count. Masks re-assigned later are found and broadcast from rank 0 at
+    every forward pass, as torch re-collects buffers each time.
+
     **Inference cache.** When autograd is off (``torch.no_grad()``,
     ``torch.inference_mode()``) and the code is not being compiled,
     ``weight_masked`` reuses the last product as long as the weight, the
@@ -59,8 +65,11 @@ class BaseMasked(torch.nn.Module):
     version counters and storage, so every in-place change made through
     torch (``mul_``, ``copy_``, indexing, ``load_state_dict``, an optimizer
     step) is seen by the next forward. Writes that bypass version counters
-    (``tensor.data.mul_()``, ``torch.distributed.broadcast`` into a tensor)
-    are not seen by it, as they are not seen by autograd; re-assign the mask
+    (``tensor.data.mul_()``, ``torch.distributed.broadcast`` into a tensor,
+    and DDP's buffer broadcast, which restores the version counters on
+    purpose) are not seen by it, as they are not seen by autograd; so after
+    a forward pass outside DDP with masks that differ between ranks, or
+    after such a write, re-assign the mask
     (``layer.mask = layer.mask``) after such a write. With autograd on,
     the product is always recomputed and the cache is dropped.
 
