@@ -67,10 +67,10 @@ class BaseMasked(torch.nn.Module):
     step) is seen by the next forward. Writes that bypass version counters
     (``tensor.data.mul_()``, ``torch.distributed.broadcast`` into a tensor,
     and DDP's buffer broadcast, which restores the version counters on
-    purpose) are not seen by it, as they are not seen by autograd; so after
-    a forward pass outside DDP with masks that differ between ranks, or
-    after such a write, re-assign the mask
-    (``layer.mask = layer.mask``) after such a write. With autograd on,
+    purpose) are not seen by it, as they are not seen by autograd. After
+    such a write, or after a forward pass outside DDP with masks that
+    differ between ranks, re-assign the mask (``layer.mask = layer.mask``),
+    which drops the cached product. With autograd on,
     the product is always recomputed and the cache is dropped.
 
     Examples
