@@ -28,3 +28,17 @@ autodoc_typehints = "none"
 exclude_patterns = ["_build"]
 html_theme = "alabaster"
 nitpicky = False
+
+# torch's own docstrings are written for torch's Sphinx set-up; our subclasses
+# document what they add.
+autodoc_inherit_docstrings = False
+
+
+def _skip_torch_members(app, what, name, obj, skip, options):
+    """Leave out methods that are torch's, re-bound in our classes."""
+    module = getattr(obj, "__module__", None) or ""
+    return True if module.startswith("torch") else None
+
+
+def setup(app):
+    app.connect("autodoc-skip-member", _skip_torch_members)
