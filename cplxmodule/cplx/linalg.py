@@ -264,14 +264,15 @@ def linear(input, weight, bias=None, *, strategy=None):
 
     Measured with ``benchmarks/test_bench_products.py`` on a shared 2-core
     AMD EPYC (torch 2.13, MKL): time of the default over ``F.linear`` on
-    complex64 tensors, best of at least five rounds, two runs (``a/b``);
-    forward, and forward + backward::
+    complex64 tensors, best of at least five rounds; forward, and
+    forward + backward::
 
         (batch, in, out)     1 thread: fwd  fwd+bwd   2 threads: fwd  fwd+bwd
-        (32, 64, 64)          2.73/3.84   1.49/1.50    6.59/4.54  1.73/1.61
-        (256, 512, 512)       0.82/0.84   0.79/0.86    1.01/1.11  0.93/1.00
-        (64, 1024, 1024)      1.18/1.03   1.18/0.94    1.37/1.28  1.12/1.02
-        (4096, 128, 128)      1.15/1.02   1.19/0.89    0.83/0.88  0.93/1.04
+        (32, 64, 64)              2.72     1.29            3.81     1.76
+        (256, 512, 512)           1.02     0.87            0.84     0.84
+        (64, 1024, 1024)          1.02     0.93            1.17     1.05
+        (4096, 128, 128)          0.96     0.92            0.85     0.94
+        (16, 1024, 1024)          1.16     0.96            1.59     0.78
 
     Between two runs the same code varies by up to 30% on this machine.
     Gauss's trick saves a quarter of the arithmetic once the products
@@ -279,7 +280,7 @@ def linear(input, weight, bias=None, *, strategy=None):
     rows and a large weight, e.g. 16 rows against a 1024 x 1024 weight, the
     product is bound by reading the weight, which ``"naive"`` does once per
     part (3M reads it twice, for its sum): there ``"naive"`` is 5-30%
-    faster than ``"3m"`` and within 0.85-1.4x of native. At the smallest
+    faster than ``"3m"``, and 0.8-1.6x native. At the smallest
     size (15 microseconds native) every strategy's handful of torch calls
     costs more in dispatch than torch's single complex kernel.
 
@@ -551,13 +552,13 @@ _CONV_DOC = r"""Complex {n}d convolution, as :func:`torch.nn.functional.conv{n}d
     The input is padded once, before the product, for every
     ``padding_mode`` other than ``"zeros"``. The default strategy is
     that of :func:`linear` (in practice ``"3m"``). Its time over
-    ``F.conv2d`` on complex64 tensors, two runs (``a/b``), measured as
-    described in :func:`linear`::
+    ``F.conv2d`` on complex64 tensors, measured as described in
+    :func:`linear`::
 
         (N, C_in, H=W, C_out, k)   1 thread: fwd  fwd+bwd   2 threads: fwd  fwd+bwd
-        (8, 16, 32, 32, 3)          0.70/0.72   0.77/0.80    0.67/0.65  0.74/0.76
-        (32, 32, 16, 64, 3)         0.80/0.71   0.68/0.87    0.82/0.88  0.89/0.78
-        (4, 64, 32, 64, 5)          0.95/0.96   0.95/0.97    0.95/0.98  0.99/0.94
+        (8, 16, 32, 32, 3)               0.83     0.74            0.71     0.70
+        (32, 32, 16, 64, 3)              0.75     0.86            0.80     0.75
+        (4, 64, 32, 64, 5)               0.96     0.97            0.91     0.91
 
     torch computes a complex convolution with three real ones as well, so
     the gain shrinks as the convolutions themselves dominate.
