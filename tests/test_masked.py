@@ -550,3 +550,35 @@ def test_functional_call_uses_the_given_mask():
     out = torch.func.functional_call(layer, {"mask": other}, (x,))
     torch.testing.assert_close(out, x @ (layer.weight * other).T + layer.bias)
     assert torch.all(layer.mask == 1)
+
+
+def test_failed_load_of_complex_layer_leaves_mask_unset():
+    layer = CplxLinearMasked(3, 2)
+    bad = {
+        "weight.real": torch.zeros(2, 4),
+        "weight.imag": torch.zeros(2, 4),
+        "bias.real": torch.zeros(2),
+        "bias.imag": torch.zeros(2),
+        "mask": torch.zeros(2, 3),
+    }
+    with pytest.raises(RuntimeError, match="size mismatch"):
+        layer.load_state_dict(bad)
+    assert layer.mask is None
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("cls", [LinearMasked, CplxLinearMasked])
+def test_assign_load_into_meta_layer_puts_mask_next_to_weight(cls, dtype):
+    source = cls(3, 2, dtype=dtype)
+    source.mask = torch.tensor([1.0, 0.0, 1.0])
+    target = cls(3, 2, device="meta")
+    target.load_state_dict(source.state_dict(), assign=True)
+    weight = target.weight.real if isinstance(target.weight, Cplx) else target.weight
+    assert target.mask.device == weight.device == torch.device("cpu")
+    assert target.mask.dtype == weight.dtype == dtype
+    assert torch.equal(target.mask, source.mask)
+    x = cplx.randn(4, 3, dtype=dtype) if cls is CplxLinearMasked else torch.randn(4, 3, dtype=dtype)
+    expected, output = source(x), target(x)
+    if isinstance(output, Cplx):
+        expected, output = native(expected), native(output)
+    torch.testing.assert_close(output, expected)

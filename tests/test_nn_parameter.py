@@ -285,3 +285,29 @@ def test_half_state_dict_in_plain_module():
     with pytest.raises(RuntimeError, match="needs both parts"):
         holder.load_state_dict({"w.real": torch.zeros(2)})
     assert torch.equal(holder.w.real, torch.ones(2))
+
+
+def test_native_complex_tensor_loads_as_both_parts():
+    # a checkpoint of torch's complex layers keeps the complex tensor whole
+    native_layer = torch.nn.Linear(3, 2, dtype=torch.cfloat)
+    layer = CplxLinear(3, 2)
+    layer.load_state_dict(native_layer.state_dict())
+    assert torch.equal(native(layer.weight), native_layer.weight.detach())
+    assert torch.equal(native(layer.bias), native_layer.bias.detach())
+
+
+def test_failed_assign_load_keeps_the_parameter_objects():
+    layer = CplxLinear(3, 2)
+    before = [layer.weight.real, layer.weight.imag, layer.bias.real, layer.bias.imag]
+    values = [t.detach().clone() for t in before]
+    bad = {
+        "weight.real": torch.zeros(2, 4),
+        "weight.imag": torch.zeros(2, 4),
+        "bias.real": torch.zeros(2),
+        "bias.imag": torch.zeros(2),
+    }
+    with pytest.raises(RuntimeError, match="size mismatch for weight.real"):
+        layer.load_state_dict(bad, assign=True)
+    after = [layer.weight.real, layer.weight.imag, layer.bias.real, layer.bias.imag]
+    assert all(a is b for a, b in zip(after, before))
+    assert all(torch.equal(a, v) for a, v in zip(after, values))

@@ -10,6 +10,8 @@ __all__ = ["BaseMasked", "is_sparse", "named_masks", "deploy_masks", "binarize_m
 
 # Instance attribute holding the inference-time product ``weight * mask``.
 _CACHE = "_weight_masked_cache"
+# Instance attribute holding a loaded mask until the whole layer is loaded.
+_LOADED_MASK = "_loaded_mask"
 
 
 class BaseMasked(torch.nn.Module):
@@ -87,6 +89,7 @@ class BaseMasked(torch.nn.Module):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.register_buffer("mask", None)
+        self.register_load_state_dict_post_hook(_register_loaded_mask)
 
     def __setattr__(self, name, value):
         # Users, ``replicate`` and old code all assign the mask by name:
@@ -225,6 +228,7 @@ class BaseMasked(torch.nn.Module):
     def _load_from_state_dict(
         self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
     ):
+        self.__dict__.pop(_LOADED_MASK, None)
         key = prefix + "mask"
         if key not in state_dict:
             # torch's loader reports a set mask as missing (strict) or keeps it
@@ -248,8 +252,17 @@ class BaseMasked(torch.nn.Module):
         if key in missing_keys:
             missing_keys.remove(key)
         if len(error_msgs) == n_errors:
-            # converted after the weights, which ``assign=True`` may have moved
-            self.mask_(mask)
+            # registered by ``_register_loaded_mask`` once the children are
+            # loaded too: a complex weight lives in a child, and with
+            # ``assign=True`` the loaded weight may bring another device or dtype
+            self.__dict__[_LOADED_MASK] = mask
+
+
+def _register_loaded_mask(layer, incompatible_keys):
+    """Register the mask that ``_load_from_state_dict`` accepted, next to the loaded weight."""
+    mask = layer.__dict__.pop(_LOADED_MASK, None)
+    if mask is not None:
+        layer.mask_(mask)
 
 
 def _parts(x):

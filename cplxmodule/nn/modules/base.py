@@ -25,9 +25,7 @@ class _CplxStateDict(torch.nn.Module):
         unexpected_keys,
         error_msgs,
     ):
-        _load_complex_children(
-            self, state_dict, prefix, strict, missing_keys, error_msgs
-        )
+        _load_complex_children(self, state_dict, prefix, error_msgs)
         super()._load_from_state_dict(
             state_dict,
             prefix,

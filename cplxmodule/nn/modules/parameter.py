@@ -3,6 +3,7 @@
 import torch
 
 from ...cplx import Cplx
+from ...cplx.tensor import _real_dtype
 
 __all__ = ["CplxParameter"]
 
@@ -205,42 +206,43 @@ class CplxParameter(torch.nn.Module, Cplx):
         return errors, []
 
 
-def _load_complex_children(module, state_dict, prefix, strict, missing_keys, error_msgs):
+def _load_complex_children(module, state_dict, prefix, error_msgs):
     """Prepare ``state_dict`` for loading the :class:`CplxParameter` children of ``module``.
 
     Called by a complex layer's ``_load_from_state_dict`` before anything in
-    it is loaded.  A real tensor under ``<prefix><name>`` is promoted to the
-    two parts ``<name>.real`` and ``<name>.imag`` (zero).  Then the parts of
-    every child are checked; if any is missing or misshapen, the errors are
-    reported and every entry of the layer is replaced by its current value,
-    so that the whole layer is left unchanged rather than half-loaded.
+    it is loaded.  A tensor under ``<prefix><name>`` instead of the two parts
+    is split into them: a native complex tensor into its real and imaginary
+    parts, a real one into itself and zeros.  Then the parts of every child
+    are checked; if any is missing or misshapen, the errors are reported and
+    every entry of the layer is taken out of ``state_dict`` (torch hands each
+    module its own copy, and the children's copies are cut from it), so that
+    the whole layer is left as it was, the very tensor objects included,
+    rather than half-loaded; torch then lists what was not loaded as missing.
     """
     children = {
         prefix + name: child
         for name, child in module._modules.items()
         if isinstance(child, CplxParameter)
     }
-    errors, missing = [], []
+    errors = []
     for key, child in children.items():
         whole = state_dict.get(key)
         parts = (key + ".real", key + ".imag")
         if isinstance(whole, torch.Tensor) and not any(p in state_dict for p in parts):
             del state_dict[key]
-            state_dict[parts[0]], state_dict[parts[1]] = whole, torch.zeros_like(whole)
-        child_errors, child_missing = child._part_errors(state_dict, key + ".")
-        errors += child_errors
-        missing += child_missing
+            whole = Cplx(whole)
+            state_dict[parts[0]], state_dict[parts[1]] = whole.real, whole.imag
+        errors += child._part_errors(state_dict, key + ".")[0]
 
     if errors:
         error_msgs.extend(errors)
-        current = module.state_dict(prefix=prefix)
-        if strict:
-            missing_keys.extend(key for key in current if key not in state_dict)
-        state_dict.update(current)
+        own = [*module._parameters, *module._buffers]
+        keys = [prefix + name for name in own]
+        keys += [f"{key}.{part}" for key in children for part in ("real", "imag")]
+        for key in keys:
+            state_dict.pop(key, None)
 
 
 def _factory_kwargs(device, dtype):
     """``device``/``dtype`` factory kwargs, a complex dtype naming its real parts."""
-    if dtype is not None and dtype.is_complex:
-        dtype = torch.empty((), dtype=dtype).real.dtype
-    return {"device": device, "dtype": dtype}
+    return {"device": device, "dtype": None if dtype is None else _real_dtype(dtype)}
