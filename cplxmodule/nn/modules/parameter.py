@@ -79,16 +79,20 @@ class CplxParameter(torch.nn.Module, Cplx):
     value semantics of :class:`Cplx` win for ``to``, ``cpu`` and ``cuda``,
     which return a new :class:`Cplx` and leave the parameter alone, as
     :meth:`torch.Tensor.to` does for a :class:`torch.nn.Parameter`.  Move the
-    owning layer to move the parameter.
+    owning layer to move the parameter.  The module's in-place casts
+    (``half``, ``float``, ``double``, ``type``) are not value methods of
+    :class:`Cplx`, so they keep their :class:`torch.nn.Module` meaning and
+    cast this parameter alone; cast the owning layer instead.
 
     Loading a state_dict that holds only one of the two parts is an error
     (under ``strict`` the other part is also reported missing), and then
     neither part is changed.  In a layer derived from :class:`CplxToCplx`,
-    :class:`BaseRealToCplx` or :class:`BaseCplxToReal`, a real tensor under
-    ``<name>`` instead of the two parts is promoted to complex with a zero
-    imaginary part, so a checkpoint of a real layer loads into its complex
-    twin; and if any complex parameter of the layer cannot be loaded, none
-    of the layer's state is changed.
+    :class:`BaseRealToCplx` or :class:`BaseCplxToReal`, a tensor under
+    ``<name>`` instead of the two parts is split into them: a real one is
+    promoted with a zero imaginary part, so a checkpoint of a real layer
+    loads into its complex twin, and a native complex one (a checkpoint of
+    torch's complex layers) gives both parts; if any complex parameter of
+    the layer cannot be loaded, none of the layer's state is changed.
 
     Examples
     --------
