@@ -301,6 +301,43 @@ def test_state_dict_round_trip_and_pickle():
     torch.testing.assert_close(clone(z).imag, bn(z).imag)
 
 
+def _without_num_batches_tracked(model, version):
+    source = copy.deepcopy(model)
+    source(cplx.randn(8, 3))
+    state = source.state_dict()
+    for key in [k for k in state if k.endswith("num_batches_tracked")]:
+        del state[key]
+    for meta in state._metadata.values():
+        if version is None:
+            meta.pop("version", None)
+        else:
+            meta["version"] = version
+    return source, state
+
+
+def test_old_checkpoint_without_num_batches_tracked_loads():
+    # before version 2 (as in torch's _NormBase) the count was not saved
+    model = torch.nn.Sequential(cnn.CplxBatchNorm1d(3))
+    assert model.state_dict()._metadata["0"]["version"] == 2
+    source, state = _without_num_batches_tracked(model, version=None)
+    model.load_state_dict(state)  # strict
+    assert model[0].num_batches_tracked.item() == 0
+    torch.testing.assert_close(model[0].running_var, source[0].running_var)
+    # a plain dict has no metadata at all
+    plain = cnn.CplxBatchNorm1d(3)
+    plain.load_state_dict({k[2:]: v for k, v in state.items()})
+    assert plain.num_batches_tracked.item() == 0
+
+
+def test_version_2_checkpoint_without_num_batches_tracked_is_missing_it():
+    model = torch.nn.Sequential(cnn.CplxBatchNorm1d(3))
+    _, state = _without_num_batches_tracked(model, version=2)
+    with pytest.raises(RuntimeError, match="0.num_batches_tracked"):
+        model.load_state_dict(state)
+    result = model.load_state_dict(state, strict=False)
+    assert result.missing_keys == ["0.num_batches_tracked"]
+
+
 def test_gradients_reach_input_and_affine():
     bn = cnn.CplxBatchNorm1d(3)
     z = cplx.randn(6, 3, 4).requires_grad_()

@@ -6,14 +6,9 @@ phase is snapped to an axis; a complex unit is either kept or dropped whole.
 
 import torch.nn.functional as F
 
-from .tensor import Cplx
+from .tensor import Cplx, _checked_cplx
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d"]
-
-
-def _check_input(input, where):
-    if not isinstance(input, Cplx):
-        raise TypeError(f"{where}: `input` must be a Cplx, got {type(input).__name__}")
 
 
 def _masked(input, p, training, inplace, mask_shape, where):
@@ -64,13 +59,13 @@ def dropout(input, p=0.5, training=True, inplace=False):
     >>> bool(((z.real == 0) == (z.imag == 0)).all())
     True
     """
-    _check_input(input, "dropout")
+    _checked_cplx(input, where="dropout")
     return _masked(input, p, training, inplace, input.shape, "dropout")
 
 
 def _channel_dropout(input, p, training, inplace, n_spatial):
     where = f"dropout{n_spatial}d"
-    _check_input(input, where)
+    _checked_cplx(input, where=where)
     if input.dim() not in (n_spatial + 1, n_spatial + 2):
         raise ValueError(
             f"{where}: `input` must have shape (N, C, *spatial) or (C, *spatial)"

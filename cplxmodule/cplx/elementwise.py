@@ -7,7 +7,7 @@ gradients agree with torch's functions on native complex tensors.
 
 import torch
 
-from .tensor import Cplx
+from .tensor import Cplx, _checked_cplx
 
 __all__ = [
     "exp",
@@ -26,8 +26,7 @@ __all__ = [
 
 
 def _parts(input):
-    if not isinstance(input, Cplx):
-        raise TypeError(f"`input` must be a Cplx, got {type(input).__name__}")
+    input = _checked_cplx(input)
     return input.real, input.imag
 
 

@@ -21,8 +21,13 @@ offers several strategies:
     pack both operands into torch's native complex dtype, run one complex
     product and view the result's parts.
 
-Every strategy adds the bias once: each of its parts enters exactly one real
-product, where ``addmm`` and the convolution kernels add it for free.
+Every strategy adds the bias once. ``"cat"``, ``"3m"`` and ``"native"``
+hand it to a product, where ``addmm`` and the convolution kernels add it for
+free: ``"3m"`` feeds each part into exactly one of its real products (the
+imaginary part into ``k2``, the negated real part into ``k3``), ``"cat"``
+and ``"native"`` feed the whole bias into their single product. ``"naive"``
+runs its products without bias and adds each part afterwards, in place,
+broadcast along the feature dimension.
 
 ``strategy=None`` picks the measured default, see the Notes of :func:`linear`
 and ``benchmarks/test_bench_products.py``.
@@ -33,7 +38,7 @@ from typing import NamedTuple
 import torch
 import torch.nn.functional as F
 
-from .tensor import Cplx, _describe, from_complex, to_complex
+from .tensor import Cplx, _checked_cplx, _describe, from_complex, to_complex
 
 __all__ = [
     "linear",
@@ -52,6 +57,9 @@ __all__ = [
 
 #: The names ``strategy=`` accepts (besides ``None``), described above.
 STRATEGIES = ("naive", "cat", "3m", "native")
+
+#: The names ``padding_mode=`` accepts, as :class:`torch.nn.Conv2d` does.
+PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
 class _Layout(NamedTuple):
@@ -76,9 +84,10 @@ def _product(op, input, weight, bias, strategy, layout):
     """The complex product ``op(input, weight)`` plus ``bias``, by ``strategy``.
 
     ``op(x, w, b)`` is a real bilinear operation with an optional real bias,
-    such as :func:`torch.nn.functional.linear`. Each part of ``bias`` enters
-    exactly one real product, where the op adds it for free (``addmm``, the
-    convolution kernels).
+    such as :func:`torch.nn.functional.linear`. A real ``weight`` and the
+    strategies ``"cat"``, ``"3m"`` and ``"native"`` pass ``bias`` to ``op``,
+    which adds it for free (``addmm``, the convolution kernels), each part
+    within exactly one product; ``"naive"`` adds it after its products.
     """
     if bias is None:
         bias_real = bias_imag = None
@@ -170,12 +179,6 @@ _STRATEGY_IMPL = {"naive": _naive, "cat": _cat, "3m": _gauss, "native": _native}
 
 
 # argument checks
-def _check_input(input, name="input"):
-    if not isinstance(input, Cplx):
-        raise TypeError(f"`{name}` must be a Cplx, got {_describe(input)}")
-    return input
-
-
 def _check_operand(value, name, optional=False):
     """A Cplx or a real tensor (or ``None`` if ``optional``)."""
     if value is None and optional:
@@ -290,7 +293,7 @@ def linear(input, weight, bias=None, *, strategy=None):
     >>> linear(x, w).shape
     torch.Size([8, 5])
     """
-    input = _check_input(input)
+    input = _checked_cplx(input)
     weight = _check_operand(weight, "weight")
     if weight.dim() != 2:
         raise ValueError(
@@ -350,8 +353,8 @@ def bilinear(input1, input2, weight, bias=None, conjugate=True, *, strategy=None
     >>> bilinear(x1, x2, w).shape
     torch.Size([8, 5])
     """
-    input1 = _check_input(input1, "input1")
-    input2 = _check_input(input2, "input2")
+    input1 = _checked_cplx(input1, "input1")
+    input2 = _checked_cplx(input2, "input2")
     weight = _check_operand(weight, "weight")
     bias = _check_operand(bias, "bias", optional=True)
     if weight.dim() != 3:
@@ -429,16 +432,38 @@ def einsum(equation, *tensors):
 
 
 # convolutions
-_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
-
-
 def _ntuple(value, n, name):
+    """``value`` as a tuple of ``n`` ints; the error names the argument ``name``."""
     if isinstance(value, int):
         return (value,) * n
     value = tuple(value)
-    if len(value) != n:
+    if len(value) != n or not all(isinstance(v, int) for v in value):
         raise ValueError(f"`{name}` must be an int or a tuple of {n} ints, got {value}")
     return value
+
+
+def _check_padding(padding, padding_mode, stride, n, where=None):
+    """Check ``padding_mode`` and a string ``padding`` of an ``n``-d convolution.
+
+    ``padding`` must be an int, a tuple (checked by the caller or the op),
+    ``"same"`` (only with stride 1) or ``"valid"``. ``where``, when given,
+    starts the messages (the layer's name).
+    """
+    prefix = f"{where}: " if where else ""
+    if padding_mode not in PADDING_MODES:
+        raise ValueError(
+            f"{prefix}`padding_mode` must be one of {PADDING_MODES}, got {padding_mode!r}"
+        )
+    if isinstance(padding, str):
+        if padding not in ("same", "valid"):
+            raise ValueError(
+                f"{prefix}`padding` must be an int, a tuple, 'same' or 'valid',"
+                f" got {padding!r}"
+            )
+        if padding == "same" and any(s != 1 for s in _ntuple(stride, n, "stride")):
+            raise ValueError(
+                f"{prefix}`padding`='same' needs `stride`=1, got `stride`={stride}"
+            )
 
 
 def _explicit_padding(padding, kernel_size, dilation, n):
@@ -460,18 +485,11 @@ def _explicit_padding(padding, kernel_size, dilation, n):
 
 def _convnd(n, op, input, weight, bias, stride, padding, dilation, groups,
             padding_mode, strategy):
-    input = _check_input(input)
+    input = _checked_cplx(input)
     weight = _check_operand(weight, "weight")
     bias = _check_bias(_check_operand(bias, "bias", optional=True), weight.shape[0])
     _check_strategy(strategy)
-    if padding_mode not in _PADDING_MODES:
-        raise ValueError(
-            f"`padding_mode` must be one of {_PADDING_MODES}, got {padding_mode!r}"
-        )
-    if isinstance(padding, str) and padding not in ("same", "valid"):
-        raise ValueError(f"`padding` must be an int, a tuple, 'same' or 'valid', got {padding!r}")
-    if padding == "same" and any(s != 1 for s in _ntuple(stride, n, "stride")):
-        raise ValueError(f"`padding`='same' needs stride 1, got stride={stride}")
+    _check_padding(padding, padding_mode, stride, n)
     if input.dim() not in (n + 1, n + 2):
         raise ValueError(
             f"`input` must have {n + 1} (unbatched) or {n + 2} (batched) dimensions"
@@ -494,7 +512,7 @@ def _convnd(n, op, input, weight, bias, stride, padding, dilation, groups,
 
 def _conv_transposend(n, op, input, weight, bias, stride, padding, output_padding,
                       groups, dilation, strategy):
-    input = _check_input(input)
+    input = _checked_cplx(input)
     weight = _check_operand(weight, "weight")
     bias = _check_operand(bias, "bias", optional=True)
     _check_bias(bias, weight.shape[1] * groups if weight.dim() > 1 else -1)
@@ -668,7 +686,7 @@ for _n, _f in ((1, conv_transpose1d), (2, conv_transpose2d), (3, conv_transpose3
 # pooling
 def _max_poolnd(n, op, input, kernel_size, stride, padding, dilation, ceil_mode,
                 return_indices):
-    input = _check_input(input)
+    input = _checked_cplx(input)
     with torch.no_grad():
         # |z|^2 orders like |z| and costs no square root
         modulus = input.real * input.real + input.imag * input.imag

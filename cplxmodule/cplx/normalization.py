@@ -10,15 +10,9 @@ preserve the complex structure under rotation.
 
 import torch
 
-from .tensor import Cplx
+from .tensor import Cplx, _checked_cplx
 
 __all__ = ["batch_norm", "layer_norm"]
-
-
-def _checked_input(input, name):
-    if not isinstance(input, Cplx):
-        raise TypeError(f"{name}: `input` must be a Cplx, got {type(input).__name__}")
-    return input
 
 
 def _covariance(xr, xi, dims):
@@ -163,7 +157,7 @@ def batch_norm(
     torch.Size([64, 3, 8])
     """
     where = "batch_norm"
-    input = _checked_input(input, where)
+    input = _checked_cplx(input, where=where)
     if input.dim() < 2:
         raise ValueError(
             f"{where}: `input` must have shape (N, C, *), got {tuple(input.shape)}"
@@ -257,7 +251,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     torch.Size([4, 10, 16])
     """
     where = "layer_norm"
-    input = _checked_input(input, where)
+    input = _checked_cplx(input, where=where)
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)

@@ -834,9 +834,16 @@ def _same_memory(real, imag):
     return real.untyped_storage().data_ptr() == imag.untyped_storage().data_ptr()
 
 
-def _checked_cplx(input):
+def _checked_cplx(input, name="input", where=None):
+    """Return ``input`` if it is a :class:`Cplx`, else raise a ``TypeError``.
+
+    The one check of the functional core: the message names the argument
+    ``name`` and, when given, starts with ``where`` (the function's name),
+    e.g. ``"dropout2d: `input` must be a Cplx, got ..."``.
+    """
     if not isinstance(input, Cplx):
-        raise TypeError(f"`input` must be a Cplx, got {_describe(input)}")
+        prefix = f"{where}: " if where else ""
+        raise TypeError(f"{prefix}`{name}` must be a Cplx, got {_describe(input)}")
     return input
 
 

@@ -20,7 +20,7 @@ import math
 
 import torch
 
-from ..cplx import Cplx
+from ..cplx.tensor import _checked_cplx
 
 __all__ = [
     "cplx_kaiming_normal_",
@@ -36,9 +36,7 @@ _KINDS = {"glorot": "glorot", "xavier": "glorot", "he": "he", "kaiming": "he"}
 
 
 def _checked(tensor, where):
-    if not isinstance(tensor, Cplx):
-        raise TypeError(f"{where}: `tensor` must be a Cplx, got {type(tensor).__name__}")
-    return tensor
+    return _checked_cplx(tensor, "tensor", where)
 
 
 def _fans(tensor, where):

@@ -3,7 +3,7 @@ r"""Complex batch normalisation: :math:`2 \times 2` whitening per channel."""
 import torch
 
 from ... import cplx
-from .base import CplxToCplx
+from .base import CplxToCplx, _check_cplx
 
 __all__ = ["CplxBatchNorm1d", "CplxBatchNorm2d", "CplxBatchNorm3d"]
 
@@ -26,6 +26,8 @@ class _CplxNormBase(CplxToCplx):
     """
 
     __constants__ = ["track_running_stats", "momentum", "eps", "num_features", "affine"]
+    # version 2 added ``num_batches_tracked``, as in torch's ``_NormBase``
+    _version = 2
 
     def __init__(
         self,
@@ -85,13 +87,42 @@ class _CplxNormBase(CplxToCplx):
                 _eye_(self.weight)
                 torch.nn.init.zeros_(self.bias)
 
+    def _load_from_state_dict(
+        self,
+        state_dict,
+        prefix,
+        local_metadata,
+        strict,
+        missing_keys,
+        unexpected_keys,
+        error_msgs,
+    ):
+        # Checkpoints before version 2 have no ``num_batches_tracked``: keep
+        # the module's count (0 unless it has run), as torch's _NormBase does.
+        version = local_metadata.get("version", None)
+        if (version is None or version < 2) and self.track_running_stats:
+            key = prefix + "num_batches_tracked"
+            if key not in state_dict:
+                tracked = self.num_batches_tracked
+                if tracked is None or tracked.device.type == "meta":
+                    tracked = torch.tensor(0, dtype=torch.long)
+                state_dict[key] = tracked
+        super()._load_from_state_dict(
+            state_dict,
+            prefix,
+            local_metadata,
+            strict,
+            missing_keys,
+            unexpected_keys,
+            error_msgs,
+        )
+
     def _check_input_dim(self, input):
         raise NotImplementedError
 
     def _check_input(self, input):
         name = type(self).__name__
-        if not isinstance(input, cplx.Cplx):
-            raise TypeError(f"{name}: `input` must be a Cplx, got {type(input).__name__}")
+        _check_cplx(self, input)
         self._check_input_dim(input)
         if input.shape[1] != self.num_features:
             raise ValueError(

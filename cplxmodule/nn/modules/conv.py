@@ -3,6 +3,7 @@
 import math
 
 from ... import cplx
+from ...cplx.linalg import _check_padding, _ntuple
 from .base import CplxToCplx, _check_cplx
 from .linear import _empty, _reset_weight_and_bias
 
@@ -14,18 +15,6 @@ __all__ = [
     "CplxConvTranspose2d",
     "CplxConvTranspose3d",
 ]
-
-_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
-
-
-def _ntuple(value, n, name):
-    if isinstance(value, int):
-        return (value,) * n
-    value = tuple(value)
-    if len(value) != n or not all(isinstance(v, int) for v in value):
-        raise ValueError(f"`{name}` must be an int or a tuple of {n} ints, got {value}")
-    return value
-
 
 class _CplxConvNd(CplxToCplx):
     """Dimension-generic base of the complex (transposed) convolutions.
@@ -66,22 +55,11 @@ class _CplxConvNd(CplxToCplx):
                 raise ValueError(
                     f"{name}: `{arg}`={channels} must be divisible by `groups`={groups}"
                 )
-        if padding_mode not in _PADDING_MODES:
-            raise ValueError(
-                f"{name}: `padding_mode` must be one of {_PADDING_MODES}, got {padding_mode!r}"
-            )
+        stride = _ntuple(stride, n, "stride")
+        _check_padding(padding, padding_mode, stride, n, where=name)
         if transposed and padding_mode != "zeros":
             raise ValueError(f'{name}: only "zeros" `padding_mode` is supported')
-        stride = _ntuple(stride, n, "stride")
-        if isinstance(padding, str):
-            if padding not in ("same", "valid"):
-                raise ValueError(
-                    f"{name}: `padding` must be an int, a tuple, 'same' or 'valid',"
-                    f" got {padding!r}"
-                )
-            if padding == "same" and any(s != 1 for s in stride):
-                raise ValueError(f"{name}: padding='same' needs `stride`=1, got {stride}")
-        else:
+        if not isinstance(padding, str):
             padding = _ntuple(padding, n, "padding")
 
         self.in_channels, self.out_channels = in_channels, out_channels

@@ -3,15 +3,14 @@
 import torch
 
 from ... import cplx
-from .base import CplxToCplx
+from .base import CplxToCplx, _check_cplx
 
 __all__ = ["CplxDropout", "CplxDropout1d", "CplxDropout2d", "CplxDropout3d"]
 
 
 def _check_input(module, input, n_spatial=None):
     name = type(module).__name__
-    if not isinstance(input, cplx.Cplx):
-        raise TypeError(f"{name}: `input` must be a Cplx, got {type(input).__name__}")
+    _check_cplx(module, input)
     if n_spatial is not None and input.dim() not in (n_spatial + 1, n_spatial + 2):
         raise ValueError(
             f"{name}: expected a {n_spatial + 2}D (N, C, *spatial) or "

@@ -5,7 +5,7 @@ import numbers
 import torch
 
 from ... import cplx
-from .base import CplxToCplx
+from .base import CplxToCplx, _check_cplx
 from .batchnorm import _eye_
 
 __all__ = ["CplxLayerNorm"]
@@ -97,8 +97,7 @@ class CplxLayerNorm(CplxToCplx):
 
     def forward(self, input):
         name = type(self).__name__
-        if not isinstance(input, cplx.Cplx):
-            raise TypeError(f"{name}: `input` must be a Cplx, got {type(input).__name__}")
+        _check_cplx(self, input)
         k = len(self.normalized_shape)
         if tuple(input.shape[input.dim() - k :]) != self.normalized_shape:
             raise ValueError(

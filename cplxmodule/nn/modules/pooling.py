@@ -2,7 +2,7 @@
 
 
 from ... import cplx
-from .base import CplxToCplx
+from .base import CplxToCplx, _check_cplx
 
 __all__ = ["CplxMaxPool1d", "CplxMaxPool2d", "CplxMaxPool3d"]
 
@@ -35,11 +35,7 @@ class _CplxMaxPoolNd(CplxToCplx):
         self.ceil_mode = ceil_mode
 
     def forward(self, input):
-        if not isinstance(input, cplx.Cplx):
-            raise TypeError(
-                f"{type(self).__name__}: `input` must be a Cplx,"
-                f" got {type(input).__name__}"
-            )
+        _check_cplx(self, input)
         return self._max_pool(
             input,
             self.kernel_size,
