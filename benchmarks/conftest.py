@@ -21,15 +21,15 @@ def pytest_terminal_summary(terminalreporter, config):
     session = getattr(config, "_benchmarksession", None)
     if session is None or not session.benchmarks:
         return
-    groups = _ratios(session.benchmarks)
+    groups = {g: stats for g, stats in _ratios(session.benchmarks).items() if NATIVE in stats}
+    if not groups:
+        return
     variants = sorted({v for g in groups.values() for v in g if v != NATIVE})
     write = terminalreporter.write_line
     for stat in ("min", "median"):
         terminalreporter.section(f"time / {NATIVE} time ({stat})")
         write(f"{'group':<34}{'native ms':>10}" + "".join(f"{v:>9}" for v in variants))
         for group, stats in groups.items():
-            if NATIVE not in stats:
-                continue
             base = getattr(stats[NATIVE], stat)
             cells = "".join(
                 f"{getattr(stats[v], stat) / base:>9.2f}" if v in stats else f"{'-':>9}"
