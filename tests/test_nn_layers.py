@@ -210,6 +210,35 @@ def test_default_init_variance():
     assert layer.weight.real.std().item() == pytest.approx(layer.weight.imag.std().item(), rel=0.03)
 
 
+@pytest.mark.parametrize(
+    "complex_layer, real_layer",
+    [
+        (lambda: cnn.CplxBilinear(40, 50, 30), lambda: torch.nn.Bilinear(40, 50, 30)),
+        (lambda: cnn.CplxConv2d(20, 30, 3), lambda: torch.nn.Conv2d(20, 30, 3)),
+        (lambda: cnn.CplxConvTranspose2d(20, 30, 3), lambda: torch.nn.ConvTranspose2d(20, 30, 3)),
+    ],
+    ids=["bilinear", "conv2d", "conv_transpose2d"],
+)
+def test_default_init_matches_torch_twin_variance(complex_layer, real_layer):
+    # the complex weight's E|W|^2 and bias's E|b|^2 equal the variance torch's
+    # default gives the twin's real weight (fans as the twin computes them)
+    layer, twin = complex_layer(), real_layer()
+    for name in ("weight", "bias"):
+        power = native(getattr(layer, name)).abs().pow(2).mean().item()
+        real = getattr(twin, name).detach().pow(2).mean().item()
+        n = getattr(twin, name).numel()
+        # uniform samples: the relative standard error of a mean square is 0.89/sqrt(n)
+        assert power == pytest.approx(real, rel=5 * 0.9 / math.sqrt(n) * 2)
+
+
+def test_phase_shift_default_is_one_angle():
+    layer = cnn.CplxPhaseShift()
+    assert layer.phi.shape == (1,)
+    z = cplx.randn(2, 3)
+    expected = native(z) * torch.exp(1j * layer.phi.detach())
+    torch.testing.assert_close(native(layer(z)), expected)
+
+
 def test_reset_parameters_in_place():
     layer = cnn.CplxLinear(3, 2)
     real = layer.weight.real

@@ -437,7 +437,7 @@ class Cplx:
 
     @property
     def angle(self):
-        """torch.Tensor: the argument, in :math:`(-\\pi, \\pi]`."""
+        """torch.Tensor: the argument, in :math:`[-\\pi, \\pi]` (:func:`torch.atan2` of the parts)."""
         return torch.atan2(self._imag, self._real)
 
     def __abs__(self):

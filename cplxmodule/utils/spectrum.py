@@ -199,7 +199,8 @@ def pwelch(
     Notes
     -----
     With the same arguments this is :func:`scipy.signal.welch` with
-    ``axis=dim``: both use :math:`P_k = c\,\frac{1}{S}\sum_s |\sum_n
+    ``axis=dim`` (but ``detrend=False`` by default, and an ``nperseg``
+    longer than the signal is an error rather than shortened): both use :math:`P_k = c\,\frac{1}{S}\sum_s |\sum_n
     w_n x_{s,n} e^{-2\pi i kn/N_{fft}}|^2` (or the median over segments
     :math:`s`), with :math:`c = 1/(f_s \sum_n w_n^2)` for a density and
     :math:`c = 1/(\sum_n w_n)^2` for a spectrum, doubled at the bins of a

@@ -120,7 +120,7 @@ class CplxModulus(BaseCplxToReal):
 
 
 class CplxAngle(BaseCplxToReal):
-    r"""The argument :math:`\arg z \in (-\pi, \pi]`, a real tensor."""
+    r"""The argument :math:`\arg z \in [-\pi, \pi]`, a real tensor, as :func:`torch.atan2` gives it."""
 
     def forward(self, input):
         return _check_cplx(self, input).angle

@@ -45,7 +45,12 @@ class CplxToCplx(_CplxStateDict):
     separately: ``CplxToCplx[torch.nn.ELU](alpha=0.5)`` takes the arguments
     of :class:`torch.nn.ELU`, and ``CplxToCplx[torch.tanh]()`` applies
     :func:`torch.tanh`; extra constructor arguments of a promoted function
-    are passed to it on every call.  The generated classes are cached (the
+    are passed to it on every call.  The base runs twice per call, once per
+    part, so a stateful base updates its state twice (a promoted
+    :class:`torch.nn.BatchNorm1d` counts each batch twice and mixes the parts'
+    statistics; a promoted :class:`torch.nn.Dropout` draws a mask per part):
+    use :class:`CplxBatchNorm1d` and :class:`CplxDropout` instead.  The
+    generated classes are cached (the
     same ``Base`` gives the same class) and can be pickled, so
     ``torch.save(model)`` works for models holding them.
 

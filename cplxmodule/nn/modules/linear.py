@@ -6,7 +6,6 @@ import torch
 
 from ... import cplx
 from ...cplx import Cplx
-from .. import init as cplx_init
 from .base import CplxToCplx, _check_cplx
 from .parameter import CplxParameter, _factory_kwargs
 
@@ -20,18 +19,21 @@ def _empty(*shape, device=None, dtype=None):
 def _reset_weight_and_bias(weight, bias, fan_in):
     r"""Complex analogue of torch's default initialisation of linear maps.
 
-    The parts of the weight are independent uniform variables with
-    :math:`\mathbb{E}|W|^2 = 1 / (3\,\text{fan\_in})`, the variance
-    ``kaiming_uniform_(a=sqrt(5))`` gives a real weight, and the parts of the
-    bias are uniform on :math:`\pm 1/\sqrt{2\,\text{fan\_in}}`, so that
-    :math:`\mathbb{E}|b|^2` also matches torch's real bias.
+    All parts of the weight and of the bias are independent and uniform on
+    :math:`\pm 1/\sqrt{2\,\text{fan\_in}}`, so that
+    :math:`\mathbb{E}|W|^2 = 1 / (3\,\text{fan\_in})`, the variance torch's
+    default (``kaiming_uniform_(a=sqrt(5))``, or uniform on
+    :math:`\pm 1/\sqrt{\text{fan\_in}}`) gives a real weight, and likewise
+    for the bias. ``fan_in`` is explicit because a bilinear map takes it from
+    its first input alone, as :class:`torch.nn.Bilinear` does.
     """
+    bound = 1 / math.sqrt(2 * fan_in) if fan_in > 0 else 0.0
+    parts = [weight.real, weight.imag]
+    if bias is not None:
+        parts += [bias.real, bias.imag]
     with torch.no_grad():
-        cplx_init.cplx_kaiming_uniform_(weight, a=math.sqrt(5))
-        if bias is not None:
-            bound = 1 / math.sqrt(2 * fan_in) if fan_in > 0 else 0.0
-            torch.nn.init.uniform_(bias.real, -bound, bound)
-            torch.nn.init.uniform_(bias.imag, -bound, bound)
+        for part in parts:
+            torch.nn.init.uniform_(part, -bound, bound)
 
 
 class CplxLinear(CplxToCplx):
@@ -200,7 +202,8 @@ class CplxPhaseShift(CplxToCplx):
 
     def __init__(self, *dim, device=None, dtype=None):
         super().__init__()
-        self.phi = torch.nn.Parameter(torch.empty(*dim, **_factory_kwargs(device, dtype)))
+        shape = dim or (1,)
+        self.phi = torch.nn.Parameter(torch.empty(*shape, **_factory_kwargs(device, dtype)))
         self.reset_parameters()
 
     def reset_parameters(self):
