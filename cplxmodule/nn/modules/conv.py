@@ -5,7 +5,7 @@ import math
 from ... import cplx
 from ...cplx.linalg import _check_padding, _ntuple
 from .base import CplxToCplx, _check_cplx
-from .linear import _empty, _reset_weight_and_bias
+from .linear import _add_weight_and_bias, _reset_weight_and_bias
 
 __all__ = [
     "CplxConv1d",
@@ -74,12 +74,7 @@ class _CplxConvNd(CplxToCplx):
             shape = (in_channels, out_channels // groups, *self.kernel_size)
         else:
             shape = (out_channels, in_channels // groups, *self.kernel_size)
-        kwargs = dict(device=device, dtype=dtype)
-        self.weight = _empty(*shape, **kwargs)
-        if bias:
-            self.bias = _empty(out_channels, **kwargs)
-        else:
-            self.register_module("bias", None)
+        _add_weight_and_bias(self, shape, out_channels, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):

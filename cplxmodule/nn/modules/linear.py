@@ -12,8 +12,14 @@ from .parameter import CplxParameter, _factory_kwargs
 __all__ = ["CplxLinear", "CplxBilinear", "CplxIdentity", "CplxPhaseShift"]
 
 
-def _empty(*shape, device=None, dtype=None):
-    return CplxParameter(Cplx.empty(*shape, **_factory_kwargs(device, dtype)))
+def _add_weight_and_bias(layer, weight_shape, out_features, bias, device, dtype):
+    """Register uninitialised complex ``weight`` and ``bias`` (``None`` if not ``bias``)."""
+    kwargs = _factory_kwargs(device, dtype)
+    layer.weight = CplxParameter(Cplx.empty(*weight_shape, **kwargs))
+    if bias:
+        layer.bias = CplxParameter(Cplx.empty(out_features, **kwargs))
+    else:
+        layer.register_module("bias", None)
 
 
 def _reset_weight_and_bias(weight, bias, fan_in):
@@ -80,12 +86,8 @@ class CplxLinear(CplxToCplx):
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
-        kwargs = dict(device=device, dtype=dtype)
-        self.weight = _empty(out_features, in_features, **kwargs)
-        if bias:
-            self.bias = _empty(out_features, **kwargs)
-        else:
-            self.register_module("bias", None)
+        shape = (out_features, in_features)
+        _add_weight_and_bias(self, shape, out_features, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -145,12 +147,8 @@ class CplxBilinear(CplxToCplx):
         super().__init__()
         self.in1_features, self.in2_features = in1_features, in2_features
         self.out_features, self.conjugate = out_features, conjugate
-        kwargs = dict(device=device, dtype=dtype)
-        self.weight = _empty(out_features, in1_features, in2_features, **kwargs)
-        if bias:
-            self.bias = _empty(out_features, **kwargs)
-        else:
-            self.register_module("bias", None)
+        shape = (out_features, in1_features, in2_features)
+        _add_weight_and_bias(self, shape, out_features, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
