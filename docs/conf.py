@@ -61,7 +61,7 @@ pygments_dark_style = "monokai"
 nitpicky = True
 _EXTERNAL = r"(torch|numpy|np|scipy|typing|collections|abc|builtins)(\..*)?"
 _BUILTINS = (
-    r"(int|float|complex|bool|str|bytes|tuple|list|dict|set|slice|object|type"
+    r"(True|False|None|int|float|complex|bool|str|bytes|tuple|list|dict|set|slice|object|type"
     r"|callable|iterable|iterator|sequence|mapping|array_like|array-like"
     r"|Ellipsis|NotImplemented|Exception|\w+Error|\w+Warning|module|function"
     r"|generator|number|scalar|Tensor|Module|Parameter|dtype|device|Generator)"
@@ -94,6 +94,31 @@ def _public_bases(app, name, obj, options, bases):
     bases[:] = public or [object]
 
 
+def _resolve_short_names(app, env, node, contnode):
+    """Resolve ``:class:`Cplx``` written in any module of this package.
+
+    Docstrings name the package's classes and functions by their short name
+    wherever they are imported; a short name that ends exactly one object
+    documented under ``cplxmodule`` resolves to it.
+    """
+    if node.get("refdomain") != "py" or not node["reftarget"]:
+        return None
+    target = node["reftarget"].lstrip("~.")
+    domain = env.get_domain("py")
+    matches = [
+        name
+        for name in domain.objects
+        if name.startswith("cplxmodule.") and name.endswith("." + target)
+    ]
+    if len(matches) != 1:
+        return None
+    node["reftarget"] = matches[0]
+    return domain.resolve_xref(
+        env, node["refdoc"], app.builder, node["reftype"], matches[0], node, contnode
+    )
+
+
 def setup(app):
     app.connect("autodoc-skip-member", _skip_torch_members)
     app.connect("autodoc-process-bases", _public_bases)
+    app.connect("missing-reference", _resolve_short_names)
