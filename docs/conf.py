@@ -24,7 +24,12 @@ extensions = [
     "sphinx.ext.napoleon",
     "sphinx.ext.mathjax",
     "sphinx.ext.viewcode",
+    "sphinx_copybutton",
 ]
+
+# The copy button copies the code of an example without prompts or output.
+copybutton_prompt_text = r">>> |\.\.\. |\$ "
+copybutton_prompt_is_regexp = True
 
 napoleon_google_docstring = False
 napoleon_numpy_docstring = True
@@ -53,8 +58,6 @@ html_theme_options = {
     "sidebar_hide_name": False,
     "navigation_with_keys": True,
 }
-pygments_style = "sphinx"
-pygments_dark_style = "monokai"
 
 # Every reference must resolve, except into packages whose inventories are
 # out of reach offline: torch, numpy, scipy and Python itself.
