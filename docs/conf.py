@@ -37,7 +37,7 @@ napoleon_use_rtype = False
 # numpy-style types ("int, optional", "{'a', 'b'}, default 'a'") become
 # cross-references for the names and plain text for the rest.
 napoleon_preprocess_types = True
-napoleon_custom_sections = [("Shape", "params_style")]
+napoleon_custom_sections = ["Shape"]
 
 autodoc_default_options = {
     "members": True,
