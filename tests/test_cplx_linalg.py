@@ -454,13 +454,14 @@ def test_linear_default_both_regimes(shape):
 def test_docstring_examples():
     import doctest
 
-    import cplxmodule.cplx.linalg as linalg
+    from cplxmodule.cplx import conv, linalg, pooling
 
-    globs = {**vars(linalg), "cplx": cplx, "torch": torch}
     finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner()
-    for name in linalg.__all__:
-        for test in finder.find(getattr(linalg, name), name, globs=globs):
-            runner.run(test)
+    for module in (linalg, conv, pooling):
+        globs = {**vars(module), "cplx": cplx, "torch": torch}
+        for name in module.__all__:
+            for test in finder.find(getattr(module, name), name, globs=globs):
+                runner.run(test)
     assert runner.summarize(verbose=False).failed == 0
 
 
