@@ -451,20 +451,6 @@ def test_linear_default_both_regimes(shape):
     )
 
 
-def test_docstring_examples():
-    import doctest
-
-    from cplxmodule.cplx import conv, linalg, pooling
-
-    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner()
-    for module in (linalg, conv, pooling):
-        globs = {**vars(module), "cplx": cplx, "torch": torch}
-        for name in module.__all__:
-            for test in finder.find(getattr(module, name), name, globs=globs):
-                runner.run(test)
-    assert runner.summarize(verbose=False).failed == 0
-
-
 @pytest.mark.parametrize("strategy", ALL_STRATEGIES)
 def test_traces_without_graph_breaks(strategy):
     # dynamo traces the whole product (the inductor backend is too slow here)
