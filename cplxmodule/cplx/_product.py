@@ -20,15 +20,14 @@ class Layout(NamedTuple):
     ``channel_dim`` is the feature dimension of the input and of the output
     (non-negative; zero means the input has no batch dimension);
     ``weight_out``/``weight_in`` index the weight's output and input
-    features; the weight dimension ``grouped`` holds ``groups`` consecutive
-    blocks, one per group.
+    features; a grouped weight holds ``groups`` consecutive blocks along its
+    dimension 0.
     """
 
     channel_dim: int
     weight_out: int
     weight_in: int
     groups: int = 1
-    grouped: int = 0
 
 
 # the generic complex product
@@ -109,7 +108,9 @@ def _cat(op, x, w, br, bi, layout):
     dim, groups = layout.channel_dim, layout.groups
 
     def cat_weight(a, b, d):
-        return _group_cat(a, b, d, groups if d == layout.grouped else 1)
+        # the groups are consecutive blocks of the weight's dimension 0 (its
+        # output channels in a convolution, input channels when transposed)
+        return _group_cat(a, b, d, groups if d == 0 else 1)
 
     # rows producing the real part, then rows producing the imaginary part
     top = cat_weight(w.real, -w.imag, layout.weight_in)

@@ -57,7 +57,7 @@ def _convnd(n, op, input, weight, bias, stride, padding, dilation, groups,
         return op(x, w, b, stride, padding, dilation, groups)
 
     channel_dim = input.dim() - n - 1
-    layout = Layout(channel_dim, weight_out=0, weight_in=1, groups=groups, grouped=0)
+    layout = Layout(channel_dim, weight_out=0, weight_in=1, groups=groups)
     strategy = strategy or default_strategy(input, weight, layout)
     return product(real_op, input, weight, bias, strategy, layout)
 
@@ -77,7 +77,7 @@ def _conv_transposend(n, op, input, weight, bias, stride, padding, output_paddin
         return op(x, w, b, stride, padding, output_padding, groups, dilation)
 
     channel_dim = input.dim() - n - 1
-    layout = Layout(channel_dim, weight_out=1, weight_in=0, groups=groups, grouped=0)
+    layout = Layout(channel_dim, weight_out=1, weight_in=0, groups=groups)
     strategy = strategy or default_strategy(input, weight, layout)
     return product(real_op, input, weight, bias, strategy, layout)
 
