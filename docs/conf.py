@@ -94,8 +94,7 @@ def _public_bases(app, name, obj, options, bases):
         for b in expand(base) if inspect.isclass(base) else [base]:
             if b not in public and b is not object:
                 public.append(b)
-    # a class of no public ancestry shows no ``Bases: object`` line
-    bases[:] = public
+    bases[:] = public or [object]
 
 
 def _resolve_short_names(app, env, node, contnode):
