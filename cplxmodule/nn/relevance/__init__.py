@@ -1,0 +1,1 @@
+"""Bayesian sparsification: variational dropout and ARD, real and complex."""
