@@ -149,8 +149,9 @@ def _convert(module, kind, memo):
         converted = _twin(module, target)
     else:
         converted = module
-        for name, child in module.named_children():
-            new = _convert(child, kind, memo)
+        # not ``named_children``, which yields a shared child only once
+        for name, child in list(module._modules.items()):
+            new = None if child is None else _convert(child, kind, memo)
             if new is not child:
                 setattr(module, name, new)
     memo[id(module)] = converted

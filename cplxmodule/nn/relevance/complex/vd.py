@@ -71,7 +71,7 @@ class CplxLinearVD(CplxVDMixin, CplxLinearGaussian):
     >>> layer = CplxLinearVD(4, 3)
     >>> layer(cplx.randn(2, 4)).shape
     torch.Size([2, 3])
-    >>> float(layer.penalty.sum()) > 0
+    >>> bool(layer.penalty.sum() > 0)
     True
     """
 
