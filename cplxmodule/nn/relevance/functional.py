@@ -482,11 +482,12 @@ def local_reparameterization(mean, var):
     >>> round(float(out.std()), 1)
     2.0
     """
-    # ``var`` is 0 where a whole receptive field is 0: there sqrt has an
-    # infinite derivative (times a zero input gradient, NaN); the clamp's is 0
-    tiny = torch.finfo(var.dtype).tiny
+    # ``var`` is 0 where a whole receptive field is 0, where sqrt's infinite
+    # derivative times the zero input gradient would give NaN; ``tiny``
+    # keeps it finite, and changes no other variance
+    std = torch.sqrt(var + torch.finfo(var.dtype).tiny)
     if isinstance(mean, torch.Tensor):
-        return torch.addcmul(mean, torch.sqrt(torch.clamp(var, min=tiny)), torch.randn_like(var))
-    std = torch.sqrt(torch.clamp(var * 0.5, min=tiny))
-    noise = torch.randn((2, *var.shape), dtype=var.dtype, device=var.device)
+        return torch.addcmul(mean, std, torch.randn_like(var))
+    # complex-circular: each part of variance var / 2
+    noise = torch.empty((2, *var.shape), dtype=var.dtype, device=var.device).normal_(0.0, math.sqrt(0.5))
     return type(mean)(torch.addcmul(mean.real, std, noise[0]), torch.addcmul(mean.imag, std, noise[1]))
