@@ -22,5 +22,5 @@ __all__ = (
     _base_all
     + [name for name in _real_all if not name.endswith("Mixin")]
     + [name for name in _complex_all if not name.endswith("Mixin")]
-    + ["LinearL0", "LinearLASSO", "to_bayesian", "functional"]
+    + ["LinearL0", "LinearLASSO", "to_bayesian"]
 )

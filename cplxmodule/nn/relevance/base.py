@@ -82,10 +82,8 @@ class GaussianMixin(BaseARD):
     Attributes
     ----------
     log_sigma2 : torch.nn.Parameter
-        :math:`\log\sigma^2`, shaped like the weight (its real part).
-    log_alpha : torch.Tensor
-        :math:`\log\sigma^2 - \log|\mu|^2` (see
-        :func:`~cplxmodule.nn.relevance.functional.log_alpha`).
+        :math:`\log\sigma^2`, shaped like the weight (its real part); the
+        property :attr:`log_alpha` derives :math:`\log\alpha` from it.
 
     Notes
     -----
