@@ -494,3 +494,46 @@ def test_bad_input_names_the_argument():
         E.LinearL0(3, 2, group="rows")
     for key, value in model.state_dict().items():
         assert torch.equal(value, state[key])
+
+
+# ----------------------------------------------------------------- published names
+
+# Every public name of the published package's relevance tree, by module
+# (``SparsityStats`` is re-exported from cplxmodule.nn.utils.sparsity where it exists).
+PUBLISHED = {
+    'cplxmodule.nn.relevance': ['BilinearARD', 'BilinearVD', 'Conv1dARD', 'Conv1dVD', 'Conv2dARD', 'Conv2dVD', 'Conv3dARD', 'Conv3dVD', 'CplxBilinearARD', 'CplxBilinearVD', 'CplxConv1dARD', 'CplxConv1dVD', 'CplxConv2dARD', 'CplxConv2dVD', 'CplxConv3dARD', 'CplxConv3dVD', 'CplxLinearARD', 'CplxLinearVD', 'LinearARD', 'LinearL0', 'LinearLASSO', 'LinearVD', 'compute_ard_masks', 'named_penalties', 'named_relevance', 'penalties'],
+    'cplxmodule.nn.relevance.base': ['BaseARD', 'compute_ard_masks', 'named_penalties', 'named_relevance', 'penalties'],
+    'cplxmodule.nn.relevance.complex': ['CplxBilinearARD', 'CplxBilinearVD', 'CplxConv1dARD', 'CplxConv1dVD', 'CplxConv2dARD', 'CplxConv2dVD', 'CplxConv3dARD', 'CplxConv3dVD', 'CplxLinearARD', 'CplxLinearVD', 'ExpiFunction'],
+    'cplxmodule.nn.relevance.complex.ard': ['CplxARDMixin', 'CplxBilinearARD', 'CplxBilinearVD', 'CplxConv1dARD', 'CplxConv1dVD', 'CplxConv2dARD', 'CplxConv2dVD', 'CplxConv3dARD', 'CplxConv3dVD', 'CplxLinearARD', 'CplxLinearVD'],
+    'cplxmodule.nn.relevance.complex.base': ['CplxBilinear', 'CplxBilinearGaussian', 'CplxConv1d', 'CplxConv1dGaussian', 'CplxConv2d', 'CplxConv2dGaussian', 'CplxConv3d', 'CplxConv3dGaussian', 'CplxConvNdGaussianMixin', 'CplxLinear', 'CplxLinearGaussian', 'GaussianMixin'],
+    'cplxmodule.nn.relevance.complex.vd': ['BaseARD', 'CplxBilinearGaussian', 'CplxBilinearVD', 'CplxConv1dGaussian', 'CplxConv1dVD', 'CplxConv2dGaussian', 'CplxConv2dVD', 'CplxConv3dGaussian', 'CplxConv3dVD', 'CplxLinearGaussian', 'CplxLinearVD', 'CplxVDMixin', 'ExpiFunction', 'RelevanceMixin', 'SparsityStats', 'euler_gamma'],
+    'cplxmodule.nn.relevance.extensions': ['CplxBilinearVDApprox', 'CplxBilinearVDBogus', 'CplxBilinearVDScaleFree', 'CplxConv1dVDApprox', 'CplxConv1dVDBogus', 'CplxConv1dVDScaleFree', 'CplxConv2dVDApprox', 'CplxConv2dVDBogus', 'CplxConv2dVDScaleFree', 'CplxConv3dVDApprox', 'CplxConv3dVDBogus', 'CplxConv3dVDScaleFree', 'CplxLinearVDApprox', 'CplxLinearVDBogus', 'CplxLinearVDScaleFree', 'LinearL0', 'LinearLASSO'],
+    'cplxmodule.nn.relevance.extensions.complex': ['BogusExpiFunction', 'CplxBilinearVD', 'CplxBilinearVDApprox', 'CplxBilinearVDBogus', 'CplxBilinearVDScaleFree', 'CplxConv1dVD', 'CplxConv1dVDApprox', 'CplxConv1dVDBogus', 'CplxConv1dVDScaleFree', 'CplxConv2dVD', 'CplxConv2dVDApprox', 'CplxConv2dVDBogus', 'CplxConv2dVDScaleFree', 'CplxConv3dVD', 'CplxConv3dVDApprox', 'CplxConv3dVDBogus', 'CplxConv3dVDScaleFree', 'CplxLinearVD', 'CplxLinearVDApprox', 'CplxLinearVDBogus', 'CplxLinearVDScaleFree', 'CplxVDApproxMixin', 'CplxVDBogusMixin', 'CplxVDScaleFreeMixin', 'ExpiFunction'],
+    'cplxmodule.nn.relevance.extensions.real': ['LinearL0', 'LinearLASSO'],
+    'cplxmodule.nn.relevance.extensions.real.ell_zero': ['BaseARD', 'LinearL0', 'SparsityStats'],
+    'cplxmodule.nn.relevance.extensions.real.lasso': ['BaseARD', 'LinearLASSO', 'SparsityStats'],
+    'cplxmodule.nn.relevance.real': ['BilinearARD', 'BilinearVD', 'Conv1dARD', 'Conv1dVD', 'Conv2dARD', 'Conv2dVD', 'Conv3dARD', 'Conv3dVD', 'LinearARD', 'LinearVD'],
+    'cplxmodule.nn.relevance.real.ard': ['BilinearARD', 'BilinearVD', 'Conv1dARD', 'Conv1dVD', 'Conv2dARD', 'Conv2dVD', 'Conv3dARD', 'Conv3dVD', 'LinearARD', 'LinearVD', 'RealARDMixin'],
+    'cplxmodule.nn.relevance.real.base': ['BilinearGaussian', 'Conv1dGaussian', 'Conv2dGaussian', 'Conv3dGaussian', 'ConvNdGaussianMixin', 'GaussianMixin', 'LinearGaussian'],
+    'cplxmodule.nn.relevance.real.vd': ['BaseARD', 'BilinearGaussian', 'BilinearVD', 'Conv1dGaussian', 'Conv1dVD', 'Conv2dGaussian', 'Conv2dVD', 'Conv3dGaussian', 'Conv3dVD', 'LinearGaussian', 'LinearVD', 'RealVDMixin', 'RelevanceMixin', 'SparsityStats'],
+}
+
+
+@pytest.mark.parametrize("module", sorted(PUBLISHED))
+def test_published_names_exist_at_their_paths(module):
+    mod = importlib.import_module(module)
+    expected = [n for n in PUBLISHED[module] if n != "SparsityStats" or hasattr(importlib.import_module("cplxmodule.nn.utils.sparsity"), n)]
+    missing = [name for name in expected if not hasattr(mod, name)]
+    assert not missing, f"{module} lacks {missing}"
+
+
+RELEVANCE_MODULES = sorted(PUBLISHED) + ["cplxmodule.nn.relevance.functional", "cplxmodule.nn.relevance.twins"]
+
+
+@pytest.mark.parametrize("module", RELEVANCE_MODULES)
+def test_public_names_have_docstrings(module):
+    mod = importlib.import_module(module)
+    for name in getattr(mod, "__all__", []):
+        obj = getattr(mod, name)
+        if callable(obj):
+            assert obj.__doc__ and obj.__doc__.strip(), f"{module}.{name}"
