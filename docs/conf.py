@@ -8,6 +8,7 @@ whose inventories cannot be fetched without network access (see
 (``tests/test_docs.py``).
 """
 
+import importlib
 import inspect
 
 import cplxmodule
@@ -69,9 +70,13 @@ _BUILTINS = (
     r"|Ellipsis|NotImplemented|Exception|\w+Error|\w+Warning|module|function"
     r"|generator|number|scalar|Tensor|Module|Parameter|dtype|device|Generator)"
 )
+# napoleon splits compound types ("tuple of (Cplx, float)", "Mapping[str,
+# Tensor]", "CplxConv1d/2d/3d") into pieces that are not names
+_FRAGMENTS = r".*[()\[\]/].*"
 nitpick_ignore_regex = [
     (r"py:.*", _EXTERNAL),
     (r"py:.*", _BUILTINS),
+    (r"py:.*", _FRAGMENTS),
 ]
 
 
@@ -97,31 +102,53 @@ def _public_bases(app, name, obj, options, bases):
     bases[:] = public or [object]
 
 
-def _resolve_short_names(app, env, node, contnode):
-    """Resolve ``:class:`Cplx``` written in any module of this package.
+def _import(dotted):
+    """The object at a dotted path, or None."""
+    parts = dotted.split(".")
+    for split in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:split]))
+        except ImportError:
+            continue
+        try:
+            for attr in parts[split:]:
+                obj = getattr(obj, attr)
+        except AttributeError:
+            return None
+        return obj
+    return None
 
-    Docstrings name the package's classes and functions by their short name
-    wherever they are imported; a short name that ends exactly one object
-    documented under ``cplxmodule`` resolves to it.
+
+def _resolve_package_names(app, env, node, contnode):
+    """Resolve references to this package's objects under any of their names.
+
+    Docstrings name classes by their short name wherever they are imported
+    (``:class:`Cplx```) or by the module that defines them
+    (``cplxmodule.nn.relevance.real.base.GaussianMixin``), while the reference
+    documents each object once, at its public path. A reference resolves to
+    the documented name (the shortest, if several) of the same object.
     """
     if node.get("refdomain") != "py" or not node["reftarget"]:
         return None
     target = node["reftarget"].lstrip("~.")
     domain = env.get_domain("py")
-    matches = [
-        name
-        for name in domain.objects
-        if name.startswith("cplxmodule.") and name.endswith("." + target)
-    ]
-    if len(matches) != 1:
+    ours = [name for name in domain.objects if name.startswith("cplxmodule.")]
+    if target.startswith("cplxmodule."):
+        wanted = _import(target)
+        candidates = [n for n in ours if wanted is not None and _import(n) is wanted]
+    else:
+        candidates = [n for n in ours if n.endswith("." + target)]
+        if len({id(_import(n)) for n in candidates}) > 1:
+            return None  # ambiguous: several objects of that name
+    if not candidates:
         return None
-    node["reftarget"] = matches[0]
+    name = min(candidates, key=len)
     return domain.resolve_xref(
-        env, node["refdoc"], app.builder, node["reftype"], matches[0], node, contnode
+        env, node["refdoc"], app.builder, node["reftype"], name, node, contnode
     )
 
 
 def setup(app):
     app.connect("autodoc-skip-member", _skip_torch_members)
     app.connect("autodoc-process-bases", _public_bases)
-    app.connect("missing-reference", _resolve_short_names)
+    app.connect("missing-reference", _resolve_package_names)
