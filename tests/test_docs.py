@@ -13,13 +13,12 @@ references resolve and that autodoc finds what the pages name.
 
 import doctest
 import importlib
-import inspect
 import re
 from pathlib import Path
 
 import pytest
 
-from test_public_api import PUBLIC_MODULES
+from test_public_api import public_objects
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -136,19 +135,8 @@ def documented():
     return objects
 
 
-def _public_names():
-    for module in PUBLIC_MODULES:
-        mod = importlib.import_module(module)
-        for name in getattr(mod, "__all__", []):
-            obj = getattr(mod, name, None)
-            if inspect.isclass(obj) or inspect.isroutine(obj):
-                yield module, name, obj
-
-
 def test_every_public_name_is_in_the_reference():
     objects = documented()
-    missing = sorted(
-        f"{module}.{name}" for module, name, obj in _public_names() if id(obj) not in objects
-    )
+    missing = sorted(qualname for qualname, obj in public_objects() if id(obj) not in objects)
     assert not missing, f"not in docs/api/*.rst: {missing}"
 
