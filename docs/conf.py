@@ -11,6 +11,8 @@ whose inventories cannot be fetched without network access (see
 import importlib
 import inspect
 
+import torch
+
 import cplxmodule
 
 project = "cplxmodule"
@@ -102,6 +104,34 @@ def _public_bases(app, name, obj, options, bases):
     bases[:] = public or [object]
 
 
+def _constructor_signature(app, what, name, obj, options, signature, return_annotation):
+    """Show the arguments a class really takes, not ``(*args, **kwargs)``.
+
+    Masked and Bayesian layers put a cooperative base first, whose
+    ``__init__(*args, **kwargs)`` hands everything to the dense twin: the
+    signature to show is the twin's. A module that inherits the constructor
+    of ``torch.nn.Module`` takes no arguments.
+    """
+    if what != "class" or not inspect.isclass(obj):
+        return None
+    variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    passed_variadic = False
+    for klass in obj.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        if klass is torch.nn.Module:
+            return None if passed_variadic else ("()", None)
+        params = list(inspect.signature(init).parameters.values())[1:]
+        passed_variadic = True
+        if not all(p.kind in variadic for p in params):
+            if klass is obj:
+                return None
+            bare = [p.replace(annotation=inspect.Parameter.empty) for p in params]
+            return str(inspect.Signature(bare)), None
+    return None
+
+
 def _import(dotted):
     """The object at a dotted path, or None."""
     parts = dotted.split(".")
@@ -151,4 +181,5 @@ def _resolve_package_names(app, env, node, contnode):
 def setup(app):
     app.connect("autodoc-skip-member", _skip_torch_members)
     app.connect("autodoc-process-bases", _public_bases)
+    app.connect("autodoc-process-signature", _constructor_signature)
     app.connect("missing-reference", _resolve_package_names)
