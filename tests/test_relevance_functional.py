@@ -195,3 +195,13 @@ def test_log_alpha_of_real_and_complex_weights():
     modulus = np.abs(np.array([3 + 4j, -1j, 0]))
     expected = log_sigma2.numpy() - 2 * np.log(modulus + 1e-12)
     np.testing.assert_allclose(F.log_alpha(log_sigma2, z).numpy(), expected, rtol=0, atol=1e-10)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_expi_and_kl_on_cuda():
+    la = torch.linspace(-20, 20, 401, dtype=torch.float64)
+    x = -torch.exp(-la)
+    got = F.expi(x.cuda())
+    assert got.is_cuda
+    np.testing.assert_allclose(got.cpu().numpy(), special.expi(x.numpy()), rtol=1e-6, atol=1e-300)
+    torch.testing.assert_close(F.kl_cplx_vd(la.cuda()).cpu(), F.kl_cplx_vd(la))
