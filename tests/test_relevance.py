@@ -550,3 +550,18 @@ def test_bayesian_twin_on_cuda():
     assert out.real.is_cuda and sum(R.penalties(model)).is_cuda
     masked = to_masked(model, masks=R.compute_ard_masks(model, threshold=3.0)).eval()
     assert masked(x).real.is_cuda
+
+
+@pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
+def test_training_output_gradcheck(complex_):
+    # the same noise at every call: the sample is a smooth function of the parameters
+    layer, (x,) = make("Linear", "VD", complex_)
+    names = ["log_sigma2", "weight.real", "weight.imag"] if complex_ else ["log_sigma2", "weight"]
+    params = {name: torch.randn_like(p, requires_grad=True) for name, p in layer.named_parameters() if name in names}
+
+    def sample(*tensors):
+        torch.manual_seed(0)
+        out = torch.func.functional_call(layer, dict(zip(names, tensors)), (x,))
+        return (out.real, out.imag) if complex_ else out
+
+    assert torch.autograd.gradcheck(sample, tuple(params[name] for name in names))

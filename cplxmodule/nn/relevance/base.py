@@ -192,8 +192,8 @@ def _real(weight):
 
 def _modulus2(input):
     if isinstance(input, Cplx):
-        return input.real * input.real + input.imag * input.imag
-    return input * input
+        return torch.square(input.real).addcmul_(input.imag, input.imag)
+    return torch.square(input)
 
 
 def _check_threshold(threshold, where):

@@ -479,7 +479,8 @@ def local_reparameterization(mean, var):
     mean : torch.Tensor or Cplx
         The output of the layer with the mean weight.
     var : torch.Tensor
-        The real output variance, of ``mean``'s shape.
+        The real output variance, of ``mean``'s shape; overwritten with the
+        standard deviation (it is the fresh output of the variance product).
 
     Returns
     -------
@@ -495,7 +496,9 @@ def local_reparameterization(mean, var):
     # ``var`` is 0 where a whole receptive field is 0, where sqrt's infinite
     # derivative times the zero input gradient would give NaN; ``tiny``
     # keeps it finite, and changes no other variance
-    std = torch.sqrt(var + torch.finfo(var.dtype).tiny)
+    # in place: ``var`` is the fresh output of a product, which keeps its
+    # inputs for the backward pass, not its output
+    std = var.add_(torch.finfo(var.dtype).tiny).sqrt_()
     if isinstance(mean, torch.Tensor):
         return torch.addcmul(mean, std, torch.randn_like(var))
     # complex-circular: each part of variance var / 2
