@@ -130,7 +130,7 @@ def test_conv_forward_entry_point():
 
     class Doubled(cnn.CplxConv1d):
         def forward(self, input):
-            return self._conv_forward(input, self.weight * 2, self.bias)
+            return self._dense_forward(input, weight=self.weight * 2, bias=self.bias)
 
     layer = Doubled(2, 3, 3, padding=1, padding_mode="reflect", dtype=torch.float64)
     x = cplx.randn(1, 2, 6, dtype=torch.float64)

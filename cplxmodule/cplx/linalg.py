@@ -83,6 +83,8 @@ class _Layout(NamedTuple):
 def _product(op, input, weight, bias, strategy, layout):
     """The complex product ``op(input, weight)`` plus ``bias``, by ``strategy``.
 
+    A real ``input`` (with a real ``weight`` and ``bias``) is one real product.
+
     ``op(x, w, b)`` is a real bilinear operation with an optional real bias,
     such as :func:`torch.nn.functional.linear`. A real ``weight`` and the
     strategies ``"cat"``, ``"3m"`` and ``"native"`` pass ``bias`` to ``op``,
@@ -96,6 +98,9 @@ def _product(op, input, weight, bias, strategy, layout):
     else:
         bias_real, bias_imag = bias, None
 
+    if isinstance(input, torch.Tensor):
+        # real operands throughout (checked by the caller): one real product
+        return op(input, weight, bias)
     if isinstance(weight, torch.Tensor):
         # a real weight maps both parts alike
         return Cplx(op(input.real, weight, bias_real), op(input.imag, weight, bias_imag))
@@ -191,6 +196,28 @@ def _check_operand(value, name, optional=False):
     raise TypeError(f"`{name}` must be {kinds}, got {_describe(value)}")
 
 
+def _check_operands(inputs, weight, bias):
+    """Check the operands of a product; return ``(weight, bias)``.
+
+    ``inputs`` maps argument names to inputs. Either every input is a
+    :class:`Cplx` (and ``weight``, ``bias`` are each a Cplx or a real tensor),
+    or all operands are real tensors: then the product is one real product,
+    as a Bayesian layer computes its output variance from ``|x|^2``.
+    """
+    weight = _check_operand(weight, "weight")
+    bias = _check_operand(bias, "bias", optional=True)
+    operands = (*inputs.values(), weight) + (() if bias is None else (bias,))
+    if all(isinstance(x, torch.Tensor) and not x.is_complex() for x in operands):
+        return weight, bias
+    for name, value in inputs.items():
+        if not isinstance(value, Cplx):
+            raise TypeError(
+                f"`{name}` must be a Cplx, or a real torch.Tensor with real"
+                f" inputs, `weight` and `bias`, got {_describe(value)}"
+            )
+    return weight, bias
+
+
 def _check_bias(bias, out_features):
     if bias is not None and tuple(bias.shape) != (out_features,):
         raise ValueError(
@@ -230,8 +257,10 @@ def linear(input, weight, bias=None, *, strategy=None):
 
     Parameters
     ----------
-    input : Cplx
-        Input of shape ``(..., in_features)``.
+    input : Cplx or torch.Tensor
+        Input of shape ``(..., in_features)``. A real tensor, with a real
+        ``weight`` and ``bias``, gives one real product (as
+        :func:`torch.nn.functional.linear`).
     weight : Cplx or torch.Tensor
         Weight of shape ``(out_features, in_features)``; a real tensor
         applies the same real map to both parts.
@@ -243,14 +272,15 @@ def linear(input, weight, bias=None, *, strategy=None):
 
     Returns
     -------
-    Cplx
-        Output of shape ``(..., out_features)``.
+    Cplx or torch.Tensor
+        Output of shape ``(..., out_features)``, real for real operands.
 
     Raises
     ------
     TypeError
-        If ``input`` is not a :class:`Cplx`, or ``weight``/``bias`` is
-        neither a :class:`Cplx` nor a real tensor.
+        If ``input`` is neither a :class:`Cplx` nor a real tensor with real
+        ``weight`` and ``bias``, or ``weight``/``bias`` is neither a
+        :class:`Cplx` nor a real tensor.
     ValueError
         If ``strategy`` is unknown.
 
@@ -293,8 +323,7 @@ def linear(input, weight, bias=None, *, strategy=None):
     >>> linear(x, w).shape
     torch.Size([8, 5])
     """
-    input = _checked_cplx(input)
-    weight = _check_operand(weight, "weight")
+    weight, bias = _check_operands({"input": input}, weight, bias)
     if weight.dim() != 2:
         raise ValueError(
             "`weight` must have shape (out_features, in_features),"
@@ -305,7 +334,7 @@ def linear(input, weight, bias=None, *, strategy=None):
             f"`input` must have shape (..., {weight.shape[1]}) for a weight of"
             f" shape {tuple(weight.shape)}, got {tuple(input.shape)}"
         )
-    bias = _check_bias(_check_operand(bias, "bias", optional=True), weight.shape[0])
+    _check_bias(bias, weight.shape[0])
     _check_strategy(strategy)
     layout = _Layout(channel_dim=input.dim() - 1, weight_out=0, weight_in=1)
     strategy = strategy or _default_strategy(input, weight, layout)
@@ -317,11 +346,12 @@ def bilinear(input1, input2, weight, bias=None, conjugate=True, *, strategy=None
 
     Parameters
     ----------
-    input1 : Cplx
+    input1 : Cplx or torch.Tensor
         First input, of shape ``(..., in1_features)``; conjugated when
         ``conjugate`` is true.
-    input2 : Cplx
-        Second input, of shape ``(..., in2_features)``.
+    input2 : Cplx or torch.Tensor
+        Second input, of shape ``(..., in2_features)``. Real inputs, with a
+        real ``weight`` and ``bias``, give a real output.
     weight : Cplx or torch.Tensor
         Weight of shape ``(out_features, in1_features, in2_features)``.
     bias : Cplx or torch.Tensor, optional
@@ -335,13 +365,13 @@ def bilinear(input1, input2, weight, bias=None, conjugate=True, *, strategy=None
 
     Returns
     -------
-    Cplx
-        Output of shape ``(..., out_features)``.
+    Cplx or torch.Tensor
+        Output of shape ``(..., out_features)``, real for real operands.
 
     Raises
     ------
     TypeError
-        If an input is not a :class:`Cplx`, or ``weight``/``bias`` is neither a
+        If an input is not a :class:`Cplx` (nor all operands real), or ``weight``/``bias`` is neither a
         :class:`Cplx` nor a real tensor.
     ValueError
         If ``weight`` is not three-dimensional, the inputs' last sizes or
@@ -353,10 +383,7 @@ def bilinear(input1, input2, weight, bias=None, conjugate=True, *, strategy=None
     >>> bilinear(x1, x2, w).shape
     torch.Size([8, 5])
     """
-    input1 = _checked_cplx(input1, "input1")
-    input2 = _checked_cplx(input2, "input2")
-    weight = _check_operand(weight, "weight")
-    bias = _check_operand(bias, "bias", optional=True)
+    weight, bias = _check_operands({"input1": input1, "input2": input2}, weight, bias)
     if weight.dim() != 3:
         raise ValueError(
             "`weight` must have shape (out_features, in1_features, in2_features),"
@@ -370,13 +397,13 @@ def bilinear(input1, input2, weight, bias=None, conjugate=True, *, strategy=None
                 f" {tuple(weight.shape)}, got {tuple(z.shape)}"
             )
     _check_bias(bias, out_features)
-    if conjugate:
+    if conjugate and isinstance(input1, Cplx):
         input1 = input1.conj
 
     # t[..., k, j] = sum_i x1[..., i] W[k, i, j] is a linear map of ``input1``
     flat = weight.permute(0, 2, 1).reshape(out_features * in2_features, in1_features)
     t = linear(input1, flat, bias=None, strategy=strategy)
-    t = t.apply(torch.unflatten, -1, (out_features, in2_features))
+    t = t.reshape(*t.shape[:-1], out_features, in2_features)
     output = (t @ input2.unsqueeze(-1)).squeeze(-1)
     return output if bias is None else output + bias
 
@@ -485,9 +512,8 @@ def _explicit_padding(padding, kernel_size, dilation, n):
 
 def _convnd(n, op, input, weight, bias, stride, padding, dilation, groups,
             padding_mode, strategy):
-    input = _checked_cplx(input)
-    weight = _check_operand(weight, "weight")
-    bias = _check_bias(_check_operand(bias, "bias", optional=True), weight.shape[0])
+    weight, bias = _check_operands({"input": input}, weight, bias)
+    _check_bias(bias, weight.shape[0])
     _check_strategy(strategy)
     _check_padding(padding, padding_mode, stride, n)
     if input.dim() not in (n + 1, n + 2):
@@ -498,7 +524,10 @@ def _convnd(n, op, input, weight, bias, stride, padding, dilation, groups,
 
     if padding_mode != "zeros":
         pad = _explicit_padding(padding, weight.shape[2:], dilation, n)
-        input = input.apply(F.pad, pad, mode=padding_mode)
+        if isinstance(input, Cplx):
+            input = input.apply(F.pad, pad, mode=padding_mode)
+        else:
+            input = F.pad(input, pad, mode=padding_mode)
         padding = 0
 
     def real_op(x, w, b):
@@ -512,9 +541,7 @@ def _convnd(n, op, input, weight, bias, stride, padding, dilation, groups,
 
 def _conv_transposend(n, op, input, weight, bias, stride, padding, output_padding,
                       groups, dilation, strategy):
-    input = _checked_cplx(input)
-    weight = _check_operand(weight, "weight")
-    bias = _check_operand(bias, "bias", optional=True)
+    weight, bias = _check_operands({"input": input}, weight, bias)
     _check_bias(bias, weight.shape[1] * groups if weight.dim() > 1 else -1)
     _check_strategy(strategy)
     if input.dim() not in (n + 1, n + 2):
@@ -536,8 +563,10 @@ _CONV_DOC = r"""Complex {n}d convolution, as :func:`torch.nn.functional.conv{n}d
 
     Parameters
     ----------
-    input : Cplx
-        Input of shape ``(N, C_in, {dims})`` or unbatched ``(C_in, {dims})``.
+    input : Cplx or torch.Tensor
+        Input of shape ``(N, C_in, {dims})`` or unbatched ``(C_in, {dims})``;
+        a real tensor, with a real ``weight`` and ``bias``, gives one real
+        product.
     weight : Cplx or torch.Tensor
         Filters of shape ``(C_out, C_in / groups, {kdims})``.
     bias : Cplx or torch.Tensor, optional
@@ -553,13 +582,15 @@ _CONV_DOC = r"""Complex {n}d convolution, as :func:`torch.nn.functional.conv{n}d
 
     Returns
     -------
-    Cplx
+    Cplx or torch.Tensor
+        Real for real operands.
 
     Raises
     ------
     TypeError
-        If ``input`` is not a :class:`Cplx`, or ``weight``/``bias`` is
-        neither a :class:`Cplx` nor a real tensor.
+        If ``input`` is neither a :class:`Cplx` nor a real tensor with real
+        ``weight`` and ``bias``, or ``weight``/``bias`` is neither a
+        :class:`Cplx` nor a real tensor.
     ValueError
         If ``padding``, ``padding_mode`` or ``strategy`` is unknown,
         ``padding="same"`` comes with a stride, or ``input`` has the wrong
@@ -592,8 +623,10 @@ _CONV_T_DOC = r"""Complex {n}d transposed convolution, as :func:`torch.nn.functi
 
     Parameters
     ----------
-    input : Cplx
-        Input of shape ``(N, C_in, {dims})`` or unbatched ``(C_in, {dims})``.
+    input : Cplx or torch.Tensor
+        Input of shape ``(N, C_in, {dims})`` or unbatched ``(C_in, {dims})``;
+        a real tensor, with a real ``weight`` and ``bias``, gives one real
+        product.
     weight : Cplx or torch.Tensor
         Filters of shape ``(C_in, C_out / groups, {kdims})``.
     bias : Cplx or torch.Tensor, optional
@@ -605,13 +638,15 @@ _CONV_T_DOC = r"""Complex {n}d transposed convolution, as :func:`torch.nn.functi
 
     Returns
     -------
-    Cplx
+    Cplx or torch.Tensor
+        Real for real operands.
 
     Raises
     ------
     TypeError
-        If ``input`` is not a :class:`Cplx`, or ``weight``/``bias`` is
-        neither a :class:`Cplx` nor a real tensor.
+        If ``input`` is neither a :class:`Cplx` nor a real tensor with real
+        ``weight`` and ``bias``, or ``weight``/``bias`` is neither a
+        :class:`Cplx` nor a real tensor.
     ValueError
         If ``strategy`` is unknown or ``input`` has the wrong number of
         dimensions.
