@@ -125,12 +125,13 @@ class _CSRLinear(torch.nn.Module):
             check_invariants=False,
         )
 
-    def _refuse_onnx(self):
-        if torch.onnx.is_in_onnx_export():
+    def _refuse_tracing(self):
+        if torch.onnx.is_in_onnx_export() or torch.compiler.is_compiling():
             raise RuntimeError(
                 f"{self._get_name()}({self.extra_repr()}) holds a CSR weight, which "
-                "ONNX cannot express: compact the model with `max_density=0` to keep "
-                "every weight dense (zero rows and features are still removed)."
+                "neither ONNX nor torch.compile/torch.export can express: compact the "
+                "model with `max_density=0` to keep every weight dense (zero rows and "
+                "features are still removed)."
             )
 
     def extra_repr(self):
@@ -160,8 +161,9 @@ class SparseLinear(_CSRLinear):
     Raises
     ------
     RuntimeError
-        On export to ONNX, which has no sparse matrix type: compact with
-        ``max_density=0`` for an exportable, dense model.
+        On export to ONNX, which has no sparse matrix type, and under
+        :func:`torch.compile` or :func:`torch.export.export`, which cannot
+        build one: compact with ``max_density=0`` for a dense model.
 
     Examples
     --------
@@ -178,7 +180,7 @@ class SparseLinear(_CSRLinear):
         self.register_buffer("bias", None if bias is None else bias.detach().clone())
 
     def forward(self, input):
-        self._refuse_onnx()
+        self._refuse_tracing()
         weight = self._csr(self.values)
         flat = input.reshape(-1, self.in_features).T
         if self.bias is None:
@@ -212,7 +214,8 @@ class CplxSparseLinear(_CSRLinear):
     Raises
     ------
     RuntimeError
-        On export to ONNX (see :class:`SparseLinear`).
+        On export to ONNX, under :func:`torch.compile` and
+        :func:`torch.export.export` (see :class:`SparseLinear`).
 
     Examples
     --------
@@ -240,7 +243,7 @@ class CplxSparseLinear(_CSRLinear):
 
     def forward(self, input):
         _check_features(self, input, self.in_features)
-        self._refuse_onnx()
+        self._refuse_tracing()
         shape = input.shape[:-1] + (self.out_features,)
         rows = input.numel() // max(self.in_features, 1)
         # the input's parts side by side as columns: (in_features, 2 * rows)
