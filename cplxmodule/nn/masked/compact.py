@@ -27,7 +27,7 @@ import torch.nn.functional as F
 from ... import cplx
 from ...cplx import Cplx
 from ..modules.activation import CplxCardioid, CplxModReLU, CplxZReLU
-from ..modules.base import CplxToCplx, _RECIPES
+from ..modules.base import _RECIPES
 from ..modules.conv import (
     CplxConv1d,
     CplxConv2d,
@@ -39,7 +39,6 @@ from ..modules.conv import (
 from ..modules.dropout import CplxDropout
 from ..modules.linear import CplxBilinear, CplxIdentity, CplxLinear, _check_features
 from ..modules.native import _CONV, _CONV_TRANSPOSE
-from ..modules.parameter import CplxParameter
 from .base import BaseMasked
 
 __all__ = ["compact", "compact_report", "CompactReport", "SparseLinear", "CplxSparseLinear"]
