@@ -577,15 +577,13 @@ def compact(module, *, max_density=0.15, threshold=None):
 class CompactReport(NamedTuple):
     """What :func:`compact` did to each layer, and the measured speedup.
 
-    Attributes
-    ----------
-    layers : list of tuple
-        One ``(name, before, after, kept)`` per layer that changed: the
-        layer's class and weight shape before and after, and the fraction of
-        the original weight's entries stored (nonzeros of a CSR weight, or
-        the entries of a dense one).
-    masked_seconds, compact_seconds : float or None
-        Time of one forward call of each model (``None`` without inputs).
+    A named tuple of three fields. ``layers`` holds one ``(name, before,
+    after, kept)`` per layer that changed: the layer's class and weight shape
+    before and after, and the fraction of the original weight's entries
+    stored (the nonzeros of a CSR weight, or all entries of a dense one).
+    ``masked_seconds`` and ``compact_seconds`` are the times of one forward
+    call of each model (``None`` when :func:`compact_report` had no inputs).
+    ``str(report)`` is a table of all this.
     """
 
     layers: list
