@@ -231,14 +231,14 @@ class BaseMasked(torch.nn.Module):
         if cache is not None:
             refs, key, output = cache
             if all(ref() is t for ref, t in zip(refs, inputs)) and key == _version_key(
-                inputs + _parts(output)
+                inputs + _part_tensors(output)
             ):
                 return output
         # an ordinary tensor even under inference_mode, whose products have
         # no version counter to tell whether the user wrote into them
         with torch.inference_mode(False), torch.no_grad():
             output = weight * mask
-        key = _version_key(inputs + _parts(output))
+        key = _version_key(inputs + _part_tensors(output))
         if key is not None:
             self.__dict__[_CACHE] = tuple(map(weakref.ref, inputs)), key, output
         return output
@@ -289,7 +289,8 @@ def _register_loaded_mask(layer, incompatible_keys):
         layer.mask_(mask)
 
 
-def _parts(x):
+def _part_tensors(x):
+    """The real tensors of ``x``: its two parts for a Cplx, else ``(x,)``."""
     return (x.real, x.imag) if isinstance(x, Cplx) else (x,)
 
 

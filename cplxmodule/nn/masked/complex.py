@@ -6,8 +6,6 @@ it takes the same arguments and has the same state_dict keys (plus
 multiplies both parts of the complex weight.
 """
 
-import cplxmodule.cplx as cplx
-
 from ..modules.conv import (
     CplxConv1d,
     CplxConv2d,

@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from ... import cplx
-from ...cplx.linalg import _check_padding, _ntuple
+from ...cplx._shared import check_padding, ntuple
 from .base import CplxToCplx, _check_cplx
 from .linear import _add_weight_and_bias, _reset_weight_and_bias
 
@@ -61,19 +61,19 @@ class _CplxConvNd(CplxToCplx):
                 raise ValueError(
                     f"{name}: `{arg}`={channels} must be divisible by `groups`={groups}"
                 )
-        stride = _ntuple(stride, n, "stride")
-        _check_padding(padding, padding_mode, stride, n, where=name)
+        stride = ntuple(stride, n, "stride")
+        check_padding(padding, padding_mode, stride, n, where=name)
         if transposed and padding_mode != "zeros":
             raise ValueError(f'{name}: only "zeros" `padding_mode` is supported')
         if not isinstance(padding, str):
-            padding = _ntuple(padding, n, "padding")
+            padding = ntuple(padding, n, "padding")
 
         self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size = _ntuple(kernel_size, n, "kernel_size")
+        self.kernel_size = ntuple(kernel_size, n, "kernel_size")
         self.stride, self.padding = stride, padding
-        self.dilation = _ntuple(dilation, n, "dilation")
+        self.dilation = ntuple(dilation, n, "dilation")
         self.transposed = transposed
-        self.output_padding = _ntuple(output_padding, n, "output_padding")
+        self.output_padding = ntuple(output_padding, n, "output_padding")
         self.groups, self.padding_mode = groups, padding_mode
 
         if transposed:

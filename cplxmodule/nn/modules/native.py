@@ -4,6 +4,7 @@ import copy
 
 import torch
 
+from ...cplx._shared import COMPLEX_OF
 from .conv import (
     CplxConv1d,
     CplxConv2d,
@@ -31,11 +32,6 @@ _TWINS = (
     (CplxConvTranspose2d, torch.nn.ConvTranspose2d, _CONV_TRANSPOSE),
     (CplxConvTranspose3d, torch.nn.ConvTranspose3d, _CONV_TRANSPOSE),
 )
-_COMPLEX_OF = {
-    torch.float16: torch.complex32,
-    torch.float32: torch.complex64,
-    torch.float64: torch.complex128,
-}
 _TO_NATIVE = {ours: (native, args) for ours, native, args in _TWINS}
 _FROM_NATIVE = {native: (ours, args) for ours, native, args in _TWINS}
 
@@ -183,7 +179,7 @@ def _refuse(module, table, where, name):
 def _convert_layer(module, target, names, where):
     weight = module.weight
     if where == "to_native":
-        dtype = _COMPLEX_OF[weight.dtype]
+        dtype = COMPLEX_OF[weight.dtype]
     else:
         dtype = weight.real.dtype
     layer = torch.nn.utils.skip_init(
