@@ -309,3 +309,20 @@ def test_sparse_linear_matches_dense_product():
     b = cplx.randn(7)
     xc = cplx.randn(4, 9)
     assert_same(CplxSparseLinear(w, mask, b)(xc), cplx.linear(xc, w, b))
+
+
+def test_masked_layer_without_known_dense_twin_is_refused_naming_it():
+    from cplxmodule.nn.masked import BaseMasked
+
+    class Scale(BaseMasked, torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.ones(3))
+
+        def forward(self, x):
+            return x * self.weight_masked
+
+    model = torch.nn.Sequential(Scale())
+    model[0].mask = torch.ones(3)
+    with pytest.raises(TypeError, match=r"`0` \(Scale\) has no dense twin"):
+        compact(model)
