@@ -28,56 +28,29 @@ from ... import cplx
 from ...cplx import Cplx
 from ..modules.activation import CplxCardioid, CplxModReLU, CplxZReLU
 from ..modules.base import _RECIPES
-from ..modules.conv import (
-    CplxConv1d,
-    CplxConv2d,
-    CplxConv3d,
-    CplxConvTranspose1d,
-    CplxConvTranspose2d,
-    CplxConvTranspose3d,
-)
 from ..modules.dropout import CplxDropout
 from ..modules.linear import CplxBilinear, CplxIdentity, CplxLinear, _check_features
-from ..modules.native import _CONV, _CONV_TRANSPOSE
+from ..modules.native import _TWINS
 from .base import BaseMasked
 
 __all__ = ["compact", "compact_report", "CompactReport", "SparseLinear", "CplxSparseLinear"]
 
-_LINEAR = ("in_features", "out_features")
 _BILINEAR = ("in1_features", "in2_features", "out_features")
 
-# dense twin -> its constructor arguments, all stored as attributes of the same name
-_DENSE = {
-    torch.nn.Linear: _LINEAR,
-    torch.nn.Bilinear: _BILINEAR,
-    torch.nn.Conv1d: _CONV,
-    torch.nn.Conv2d: _CONV,
-    torch.nn.Conv3d: _CONV,
-    torch.nn.ConvTranspose1d: _CONV_TRANSPOSE,
-    torch.nn.ConvTranspose2d: _CONV_TRANSPOSE,
-    torch.nn.ConvTranspose3d: _CONV_TRANSPOSE,
-    CplxLinear: _LINEAR,
-    CplxBilinear: _BILINEAR + ("conjugate",),
-    CplxConv1d: _CONV,
-    CplxConv2d: _CONV,
-    CplxConv3d: _CONV,
-    CplxConvTranspose1d: _CONV_TRANSPOSE,
-    CplxConvTranspose2d: _CONV_TRANSPOSE,
-    CplxConvTranspose3d: _CONV_TRANSPOSE,
-}
+# dense twin, real or complex -> its constructor arguments, all stored as
+# attributes of the same name
+_DENSE = {cls: args for ours, native, args in _TWINS for cls in (ours, native)}
+_DENSE.update({torch.nn.Bilinear: _BILINEAR, CplxBilinear: _BILINEAR + ("conjugate",)})
 
 # Layers whose features can be removed: their weight is (out, in, *kernel) and
 # maps input feature ``j`` through column ``j`` alone. The value is the number of
 # spatial dimensions, which a producer and its consumer must share.
+_SPATIAL = {torch.nn.Linear: 0, torch.nn.Conv1d: 1, torch.nn.Conv2d: 2, torch.nn.Conv3d: 3}
 _SHRINKABLE = {
-    torch.nn.Linear: 0,
-    torch.nn.Conv1d: 1,
-    torch.nn.Conv2d: 2,
-    torch.nn.Conv3d: 3,
-    CplxLinear: 0,
-    CplxConv1d: 1,
-    CplxConv2d: 2,
-    CplxConv3d: 3,
+    cls: _SPATIAL[native]
+    for ours, native, _ in _TWINS
+    if native in _SPATIAL
+    for cls in (ours, native)
 }
 
 # Modules applying one scalar function to every element, the same for all
