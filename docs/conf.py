@@ -73,8 +73,9 @@ _BUILTINS = (
     r"|generator|number|scalar|Tensor|Module|Parameter|dtype|device|Generator)"
 )
 # napoleon splits compound types ("tuple of (Cplx, float)", "Mapping[str,
-# Tensor]", "CplxConv1d/2d/3d") into pieces that are not names
-_FRAGMENTS = r".*[()\[\]/].*"
+# Tensor]", "CplxConv1d/2d/3d", "0-dim float tensor") into pieces that are
+# not names
+_FRAGMENTS = r".*[()\[\]/\s].*"
 nitpick_ignore_regex = [
     (r"py:.*", _EXTERNAL),
     (r"py:.*", _BUILTINS),
