@@ -26,6 +26,7 @@ from cplxmodule.nn.masked import (
 )
 from cplxmodule.nn.relevance import extensions as E
 from cplxmodule.nn.utils import named_sparsity, sparsity
+from test_parallel import as_data_parallel, two_fake_devices  # noqa: F401 (a fixture)
 from test_relevance_functional import ard_kl, cplx_log_modulus2, cplx_vd_kl, real_vd_kl
 
 REAL_LAYERS = {
@@ -434,6 +435,23 @@ def test_replicate_bayesian_and_masked_twins(monkeypatch, make_model):
     replicas = replicate(masked, [0, 1], detach=True)
     for a, b in zip(as_tuple(replicas[0](x)), as_tuple(masked(x))):
         torch.testing.assert_close(a, b)
+
+
+def test_cplx_data_parallel_runs_the_bayesian_twin(two_fake_devices):
+    from cplxmodule.nn import CplxDataParallel
+
+    torch.manual_seed(0)
+    model = R.to_bayesian(complex_model(), kind="vd").eval()
+    x = cplx.randn(4, 2, 5)
+    parallel = as_data_parallel(CplxDataParallel, model)
+    out, expected = parallel(x), model(x)
+    torch.testing.assert_close(out.real, expected.real)
+    torch.testing.assert_close(out.imag, expected.imag)
+    # training: each replica samples; the loss with the KL reaches every parameter
+    model.train()
+    out = parallel(x)
+    ((out.real.square() + out.imag.square()).mean() + sum(R.penalties(model))).backward()
+    assert [n for n, p in model.named_parameters() if p.grad is None] == []
 
 
 # ----------------------------------------------------------------- extensions
