@@ -171,13 +171,22 @@ def test_layer_penalty_gradcheck(cls):
     assert torch.autograd.gradcheck(lambda ls2: penalty(ls2, None), (log_sigma2,))
 
 
-def test_complex_vd_penalty_compiles_fullgraph():
+def test_complex_vd_layer_and_penalty_compile_fullgraph():
     layer = R.CplxLinearVD(4, 3)
-    compiled = torch.compile(lambda: layer.penalty.sum(), fullgraph=True, backend="aot_eager")
-    value = compiled()
-    value.backward()
-    torch.testing.assert_close(value, layer.penalty.sum().detach())
+    x = cplx.randn(2, 4)
+
+    def step(x):
+        out = layer(x)
+        return out.real, out.imag, layer.penalty.sum()
+
+    compiled = torch.compile(step, fullgraph=True, backend="aot_eager")
+    real, imag, penalty = compiled(x)  # training: sampled
+    assert real.shape == (2, 3) and torch.isfinite(real).all()
+    penalty.backward()
     assert layer.log_sigma2.grad is not None
+    layer.eval()
+    for got, expected in zip(compiled(x), step(x)):
+        torch.testing.assert_close(got, expected)
 
 
 # ----------------------------------------------------------------- forward
