@@ -178,9 +178,9 @@ class BaseMasked(torch.nn.Module):
         mask = self._buffers.get("mask")  # the hot path: skip Module.__getattr__
         if mask is None:
             raise RuntimeError(
-                f"`{type(self).__name__}` has no sparsity mask: set one with "
+                f"{type(self).__name__} has no sparsity mask: set one with "
                 "`layer.mask = ...` or `deploy_masks(...)`, or load a state_dict "
-                "that has it."
+                "that has it"
             )
         if torch.compiler.is_compiling():
             return self.weight * mask
@@ -219,8 +219,8 @@ class BaseMasked(torch.nn.Module):
         """Validate ``mask`` and return the tensor to register as the mask."""
         if not isinstance(mask, torch.Tensor):
             raise TypeError(
-                f"`{type(self).__name__}`: `mask` must be a torch.Tensor or None, "
-                f"got {type(mask).__name__}."
+                f"{type(self).__name__}: `mask` must be a torch.Tensor or None, "
+                f"got {type(mask).__name__}"
             )
         mask = mask.detach()
         target = self._mask_target()
@@ -232,8 +232,9 @@ class BaseMasked(torch.nn.Module):
                 mask = torch.broadcast_to(mask, target.shape)
             except RuntimeError as e:
                 raise RuntimeError(
-                    f"`{type(self).__name__}`: a mask of shape {tuple(mask.shape)} "
-                    f"does not broadcast to the weight's shape {tuple(target.shape)}."
+                    f"{type(self).__name__}: `mask` must broadcast to the weight's"
+                    f" shape, got a mask of shape {tuple(mask.shape)} that does not"
+                    f" broadcast to {tuple(target.shape)}"
                 ) from e
             converted = mask.to(
                 device=target.device,
@@ -456,7 +457,7 @@ def binarize_masks(state_dict, masks):
     state_dict, binary = dict(state_dict), {}
     for name, mask in masks.items():
         if name != "mask" and not name.endswith(".mask"):
-            raise KeyError(f"binarize_masks: mask keys end with '.mask', got {name!r}.")
+            raise KeyError(f"binarize_masks: `masks` keys must end with '.mask', got {name!r}")
         layer = name[: -len("mask")]
         keys = [
             key
@@ -464,7 +465,7 @@ def binarize_masks(state_dict, masks):
             if key in state_dict
         ]
         if not keys:
-            raise KeyError(f"binarize_masks: mask {name!r} has no weight in `state_dict`.")
+            raise KeyError(f"binarize_masks: `state_dict` must hold the weight of mask {name!r}")
         for key in keys:
             state_dict[key] = state_dict[key] * mask
         binary[name] = torch.ne(mask, 0).to(mask.dtype)
