@@ -30,6 +30,7 @@ __all__ = [
     "cplx_trabelsi_standard_",
     "cplx_trabelsi_independent_",
     "cplx_uniform_independent_",
+    "get_fans",
 ]
 
 _KINDS = {"glorot": "glorot", "xavier": "glorot", "he": "he", "kaiming": "he"}
@@ -48,6 +49,39 @@ def _fans(tensor, where):
         )
     receptive_field = math.prod(tensor.shape[2:])
     return tensor.shape[1] * receptive_field, tensor.shape[0] * receptive_field
+
+
+def get_fans(cplxtensor):
+    r"""``(fan_in, fan_out)`` of a complex weight, as :mod:`torch.nn.init` counts them.
+
+    Parameters
+    ----------
+    cplxtensor : Cplx or torch.Tensor
+        A weight of at least two dimensions, ``(out, in, *kernel)``; the fans
+        of a :class:`~cplxmodule.cplx.Cplx` are those of either part.
+
+    Returns
+    -------
+    fan_in, fan_out : int
+        ``in * prod(kernel)`` and ``out * prod(kernel)``.
+
+    Raises
+    ------
+    TypeError
+        If ``cplxtensor`` is neither a :class:`~cplxmodule.cplx.Cplx` nor a tensor.
+    ValueError
+        If it has fewer than two dimensions.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> get_fans(cplx.randn(5, 3, 2, 2))
+    (12, 20)
+    """
+    where = "get_fans"
+    if not isinstance(cplxtensor, torch.Tensor):
+        cplxtensor = _checked_cplx(cplxtensor, "cplxtensor", where)
+    return _fans(cplxtensor, where)
 
 
 def _kaiming_std(tensor, a, mode, nonlinearity, where):

@@ -9,7 +9,35 @@ from ...cplx import Cplx
 from .parameter import CplxParameter  # noqa: F401  (published import path)
 from .parameter import _load_complex_children
 
-__all__ = ["CplxToCplx", "BaseRealToCplx", "BaseCplxToReal"]
+__all__ = [
+    "CplxToCplx",
+    "BaseRealToCplx",
+    "BaseCplxToReal",
+    "CplxParameterAccessor",
+    "is_from_cplx",
+    "is_to_cplx",
+    "is_cplx_to_cplx",
+]
+
+
+class CplxParameterAccessor:
+    """A no-op base kept for layers written against the published package.
+
+    The published package read a complex parameter ``layer.weight`` through
+    a ``__getattr__`` on this base.  Here a :class:`CplxParameter` is itself
+    a :class:`Cplx`, so attribute access already returns one and nothing
+    needs intercepting; subclasses that list this base keep working.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> class Scale(CplxParameterAccessor, torch.nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.weight = CplxParameter(cplx.Cplx.ones(2))
+    >>> isinstance(Scale().weight, cplx.Cplx)
+    True
+    """
 
 
 class _CplxStateDict(torch.nn.Module):
@@ -37,7 +65,7 @@ class _CplxStateDict(torch.nn.Module):
         )
 
 
-class CplxToCplx(_CplxStateDict):
+class CplxToCplx(CplxParameterAccessor, _CplxStateDict):
     r"""Base class of layers mapping a :class:`Cplx` to a :class:`Cplx`.
 
     ``CplxToCplx[Base]`` promotes a real layer class or a unary function to a
@@ -164,6 +192,96 @@ def _split_function(function):
         "_function": staticmethod(function),
     }
     return _Promoted(name, (_SplitFunction,), namespace)
+
+
+def _ends(module, index):
+    """The first (``index=0``) or last (``-1``) layer of a :class:`torch.nn.Sequential`."""
+    while isinstance(module, torch.nn.Sequential) and not isinstance(module, CplxToCplx):
+        if not len(module):
+            return None
+        module = module[index]
+    return module
+
+
+def _is(module, bases):
+    """Whether ``module``, a layer or a layer class, derives from one of ``bases``."""
+    if isinstance(module, type):
+        return issubclass(module, bases)
+    return isinstance(module, bases)
+
+
+def is_from_cplx(module):
+    """Whether ``module`` takes a :class:`Cplx` input.
+
+    Parameters
+    ----------
+    module : torch.nn.Module or type
+        A layer or a layer class. A :class:`torch.nn.Sequential` is judged
+        by its first layer.
+
+    Returns
+    -------
+    bool
+        ``True`` for :class:`CplxToCplx` and :class:`BaseCplxToReal` layers;
+        ``False`` for anything else, an empty sequence included.
+
+    Examples
+    --------
+    >>> from cplxmodule.nn import CplxLinear, CplxToReal
+    >>> is_from_cplx(CplxToReal()), is_from_cplx(torch.nn.Linear(2, 2))
+    (True, False)
+    >>> is_from_cplx(torch.nn.Sequential(CplxLinear(2, 2), torch.nn.ReLU()))
+    True
+    """
+    return _is(_ends(module, 0), (CplxToCplx, BaseCplxToReal))
+
+
+def is_to_cplx(module):
+    """Whether ``module`` returns a :class:`Cplx`.
+
+    Parameters
+    ----------
+    module : torch.nn.Module or type
+        A layer or a layer class. A :class:`torch.nn.Sequential` is judged
+        by its last layer.
+
+    Returns
+    -------
+    bool
+        ``True`` for :class:`CplxToCplx` and :class:`BaseRealToCplx` layers;
+        ``False`` for anything else, an empty sequence included.
+
+    Examples
+    --------
+    >>> from cplxmodule.nn import RealToCplx
+    >>> is_to_cplx(RealToCplx()), is_to_cplx(torch.nn.ReLU)
+    (True, False)
+    """
+    return _is(_ends(module, -1), (CplxToCplx, BaseRealToCplx))
+
+
+def is_cplx_to_cplx(module):
+    """Whether ``module`` maps a :class:`Cplx` to a :class:`Cplx`.
+
+    Parameters
+    ----------
+    module : torch.nn.Module or type
+        A layer or a layer class; see :func:`is_from_cplx` and :func:`is_to_cplx`.
+
+    Returns
+    -------
+    bool
+        ``is_from_cplx(module) and is_to_cplx(module)``.
+
+    Examples
+    --------
+    >>> from cplxmodule.nn import CplxLinear, CplxToReal, RealToCplx
+    >>> is_cplx_to_cplx(CplxLinear(2, 2))
+    True
+    >>> is_cplx_to_cplx(torch.nn.Sequential(CplxToReal(), RealToCplx()))
+    True
+    """
+    return is_from_cplx(module) and is_to_cplx(module)
 
 
 def _check_cplx(layer, input, shape=None, name="input"):

@@ -6,10 +6,17 @@ import torch
 
 from ... import cplx
 from ...cplx import Cplx
-from .base import CplxToCplx, _check_cplx
+from .base import BaseCplxToReal, CplxToCplx, _check_cplx
 from .parameter import CplxParameter, _factory_kwargs
 
-__all__ = ["CplxLinear", "CplxBilinear", "CplxIdentity", "CplxPhaseShift"]
+__all__ = [
+    "CplxLinear",
+    "CplxBilinear",
+    "CplxIdentity",
+    "CplxPhaseShift",
+    "CplxReal",
+    "CplxImag",
+]
 
 
 def _add_weight_and_bias(layer, weight_shape, out_features, bias, device, dtype):
@@ -215,6 +222,32 @@ class CplxPhaseShift(CplxToCplx):
 
     def extra_repr(self):
         return ", ".join(map(str, self.phi.shape))
+
+
+class CplxReal(BaseCplxToReal):
+    """The real part of a :class:`Cplx`.
+
+    Examples
+    --------
+    >>> CplxReal()(Cplx(torch.tensor([1.0]), torch.tensor([2.0])))
+    tensor([1.])
+    """
+
+    def forward(self, input):
+        return _check_cplx(self, input).real
+
+
+class CplxImag(BaseCplxToReal):
+    """The imaginary part of a :class:`Cplx`.
+
+    Examples
+    --------
+    >>> CplxImag()(Cplx(torch.tensor([1.0]), torch.tensor([2.0])))
+    tensor([2.])
+    """
+
+    def forward(self, input):
+        return _check_cplx(self, input).imag
 
 
 def _check_features(layer, input, features, name="input"):
