@@ -93,25 +93,26 @@ class CplxToInterleavedReal(BaseCplxToReal):
 
     Parameters
     ----------
+    dim : int, default -1
+        The published package's only argument, hence first.
     flatten : bool, default True
         Merge the pairs into ``dim``, doubling its size; otherwise the pairs
         form a new dimension of size two after ``dim``.
-    dim : int, default -1
 
     See Also
     --------
     cplxmodule.cplx.to_interleaved_real
     """
 
-    def __init__(self, flatten=True, dim=-1):
+    def __init__(self, dim=-1, flatten=True):
         super().__init__()
-        self.flatten, self.dim = flatten, dim
+        self.dim, self.flatten = dim, flatten
 
     def forward(self, input):
         return cplx.to_interleaved_real(_check_cplx(self, input), self.flatten, self.dim)
 
     def extra_repr(self):
-        return f"flatten={self.flatten}, dim={self.dim}"
+        return f"dim={self.dim}, flatten={self.flatten}"
 
 
 class CplxToConcatenatedReal(BaseCplxToReal):
