@@ -424,3 +424,9 @@ def test_docstring_examples(path):
     for test in tests:
         runner.run(test)
     assert runner.summarize(verbose=False).failed == 0
+
+
+def test_migration_guide_examples():
+    guide = pathlib.Path(__file__).parents[1] / "docs" / "guides" / "migrating.rst"
+    result = doctest.testfile(str(guide), module_relative=False, verbose=False)
+    assert result.attempted and not result.failed
