@@ -20,7 +20,7 @@ import math
 
 import torch
 
-from ..cplx.tensor import _checked_cplx
+from ..cplx._shared import checked_cplx
 
 __all__ = [
     "cplx_kaiming_normal_",
@@ -37,7 +37,7 @@ _KINDS = {"glorot": "glorot", "xavier": "glorot", "he": "he", "kaiming": "he"}
 
 
 def _checked(tensor, where, name="tensor"):
-    return _checked_cplx(tensor, name, where)
+    return checked_cplx(tensor, name, where)
 
 
 def _fans(tensor, where):
@@ -80,7 +80,7 @@ def get_fans(cplxtensor):
     """
     where = "get_fans"
     if not isinstance(cplxtensor, torch.Tensor):
-        cplxtensor = _checked_cplx(cplxtensor, "cplxtensor", where)
+        cplxtensor = checked_cplx(cplxtensor, "cplxtensor", where)
     return _fans(cplxtensor, where)
 
 
