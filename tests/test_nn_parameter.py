@@ -95,7 +95,7 @@ def test_custom_layer_published_style():
 
 
 def test_constructor_rejects_non_tensor():
-    with pytest.raises(TypeError, match="data"):
+    with pytest.raises(TypeError, match="`cplx`"):
         CplxParameter([1.0, 2.0])
 
 
@@ -282,7 +282,7 @@ def test_promotion_in_nested_user_layer():
 def test_half_state_dict_in_plain_module():
     holder = torch.nn.Module()
     holder.w = CplxParameter(Cplx(torch.ones(2), torch.ones(2)))
-    with pytest.raises(RuntimeError, match="needs both parts"):
+    with pytest.raises(RuntimeError, match="Complex parameter requires both"):
         holder.load_state_dict({"w.real": torch.zeros(2)})
     assert torch.equal(holder.w.real, torch.ones(2))
 

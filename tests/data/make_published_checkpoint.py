@@ -25,8 +25,6 @@ from cplxmodule.nn import (
 )
 from cplxmodule.nn.masked import Conv2dMasked, CplxConv2dMasked, CplxLinearMasked, LinearMasked
 
-assert "site-packages" in cplxmodule.__file__ or "pub" in cplxmodule.__file__, cplxmodule.__file__
-
 
 def cplx_randn(*shape):
     return Cplx(torch.randn(*shape), torch.randn(*shape))
@@ -36,49 +34,57 @@ def pack(value):
     return (value.real, value.imag) if isinstance(value, Cplx) else value
 
 
-torch.manual_seed(2022)
-layers = {
-    "linear": CplxLinear(4, 3),
-    "bilinear": CplxBilinear(3, 2, 4),
-    "conv1d": CplxConv1d(2, 3, 3, padding=1),
-    "conv2d": CplxConv2d(2, 2, 3, stride=2, bias=False),
-    "batchnorm": CplxBatchNorm1d(3),
-    "linear_masked": CplxLinearMasked(4, 3),
-    "conv2d_masked": CplxConv2dMasked(2, 3, 3),
-    "real_linear_masked": LinearMasked(4, 3),
-    "real_conv2d_masked": Conv2dMasked(2, 3, 3),
-}
-inputs = {
-    "linear": (cplx_randn(5, 4),),
-    "bilinear": (cplx_randn(5, 3), cplx_randn(5, 2)),
-    "conv1d": (cplx_randn(2, 2, 7),),
-    "conv2d": (cplx_randn(2, 2, 7, 7),),
-    "batchnorm": (cplx_randn(6, 3, 4),),
-    "linear_masked": (cplx_randn(5, 4),),
-    "conv2d_masked": (cplx_randn(2, 2, 5, 5),),
-    "real_linear_masked": (torch.randn(5, 4),),
-    "real_conv2d_masked": (torch.randn(2, 2, 5, 5),),
-}
-for name, layer in layers.items():
-    if hasattr(layer, "mask"):
-        layer.mask = torch.rand(layer.weight.shape) > 0.5
-
-# running statistics from a few training batches
-for _ in range(3):
-    layers["batchnorm"](cplx_randn(8, 3, 4) * 2 + 1)
-
-state_dict, outputs = {}, {}
-with torch.no_grad():
+def main(path):
+    # the published package, not this repository's
+    where = cplxmodule.__file__
+    assert "site-packages" in where or "pub" in where, where
+    torch.manual_seed(2022)
+    layers = {
+        "linear": CplxLinear(4, 3),
+        "bilinear": CplxBilinear(3, 2, 4),
+        "conv1d": CplxConv1d(2, 3, 3, padding=1),
+        "conv2d": CplxConv2d(2, 2, 3, stride=2, bias=False),
+        "batchnorm": CplxBatchNorm1d(3),
+        "linear_masked": CplxLinearMasked(4, 3),
+        "conv2d_masked": CplxConv2dMasked(2, 3, 3),
+        "real_linear_masked": LinearMasked(4, 3),
+        "real_conv2d_masked": Conv2dMasked(2, 3, 3),
+    }
+    inputs = {
+        "linear": (cplx_randn(5, 4),),
+        "bilinear": (cplx_randn(5, 3), cplx_randn(5, 2)),
+        "conv1d": (cplx_randn(2, 2, 7),),
+        "conv2d": (cplx_randn(2, 2, 7, 7),),
+        "batchnorm": (cplx_randn(6, 3, 4),),
+        "linear_masked": (cplx_randn(5, 4),),
+        "conv2d_masked": (cplx_randn(2, 2, 5, 5),),
+        "real_linear_masked": (torch.randn(5, 4),),
+        "real_conv2d_masked": (torch.randn(2, 2, 5, 5),),
+    }
     for name, layer in layers.items():
-        layer.eval()
-        state_dict.update({f"{name}.{k}": v for k, v in layer.state_dict().items()})
-        outputs[name] = pack(layer(*inputs[name]))
+        if hasattr(layer, "mask"):
+            layer.mask = torch.rand(layer.weight.shape) > 0.5
 
-torch.save(
-    {
-        "state_dict": state_dict,
-        "inputs": {k: [pack(v) for v in vs] for k, vs in inputs.items()},
-        "outputs": outputs,
-    },
-    sys.argv[1],
-)
+    # running statistics from a few training batches
+    for _ in range(3):
+        layers["batchnorm"](cplx_randn(8, 3, 4) * 2 + 1)
+
+    state_dict, outputs = {}, {}
+    with torch.no_grad():
+        for name, layer in layers.items():
+            layer.eval()
+            state_dict.update({f"{name}.{k}": v for k, v in layer.state_dict().items()})
+            outputs[name] = pack(layer(*inputs[name]))
+
+    torch.save(
+        {
+            "state_dict": state_dict,
+            "inputs": {k: [pack(v) for v in vs] for k, vs in inputs.items()},
+            "outputs": outputs,
+        },
+        path,
+    )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

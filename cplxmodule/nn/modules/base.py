@@ -7,7 +7,7 @@ import torch
 
 from ...cplx import Cplx
 from .parameter import CplxParameter  # noqa: F401  (published import path)
-from .parameter import _load_complex_children
+from .parameter import _load_complex_children, _refuse_complex_cast
 
 __all__ = [
     "CplxToCplx",
@@ -53,7 +53,7 @@ class _CplxStateDict(torch.nn.Module):
         unexpected_keys,
         error_msgs,
     ):
-        _load_complex_children(self, state_dict, prefix, error_msgs)
+        _load_complex_children(self, state_dict, prefix, error_msgs, missing_keys)
         super()._load_from_state_dict(
             state_dict,
             prefix,
@@ -63,6 +63,10 @@ class _CplxStateDict(torch.nn.Module):
             unexpected_keys,
             error_msgs,
         )
+
+    def _apply(self, fn, recurse=True):
+        _refuse_complex_cast(self, fn)
+        return super()._apply(fn, recurse)
 
 
 class CplxToCplx(CplxParameterAccessor, _CplxStateDict):
@@ -288,8 +292,18 @@ def _check_cplx(layer, input, shape=None, name="input"):
     """Raise a clear error unless ``input`` is a :class:`Cplx` for ``layer``.
 
     ``shape`` describes the expected shape in the message, e.g. ``"(..., 4)"``.
+    The input's dtype must be that of the layer's weight, if it has one:
+    torch's own message would come from deep in the functional core and
+    name neither the layer nor the argument.
     """
     if isinstance(input, Cplx):
+        weight = layer._modules.get("weight", layer._parameters.get("weight"))
+        if weight is not None and weight.dtype != input.dtype:
+            raise TypeError(
+                f"{layer._get_name()}: `{name}` has dtype {input.dtype} but the "
+                f"layer's weight has dtype {weight.dtype}: cast one to the other "
+                "(e.g. `layer.to(input.dtype)` or `input.to(weight.dtype)`)"
+            )
         return input
     expected = "a Cplx" + (f" of shape {shape}" if shape else "")
     if isinstance(input, torch.Tensor):

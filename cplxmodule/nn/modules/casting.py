@@ -133,7 +133,7 @@ class CplxToConcatenatedReal(BaseCplxToReal):
         self.dim = dim
 
     def forward(self, input):
-        return cplx.to_concatenated_real(_check_cplx(self, input), self.dim)
+        return cplx.to_concatenated_real(_check_cplx(self, input), dim=self.dim)
 
     def extra_repr(self):
         return f"dim={self.dim}"

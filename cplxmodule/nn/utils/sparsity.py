@@ -5,7 +5,6 @@ import types
 import torch
 
 from ...cplx import Cplx
-from ..masked.base import BaseMasked
 
 __all__ = ["SparsityStats", "named_sparsity", "sparsity"]
 
@@ -137,16 +136,11 @@ def _ancestors(name):
 
 def _n_zeroed(layer, kwargs):
     """The number of real parameters ``layer`` zeroes, or ``None`` if it zeroes none."""
-    if isinstance(layer, SparsityStats):
+    if isinstance(layer, SparsityStats):  # the masked layers among them
         return int(sum(count for _, count in layer.sparsity(**kwargs)))
-    if isinstance(layer, BaseMasked):
-        zeroed = None if layer.mask is None else torch.eq(layer.mask, 0)
-    else:
-        relevance = getattr(layer, "relevance", None)
-        if not isinstance(relevance, types.MethodType):
-            return None
-        zeroed = torch.eq(relevance(**kwargs), 0)
-    if zeroed is None:
+    relevance = getattr(layer, "relevance", None)
+    if not isinstance(relevance, types.MethodType):
         return None
+    zeroed = torch.eq(relevance(**kwargs), 0)
     # a complex weight entry is a real and an imaginary parameter
     return int(zeroed.sum()) * (2 if isinstance(layer.weight, Cplx) else 1)
