@@ -191,18 +191,20 @@ def convnd(conv, input, weight, bias=None, stride=1, padding=0, dilation=1,
                    padding, dilation, groups, padding_mode, None)
 
 
-_CONVND_DOC = """:func:`convnd` without bias and with ``strategy="{strategy}"`` ({how}).
+_STRATEGY_CONV_DOC = """:func:`{base}` without bias and with ``strategy="{strategy}"``.
+
+    The complex product takes {how}.
 
     Parameters
     ----------
-    conv : callable
-        The real convolution, e.g. :func:`torch.nn.functional.conv2d`.
+    {op} : callable
+        The real op, e.g. :func:`torch.nn.functional.{torch_op}`.
     input : Cplx
         Input of shape ``(N, C_in, *spatial)`` or ``(C_in, *spatial)``.
     weight : Cplx
-        Filters of shape ``(C_out, C_in / groups, *kernel)``.
-    stride, padding, dilation{groups}
-        As for :func:`torch.nn.functional.conv2d`.
+        Filters of shape ``{weight}``.
+    {arguments}
+        As for :func:`torch.nn.functional.{torch_op}`.
 
     Returns
     -------
@@ -211,15 +213,33 @@ _CONVND_DOC = """:func:`convnd` without bias and with ``strategy="{strategy}"`` 
     Raises
     ------
     TypeError, ValueError
-        As :func:`convnd`.
+        As :func:`{base}`.
 
     Examples
     --------
     >>> import torch.nn.functional as F
-    >>> x, w = cplx.randn(2, 4, 9), cplx.randn(6, 4, 3)
-    >>> {name}(F.conv1d, x, w).shape
+    >>> x, w = cplx.randn(2, 4, {length}), cplx.randn({weight_example})
+    >>> {name}(F.{torch_op}, x, w).shape
     torch.Size([2, 6, 7])
     """
+
+_CONV = dict(
+    base="convnd",
+    op="conv",
+    torch_op="conv1d",
+    weight="(C_out, C_in / groups, *kernel)",
+    length=9,
+    weight_example="6, 4, 3",
+)
+_CONV_TRANSPOSE = dict(
+    base="conv_transposend",
+    op="conv_t",
+    torch_op="conv_transpose1d",
+    weight="(C_in, C_out / groups, *kernel)",
+    arguments="stride, padding, output_padding, groups, dilation",
+    length=5,
+    weight_example="4, 6, 3",
+)
 
 
 def convnd_naive(conv, input, weight, stride=1, padding=0, dilation=1, groups=1):
@@ -237,14 +257,13 @@ def convnd_quick(conv, input, weight, stride=1, padding=0, dilation=1):
                    padding, dilation, 1, "zeros", "cat")
 
 
-for _function, _strategy in (
-    (convnd_naive, "naive"), (convnd_3m, "3m"), (convnd_quick, "cat")
+for _function, _strategy, _kind in (
+    (convnd_naive, "naive", {**_CONV, "arguments": "stride, padding, dilation, groups"}),
+    (convnd_3m, "3m", {**_CONV, "arguments": "stride, padding, dilation, groups"}),
+    (convnd_quick, "cat", {**_CONV, "arguments": "stride, padding, dilation"}),
 ):
-    _function.__doc__ = _CONVND_DOC.format(
-        strategy=_strategy,
-        how=_HOW[_strategy],
-        name=_function.__name__,
-        groups="" if _function is convnd_quick else ", groups",
+    _function.__doc__ = _STRATEGY_CONV_DOC.format(
+        strategy=_strategy, how=_HOW[_strategy], name=_function.__name__, **_kind
     )
 
 
@@ -294,40 +313,6 @@ def conv_transposend(conv, input, weight, bias=None, stride=1, padding=0,
                              padding, output_padding, groups, dilation, padding_mode, None)
 
 
-_CONV_TRANSPOSEND_DOC = """:func:`conv_transposend` without bias and with ``strategy="{strategy}"``.
-
-    The complex product takes {how}.
-
-    Parameters
-    ----------
-    conv_t : callable
-        The real transposed convolution, e.g.
-        :func:`torch.nn.functional.conv_transpose2d`.
-    input : Cplx
-        Input of shape ``(N, C_in, *spatial)`` or ``(C_in, *spatial)``.
-    weight : Cplx
-        Filters of shape ``(C_in, C_out / groups, *kernel)``.
-    stride, padding, output_padding, groups, dilation
-        As for :func:`torch.nn.functional.conv_transpose2d`.
-
-    Returns
-    -------
-    Cplx
-
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`conv_transposend`.
-
-    Examples
-    --------
-    >>> import torch.nn.functional as F
-    >>> x, w = cplx.randn(2, 4, 5), cplx.randn(4, 6, 3)
-    >>> {name}(F.conv_transpose1d, x, w).shape
-    torch.Size([2, 6, 7])
-    """
-
-
 def conv_transposend_naive(conv_t, input, weight, stride=1, padding=0,
                            output_padding=0, groups=1, dilation=1):
     return _conv_transposend(_spatial_dims(weight), conv_t, input, weight, None, stride,
@@ -341,8 +326,8 @@ def conv_transposend_3m(conv_t, input, weight, stride=1, padding=0,
 
 
 for _function, _strategy in ((conv_transposend_naive, "naive"), (conv_transposend_3m, "3m")):
-    _function.__doc__ = _CONV_TRANSPOSEND_DOC.format(
-        strategy=_strategy, how=_HOW[_strategy], name=_function.__name__
+    _function.__doc__ = _STRATEGY_CONV_DOC.format(
+        strategy=_strategy, how=_HOW[_strategy], name=_function.__name__, **_CONV_TRANSPOSE
     )
 
 

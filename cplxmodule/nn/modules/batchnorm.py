@@ -3,6 +3,7 @@ r"""Complex batch normalisation: :math:`2 \times 2` whitening per channel."""
 import torch
 
 from ... import cplx
+from ...cplx._shared import check_shape
 from ...cplx.normalization import _whiten_parts
 from .base import CplxToCplx, _check_cplx
 from .parameter import _factory_kwargs
@@ -15,6 +16,25 @@ __all__ = [
     "whitendxd",
     "cplx_batch_norm",
 ]
+
+_WHITEN_ARGUMENTS = """tensor : torch.Tensor
+        Real tensor of shape :math:`({d}, N, C, *)`.
+    training : bool
+        Normalise by the batch statistics and update the running ones;
+        otherwise by the running statistics (by the batch ones if
+        ``running_mean`` is ``None``).
+    running_mean, running_cov : torch.Tensor, optional
+        :math:`({d}, C)` and :math:`({d}, {d}, C)` running statistics, updated
+        in place when training.
+    momentum : float
+        Weight of the batch in the running-average update.
+    nugget : float
+        Added to the diagonal of the covariance.
+
+    Returns
+    -------
+    torch.Tensor
+        The whitened tensor, of the shape of ``tensor``."""
 
 _RUNNING_NOTE = """As in :func:`cplxmodule.cplx.batch_norm`, the running covariance
     holds torch's unbiased estimate and ``{eps}`` is added when normalising,
@@ -303,23 +323,7 @@ def whiten2x2(
 
     Parameters
     ----------
-    tensor : torch.Tensor
-        Real tensor of shape :math:`(2, N, C, *)`.
-    training : bool
-        Normalise by the batch statistics and update the running ones;
-        otherwise by the running statistics (by the batch ones if
-        ``running_mean`` is ``None``).
-    running_mean, running_cov : torch.Tensor, optional
-        :math:`(2, C)` and :math:`(2, 2, C)` running statistics.
-    momentum : float
-        Weight of the batch in the running-average update.
-    nugget : float
-        Added to the diagonal of the covariance.
-
-    Returns
-    -------
-    torch.Tensor
-        The whitened tensor, of the shape of ``tensor``.
+    {arguments}
 
     Raises
     ------
@@ -366,24 +370,7 @@ def whitendxd(
 
     Parameters
     ----------
-    tensor : torch.Tensor
-        Real tensor of shape :math:`(d, N, C, *)`.
-    training : bool
-        Normalise by the batch statistics and update the running ones;
-        otherwise by the running statistics (by the batch ones if
-        ``running_mean`` is ``None``).
-    running_mean, running_cov : torch.Tensor, optional
-        :math:`(d, C)` and :math:`(d, d, C)` running statistics, updated in
-        place when training.
-    momentum : float
-        Weight of the batch in the running-average update.
-    nugget : float
-        Added to the diagonal of the covariance.
-
-    Returns
-    -------
-    torch.Tensor
-        The whitened tensor, of the shape of ``tensor``.
+    {arguments}
 
     Raises
     ------
@@ -409,14 +396,8 @@ def whitendxd(
     if not isinstance(tensor, torch.Tensor) or tensor.dim() < 3:
         raise ValueError(f"{where}: `tensor` must have shape (d, N, C, *), got {_shape(tensor)}")
     d, n_channels = tensor.shape[0], tensor.shape[2]
-    for name, value, shape in (
-        ("running_mean", running_mean, (d, n_channels)),
-        ("running_cov", running_cov, (d, d, n_channels)),
-    ):
-        if value is not None and tuple(value.shape) != shape:
-            raise ValueError(
-                f"{where}: `{name}` must have shape {shape}, got {tuple(value.shape)}"
-            )
+    check_shape(running_mean, (d, n_channels), "running_mean", where)
+    check_shape(running_cov, (d, d, n_channels), "running_cov", where)
     training = training or running_mean is None or running_cov is None
     return _whiten_parts(tensor, training, running_mean, running_cov, momentum, nugget)
 
@@ -492,6 +473,13 @@ def _shape(tensor):
     return type(tensor).__name__
 
 
-for _function, _eps in ((whiten2x2, "nugget"), (whitendxd, "nugget"), (cplx_batch_norm, "eps")):
+for _function, _eps, _d in (
+    (whiten2x2, "nugget", "2"),
+    (whitendxd, "nugget", "d"),
+    (cplx_batch_norm, "eps", None),
+):
     if _function.__doc__:  # not under python -OO
-        _function.__doc__ = _function.__doc__.format(note=_RUNNING_NOTE.format(eps=_eps))
+        _function.__doc__ = _function.__doc__.format(
+            note=_RUNNING_NOTE.format(eps=_eps),
+            arguments=_d and _WHITEN_ARGUMENTS.format(d=_d),
+        )
