@@ -20,6 +20,8 @@ __all__ = [
 
 # Instance attribute holding the inference-time product ``weight * mask``.
 _CACHE = "_weight_masked_cache"
+# Instance attribute marking a replica's mask stored before its weight was readable.
+_UNSETTLED = "_mask_unsettled"
 
 
 class _TwinSignature:
@@ -79,11 +81,12 @@ class BaseMasked(torch.nn.Module, SparsityStats):
     source device. ``replicate`` assigns each module's children, then its
     parameters, then its buffers, in module pre-order; so a layer whose
     weight lives in a child module sees its mask before its weight. While
-    the weight cannot be read, the mask is stored as given: ``replicate``
-    hands replica ``j`` every tensor on device ``j``, so mask and weight
-    still meet on one device. On a replica the mask is not copied again
-    (torch broadcast it already; on the source device replica 0 shares the
-    original's tensors, as it does for every buffer).
+    the weight cannot be read, the mask is stored as given and the replica's
+    first forward pass moves it next to the weight, once (``replicate``
+    hands replica ``j`` every tensor on device ``j``, so this is normally a
+    no-op). On a replica the mask is not copied again (torch broadcast it
+    already; on the source device replica 0 shares the original's tensors,
+    as it does for every buffer).
 
     Under :class:`~torch.nn.parallel.DistributedDataParallel`, set the masks
     before wrapping: DDP decides at construction whether the model has
@@ -150,6 +153,8 @@ class BaseMasked(torch.nn.Module, SparsityStats):
             If the layer has no mask.
         """
         self._check_inputs(*inputs)
+        if _UNSETTLED in self.__dict__:
+            self._settle_replica_mask()
         return self._dense_forward(*inputs, weight=self.weight_masked, bias=self.bias, **kwargs)
 
     def __setattr__(self, name, value):
@@ -239,13 +244,28 @@ class BaseMasked(torch.nn.Module, SparsityStats):
     def _mask_target(self):
         """The real tensor the mask takes its shape, dtype and device from.
 
-        ``None`` while the weight cannot be read (see the class Notes).
+        ``None`` on a replica whose weight ``replicate`` has not assigned yet
+        (see the class Notes); any other failure to read the weight raises.
         """
         try:
             weight = self.weight
             return weight.real if isinstance(weight, Cplx) else weight
         except AttributeError:
+            if not getattr(self, "_is_replica", False):
+                raise
             return None
+
+    def _settle_replica_mask(self):
+        """Move a replica's mask next to its weight, now that it can be read.
+
+        A complex weight lives in a child that ``replicate`` fills after the
+        layer's buffers, so the mask it assigned was stored unchecked; the
+        replica's first forward pass converts it once.
+        """
+        del self.__dict__[_UNSETTLED]
+        mask = self._buffers.get("mask")
+        if mask is not None:
+            self.register_buffer("mask", self._mask_like_weight(mask))
 
     def _mask_like_weight(self, mask, target=None):
         """Validate ``mask`` and return the tensor to register as the mask.
@@ -265,6 +285,7 @@ class BaseMasked(torch.nn.Module, SparsityStats):
         target = self._mask_target() if target is None else target
         if target is None:
             converted = mask
+            self.__dict__[_UNSETTLED] = True
         else:
             try:
                 mask = torch.broadcast_to(mask, target.shape)

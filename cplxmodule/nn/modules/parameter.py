@@ -78,13 +78,16 @@ class CplxParameter(torch.nn.Module, Cplx):
     Where :class:`Cplx` and :class:`torch.nn.Module` share a method name, the
     module wins for ``apply`` (so ``model.apply(fn)`` recurses as usual),
     ``requires_grad_`` (same meaning), ``__repr__`` and pickling; the
-    value semantics of :class:`Cplx` win for ``to``, ``cpu`` and ``cuda``,
-    which return a new :class:`Cplx` and leave the parameter alone, as
-    :meth:`torch.Tensor.to` does for a :class:`torch.nn.Parameter`.  Move the
-    owning layer to move the parameter.  The module's in-place casts
-    (``half``, ``float``, ``double``, ``type``) are not value methods of
-    :class:`Cplx`, so they keep their :class:`torch.nn.Module` meaning and
-    cast this parameter alone; cast the owning layer instead.
+    value semantics of :class:`Cplx` win for ``to``, ``cpu``, ``cuda``,
+    ``half``, ``float`` and ``double``, which return a new :class:`Cplx` and
+    leave the parameter alone, as :meth:`torch.Tensor.to` does for a
+    :class:`torch.nn.Parameter`.  Move the owning layer to move the
+    parameter.  The module's other in-place conversions (``bfloat16``,
+    ``type``, ``xpu``, ``ipu``, ``mtia``, ``to_empty``) would convert this
+    parameter alone and leave the rest of the layer as it was, so they raise
+    ``RuntimeError``:
+    convert the owning layer instead (its conversions reach the parts
+    through ``_apply``, as for any parameter).
 
     Loading a state_dict that holds only one of the two parts is an error
     (under ``strict`` the other part is also reported missing), and then
@@ -145,15 +148,32 @@ class CplxParameter(torch.nn.Module, Cplx):
     apply = torch.nn.Module.apply
     requires_grad_ = torch.nn.Module.requires_grad_
 
-    # The value's moves, as ``Parameter.to`` returns a moved tensor and leaves
-    # the parameter alone; the owning layer's ``.to()`` moves the parameter.
+    # The value's moves and casts, as ``Parameter.to`` and ``Parameter.double``
+    # return a new tensor and leave the parameter alone; the owning layer's
+    # ``.to()`` and ``.double()`` convert the parameter.
     to = Cplx.to
     cpu = Cplx.cpu
     cuda = Cplx.cuda
+    half = Cplx.half
+    float = Cplx.float
+    double = Cplx.double
 
     def __bool__(self):
         # A module is always truthy; ``Cplx.__len__`` would otherwise decide.
         return True
+
+    # The module's other in-place conversions would convert this parameter
+    # alone (``layer.weight.type(...)`` leaving the bias as it was), while the
+    # value moves above return copies: refuse them and point to the layer.
+    def _convert_in_place(self, *args, **kwargs):
+        raise RuntimeError(
+            "CplxParameter: converting a complex parameter in place converts it "
+            "alone; convert the owning layer (`layer.double()`, `layer.to(...)`), "
+            "or use `.to(...)` on the parameter for a converted copy"
+        )
+
+    bfloat16 = type = _convert_in_place
+    xpu = ipu = mtia = to_empty = _convert_in_place
 
     def extra_repr(self):
         return f"size={tuple(self.shape)}, dtype={self.dtype}"
@@ -246,6 +266,11 @@ def _load_complex_children(module, state_dict, prefix, error_msgs, missing_keys)
     from it), so that the whole layer is left as it was, the very tensor
     objects included, rather than half-loaded.
     """
+    # Relied on here (and by BaseMasked's loader, which pops its mask): torch's
+    # load_state_dict hands each module its own copy of the state_dict and
+    # cuts each child's copy from the parent's only *after* the parent's
+    # _load_from_state_dict returns, so the entries split or replaced here are
+    # exactly what the CplxParameter children then see.
     children = {
         prefix + name: child
         for name, child in module._modules.items()
