@@ -100,6 +100,7 @@ def test_log_alpha_and_relevance(complex_):
     log_alpha = layer.log_sigma2.detach().numpy() - 2 * np.log(modulus + 1e-12)
     np.testing.assert_allclose(layer.log_alpha.detach().numpy(), log_alpha, atol=1e-9)
     mask = layer.relevance(threshold=1.0)
+    assert torch.equal(layer.relevance(threshold=torch.tensor(1.0)), mask)
     np.testing.assert_array_equal(mask.numpy(), (log_alpha <= 1.0).astype(float))
     assert not mask.requires_grad and mask.dtype == torch.float64
     n_dropped = int((log_alpha > 1.0).sum())
@@ -482,6 +483,8 @@ def test_bad_input_names_the_argument():
         R.compute_ard_masks(model, threshold="3")
     with pytest.raises(TypeError, match="`threshold`"):
         model[0].relevance(threshold=None)
+    with pytest.raises(TypeError, match="`threshold`"):
+        model[0].relevance(threshold=torch.ones(2))
     with pytest.raises(ValueError, match="`module`"):
         R.compute_ard_masks(real_model(), threshold=3.0)
     with pytest.raises(ValueError, match="`kind`"):
@@ -537,3 +540,28 @@ def test_public_names_have_docstrings(module):
         obj = getattr(mod, name)
         if callable(obj):
             assert obj.__doc__ and obj.__doc__.strip(), f"{module}.{name}"
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_bayesian_twin_on_cuda():
+    model = R.to_bayesian(complex_model()).cuda()
+    x = cplx.randn(5, 2, 5).cuda()
+    out = model(x)
+    assert out.real.is_cuda and sum(R.penalties(model)).is_cuda
+    masked = to_masked(model, masks=R.compute_ard_masks(model, threshold=3.0)).eval()
+    assert masked(x).real.is_cuda
+
+
+@pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
+def test_training_output_gradcheck(complex_):
+    # the same noise at every call: the sample is a smooth function of the parameters
+    layer, (x,) = make("Linear", "VD", complex_)
+    names = ["log_sigma2", "weight.real", "weight.imag"] if complex_ else ["log_sigma2", "weight"]
+    params = {name: torch.randn_like(p, requires_grad=True) for name, p in layer.named_parameters() if name in names}
+
+    def sample(*tensors):
+        torch.manual_seed(0)
+        out = torch.func.functional_call(layer, dict(zip(names, tensors)), (x,))
+        return (out.real, out.imag) if complex_ else out
+
+    assert torch.autograd.gradcheck(sample, tuple(params[name] for name in names))

@@ -230,9 +230,9 @@ class BaseMasked(torch.nn.Module, SparsityStats):
         mask = self._buffers.get("mask")  # the hot path: skip Module.__getattr__
         if mask is None:
             raise RuntimeError(
-                f"`{type(self).__name__}` has no sparsity mask: set one with "
+                f"{type(self).__name__} has no sparsity mask: set one with "
                 "`layer.mask = ...` or `deploy_masks(...)`, or load a state_dict "
-                "that has it."
+                "that has it"
             )
         if torch.compiler.is_compiling():
             return self.weight * mask
@@ -276,8 +276,8 @@ class BaseMasked(torch.nn.Module, SparsityStats):
         name = type(self).__name__
         if not isinstance(mask, torch.Tensor):
             raise TypeError(
-                f"`{name}`: `mask` must be a torch.Tensor or None, "
-                f"got {type(mask).__name__}."
+                f"{name}: `mask` must be a torch.Tensor or None, "
+                f"got {type(mask).__name__}"
             )
         mask = mask.detach()
         if not getattr(self, "_is_replica", False):
@@ -291,8 +291,9 @@ class BaseMasked(torch.nn.Module, SparsityStats):
                 mask = torch.broadcast_to(mask, target.shape)
             except RuntimeError as e:
                 raise RuntimeError(
-                    f"`{name}`: a mask of shape {tuple(mask.shape)} "
-                    f"does not broadcast to the weight's shape {tuple(target.shape)}: {e}"
+                    f"{name}: `mask` must broadcast to the weight's"
+                    f" shape, got a mask of shape {tuple(mask.shape)} that does not"
+                    f" broadcast to {tuple(target.shape)}: {e}"
                 ) from e
             converted = mask.to(
                 device=target.device,
@@ -383,13 +384,13 @@ class BaseMasked(torch.nn.Module, SparsityStats):
 def _check_mask_values(name, mask):
     """A mask must be real and finite (NaN or inf would poison every output)."""
     if mask.is_complex():
-        raise TypeError(f"`{name}`: `mask` must be real, got dtype {mask.dtype}.")
+        raise TypeError(f"{name}: `mask` must be real, got dtype {mask.dtype}")
     if (
         mask.is_floating_point()
         and mask.device.type != "meta"
         and not bool(torch.isfinite(mask).all())
     ):
-        raise ValueError(f"`{name}`: `mask` has NaN or infinite values.")
+        raise ValueError(f"{name}: `mask` must be finite, got NaN or infinite values")
 
 
 def _part_tensors(x):
@@ -568,7 +569,7 @@ def binarize_masks(state_dict, masks):
     state_dict, binary = dict(state_dict), {}
     for name, mask in masks.items():
         if name != "mask" and not name.endswith(".mask"):
-            raise KeyError(f"binarize_masks: mask keys end with '.mask', got {name!r}.")
+            raise KeyError(f"binarize_masks: `masks` keys must end with '.mask', got {name!r}")
         layer = name[: -len("mask")]
         keys = [
             key
@@ -576,7 +577,7 @@ def binarize_masks(state_dict, masks):
             if key in state_dict
         ]
         if not keys:
-            raise KeyError(f"binarize_masks: mask {name!r} has no weight in `state_dict`.")
+            raise KeyError(f"binarize_masks: `state_dict` must hold the weight of mask {name!r}")
         for key in keys:
             state_dict[key] = state_dict[key] * mask
         binary[name] = torch.ne(mask, 0).to(mask.dtype)

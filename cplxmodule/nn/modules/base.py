@@ -6,6 +6,7 @@ import operator
 import torch
 
 from ...cplx import Cplx
+from ...cplx._shared import checked_cplx
 from .parameter import CplxParameter  # noqa: F401  (published import path)
 from .parameter import _load_complex_children, _refuse_complex_cast
 
@@ -289,25 +290,19 @@ def is_cplx_to_cplx(module):
 
 
 def _check_cplx(layer, input, shape=None, name="input"):
-    """Raise a clear error unless ``input`` is a :class:`Cplx` for ``layer``.
+    """Raise the functional core's error unless ``input`` is a :class:`Cplx`, naming ``layer``.
 
     ``shape`` describes the expected shape in the message, e.g. ``"(..., 4)"``.
     The input's dtype must be that of the layer's weight, if it has one:
     torch's own message would come from deep in the functional core and
     name neither the layer nor the argument.
     """
-    if isinstance(input, Cplx):
-        weight = layer._modules.get("weight", layer._parameters.get("weight"))
-        if weight is not None and weight.dtype != input.dtype:
-            raise TypeError(
-                f"{layer._get_name()}: `{name}` has dtype {input.dtype} but the "
-                f"layer's weight has dtype {weight.dtype}: cast one to the other "
-                "(e.g. `layer.to(input.dtype)` or `input.to(weight.dtype)`)"
-            )
-        return input
-    expected = "a Cplx" + (f" of shape {shape}" if shape else "")
-    if isinstance(input, torch.Tensor):
-        got = f"a {input.dtype} tensor of shape {tuple(input.shape)}"
-    else:
-        got = type(input).__name__
-    raise TypeError(f"{layer._get_name()}: `{name}` must be {expected}, got {got}")
+    input = checked_cplx(input, name, where=layer._get_name(), shape=shape)
+    weight = layer._modules.get("weight", layer._parameters.get("weight"))
+    if weight is not None and weight.dtype != input.dtype:
+        raise TypeError(
+            f"{layer._get_name()}: `{name}` has dtype {input.dtype} but the "
+            f"layer's weight has dtype {weight.dtype}: cast one to the other "
+            "(e.g. `layer.to(input.dtype)` or `input.to(weight.dtype)`)"
+        )
+    return input

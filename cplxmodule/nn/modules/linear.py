@@ -7,6 +7,7 @@ import torch.nn.functional as F
 
 from ... import cplx
 from ...cplx import Cplx
+from ...cplx._shared import check_features
 from .base import BaseCplxToReal, CplxToCplx, _check_cplx
 from .parameter import CplxParameter, _factory_kwargs
 
@@ -294,10 +295,5 @@ class CplxImag(BaseCplxToReal):
 
 def _check_features(layer, input, features, name="input"):
     """The input must be a :class:`Cplx` with ``features`` in its last dimension."""
-    shape = f"(..., {features})"
-    _check_cplx(layer, input, shape, name)
-    if input.dim() == 0 or input.shape[-1] != features:
-        raise ValueError(
-            f"{layer._get_name()}: `{name}` must have shape {shape}, "
-            f"got {tuple(input.shape)}"
-        )
+    _check_cplx(layer, input, f"(..., {features})", name)
+    check_features(input, features, name, layer._get_name())
