@@ -36,16 +36,21 @@ __all__ = [
 
 _POOLS = {F.max_pool1d: 1, F.max_pool2d: 2, F.max_pool3d: 3}
 
-_LINEAR_DOC = """:func:`linear` with ``strategy="{strategy}"`` ({how}).
+_HOW = {
+    "naive": "four real products",
+    "cat": "one real product on concatenated blocks",
+    "3m": "three real products, Gauss's trick",
+}
+
+_PRODUCT_DOC = """:func:`{base}` with ``strategy="{strategy}"`` ({how}).
 
     Parameters
     ----------
-    input : Cplx
-        Input of shape ``(*, in_features)``.
+    {inputs}
     weight : Cplx
-        Weight of shape ``(out_features, in_features)``.
+        Weight of shape ``{weight}``.
     bias : Cplx, optional
-        Bias of shape ``(out_features,)``.
+        Bias of shape ``(out_features,)``.{extra}
 
     Returns
     -------
@@ -55,20 +60,32 @@ _LINEAR_DOC = """:func:`linear` with ``strategy="{strategy}"`` ({how}).
     Raises
     ------
     TypeError, ValueError
-        As :func:`linear`.
+        As :func:`{base}`.
 
     Examples
     --------
-    >>> x, w = cplx.randn(8, 3), cplx.randn(5, 3)
-    >>> {name}(x, w).shape
+    >>> {example}
+    >>> {name}({arguments}).shape
     torch.Size([8, 5])
     """
 
-_HOW = {
-    "naive": "four real products",
-    "cat": "one real product on concatenated blocks",
-    "3m": "three real products, Gauss's trick",
-}
+_LINEAR = dict(
+    base="linear",
+    inputs="input : Cplx\n        Input of shape ``(*, in_features)``.",
+    weight="(out_features, in_features)",
+    extra="",
+    example="x, w = cplx.randn(8, 3), cplx.randn(5, 3)",
+    arguments="x, w",
+)
+_BILINEAR = dict(
+    base="bilinear",
+    inputs="input1, input2 : Cplx\n"
+    "        Inputs of shapes ``(*, in1_features)`` and ``(*, in2_features)``.",
+    weight="(out_features, in1_features, in2_features)",
+    extra="\n    conjugate : bool, default True\n        Conjugate ``input1``.",
+    example="x1, x2, w = cplx.randn(8, 3), cplx.randn(8, 2), cplx.randn(5, 3, 2)",
+    arguments="x1, x2, w",
+)
 
 
 def linear_naive(input, weight, bias=None):
@@ -83,37 +100,6 @@ def linear_3m(input, weight, bias=None):
     return linear(input, weight, bias, strategy="3m")
 
 
-_BILINEAR_DOC = """:func:`bilinear` with ``strategy="{strategy}"`` ({how}).
-
-    Parameters
-    ----------
-    input1, input2 : Cplx
-        Inputs of shapes ``(*, in1_features)`` and ``(*, in2_features)``.
-    weight : Cplx
-        Weight of shape ``(out_features, in1_features, in2_features)``.
-    bias : Cplx, optional
-        Bias of shape ``(out_features,)``.
-    conjugate : bool, default True
-        Conjugate ``input1``.
-
-    Returns
-    -------
-    Cplx
-        Shape ``(*, out_features)``.
-
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`bilinear`.
-
-    Examples
-    --------
-    >>> x1, x2, w = cplx.randn(8, 3), cplx.randn(8, 2), cplx.randn(5, 3, 2)
-    >>> {name}(x1, x2, w).shape
-    torch.Size([8, 5])
-    """
-
-
 def bilinear_naive(input1, input2, weight, bias=None, conjugate=True):
     return bilinear(input1, input2, weight, bias, conjugate, strategy="naive")
 
@@ -122,16 +108,15 @@ def bilinear_cat(input1, input2, weight, bias=None, conjugate=True):
     return bilinear(input1, input2, weight, bias, conjugate, strategy="cat")
 
 
-for _function, _strategy in (
-    (linear_naive, "naive"),
-    (linear_cat, "cat"),
-    (linear_3m, "3m"),
-    (bilinear_naive, "naive"),
-    (bilinear_cat, "cat"),
+for _function, _strategy, _kind in (
+    (linear_naive, "naive", _LINEAR),
+    (linear_cat, "cat", _LINEAR),
+    (linear_3m, "3m", _LINEAR),
+    (bilinear_naive, "naive", _BILINEAR),
+    (bilinear_cat, "cat", _BILINEAR),
 ):
-    _template = _LINEAR_DOC if _function.__name__.startswith("linear") else _BILINEAR_DOC
-    _function.__doc__ = _template.format(
-        strategy=_strategy, how=_HOW[_strategy], name=_function.__name__
+    _function.__doc__ = _PRODUCT_DOC.format(
+        strategy=_strategy, how=_HOW[_strategy], name=_function.__name__, **_kind
     )
 
 
