@@ -11,6 +11,7 @@ arguments and loads its state_dict with ``strict=False``.
 from ..base import BaseARD, GaussianMixin
 from .. import functional as F
 from ..functional import ExpiFunction, euler_gamma
+from ...utils.sparsity import SparsityStats  # noqa: F401  (published import path)
 from .base import (
     CplxBilinearGaussian,
     CplxConv1dGaussian,

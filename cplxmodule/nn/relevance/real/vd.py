@@ -9,6 +9,7 @@ arguments and loads its state_dict with ``strict=False``.
 
 from ..base import BaseARD, GaussianMixin
 from .. import functional as F
+from ...utils.sparsity import SparsityStats  # noqa: F401  (published import path)
 from .base import (
     BilinearGaussian,
     Conv1dGaussian,

@@ -6,6 +6,7 @@ import torch
 
 from ...base import BaseARD
 from ....modules.linear import _RealLinear
+from ....utils.sparsity import SparsityStats  # noqa: F401  (published import path)
 
 __all__ = ["BaseARD", "LinearL0"]
 
