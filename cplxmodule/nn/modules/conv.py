@@ -7,6 +7,7 @@ import torch.nn.functional as F
 
 from ... import cplx
 from ...cplx._shared import check_padding, ntuple
+from ..cache import _cached_attr
 from .base import CplxToCplx, _check_cplx
 from .linear import _add_weight_and_bias, _reset_weight_and_bias
 
@@ -162,7 +163,8 @@ class _CplxConv(_CplxConvNd):
 
     def forward(self, input):
         self._check_inputs(input)
-        return self._dense_forward(input, weight=self.weight, bias=self.bias)
+        weight, bias = _cached_attr(self, "weight"), _cached_attr(self, "bias")
+        return self._dense_forward(input, weight=weight, bias=bias)
 
 
 class _CplxConvTranspose(_CplxConvNd):
@@ -213,9 +215,8 @@ class _CplxConvTranspose(_CplxConvNd):
 
     def forward(self, input, output_size=None):
         self._check_inputs(input)
-        return self._dense_forward(
-            input, weight=self.weight, bias=self.bias, output_size=output_size
-        )
+        weight, bias = _cached_attr(self, "weight"), _cached_attr(self, "bias")
+        return self._dense_forward(input, weight=weight, bias=bias, output_size=output_size)
 
 
 _CONV_DOC = """Complex {n}d convolution, the twin of :class:`torch.nn.Conv{n}d`.
