@@ -6,6 +6,7 @@ The strategies are described in :mod:`cplxmodule.cplx.linalg`.
 from typing import NamedTuple
 
 import torch
+import torch.nn.functional as F
 
 from .conversions import to_complex
 from .tensor import Cplx
@@ -100,6 +101,11 @@ def _negated_real(bias):
     return -_bias_parts(bias)[0]
 
 
+def _imag_minus_real(bias):
+    real, imag = _bias_parts(bias)
+    return -real if imag is None else imag - real
+
+
 def _complex_bias(bias):
     real, imag = _bias_parts(bias)
     return torch.complex(real, torch.zeros_like(real) if imag is None else imag)
@@ -134,9 +140,12 @@ def _gauss(op, x, w, bias, layout):
     # put two of them on the smaller operand, or on a packed weight, whose
     # sums are computed once.
     xr, xi, wr, wi = x.real, x.imag, w.real, w.imag
+    on_input = type(w) is not Packed and xr.numel() <= wr.numel()
+    if not on_input and op is F.linear:
+        return _gauss_linear(x, w, bias)
     bi = _bias_parts(bias)[1]
     nbr = None if bias is None else _form(bias, "-real", _negated_real)
-    if type(w) is not Packed and xr.numel() <= wr.numel():
+    if on_input:
         k1, k2, k3 = op(xr, wr + wi, None), op(xi - xr, wr, bi), op(xr + xi, wi, nbr)
     else:
         k1 = op(xr + xi, wr, None)
@@ -145,6 +154,23 @@ def _gauss(op, x, w, bias, layout):
     # re = k1 - k3 and im = k1 + k2: update k2 first, it reads k1
     imag = k2.add_(k1)
     return k1.sub_(k3), imag
+
+
+def _gauss_linear(x, w, bias):
+    # The weight-side form for a linear map, on the input's rows as a matrix:
+    # ``addmm`` adds ``k1`` (and the real bias) within the products, which
+    # saves two passes over the output. re = k1 - xi (wr + wi)^T,
+    # im = k1 + xr (wi - wr)^T, with k1 = (xr + xi) wr^T + br.
+    rows = x.shape[:-1]
+    xr, xi = x.real.reshape(-1, x.shape[-1]), x.imag.reshape(-1, x.shape[-1])
+    br = _bias_parts(bias)[0]
+    wr = w.real.t()
+    k1 = torch.mm(xr + xi, wr) if br is None else torch.addmm(br, xr + xi, wr)
+    real = torch.addmm(k1, xi, _form(w, "real+imag", lambda w: w.real + w.imag).t(), alpha=-1)
+    imag = torch.addmm(k1, xr, _form(w, "imag-real", lambda w: w.imag - w.real).t())
+    if bias is not None:
+        imag = imag.add_(_form(bias, "imag-real", _imag_minus_real))
+    return real.view(*rows, -1), imag.view(*rows, -1)
 
 
 def _native(op, x, w, bias, layout):
