@@ -230,9 +230,10 @@ def check_strategy(strategy):
 # by reading the weight (many weight elements per row of the input) does
 # "naive" win: it reads each weight part once, 3M reads it twice for its sum.
 # A packed weight (inside ``cplxmodule.nn.cached``) costs nothing to pack:
-# then torch's complex product wins below about 4M complex multiply-adds,
-# where the three products and the sums of 3M cost more in torch calls, and
-# when the weight dominates, as it reads each element once.
+# then, without autograd, torch's complex product wins below about 4M complex
+# multiply-adds, where the three products and the sums of 3M cost more in
+# torch calls, and when the weight dominates, as it reads each element once;
+# otherwise 3M with its sums on the weight, computed once.
 _WEIGHT_PER_ROW = 16384
 _GAUSS_DTYPES = (torch.float32, torch.float64)
 _NATIVE_MACS = 2 ** 22
@@ -245,6 +246,9 @@ def default_strategy(input, weight, layout):
     rows = input.numel() // max(input.shape[layout.channel_dim], 1)
     weight_bound = weight.numel() > _WEIGHT_PER_ROW * rows
     if type(weight) is Packed:
+        if torch.is_grad_enabled():
+            # torch's complex backward makes eight real products, 3M's six
+            return "3m"
         # packing the weight is free: one native complex product wins while
         # torch calls (or reading the weight) cost more than arithmetic
         small = rows * weight.numel() < _NATIVE_MACS
