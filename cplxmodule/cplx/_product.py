@@ -101,11 +101,6 @@ def _negated_real(bias):
     return -_bias_parts(bias)[0]
 
 
-def _imag_minus_real(bias):
-    real, imag = _bias_parts(bias)
-    return -real if imag is None else imag - real
-
-
 def _complex_bias(bias):
     real, imag = _bias_parts(bias)
     return torch.complex(real, torch.zeros_like(real) if imag is None else imag)
@@ -158,18 +153,20 @@ def _gauss(op, x, w, bias, layout):
 
 def _gauss_linear(x, w, bias):
     # The weight-side form for a linear map, on the input's rows as a matrix:
-    # ``addmm`` adds ``k1`` (and the real bias) within the products, which
-    # saves two passes over the output. re = k1 - xi (wr + wi)^T,
-    # im = k1 + xr (wi - wr)^T, with k1 = (xr + xi) wr^T + br.
+    # ``addmm`` adds ``k1 = (xr + xi) wr^T`` within the other two products,
+    # which saves two passes over the output: im = k1 + xr (wi - wr)^T,
+    # then re = k1 - xi (wr + wi)^T in place. The bias is added last, so a
+    # real input and weight give an exactly zero imaginary part.
     rows = x.shape[:-1]
     xr, xi = x.real.reshape(-1, x.shape[-1]), x.imag.reshape(-1, x.shape[-1])
-    br = _bias_parts(bias)[0]
-    wr = w.real.t()
-    k1 = torch.mm(xr + xi, wr) if br is None else torch.addmm(br, xr + xi, wr)
-    real = torch.addmm(k1, xi, _form(w, "real+imag", lambda w: w.real + w.imag).t(), alpha=-1)
+    k1 = torch.mm(xr + xi, w.real.t())
     imag = torch.addmm(k1, xr, _form(w, "imag-real", lambda w: w.imag - w.real).t())
-    if bias is not None:
-        imag = imag.add_(_form(bias, "imag-real", _imag_minus_real))
+    real = k1.addmm_(xi, _form(w, "real+imag", lambda w: w.real + w.imag).t(), alpha=-1)
+    br, bi = _bias_parts(bias)
+    if br is not None:
+        real = real.add_(br)
+    if bi is not None:
+        imag = imag.add_(bi)
     return real.view(*rows, -1), imag.view(*rows, -1)
 
 

@@ -27,8 +27,7 @@ hand it to a product, where ``addmm`` and the convolution kernels add it for
 free: ``"3m"`` feeds each part into exactly one of its real products (the
 imaginary part into ``k2``, the negated real part into ``k3``; for a
 linear map with the sums on the weight, ``addmm`` adds ``k1`` within the
-other two products, the real part within ``k1``, and the imaginary part
-minus the real part is added afterwards), ``"cat"``
+other two products and the bias is added afterwards), ``"cat"``
 and ``"native"`` feed the whole bias into their single product. ``"naive"``
 runs its products without bias and adds each part afterwards, in place,
 broadcast along the feature dimension.
