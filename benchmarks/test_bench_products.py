@@ -16,6 +16,8 @@ backward the context is entered at every step, as training does.
 ``benchmarks/conftest.py`` prints each time divided by the native time of
 its group. The variants of one group run one after another (``variant`` is
 the innermost parameter), so that they see the same load on a shared machine.
+On a busy machine time the 1-thread groups in CPU time, which waiting for a
+core does not inflate: add ``-k threads1 --benchmark-timer=time.process_time``.
 """
 
 import contextlib

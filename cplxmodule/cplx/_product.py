@@ -227,13 +227,15 @@ def check_strategy(strategy):
 # by reading the weight (many weight elements per row of the input) does
 # "naive" win: it reads each weight part once, 3M reads it twice for its sum.
 # A packed weight (inside ``cplxmodule.nn.cached``) costs nothing to pack:
-# then, without autograd, torch's complex product wins below about 4M complex
+# then, without autograd, one product wins below about 4M complex
 # multiply-adds, where the three products and the sums of 3M cost more in
-# torch calls, and when the weight dominates, as it reads each element once;
-# otherwise 3M with its sums on the weight, computed once.
+# torch calls: torch's complex product for linear maps (also when the weight
+# dominates, as it reads each element once), the block matrix for
+# convolutions (torch's complex convolution is slow); above, 3M with its sums
+# on the weight, computed once.
 _WEIGHT_PER_ROW = 16384
 _GAUSS_DTYPES = (torch.float32, torch.float64)
-_NATIVE_MACS = 2 ** 22
+_SMALL_MACS = 2 ** 22
 
 
 def default_strategy(input, weight, layout):
@@ -246,8 +248,12 @@ def default_strategy(input, weight, layout):
         if torch.is_grad_enabled():
             # torch's complex backward makes eight real products, 3M's six
             return "3m"
-        # packing the weight is free: one native complex product wins while
-        # torch calls (or reading the weight) cost more than arithmetic
-        small = rows * weight.numel() < _NATIVE_MACS
+        # packing the weight is free: one product wins while torch calls (or
+        # reading the weight) cost more than arithmetic; for a convolution
+        # one real product on the block matrix, as torch's complex
+        # convolution is slower than three real ones
+        small = rows * weight.numel() < _SMALL_MACS
+        if weight.dim() > 2:
+            return "cat" if small else "3m"
         return "native" if small or weight_bound else "3m"
     return "naive" if weight_bound else "3m"

@@ -118,7 +118,8 @@ def linear(input, weight, bias=None, *, strategy=None):
     packed: each form a strategy makes of them (the native complex tensor,
     3M's sums, the block matrix) is computed once. Then, without autograd,
     the default is ``"native"`` below :math:`2^{22}` complex multiply-adds
-    (rows times weight elements) or when bound by the weight, and ``"3m"``
+    (rows times weight elements) or when bound by the weight (``"cat"``
+    for a convolution, where torch's complex kernel is slow), and ``"3m"``
     with its sums on the weight otherwise; with autograd it is ``"3m"``.
     The layer's time over torch's complex64 layer (``test_model`` in the
     same file; 1 thread, CPU time, best of ten rounds in each of two runs;
