@@ -311,3 +311,44 @@ def test_failed_assign_load_keeps_the_parameter_objects():
     after = [layer.weight.real, layer.weight.imag, layer.bias.real, layer.bias.imag]
     assert all(a is b for a, b in zip(after, before))
     assert all(torch.equal(a, v) for a, v in zip(after, values))
+
+
+# Names defined by both torch.nn.Module and Cplx, and the class whose
+# definition CplxParameter uses, as reviewed. A torch release that adds a
+# Module method of a Cplx method's name fails here, for a new review.
+REVIEWED_SHARED_NAMES = {
+    "__init__": CplxParameter,  # its own: builds the module, then the parts
+    "__repr__": torch.nn.Module,
+    "apply": torch.nn.Module,  # model.apply(fn) recurses into it
+    "requires_grad_": torch.nn.Module,
+    "to": Cplx,  # value semantics, as Parameter.to returns a copy
+    "cpu": Cplx,
+    "cuda": Cplx,
+}
+_CLASS_BOOKKEEPING = {"__module__", "__doc__", "__dict__", "__weakref__", "__annotations__",
+                      "__firstlineno__", "__static_attributes__", "__qualname__", "__slots__"}
+
+
+def test_names_shared_by_module_and_cplx_are_reviewed():
+    shared = (set(vars(torch.nn.Module)) & set(vars(Cplx))) - _CLASS_BOOKKEEPING
+    assert shared == set(REVIEWED_SHARED_NAMES)
+    for name, winner in REVIEWED_SHARED_NAMES.items():
+        assert getattr(CplxParameter, name) is vars(winner)[name], name
+
+
+@pytest.mark.parametrize("method, args", [
+    ("half", ()), ("float", ()), ("double", ()), ("bfloat16", ()), ("type", (torch.float64,)),
+    ("to_empty", ()),
+])
+def test_in_place_conversions_of_a_parameter_refer_to_the_layer(method, args):
+    layer = CplxLinear(3, 2)
+    before = {k: (id(v), v.dtype) for k, v in layer.state_dict(keep_vars=True).items()}
+    with pytest.raises(RuntimeError, match="convert the owning layer"):
+        getattr(layer.weight, method)(*args)
+    after = {k: (id(v), v.dtype) for k, v in layer.state_dict(keep_vars=True).items()}
+    assert after == before
+    # the layer's own conversion reaches both parameters
+    layer.double()
+    assert layer.weight.dtype == layer.bias.dtype == torch.float64
+    copy_ = layer.weight.to(torch.float32)
+    assert copy_.dtype == torch.float32 and layer.weight.dtype == torch.float64

@@ -3,7 +3,14 @@
 import torch.nn.functional as F
 
 from ._product import Layout, check_strategy, default_strategy, product
-from ._shared import check_shape, check_operands, check_padding, doc_kwargs, ntuple
+from ._shared import (
+    check_conv_input,
+    check_operands,
+    check_padding,
+    check_shape,
+    doc_kwargs,
+    ntuple,
+)
 from .tensor import Cplx
 
 __all__ = [
@@ -33,17 +40,24 @@ def _explicit_padding(padding, kernel_size, dilation, n):
     return [p for p in reversed(ntuple(padding, n, "padding")) for _ in range(2)]
 
 
+def _check_conv_operands(n, input, weight, bias, strategy, where):
+    """The checks shared by the convolutions; returns ``(weight, bias)``."""
+    weight, bias = check_operands({"input": input}, weight, bias, where)
+    if weight.dim() != n + 2:
+        raise ValueError(
+            f"{where}: `weight` must have {n + 2} dimensions, got shape {tuple(weight.shape)}"
+        )
+    check_strategy(strategy, where)
+    return weight, bias
+
+
 def _convnd(n, op, input, weight, bias, stride, padding, dilation, groups,
             padding_mode, strategy):
-    weight, bias = check_operands({"input": input}, weight, bias)
-    check_shape(bias, weight.shape[:1], "bias")
-    check_strategy(strategy)
-    check_padding(padding, padding_mode, stride, n)
-    if input.dim() not in (n + 1, n + 2):
-        raise ValueError(
-            f"`input` must have {n + 1} (unbatched) or {n + 2} (batched) dimensions"
-            f" for conv{n}d, got shape {tuple(input.shape)}"
-        )
+    where = f"conv{n}d"
+    weight, bias = _check_conv_operands(n, input, weight, bias, strategy, where)
+    check_shape(bias, weight.shape[:1], "bias", where)
+    check_padding(padding, padding_mode, stride, n, where)
+    check_conv_input(input, weight.shape[1] * groups, n, where)
 
     if padding_mode != "zeros":
         pad = _explicit_padding(padding, weight.shape[2:], dilation, n)
@@ -64,14 +78,10 @@ def _convnd(n, op, input, weight, bias, stride, padding, dilation, groups,
 
 def _conv_transposend(n, op, input, weight, bias, stride, padding, output_padding,
                       groups, dilation, strategy):
-    weight, bias = check_operands({"input": input}, weight, bias)
-    check_shape(bias, (weight.shape[1] * groups if weight.dim() > 1 else -1,), "bias")
-    check_strategy(strategy)
-    if input.dim() not in (n + 1, n + 2):
-        raise ValueError(
-            f"`input` must have {n + 1} (unbatched) or {n + 2} (batched) dimensions"
-            f" for conv_transpose{n}d, got shape {tuple(input.shape)}"
-        )
+    where = f"conv_transpose{n}d"
+    weight, bias = _check_conv_operands(n, input, weight, bias, strategy, where)
+    check_shape(bias, (weight.shape[1] * groups,), "bias", where)
+    check_conv_input(input, weight.shape[0], n, where)
 
     def real_op(x, w, b):
         return op(x, w, b, stride, padding, output_padding, groups, dilation)

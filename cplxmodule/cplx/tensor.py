@@ -6,7 +6,7 @@ import numpy
 import torch
 import torch.utils._pytree as pytree
 
-from ._shared import NATIVE_DTYPES, real_dtype
+from ._shared import real_dtype
 
 __all__ = ["Cplx"]
 
@@ -421,11 +421,7 @@ class Cplx:
         return torch.atan2(self._imag, self._real)
 
     def __abs__(self):
-        # ``hypot`` has a NaN gradient at zero, while torch's complex ``abs``
-        # has the subgradient zero there; users compare against torch.
-        if self._real.dtype in NATIVE_DTYPES:
-            return torch.complex(self._real, self._imag).abs()
-        return torch.hypot(self._real, self._imag)
+        return _modulus(self._real, self._imag)
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
@@ -551,6 +547,31 @@ def _operator_table():
 
 
 _TORCH_OPERATORS = _operator_table()
+
+
+def _modulus(real, imag):
+    """The modulus of ``real + i imag`` on the parts, with torch's subgradient 0 at zero.
+
+    Computed with real elementwise ops that ONNX and inductor handle
+    (``torch.hypot`` has no ONNX export, and packing the parts into a native
+    complex tensor copies them and stops inductor). The parts are divided by
+    the larger of their magnitudes, so the squares neither overflow nor
+    underflow, in half precision too. That scale is detached: the modulus does
+    not depend on it, so the gradient is exactly ``part / modulus``; at zero
+    (and at an infinite part) every ``where`` routes the gradient to a
+    constant, which gives 0 as torch's complex ``abs`` does.
+    """
+    inf = float("inf")
+    big = torch.maximum(real.abs(), imag.abs()).detach()
+    # an infinite part wins over a NaN one, as in C's ``hypot``; a NaN
+    # otherwise passes as regular and propagates through the scale
+    big = torch.where(torch.isinf(real) | torch.isinf(imag), inf, big)
+    regular = (big != 0) & (big != inf)
+    scale = torch.where(regular, big, 1)
+    u, v = real / scale, imag / scale
+    modulus = scale * torch.sqrt(torch.where(regular, u * u + v * v, 1))
+    return torch.where(regular, modulus, big)
+
 
 def _add(z, other, sign):
     """``z + sign * other`` with broadcasting of the part ``other`` lacks."""

@@ -9,6 +9,8 @@ __all__ = ["BaseMasked", "is_sparse", "named_masks", "deploy_masks", "binarize_m
 
 # Instance attribute holding a loaded mask until the whole layer is loaded.
 _LOADED_MASK = "_loaded_mask"
+# Instance attribute marking a replica's mask stored before its weight was readable.
+_UNSETTLED = "_mask_unsettled"
 
 
 class BaseMasked(torch.nn.Module):
@@ -52,11 +54,12 @@ class BaseMasked(torch.nn.Module):
     source device. ``replicate`` assigns each module's children, then its
     parameters, then its buffers, in module pre-order; so a layer whose
     weight lives in a child module sees its mask before its weight. While
-    the weight cannot be read, the mask is stored as given: ``replicate``
-    hands replica ``j`` every tensor on device ``j``, so mask and weight
-    still meet on one device. On a replica the mask is not copied again
-    (torch broadcast it already; on the source device replica 0 shares the
-    original's tensors, as it does for every buffer).
+    the weight cannot be read, the mask is stored as given and the replica's
+    first forward pass moves it next to the weight, once (``replicate``
+    hands replica ``j`` every tensor on device ``j``, so this is normally a
+    no-op). On a replica the mask is not copied again (torch broadcast it
+    already; on the source device replica 0 shares the original's tensors,
+    as it does for every buffer).
 
     Under :class:`~torch.nn.parallel.DistributedDataParallel`, set the masks
     before wrapping: DDP decides at construction whether the model has
@@ -101,6 +104,8 @@ class BaseMasked(torch.nn.Module):
             If the layer has no mask.
         """
         self._check_inputs(*inputs)
+        if _UNSETTLED in self.__dict__:
+            self._settle_replica_mask()
         return self._dense_forward(
             *inputs, weight=self.weight_masked, bias=_cached_attr(self, "bias"), **kwargs
         )
@@ -156,41 +161,58 @@ class BaseMasked(torch.nn.Module):
         mask = self._buffers.get("mask")  # the hot path: skip Module.__getattr__
         if mask is None:
             raise RuntimeError(
-                f"`{type(self).__name__}` has no sparsity mask: set one with "
+                f"{type(self).__name__} has no sparsity mask: set one with "
                 "`layer.mask = ...` or `deploy_masks(...)`, or load a state_dict "
-                "that has it."
+                "that has it"
             )
         return _memo(self, "weight_masked", lambda: self.weight * mask)
 
     def _mask_target(self):
         """The real tensor the mask takes its shape, dtype and device from.
 
-        ``None`` while the weight cannot be read (see the class Notes).
+        ``None`` on a replica whose weight ``replicate`` has not assigned yet
+        (see the class Notes); any other failure to read the weight raises.
         """
         try:
             weight = self.weight
             return weight.real if isinstance(weight, Cplx) else weight
         except AttributeError:
+            if not getattr(self, "_is_replica", False):
+                raise
             return None
+
+    def _settle_replica_mask(self):
+        """Move a replica's mask next to its weight, now that it can be read.
+
+        A complex weight lives in a child that ``replicate`` fills after the
+        layer's buffers, so the mask it assigned was stored unchecked; the
+        replica's first forward pass converts it once.
+        """
+        del self.__dict__[_UNSETTLED]
+        mask = self._buffers.get("mask")
+        if mask is not None:
+            self.register_buffer("mask", self._mask_like_weight(mask))
 
     def _mask_like_weight(self, mask):
         """Validate ``mask`` and return the tensor to register as the mask."""
         if not isinstance(mask, torch.Tensor):
             raise TypeError(
-                f"`{type(self).__name__}`: `mask` must be a torch.Tensor or None, "
-                f"got {type(mask).__name__}."
+                f"{type(self).__name__}: `mask` must be a torch.Tensor or None, "
+                f"got {type(mask).__name__}"
             )
         mask = mask.detach()
         target = self._mask_target()
         if target is None:
             converted = mask
+            self.__dict__[_UNSETTLED] = True
         else:
             try:
                 mask = torch.broadcast_to(mask, target.shape)
             except RuntimeError as e:
                 raise RuntimeError(
-                    f"`{type(self).__name__}`: a mask of shape {tuple(mask.shape)} "
-                    f"does not broadcast to the weight's shape {tuple(target.shape)}."
+                    f"{type(self).__name__}: `mask` must broadcast to the weight's"
+                    f" shape, got a mask of shape {tuple(mask.shape)} that does not"
+                    f" broadcast to {tuple(target.shape)}"
                 ) from e
             converted = mask.to(
                 device=target.device,
@@ -371,7 +393,7 @@ def binarize_masks(state_dict, masks):
     state_dict, binary = dict(state_dict), {}
     for name, mask in masks.items():
         if name != "mask" and not name.endswith(".mask"):
-            raise KeyError(f"binarize_masks: mask keys end with '.mask', got {name!r}.")
+            raise KeyError(f"binarize_masks: `masks` keys must end with '.mask', got {name!r}")
         layer = name[: -len("mask")]
         keys = [
             key
@@ -379,7 +401,7 @@ def binarize_masks(state_dict, masks):
             if key in state_dict
         ]
         if not keys:
-            raise KeyError(f"binarize_masks: mask {name!r} has no weight in `state_dict`.")
+            raise KeyError(f"binarize_masks: `state_dict` must hold the weight of mask {name!r}")
         for key in keys:
             state_dict[key] = state_dict[key] * mask
         binary[name] = torch.ne(mask, 0).to(mask.dtype)

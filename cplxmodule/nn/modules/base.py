@@ -6,6 +6,7 @@ import operator
 import torch
 
 from ...cplx import Cplx
+from ...cplx._shared import checked_cplx
 from .parameter import CplxParameter  # noqa: F401  (published import path)
 from .parameter import _load_complex_children
 
@@ -167,15 +168,8 @@ def _split_function(function):
 
 
 def _check_cplx(layer, input, shape=None, name="input"):
-    """Raise a clear error unless ``input`` is a :class:`Cplx` for ``layer``.
+    """Raise the functional core's error unless ``input`` is a :class:`Cplx`, naming ``layer``.
 
     ``shape`` describes the expected shape in the message, e.g. ``"(..., 4)"``.
     """
-    if isinstance(input, Cplx):
-        return input
-    expected = "a Cplx" + (f" of shape {shape}" if shape else "")
-    if isinstance(input, torch.Tensor):
-        got = f"a {input.dtype} tensor of shape {tuple(input.shape)}"
-    else:
-        got = type(input).__name__
-    raise TypeError(f"{layer._get_name()}: `{name}` must be {expected}, got {got}")
+    return checked_cplx(input, name, where=layer._get_name(), shape=shape)

@@ -127,8 +127,8 @@ class _CplxNormBase(CplxToCplx):
         self._check_input_dim(input)
         if input.shape[1] != self.num_features:
             raise ValueError(
-                f"{name}: expected input with {self.num_features} channels "
-                f"(num_features) at dim 1, got input of shape {tuple(input.shape)}"
+                f"{name}: `input` must have shape (N, {self.num_features}, *)"
+                f" (num_features at dim 1), got {tuple(input.shape)}"
             )
 
     def extra_repr(self):
@@ -241,8 +241,8 @@ class CplxBatchNorm1d(_CplxBatchNorm):
     def _check_input_dim(self, input):
         if input.dim() not in (2, 3):
             raise ValueError(
-                f"{type(self).__name__}: expected 2D (N, C) or 3D (N, C, L) input,"
-                f" got {input.dim()}D input of shape {tuple(input.shape)}"
+                f"{type(self).__name__}: `input` must have shape (N, C) or (N, C, L),"
+                f" got {tuple(input.shape)}"
             )
 
 
@@ -257,8 +257,8 @@ class CplxBatchNorm2d(_CplxBatchNorm):
     def _check_input_dim(self, input):
         if input.dim() != 4:
             raise ValueError(
-                f"{type(self).__name__}: expected 4D (N, C, H, W) input,"
-                f" got {input.dim()}D input of shape {tuple(input.shape)}"
+                f"{type(self).__name__}: `input` must have shape (N, C, H, W),"
+                f" got {tuple(input.shape)}"
             )
 
 
@@ -273,6 +273,6 @@ class CplxBatchNorm3d(_CplxBatchNorm):
     def _check_input_dim(self, input):
         if input.dim() != 5:
             raise ValueError(
-                f"{type(self).__name__}: expected 5D (N, C, D, H, W) input,"
-                f" got {input.dim()}D input of shape {tuple(input.shape)}"
+                f"{type(self).__name__}: `input` must have shape (N, C, D, H, W),"
+                f" got {tuple(input.shape)}"
             )

@@ -6,9 +6,15 @@ import torch
 import torch.nn.functional as F
 
 from ... import cplx
-from ...cplx._shared import check_padding, ntuple
+from ...cplx._shared import (
+    check_conv_input,
+    check_padding,
+    checked_cplx,
+    conv_input_shape,
+    ntuple,
+)
 from ..cache import _cached_attr
-from .base import CplxToCplx, _check_cplx
+from .base import CplxToCplx
 from .linear import _add_weight_and_bias, _reset_weight_and_bias
 
 __all__ = [
@@ -60,21 +66,24 @@ class _CplxConvNd(CplxToCplx):
         for arg, channels in (("in_channels", in_channels), ("out_channels", out_channels)):
             if channels % groups:
                 raise ValueError(
-                    f"{name}: `{arg}`={channels} must be divisible by `groups`={groups}"
+                    f"{name}: `{arg}` must be divisible by `groups`={groups}, got {channels}"
                 )
-        stride = ntuple(stride, n, "stride")
+        stride = ntuple(stride, n, "stride", name)
         check_padding(padding, padding_mode, stride, n, where=name)
         if transposed and padding_mode != "zeros":
-            raise ValueError(f'{name}: only "zeros" `padding_mode` is supported')
+            raise ValueError(
+                f'{name}: `padding_mode` must be "zeros" for a transposed convolution,'
+                f" got {padding_mode!r}"
+            )
         if not isinstance(padding, str):
-            padding = ntuple(padding, n, "padding")
+            padding = ntuple(padding, n, "padding", name)
 
         self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size = ntuple(kernel_size, n, "kernel_size")
+        self.kernel_size = ntuple(kernel_size, n, "kernel_size", name)
         self.stride, self.padding = stride, padding
-        self.dilation = ntuple(dilation, n, "dilation")
+        self.dilation = ntuple(dilation, n, "dilation", name)
         self.transposed = transposed
-        self.output_padding = ntuple(output_padding, n, "output_padding")
+        self.output_padding = ntuple(output_padding, n, "output_padding", name)
         self.groups, self.padding_mode = groups, padding_mode
 
         if transposed:
@@ -90,14 +99,9 @@ class _CplxConvNd(CplxToCplx):
         _reset_weight_and_bias(self.weight, self.bias, fan_in)
 
     def _check_inputs(self, input):
-        n, channels = self._n, self.in_channels
-        shape = f"(N, {channels}, {', '.join('*' * n)}) or ({channels}, {', '.join('*' * n)})"
-        _check_cplx(self, input, shape)
-        if input.dim() not in (n + 1, n + 2) or input.shape[-n - 1] != channels:
-            raise ValueError(
-                f"{self._get_name()}: `input` must have shape {shape}, "
-                f"got {tuple(input.shape)}"
-            )
+        n, channels, where = self._n, self.in_channels, self._get_name()
+        checked_cplx(input, "input", where, shape=conv_input_shape(channels, n))
+        check_conv_input(input, channels, n, where)
 
     def extra_repr(self):
         s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"
@@ -319,9 +323,9 @@ def _output_padding(layer, input, output_size):
     largest = [m + s - 1 for m, s in zip(smallest, layer.stride)]
     if any(not lo <= o <= hi for o, lo, hi in zip(output_size, smallest, largest)):
         raise ValueError(
-            f"{layer._get_name()}: requested `output_size` {list(output_size)}, but"
-            f" valid sizes range from {smallest} to {largest} for an input of"
-            f" spatial size {list(spatial)}"
+            f"{layer._get_name()}: `output_size` must be within the valid sizes range"
+            f" from {smallest} to {largest} for an input of spatial size"
+            f" {list(spatial)}, got {list(output_size)}"
         )
     return tuple(o - lo for o, lo in zip(output_size, smallest))
 
@@ -351,8 +355,8 @@ class _RealConvTransposeMixin:
     def _check_inputs(self, input):
         if self.padding_mode != "zeros":
             raise ValueError(
-                f'{self._get_name()}: only "zeros" `padding_mode` is supported, got'
-                f" {self.padding_mode!r}"
+                f'{self._get_name()}: `padding_mode` must be "zeros" for a transposed'
+                f" convolution, got {self.padding_mode!r}"
             )
 
     def _dense_forward(self, input, *, weight, bias, output_size=None):

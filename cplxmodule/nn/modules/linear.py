@@ -7,6 +7,7 @@ import torch.nn.functional as F
 
 from ... import cplx
 from ...cplx import Cplx
+from ...cplx._shared import check_features, checked_cplx
 from ..cache import _cached_attr
 from .base import CplxToCplx, _check_cplx
 from .parameter import CplxParameter, _factory_kwargs
@@ -264,10 +265,6 @@ class CplxPhaseShift(CplxToCplx):
 
 def _check_features(layer, input, features, name="input"):
     """The input must be a :class:`Cplx` with ``features`` in its last dimension."""
-    shape = f"(..., {features})"
-    _check_cplx(layer, input, shape, name)
-    if input.dim() == 0 or input.shape[-1] != features:
-        raise ValueError(
-            f"{layer._get_name()}: `{name}` must have shape {shape}, "
-            f"got {tuple(input.shape)}"
-        )
+    where = layer._get_name()
+    checked_cplx(input, name, where, shape=f"(..., {features})")
+    check_features(input, features, name, where)

@@ -79,10 +79,12 @@ class CplxParameter(torch.nn.Module, Cplx):
     value semantics of :class:`Cplx` win for ``to``, ``cpu`` and ``cuda``,
     which return a new :class:`Cplx` and leave the parameter alone, as
     :meth:`torch.Tensor.to` does for a :class:`torch.nn.Parameter`.  Move the
-    owning layer to move the parameter.  The module's in-place casts
-    (``half``, ``float``, ``double``, ``type``) are not value methods of
-    :class:`Cplx`, so they keep their :class:`torch.nn.Module` meaning and
-    cast this parameter alone; cast the owning layer instead.
+    owning layer to move the parameter.  The module's in-place conversions
+    (``half``, ``float``, ``double``, ``bfloat16``, ``type``, ``xpu``,
+    ``ipu``, ``mtia``, ``to_empty``) would convert this parameter alone and
+    leave the rest of the layer as it was, so they raise ``RuntimeError``:
+    convert the owning layer instead (its conversions reach the parts
+    through ``_apply``, as for any parameter).
 
     Loading a state_dict that holds only one of the two parts is an error
     (under ``strict`` the other part is also reported missing), and then
@@ -153,6 +155,19 @@ class CplxParameter(torch.nn.Module, Cplx):
         # A module is always truthy; ``Cplx.__len__`` would otherwise decide.
         return True
 
+    # The module's in-place conversions would convert this parameter alone
+    # (``layer.weight.double()`` leaving the bias float32), while the value
+    # moves above return copies: refuse them and point to the layer.
+    def _convert_in_place(self, *args, **kwargs):
+        raise RuntimeError(
+            "CplxParameter: converting a complex parameter in place converts it "
+            "alone; convert the owning layer (`layer.double()`, `layer.to(...)`), "
+            "or use `.to(...)` on the parameter for a converted copy"
+        )
+
+    half = float = double = bfloat16 = type = _convert_in_place
+    xpu = ipu = mtia = to_empty = _convert_in_place
+
     def extra_repr(self):
         return f"size={tuple(self.shape)}, dtype={self.dtype}"
 
@@ -218,11 +233,15 @@ def _load_complex_children(module, state_dict, prefix, error_msgs):
     is split into them: a native complex tensor into its real and imaginary
     parts, a real one into itself and zeros.  Then the parts of every child
     are checked; if any is missing or misshapen, the errors are reported and
-    every entry of the layer is taken out of ``state_dict`` (torch hands each
-    module its own copy, and the children's copies are cut from it), so that
-    the whole layer is left as it was, the very tensor objects included,
-    rather than half-loaded; torch then lists what was not loaded as missing.
+    every entry of the layer is taken out of ``state_dict``, so that the
+    whole layer is left as it was, the very tensor objects included, rather
+    than half-loaded; torch then lists what was not loaded as missing.
     """
+    # Relied on here (and by BaseMasked's loader, which pops its mask): torch's
+    # load_state_dict hands each module its own copy of the state_dict and
+    # cuts each child's copy from the parent's only *after* the parent's
+    # _load_from_state_dict returns, so the entries split or removed here are
+    # exactly what the CplxParameter children then see.
     children = {
         prefix + name: child
         for name, child in module._modules.items()
