@@ -398,3 +398,19 @@ def test_docstring_examples():
         runner.run(test)
     results = runner.summarize(verbose=False)
     assert results.attempted and not results.failed
+
+
+@pytest.mark.parametrize("training", [False, True], ids=["eval", "train"])
+def test_a_bayesian_layer_packs_its_mean_weight(training):
+    from cplxmodule.nn.relevance import CplxLinearVD
+
+    torch.manual_seed(0)
+    layer = CplxLinearVD(5, 3).train(training)
+    x = cplx.randn(4, 5)
+    with torch.no_grad():
+        torch.manual_seed(1)
+        expected = as_native(layer(x))
+        with cached(layer):
+            torch.manual_seed(1)
+            torch.testing.assert_close(as_native(layer(x)), expected)
+            assert any(isinstance(v, Packed) for v in _STORES[layer].values())

@@ -22,10 +22,10 @@ def cached(module):
     r"""Compute the weights of ``module``'s layers once and reuse them, inside a context.
 
     Inside the context, each masked layer computes ``weight * mask`` at most
-    once, and each complex layer (masked or not) packs its weight and bias
-    at most once in every form its complex products need (torch's native
-    complex dtype, the sums of Gauss's trick, the block matrix); then every
-    forward pass reuses them. On exit everything is dropped. Outside the
+    once, and each complex layer (dense, masked, or Bayesian for its mean)
+    packs its weight and bias at most once in every form its complex
+    products need (torch's native complex dtype, the sums of Gauss's trick,
+    the block matrix); then every forward pass reuses them. On exit everything is dropped. Outside the
     context nothing is cached, so nothing can be stale: every forward pass
     reads the parameters and masks as they are, whatever wrote into them
     (``.data``, :func:`torch.distributed.broadcast`, DDP's buffer broadcast).
