@@ -117,22 +117,24 @@ def linear(input, weight, bias=None, *, strategy=None):
     Inside :func:`cplxmodule.nn.cached`, layers pass their weight and bias
     packed: each form a strategy makes of them (the native complex tensor,
     3M's sums, the block matrix) is computed once. Then, without autograd,
-    the default is ``"native"`` below :math:`2^{22}` complex multiply-adds
-    (rows times weight elements) or when bound by the weight (``"cat"``
-    for a convolution, where torch's complex kernel is slow), and ``"3m"``
-    with its sums on the weight otherwise; with autograd it is ``"3m"``.
+    the default below :math:`2^{22}` complex multiply-adds (rows times
+    weight elements) is ``"native"`` for a linear map (also when bound by
+    the weight) and ``"cat"`` for a convolution (torch's complex
+    convolution is slower than three real ones); above it is ``"3m"`` with
+    its sums on the weight, and with autograd always ``"3m"``.
     The layer's time over torch's complex64 layer (``test_model`` in the
-    same file; 1 thread, CPU time, best of ten rounds in each of two runs;
-    the 2-thread runs on the shared machine were too noisy to report)::
+    same file; 1 thread, CPU time, best of ten rounds, the range over three
+    runs; the 2-thread runs on the shared machine were too noisy to report)::
 
         (batch, in, out)             fwd, cached   fwd+bwd, cached each step
-        (32, 64, 64)                    2.05-2.15            2.7
-        (256, 512, 512)                 0.86                 0.85
-        (4096, 128, 128)                0.91                 0.86
-        conv2d (8, 16, 32, 32, k=3)     0.63                 0.72
-        MLP 256-512-512-8, batch 256    0.88                 0.95
+        (32, 64, 64)                  2.1-2.2              2.4-2.7
+        (256, 512, 512)               0.84-0.86            0.85-0.99
+        (4096, 128, 128)              0.84-0.92            0.82-1.01
+        conv2d (8, 16, 32, 32, k=3)   0.63-0.71            0.69-0.77
+        MLP 256-512-512-8, batch 256  0.88-0.90            0.88-0.95
 
-    At (32, 64, 64) packing the input and viewing the output's parts are
+    Entering the context at every training step costs a few microseconds,
+    which shows only at the smallest size. At (32, 64, 64) packing the input and viewing the output's parts are
     two torch calls around torch's own complex product, which alone makes
     1.45x; the Python of the layer and the checks make the rest.
 
