@@ -92,8 +92,14 @@ def to_interleaved_real(input, flatten=True, dim=-1):
     return pairs.flatten(dim, dim + 1) if flatten and input.dim() else pairs
 
 
-def to_concatenated_real(input, dim=-1):
-    """Write ``input`` as a real tensor, all real parts before all imaginary parts along ``dim``."""
+def to_concatenated_real(input, flatten=None, dim=-1):
+    """Write ``input`` as a real tensor, all real parts before all imaginary parts along ``dim``.
+
+    ``flatten`` is there for the published signature and must be ``None``
+    (a ``ValueError`` otherwise): the halves are always joined along ``dim``.
+    """
+    if flatten is not None:
+        raise ValueError(f"`flatten` must be None for to_concatenated_real, got {flatten!r}")
     input = checked_cplx(input, where="to_concatenated_real")
     return torch.cat([input.real, input.imag], dim=dim)
 

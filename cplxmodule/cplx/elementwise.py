@@ -167,13 +167,13 @@ def modrelu(input, threshold=0.5):
     return input * torch.relu(1.0 - threshold / modulus)
 
 
-def phaseshift(input, phi):
+def phaseshift(input, phi=0.0):
     r"""Rotate ``input`` by the angle ``phi``: :math:`z e^{i \phi}`.
 
     Parameters
     ----------
     input : Cplx
-    phi : float or torch.Tensor
+    phi : float or torch.Tensor, default 0.0
         The real angle (radians), broadcast against ``input``.
 
     Returns

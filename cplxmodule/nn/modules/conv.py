@@ -9,15 +9,16 @@ from ... import cplx
 from ...cplx._shared import (
     check_conv_input,
     check_padding,
-    checked_cplx,
     conv_input_shape,
     ntuple,
 )
 from ..cache import _cached_attr
-from .base import CplxToCplx
+from .base import CplxToCplx, _check_cplx
 from .linear import _add_weight_and_bias, _reset_weight_and_bias
 
 __all__ = [
+    "CplxConvNd",
+    "CplxConvTransposeNd",
     "CplxConv1d",
     "CplxConv2d",
     "CplxConv3d",
@@ -26,7 +27,7 @@ __all__ = [
     "CplxConvTranspose3d",
 ]
 
-class _CplxConvNd(CplxToCplx):
+class CplxConvNd(CplxToCplx):
     """Dimension-generic base of the complex (transposed) convolutions.
 
     Checks the arguments, creates and initialises the parameters and writes
@@ -38,6 +39,29 @@ class _CplxConvNd(CplxToCplx):
     which re-checks nothing, so a masked or Bayesian subclass passes its own
     weight, or a real weight with a real input.  Padding modes are handled
     by the functional op.
+
+    Parameters
+    ----------
+    in_channels, out_channels, kernel_size, stride, padding, dilation
+        As for :class:`torch.nn.Conv1d`, all required (the subclasses give
+        the defaults).
+    transposed : bool
+        Lay the weight out as a transposed convolution's,
+        ``(in_channels, out_channels / groups, *kernel_size)``.
+    output_padding, groups, bias, padding_mode
+        As for :class:`torch.nn.ConvTranspose1d`.
+    device, dtype : optional
+        Factory kwargs.
+
+    Examples
+    --------
+    >>> class Conv4(CplxConvNd):  # a 1d convolution with a fixed kernel size
+    ...     _n, _conv = 1, staticmethod(cplx.conv1d)
+    ...     def forward(self, input):
+    ...         return self._conv(input, self.weight, self.bias)
+    >>> layer = Conv4(2, 3, 4, 1, 0, 1, False, 0, 1, True, "zeros")
+    >>> layer(cplx.randn(1, 2, 9)).shape
+    torch.Size([1, 3, 6])
     """
 
     _n = None
@@ -99,9 +123,9 @@ class _CplxConvNd(CplxToCplx):
         _reset_weight_and_bias(self.weight, self.bias, fan_in)
 
     def _check_inputs(self, input):
-        n, channels, where = self._n, self.in_channels, self._get_name()
-        checked_cplx(input, "input", where, shape=conv_input_shape(channels, n))
-        check_conv_input(input, channels, n, where)
+        n, channels = self._n, self.in_channels
+        _check_cplx(self, input, conv_input_shape(channels, n))
+        check_conv_input(input, channels, n, self._get_name())
 
     def extra_repr(self):
         s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"
@@ -120,7 +144,7 @@ class _CplxConvNd(CplxToCplx):
         return s.format(**self.__dict__)
 
 
-class _CplxConv(_CplxConvNd):
+class _CplxConv(CplxConvNd):
     """Shared ``__init__`` and forward of :class:`CplxConv1d`, ``2d`` and ``3d``."""
 
     def __init__(
@@ -171,8 +195,44 @@ class _CplxConv(_CplxConvNd):
         return self._dense_forward(input, weight=weight, bias=bias)
 
 
-class _CplxConvTranspose(_CplxConvNd):
-    """Shared ``__init__`` and forward of :class:`CplxConvTranspose1d`, ``2d`` and ``3d``."""
+class CplxConvTransposeNd(CplxConvNd):
+    """Dimension-generic base of the complex transposed convolutions.
+
+    :class:`CplxConvNd` with the forward pass of a transposed convolution,
+    ``forward(input, output_size=None)``, resolving ``output_size`` as
+    :class:`torch.nn.ConvTranspose1d` does. It takes :class:`CplxConvNd`'s
+    arguments, as published; :class:`CplxConvTranspose1d`, ``2d`` and
+    ``3d`` take torch's.
+
+    Examples
+    --------
+    >>> class Up(CplxConvTransposeNd):
+    ...     _n, _conv = 1, staticmethod(cplx.conv_transpose1d)
+    >>> layer = Up(2, 3, 3, 2, 0, 1, True, 0, 1, True, "zeros")
+    >>> layer(cplx.randn(1, 2, 4)).shape
+    torch.Size([1, 3, 9])
+    """
+
+    def _dense_forward(self, input, *, weight, bias, output_size=None):
+        return self._conv(
+            input,
+            weight,
+            bias,
+            self.stride,
+            self.padding,
+            _output_padding(self, input, output_size),
+            self.groups,
+            self.dilation,
+        )
+
+    def forward(self, input, output_size=None):
+        self._check_inputs(input)
+        weight, bias = _cached_attr(self, "weight"), _cached_attr(self, "bias")
+        return self._dense_forward(input, weight=weight, bias=bias, output_size=output_size)
+
+
+class _CplxConvTranspose(CplxConvTransposeNd):
+    """Shared ``__init__`` of :class:`CplxConvTranspose1d`, ``2d`` and ``3d``."""
 
     def __init__(
         self,
@@ -204,23 +264,6 @@ class _CplxConvTranspose(_CplxConvNd):
             device=device,
             dtype=dtype,
         )
-
-    def _dense_forward(self, input, *, weight, bias, output_size=None):
-        return self._conv(
-            input,
-            weight,
-            bias,
-            self.stride,
-            self.padding,
-            _output_padding(self, input, output_size),
-            self.groups,
-            self.dilation,
-        )
-
-    def forward(self, input, output_size=None):
-        self._check_inputs(input)
-        weight, bias = _cached_attr(self, "weight"), _cached_attr(self, "bias")
-        return self._dense_forward(input, weight=weight, bias=bias, output_size=output_size)
 
 
 _CONV_DOC = """Complex {n}d convolution, the twin of :class:`torch.nn.Conv{n}d`.

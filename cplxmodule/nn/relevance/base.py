@@ -122,7 +122,9 @@ class GaussianMixin(BaseARD):
 
     @property
     def log_alpha(self):
-        r"""torch.Tensor: :math:`\log\alpha = \log\sigma^2 - \log|\mu|^2`, of the weight's real shape."""
+        r"""torch.Tensor: :math:`\log\alpha = \log\sigma^2 - \log|\mu|^2`, of the weight's real
+        shape.
+        """
         return F.log_alpha(self.log_sigma2, self.weight)
 
     def relevance(self, *, threshold):
@@ -199,7 +201,11 @@ def _modulus2(input):
 
 
 def _check_threshold(threshold, where):
-    if isinstance(threshold, torch.Tensor) and threshold.dim() == 0 and threshold.is_floating_point():
+    if (
+        isinstance(threshold, torch.Tensor)
+        and threshold.dim() == 0
+        and threshold.is_floating_point()
+    ):
         return
     if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
         raise TypeError(

@@ -63,8 +63,9 @@ _EI_SWITCH, _EI_SERIES_TERMS, _EI_ASYMPTOTIC_TERMS = 40.0, 110, 40
 
 # Molchanov et al. (2017), eq. 14: the real VD KL approximation.
 _REAL_VD = 0.63576, 1.87320, 1.48695
-# The same form fitted to the complex VD KL (Nazarov & Burnaev, 2020); the
-# published package's ``*VDApprox`` layers use these constants.
+# The same form fitted to the complex VD KL (Nazarov & Burnaev, 2020): these
+# constants reproduce the published package's ``*VDApprox`` penalty (to 1e-15,
+# compared as a black box).
 _CPLX_VD_APPROX = 0.57810, 1.45926, 1.36526
 
 
@@ -202,14 +203,16 @@ def expi(input):
     tensor([-0.0489,  0.4542,  9.9338], dtype=torch.float64)
     """
     if not isinstance(input, torch.Tensor) or not input.is_floating_point():
-        raise TypeError(
-            f"expi: `input` must be a floating-point tensor, got {_describe(input)}."
-        )
+        raise TypeError(f"expi: `input` must be a floating-point tensor, got {_describe(input)}.")
     return ExpiFunction.apply(input)
 
 
 def _describe(value):
-    return f"a tensor of dtype {value.dtype}" if isinstance(value, torch.Tensor) else type(value).__name__
+    return (
+        f"a tensor of dtype {value.dtype}"
+        if isinstance(value, torch.Tensor)
+        else type(value).__name__
+    )
 
 
 def log_alpha(log_sigma2, weight):
@@ -249,7 +252,9 @@ def _sigmoid_softplus(log_alpha, k1, k2, k3, scale):
     Both terms are computed stably for every :math:`\log\alpha`: this is
     :math:`k_1 - k_1\sigma(k_2 + k_3\log\alpha) + c\log(1 + 1/\alpha)`.
     """
-    return k1 * torch.sigmoid(-(k2 + k3 * log_alpha)) + scale * torch.nn.functional.softplus(-log_alpha)
+    return k1 * torch.sigmoid(-(k2 + k3 * log_alpha)) + scale * torch.nn.functional.softplus(
+        -log_alpha
+    )
 
 
 def kl_real_vd(log_alpha):
@@ -502,5 +507,9 @@ def local_reparameterization(mean, var):
     if isinstance(mean, torch.Tensor):
         return torch.addcmul(mean, std, torch.randn_like(var))
     # complex-circular: each part of variance var / 2
-    noise = torch.empty((2, *var.shape), dtype=var.dtype, device=var.device).normal_(0.0, math.sqrt(0.5))
-    return type(mean)(torch.addcmul(mean.real, std, noise[0]), torch.addcmul(mean.imag, std, noise[1]))
+    noise = torch.empty((2, *var.shape), dtype=var.dtype, device=var.device).normal_(
+        0.0, math.sqrt(0.5)
+    )
+    return type(mean)(
+        torch.addcmul(mean.real, std, noise[0]), torch.addcmul(mean.imag, std, noise[1])
+    )
