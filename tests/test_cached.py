@@ -286,9 +286,22 @@ def test_a_module_added_inside_is_not_held():
 
 
 def test_cached_rejects_a_non_module():
-    with pytest.raises(TypeError, match="`module` must be a torch.nn.Module"):
-        with cached(cplx.randn(2)):
-            pass
+    with pytest.raises(TypeError, match="cached: `module` must be a torch.nn.Module"):
+        cached(cplx.randn(2))
+    assert not _STORES
+
+
+def test_one_context_object_entered_twice():
+    layer, x, reference = make("linear-masked")
+    context = cached(layer)
+    with torch.no_grad():
+        expected = reference(layer, native(x))
+        with context:
+            with context:
+                layer(x)
+            layer.mask.data.zero_()
+            torch.testing.assert_close(as_native(layer(x)), expected)
+        check(layer, x, reference)
     assert not _STORES
 
 

@@ -1,7 +1,5 @@
 """An explicit cache of the weights that layers derive from their parameters."""
 
-import contextlib
-
 import torch
 
 from ..cplx import Cplx
@@ -17,32 +15,29 @@ _STORES = {}
 _DEPTHS = {}
 
 
-@contextlib.contextmanager
-def cached(module):
+class cached:
     r"""Compute the weights of ``module``'s layers once and reuse them, inside a context.
 
     Inside the context, each masked layer computes ``weight * mask`` at most
     once, and each complex layer (dense, masked, or Bayesian for its mean)
     packs its weight and bias at most once in every form its complex
     products need (torch's native complex dtype, the sums of Gauss's trick,
-    the block matrix); then every forward pass reuses them. On exit everything is dropped. Outside the
-    context nothing is cached, so nothing can be stale: every forward pass
-    reads the parameters and masks as they are, whatever wrote into them
-    (``.data``, :func:`torch.distributed.broadcast`, DDP's buffer broadcast).
+    the block matrix); then every forward pass reuses them. On exit
+    everything is dropped. Outside the context nothing is cached, so nothing
+    can be stale: every forward pass reads the parameters and masks as they
+    are, whatever wrote into them (``.data``,
+    :func:`torch.distributed.broadcast`, DDP's buffer broadcast).
 
-    Contexts nest, for the same module or for overlapping parts of a model:
-    a layer keeps its cache until the last context holding it exits, also
-    when the exit is due to an exception.
+    Contexts nest, for the same module or for overlapping parts of a model,
+    and one ``cached`` object may be entered again: a layer keeps its cache
+    until the last context holding it exits, also when the exit is due to an
+    exception.
 
     Parameters
     ----------
     module : torch.nn.Module
         The model; the context covers every submodule it has on entry.
-
-    Yields
-    ------
-    module : torch.nn.Module
-        The same module.
+        ``with cached(model) as m`` binds ``m`` to ``model``.
 
     Raises
     ------
@@ -54,7 +49,7 @@ def cached(module):
     As :func:`torch.nn.utils.parametrize.cached`, the context promises that
     the weights do not change while it is active: writes into parameters or
     masks inside it (an optimizer step, ``load_state_dict``, ``.to()``,
-    :func:`torch.func.functional_call`) are not seen by the layers until it
+    :func:`torch.func.functional_call`) may go unseen by the layers until it
     exits. Each value is computed lazily, at its first use, and once per grad
     mode: values computed under :func:`torch.no_grad` or
     :func:`torch.inference_mode` are never used with autograd, and values
@@ -77,19 +72,30 @@ def cached(module):
     >>> outputs[0].shape
     torch.Size([2, 3])
     """
-    if not isinstance(module, torch.nn.Module):
-        raise TypeError(f"`module` must be a torch.nn.Module, got {type(module).__name__}")
-    held = list(module.modules())
-    for layer in held:
-        _DEPTHS[layer] = _DEPTHS.get(layer, 0) + 1
-        _STORES.setdefault(layer, {})
-    try:
-        yield module
-    finally:
+
+    def __init__(self, module):
+        if not isinstance(module, torch.nn.Module):
+            raise TypeError(
+                f"cached: `module` must be a torch.nn.Module, got {type(module).__name__}"
+            )
+        self.module = module
+        # the modules each active entry holds, fixed on entry
+        self._entries = []
+
+    def __enter__(self):
+        held = list(self.module.modules())
         for layer in held:
+            _DEPTHS[layer] = _DEPTHS.get(layer, 0) + 1
+            _STORES.setdefault(layer, {})
+        self._entries.append(held)
+        return self.module
+
+    def __exit__(self, *exc_info):
+        for layer in self._entries.pop():
             _DEPTHS[layer] -= 1
             if not _DEPTHS[layer]:
                 del _DEPTHS[layer], _STORES[layer]
+        return False
 
 
 def _memo(layer, name, make):
