@@ -13,10 +13,12 @@ references resolve and that autodoc finds what the pages name.
 
 import doctest
 import importlib
+import inspect
 import re
 from pathlib import Path
 
 import pytest
+import torch
 
 from test_public_api import public_objects
 
@@ -140,3 +142,45 @@ def test_every_public_name_is_in_the_reference():
     missing = sorted(qualname for qualname, obj in public_objects() if id(obj) not in objects)
     assert not missing, f"not in docs/api/*.rst: {missing}"
 
+
+
+# Not layers of their own: bases to derive from, a parameter, a container
+# and a wrapper, whose docstrings say how they are used instead.
+NOT_LAYERS = {
+    "BaseCplxToReal",
+    "BaseMasked",
+    "BaseRealToCplx",
+    "CplxConvNd",
+    "CplxConvTransposeNd",
+    "CplxMaxPoolNd",
+    "CplxDataParallel",
+    "CplxParameter",
+    "CplxSequential",
+    "CplxToCplx",
+}
+LAYER_PACKAGES = ("cplxmodule.nn", "cplxmodule.nn.masked")
+
+
+def _layers():
+    for module in LAYER_PACKAGES:
+        mod = importlib.import_module(module)
+        for name in mod.__all__:
+            obj = getattr(mod, name)
+            if (
+                inspect.isclass(obj)
+                and issubclass(obj, torch.nn.Module)
+                and name not in NOT_LAYERS
+                and obj.__name__ == name  # aliases are documented as aliases
+            ):
+                yield f"{module}.{name}", obj
+
+
+@pytest.mark.parametrize("qualname, layer", list(_layers()))
+def test_layer_documents_shape_and_example(qualname, layer):
+    doc = inspect.cleandoc(layer.__dict__.get("__doc__") or "")
+    missing = [
+        section
+        for section in ("Shape", "Examples")
+        if not re.search(rf"^{section}\n-+$", doc, re.M)
+    ]
+    assert not missing, f"{qualname}'s docstring lacks {missing}"

@@ -130,6 +130,11 @@ class SparseLinear(_CSRLinear):
     bias : torch.Tensor, optional
         Bias ``(out_features,)``.
 
+    Shape
+    -----
+    - Input: ``(*, in_features)``.
+    - Output: ``(*, out_features)``.
+
     Raises
     ------
     RuntimeError
@@ -182,6 +187,11 @@ class CplxSparseLinear(_CSRLinear):
         Which entries to keep (default: where either part is nonzero).
     bias : Cplx, optional
         Bias ``(out_features,)``.
+
+    Shape
+    -----
+    - Input: :class:`~cplxmodule.cplx.Cplx`, ``(*, in_features)``.
+    - Output: :class:`~cplxmodule.cplx.Cplx`, ``(*, out_features)``.
 
     Raises
     ------

@@ -35,6 +35,11 @@ class CplxLinearMasked(BaseMasked, CplxLinear):
     ``y = x (W \odot M)^T + b`` with a real mask ``M``. Takes the arguments
     of :class:`~cplxmodule.nn.CplxLinear`.
 
+    Shape
+    -----
+    - Input and output: as for :class:`~cplxmodule.nn.CplxLinear`; the
+      mask is real, of the shape of ``weight.real`` (or broadcasts to it).
+
     Examples
     --------
     >>> import torch
@@ -50,6 +55,20 @@ class CplxBilinearMasked(BaseMasked, CplxBilinear):
 
     Takes the arguments of :class:`~cplxmodule.nn.CplxBilinear`; the mask
     broadcasts to ``(out_features, in1_features, in2_features)``.
+
+    Shape
+    -----
+    - Input and output: as for :class:`~cplxmodule.nn.CplxBilinear`; the
+      mask is real, of the shape of ``weight.real`` (or broadcasts to it).
+
+    Examples
+    --------
+    >>> import torch
+    >>> import cplxmodule.cplx as cplx
+    >>> layer = CplxBilinearMasked(3, 4, 2)
+    >>> layer.mask = torch.ones(layer.weight.shape)
+    >>> layer(cplx.randn(8, 3), cplx.randn(8, 4)).shape
+    torch.Size([8, 2])
     """
 
 
@@ -58,6 +77,20 @@ class CplxConv1dMasked(BaseMasked, CplxConv1d):
 
     Takes the arguments of :class:`~cplxmodule.nn.CplxConv1d`, every
     ``padding_mode`` included.
+
+    Shape
+    -----
+    - Input and output: as for :class:`~cplxmodule.nn.CplxConv1d`; the
+      mask is real, of the shape of ``weight.real`` (or broadcasts to it).
+
+    Examples
+    --------
+    >>> import torch
+    >>> import cplxmodule.cplx as cplx
+    >>> layer = CplxConv1dMasked(2, 4, 3)
+    >>> layer.mask = torch.ones(layer.weight.shape)
+    >>> layer(cplx.randn(8, 2, 16)).shape
+    torch.Size([8, 4, 14])
     """
 
 
@@ -66,6 +99,20 @@ class CplxConv2dMasked(BaseMasked, CplxConv2d):
 
     Takes the arguments of :class:`~cplxmodule.nn.CplxConv2d`, every
     ``padding_mode`` included.
+
+    Shape
+    -----
+    - Input and output: as for :class:`~cplxmodule.nn.CplxConv2d`; the
+      mask is real, of the shape of ``weight.real`` (or broadcasts to it).
+
+    Examples
+    --------
+    >>> import torch
+    >>> import cplxmodule.cplx as cplx
+    >>> layer = CplxConv2dMasked(2, 4, 3)
+    >>> layer.mask = torch.ones(layer.weight.shape)
+    >>> layer(cplx.randn(8, 2, 16, 16)).shape
+    torch.Size([8, 4, 14, 14])
     """
 
 
@@ -74,6 +121,20 @@ class CplxConv3dMasked(BaseMasked, CplxConv3d):
 
     Takes the arguments of :class:`~cplxmodule.nn.CplxConv3d`, every
     ``padding_mode`` included.
+
+    Shape
+    -----
+    - Input and output: as for :class:`~cplxmodule.nn.CplxConv3d`; the
+      mask is real, of the shape of ``weight.real`` (or broadcasts to it).
+
+    Examples
+    --------
+    >>> import torch
+    >>> import cplxmodule.cplx as cplx
+    >>> layer = CplxConv3dMasked(2, 4, 3)
+    >>> layer.mask = torch.ones(layer.weight.shape)
+    >>> layer(cplx.randn(8, 2, 6, 6, 6)).shape
+    torch.Size([8, 4, 4, 4, 4])
     """
 
 
@@ -81,6 +142,20 @@ class CplxConvTranspose1dMasked(BaseMasked, CplxConvTranspose1d):
     r"""Complex 1d transposed convolution with a fixed real sparsity mask.
 
     Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose1d`.
+
+    Shape
+    -----
+    - Input and output: as for :class:`~cplxmodule.nn.CplxConvTranspose1d`; the
+      mask is real, of the shape of ``weight.real`` (or broadcasts to it).
+
+    Examples
+    --------
+    >>> import torch
+    >>> import cplxmodule.cplx as cplx
+    >>> layer = CplxConvTranspose1dMasked(2, 4, 3)
+    >>> layer.mask = torch.ones(layer.weight.shape)
+    >>> layer(cplx.randn(8, 2, 16)).shape
+    torch.Size([8, 4, 18])
     """
 
 
@@ -88,6 +163,20 @@ class CplxConvTranspose2dMasked(BaseMasked, CplxConvTranspose2d):
     r"""Complex 2d transposed convolution with a fixed real sparsity mask.
 
     Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose2d`.
+
+    Shape
+    -----
+    - Input and output: as for :class:`~cplxmodule.nn.CplxConvTranspose2d`; the
+      mask is real, of the shape of ``weight.real`` (or broadcasts to it).
+
+    Examples
+    --------
+    >>> import torch
+    >>> import cplxmodule.cplx as cplx
+    >>> layer = CplxConvTranspose2dMasked(2, 4, 3)
+    >>> layer.mask = torch.ones(layer.weight.shape)
+    >>> layer(cplx.randn(8, 2, 16, 16)).shape
+    torch.Size([8, 4, 18, 18])
     """
 
 
@@ -95,4 +184,18 @@ class CplxConvTranspose3dMasked(BaseMasked, CplxConvTranspose3d):
     r"""Complex 3d transposed convolution with a fixed real sparsity mask.
 
     Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose3d`.
+
+    Shape
+    -----
+    - Input and output: as for :class:`~cplxmodule.nn.CplxConvTranspose3d`; the
+      mask is real, of the shape of ``weight.real`` (or broadcasts to it).
+
+    Examples
+    --------
+    >>> import torch
+    >>> import cplxmodule.cplx as cplx
+    >>> layer = CplxConvTranspose3dMasked(2, 4, 3)
+    >>> layer.mask = torch.ones(layer.weight.shape)
+    >>> layer(cplx.randn(8, 2, 6, 6, 6)).shape
+    torch.Size([8, 4, 8, 8, 8])
     """

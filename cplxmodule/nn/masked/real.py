@@ -38,6 +38,11 @@ class LinearMasked(BaseMasked, _RealLinear):
     :class:`torch.nn.Linear`; the mask (see :class:`BaseMasked`) must be set
     before the first forward pass.
 
+    Shape
+    -----
+    - Input and output: as for :class:`torch.nn.Linear`; the mask has the
+      weight's shape (or broadcasts to it).
+
     Examples
     --------
     >>> layer = LinearMasked(4, 3)
@@ -53,6 +58,19 @@ class BilinearMasked(BaseMasked, _RealBilinear):
     Takes the arguments of :class:`torch.nn.Bilinear`; the mask has the
     weight's shape ``(out_features, in1_features, in2_features)`` or
     broadcasts to it.
+
+    Shape
+    -----
+    - Input and output: as for :class:`torch.nn.Bilinear`; the mask has the
+      weight's shape (or broadcasts to it).
+
+    Examples
+    --------
+    >>> import torch
+    >>> layer = BilinearMasked(3, 4, 2)
+    >>> layer.mask = torch.ones_like(layer.weight)
+    >>> layer(torch.randn(8, 3), torch.randn(8, 4)).shape
+    torch.Size([8, 2])
     """
 
 
@@ -62,6 +80,19 @@ class Conv1dMasked(BaseMasked, _RealConv1d):
     Takes the arguments of :class:`torch.nn.Conv1d`, every ``padding_mode``
     included; the mask broadcasts to ``(out_channels, in_channels // groups,
     kernel_size)``.
+
+    Shape
+    -----
+    - Input and output: as for :class:`torch.nn.Conv1d`; the mask has the
+      weight's shape (or broadcasts to it).
+
+    Examples
+    --------
+    >>> import torch
+    >>> layer = Conv1dMasked(2, 4, 3)
+    >>> layer.mask = torch.ones_like(layer.weight)
+    >>> layer(torch.randn(8, 2, 16)).shape
+    torch.Size([8, 4, 14])
     """
 
 
@@ -70,6 +101,11 @@ class Conv2dMasked(BaseMasked, _RealConv2d):
 
     Takes the arguments of :class:`torch.nn.Conv2d`, every ``padding_mode``
     included; the mask broadcasts to the kernel's shape.
+
+    Shape
+    -----
+    - Input and output: as for :class:`torch.nn.Conv2d`; the mask has the
+      weight's shape (or broadcasts to it).
 
     Examples
     --------
@@ -85,6 +121,19 @@ class Conv3dMasked(BaseMasked, _RealConv3d):
 
     Takes the arguments of :class:`torch.nn.Conv3d`, every ``padding_mode``
     included; the mask broadcasts to the kernel's shape.
+
+    Shape
+    -----
+    - Input and output: as for :class:`torch.nn.Conv3d`; the mask has the
+      weight's shape (or broadcasts to it).
+
+    Examples
+    --------
+    >>> import torch
+    >>> layer = Conv3dMasked(2, 4, 3)
+    >>> layer.mask = torch.ones_like(layer.weight)
+    >>> layer(torch.randn(8, 2, 6, 6, 6)).shape
+    torch.Size([8, 4, 4, 4, 4])
     """
 
 
@@ -93,6 +142,19 @@ class ConvTranspose1dMasked(BaseMasked, _RealConvTranspose1d):
 
     Takes the arguments of :class:`torch.nn.ConvTranspose1d`; the mask
     broadcasts to ``(in_channels, out_channels // groups, kernel_size)``.
+
+    Shape
+    -----
+    - Input and output: as for :class:`torch.nn.ConvTranspose1d`; the mask has the
+      weight's shape (or broadcasts to it).
+
+    Examples
+    --------
+    >>> import torch
+    >>> layer = ConvTranspose1dMasked(2, 4, 3)
+    >>> layer.mask = torch.ones_like(layer.weight)
+    >>> layer(torch.randn(8, 2, 16)).shape
+    torch.Size([8, 4, 18])
     """
 
 
@@ -101,6 +163,19 @@ class ConvTranspose2dMasked(BaseMasked, _RealConvTranspose2d):
 
     Takes the arguments of :class:`torch.nn.ConvTranspose2d`; the mask
     broadcasts to the kernel's shape.
+
+    Shape
+    -----
+    - Input and output: as for :class:`torch.nn.ConvTranspose2d`; the mask has the
+      weight's shape (or broadcasts to it).
+
+    Examples
+    --------
+    >>> import torch
+    >>> layer = ConvTranspose2dMasked(2, 4, 3)
+    >>> layer.mask = torch.ones_like(layer.weight)
+    >>> layer(torch.randn(8, 2, 16, 16)).shape
+    torch.Size([8, 4, 18, 18])
     """
 
 
@@ -109,4 +184,17 @@ class ConvTranspose3dMasked(BaseMasked, _RealConvTranspose3d):
 
     Takes the arguments of :class:`torch.nn.ConvTranspose3d`; the mask
     broadcasts to the kernel's shape.
+
+    Shape
+    -----
+    - Input and output: as for :class:`torch.nn.ConvTranspose3d`; the mask has the
+      weight's shape (or broadcasts to it).
+
+    Examples
+    --------
+    >>> import torch
+    >>> layer = ConvTranspose3dMasked(2, 4, 3)
+    >>> layer.mask = torch.ones_like(layer.weight)
+    >>> layer(torch.randn(8, 2, 6, 6, 6)).shape
+    torch.Size([8, 4, 8, 8, 8])
     """

@@ -24,6 +24,10 @@ class CplxModReLU(CplxToCplx):
     threshold : float, default 0.5
         The shrinkage :math:`b` of the modulus.
 
+    Shape
+    -----
+    - Input and output: any shape, the same.
+
     See Also
     --------
     cplxmodule.cplx.modrelu, CplxAdaptiveModReLU
@@ -32,6 +36,12 @@ class CplxModReLU(CplxToCplx):
     ----------
     M. Arjovsky, A. Shah, Y. Bengio, "Unitary evolution recurrent neural
     networks", ICML 2016.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> CplxModReLU(threshold=0.1)(cplx.randn(8, 4)).shape
+    torch.Size([8, 4])
     """
 
     def __init__(self, threshold=0.5):
@@ -56,10 +66,21 @@ class CplxAdaptiveModReLU(CplxToCplx):
     device, dtype : optional
         Factory kwargs.
 
+    Shape
+    -----
+    - Input: any shape that ``threshold`` broadcasts against.
+    - Output: the input's shape.
+
     Notes
     -----
     The threshold is initialised from :math:`\mathcal{N}(0, 0.02^2)`, as in
     the published package.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> CplxAdaptiveModReLU(4)(cplx.randn(8, 4)).shape
+    torch.Size([8, 4])
     """
 
     def __init__(self, *dim, device=None, dtype=None):
@@ -87,9 +108,19 @@ class CplxZReLU(CplxToCplx):
     That is, :math:`z` is kept in the closed first quadrant
     (:math:`\Re z \ge 0` and :math:`\Im z \ge 0`).
 
+    Shape
+    -----
+    - Input and output: any shape, the same.
+
     References
     ----------
     N. Guberman, "On complex valued convolutional neural networks", 2016.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> CplxZReLU()(cplx.randn(8, 4)).shape
+    torch.Size([8, 4])
     """
 
     def forward(self, input):
@@ -102,10 +133,20 @@ class CplxCardioid(CplxToCplx):
     Scales by a factor that is one on the positive real axis and vanishes on
     the negative one; on real inputs it is the ReLU.
 
+    Shape
+    -----
+    - Input and output: any shape, the same.
+
     References
     ----------
     P. Virtue, S. X. Yu, M. Lustig, "Better than real: complex-valued neural
     nets for MRI fingerprinting", ICIP 2017.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> CplxCardioid()(cplx.randn(8, 4)).shape
+    torch.Size([8, 4])
     """
 
     def forward(self, input):
@@ -113,14 +154,38 @@ class CplxCardioid(CplxToCplx):
 
 
 class CplxModulus(BaseCplxToReal):
-    """The modulus :math:`|z|`, a real tensor."""
+    """The modulus :math:`|z|`, a real tensor.
+
+    Shape
+    -----
+    - Input: a :class:`~cplxmodule.cplx.Cplx` of any shape.
+    - Output: a real tensor of the same shape.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> CplxModulus()(cplx.randn(8, 4)).shape
+    torch.Size([8, 4])
+    """
 
     def forward(self, input):
         return abs(_check_cplx(self, input))
 
 
 class CplxAngle(BaseCplxToReal):
-    r"""The argument :math:`\arg z \in [-\pi, \pi]`, a real tensor, as :func:`torch.atan2` gives it."""
+    r"""The argument :math:`\arg z \in [-\pi, \pi]`, a real tensor, as :func:`torch.atan2` gives it.
+
+    Shape
+    -----
+    - Input: a :class:`~cplxmodule.cplx.Cplx` of any shape.
+    - Output: a real tensor of the same shape.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> CplxAngle()(cplx.randn(8, 4)).shape
+    torch.Size([8, 4])
+    """
 
     def forward(self, input):
         return _check_cplx(self, input).angle

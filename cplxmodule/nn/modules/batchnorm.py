@@ -236,6 +236,11 @@ _DOC_TEMPLATE = r"""Complex batch normalisation over a {shape} input.
     device, dtype
         Factory arguments for the parameters and buffers.
 
+    Shape
+    -----
+    - Input: {shape}.
+    - Output: the input's shape.
+
     Attributes
     ----------
     weight : torch.nn.Parameter

@@ -44,9 +44,19 @@ class InterleavedRealToCplx(BaseRealToCplx):
     dim : int, default -1
         The dimension holding the interleaved pairs; its size must be even.
 
+    Shape
+    -----
+    - Input: real, of size ``2 n`` along ``dim``.
+    - Output: :class:`~cplxmodule.cplx.Cplx`, of size ``n`` along ``dim``.
+
     See Also
     --------
     cplxmodule.cplx.from_interleaved_real
+
+    Examples
+    --------
+    >>> InterleavedRealToCplx()(torch.randn(8, 6)).shape
+    torch.Size([8, 3])
     """
 
     def __init__(self, copy=False, dim=-1):
@@ -71,9 +81,19 @@ class ConcatenatedRealToCplx(BaseRealToCplx):
     dim : int, default -1
         The dimension holding the two halves; its size must be even.
 
+    Shape
+    -----
+    - Input: real, of size ``2 n`` along ``dim``.
+    - Output: :class:`~cplxmodule.cplx.Cplx`, of size ``n`` along ``dim``.
+
     See Also
     --------
     cplxmodule.cplx.from_concatenated_real
+
+    Examples
+    --------
+    >>> ConcatenatedRealToCplx()(torch.randn(8, 6)).shape
+    torch.Size([8, 3])
     """
 
     def __init__(self, copy=False, dim=-1):
@@ -99,9 +119,21 @@ class CplxToInterleavedReal(BaseCplxToReal):
         Merge the pairs into ``dim``, doubling its size; otherwise the pairs
         form a new dimension of size two after ``dim``.
 
+    Shape
+    -----
+    - Input: :class:`~cplxmodule.cplx.Cplx`, of size ``n`` along ``dim``.
+    - Output: real, of size ``2 n`` along ``dim`` (or a new dimension of
+      size 2 after ``dim`` with ``flatten=False``).
+
     See Also
     --------
     cplxmodule.cplx.to_interleaved_real
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> CplxToInterleavedReal()(cplx.randn(8, 3)).shape
+    torch.Size([8, 6])
     """
 
     def __init__(self, dim=-1, flatten=True):
@@ -123,9 +155,20 @@ class CplxToConcatenatedReal(BaseCplxToReal):
     dim : int, default -1
         The dimension along which the parts are concatenated.
 
+    Shape
+    -----
+    - Input: :class:`~cplxmodule.cplx.Cplx`, of size ``n`` along ``dim``.
+    - Output: real, of size ``2 n`` along ``dim``.
+
     See Also
     --------
     cplxmodule.cplx.to_concatenated_real
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> CplxToConcatenatedReal()(cplx.randn(8, 3)).shape
+    torch.Size([8, 6])
     """
 
     def __init__(self, dim=-1):
@@ -147,6 +190,17 @@ class AsTypeCplx(BaseRealToCplx):
     """Promote a real tensor to a :class:`Cplx` with zero imaginary part.
 
     A tensor of torch's native complex dtype keeps both of its parts.
+
+    Shape
+    -----
+    - Input: a real or native complex tensor of any shape.
+    - Output: a :class:`~cplxmodule.cplx.Cplx` of the same shape.
+
+    Examples
+    --------
+    >>> z = AsTypeCplx()(torch.ones(2))
+    >>> z.real, z.imag
+    (tensor([1., 1.]), tensor([0., 0.]))
     """
 
     def forward(self, input):
@@ -163,6 +217,11 @@ class TensorToCplx(BaseRealToCplx):
 
     The layout of :func:`torch.view_as_real`: the last dimension holds the
     real and the imaginary part. The parts are views of the input.
+
+    Shape
+    -----
+    - Input: real, ``(*, 2)``.
+    - Output: :class:`~cplxmodule.cplx.Cplx`, ``(*)``.
 
     Raises
     ------
@@ -196,6 +255,11 @@ class CplxToTensor(BaseCplxToReal):
     """Write a :class:`Cplx` of shape ``(...)`` as a real tensor of shape ``(..., 2)``.
 
     The layout of :func:`torch.view_as_real`; the inverse of :class:`TensorToCplx`.
+
+    Shape
+    -----
+    - Input: :class:`~cplxmodule.cplx.Cplx`, ``(*)``.
+    - Output: real, ``(*, 2)``.
 
     Raises
     ------

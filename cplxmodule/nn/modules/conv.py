@@ -280,6 +280,13 @@ _CONV_DOC = """Complex {n}d convolution, the twin of :class:`torch.nn.Conv{n}d`.
     Initialisation: see :class:`CplxLinear`, with
     ``fan_in = in_channels / groups * prod(kernel_size)``.
 
+    Shape
+    -----
+    - Input: ``(N, C_in, *spatial_in)`` or ``(C_in, *spatial_in)``, where
+      ``spatial_in`` has {n} sizes.
+    - Output: ``(N, C_out, *spatial_out)`` or ``(C_out, *spatial_out)``,
+      the sizes computed as for :class:`torch.nn.Conv{n}d`.
+
     Examples
     --------
     >>> import cplxmodule.cplx as cplx
@@ -296,6 +303,13 @@ _CONV_TRANSPOSE_DOC = """Complex {n}d transposed convolution.
     device=None, dtype=None`` (only the "zeros" padding mode, as in torch).
     ``forward(input, output_size=None)`` resolves ``output_size`` as torch
     does.
+
+    Shape
+    -----
+    - Input: ``(N, C_in, *spatial_in)`` or ``(C_in, *spatial_in)``, where
+      ``spatial_in`` has {n} sizes.
+    - Output: ``(N, C_out, *spatial_out)`` or ``(C_out, *spatial_out)``,
+      the sizes computed as for :class:`torch.nn.ConvTranspose{n}d`.
 
     Examples
     --------

@@ -32,6 +32,10 @@ class CplxDropout(torch.nn.Dropout, CplxToCplx):
     inplace : bool
         Modify the parts of the input in place.
 
+    Shape
+    -----
+    - Input and output: any shape, the same.
+
     Raises
     ------
     ValueError
@@ -64,6 +68,11 @@ _DOC_TEMPLATE = r"""Zero whole channels of a complex {n}d input, the same in bot
         Probability of a channel to be zeroed.
     inplace : bool
         Modify the parts of the input in place.
+
+    Shape
+    -----
+    - Input: ``(N, C, {dims})`` or ``(C, {dims})``.
+    - Output: the input's shape.
 
     Raises
     ------

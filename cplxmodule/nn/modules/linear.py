@@ -67,6 +67,11 @@ class CplxLinear(CplxToCplx):
         Factory kwargs; ``dtype`` is the real dtype of each part, and a
         complex dtype (``torch.complex64``) stands for its parts' dtype.
 
+    Shape
+    -----
+    - Input: ``(*, in_features)``, any number of leading dimensions.
+    - Output: ``(*, out_features)``.
+
     Attributes
     ----------
     weight : CplxParameter
@@ -146,10 +151,23 @@ class CplxBilinear(CplxToCplx):
     device, dtype : optional
         Factory kwargs (a complex ``dtype`` names its parts' dtype).
 
+    Shape
+    -----
+    - Inputs: ``(*, in1_features)`` and ``(*, in2_features)``, the same
+      leading dimensions.
+    - Output: ``(*, out_features)``.
+
     Notes
     -----
     Initialised like :class:`CplxLinear` with ``fan_in = in1_features``, as
     :class:`torch.nn.Bilinear` does.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> layer = CplxBilinear(3, 4, 2)
+    >>> layer(cplx.randn(8, 3), cplx.randn(8, 4)).shape
+    torch.Size([8, 2])
     """
 
     def __init__(
@@ -225,6 +243,17 @@ class CplxIdentity(CplxToCplx):
     """The identity on :class:`Cplx`, the twin of :class:`torch.nn.Identity`.
 
     Any constructor arguments are accepted and ignored, as torch's does.
+
+    Shape
+    -----
+    - Input and output: any shape, the same.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> z = cplx.randn(2, 3)
+    >>> CplxIdentity()(z) is z
+    True
     """
 
     def __init__(self, *args, **kwargs):
@@ -245,10 +274,22 @@ class CplxPhaseShift(CplxToCplx):
     device, dtype : optional
         Factory kwargs.
 
+    Shape
+    -----
+    - Input: any shape that ``phi`` broadcasts against.
+    - Output: the input's shape.
+
     Notes
     -----
     ``phi`` is initialised from :math:`\mathcal{N}(0, 0.02^2)`, close to the
     identity, as in the published package.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> layer = CplxPhaseShift(4)
+    >>> layer(cplx.randn(8, 4)).shape
+    torch.Size([8, 4])
     """
 
     def __init__(self, *dim, device=None, dtype=None):
@@ -273,6 +314,11 @@ class CplxPhaseShift(CplxToCplx):
 class CplxReal(BaseCplxToReal):
     """The real part of a :class:`Cplx`.
 
+    Shape
+    -----
+    - Input: a :class:`~cplxmodule.cplx.Cplx` of any shape.
+    - Output: a real tensor of the same shape.
+
     Examples
     --------
     >>> CplxReal()(Cplx(torch.tensor([1.0]), torch.tensor([2.0])))
@@ -285,6 +331,11 @@ class CplxReal(BaseCplxToReal):
 
 class CplxImag(BaseCplxToReal):
     """The imaginary part of a :class:`Cplx`.
+
+    Shape
+    -----
+    - Input: a :class:`~cplxmodule.cplx.Cplx` of any shape.
+    - Output: a real tensor of the same shape.
 
     Examples
     --------

@@ -35,6 +35,11 @@ class CplxLayerNorm(CplxToCplx):
     device, dtype
         Factory arguments for the parameters.
 
+    Shape
+    -----
+    - Input: ``(*, *normalized_shape)``.
+    - Output: the input's shape.
+
     Attributes
     ----------
     weight : torch.nn.Parameter or None

@@ -97,6 +97,10 @@ _DOC_TEMPLATE = r"""Complex {n}d max pooling: each window yields its element of 
     ceil_mode : bool
         Use ceil instead of floor for the output shape.
 
+    Shape
+    -----
+    - Input and output: as for :class:`torch.nn.MaxPool{n}d`.
+
     Raises
     ------
     TypeError
