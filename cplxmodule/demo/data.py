@@ -124,8 +124,8 @@ def generate(
     *,
     length=128,
     sps=4,
-    snr_db=(0.0, 20.0),
-    max_freq_offset=0.01,
+    snr_db=(10.0, 30.0),
+    max_freq_offset=0.002,
     rolloff=0.35,
     span=8,
     classes=MODULATIONS,
@@ -141,11 +141,11 @@ def generate(
         Samples per burst.
     sps : int, default 4
         Samples per symbol.
-    snr_db : (float, float) or None, default (0, 20)
+    snr_db : (float, float) or None, default (10, 30)
         Range of the uniformly drawn signal-to-noise ratio in dB; ``None``
         gives the noiseless bursts (the same bursts as with noise, from the
         same seed, since the noise has a stream of its own).
-    max_freq_offset : float, default 0.01
+    max_freq_offset : float, default 0.002
         Carrier frequency offsets are uniform in ``[-max_freq_offset,
         max_freq_offset]`` cycles per sample.
     rolloff : float, default 0.35

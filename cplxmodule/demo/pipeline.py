@@ -50,6 +50,11 @@ class Config:
     batch_size : int
     lr : float
         Peak learning rate of Adam under the one-cycle schedule.
+    log_sigma2_lr : float
+        Multiplies the learning rate of the ``log_sigma2`` parameters.
+    kl_weight : float
+        The final weight of the KL penalty (per training example); 1 is
+        the evidence lower bound, more trades accuracy for compression.
     kl_warmup : float
         Fraction of the VD steps over which the weight of the KL penalty
         grows linearly from 0 to 1.
@@ -70,6 +75,8 @@ class Config:
     finetune_epochs: int = 2
     batch_size: int = 128
     lr: float = 1e-2
+    log_sigma2_lr: float = 1.0
+    kl_weight: float = 1.0
     kl_warmup: float = 0.5
     threshold: float = 3.0
     seed: int = 0
@@ -143,8 +150,14 @@ def train(model, data, epochs, config, desc, kl_warmup=None):
     input, label = data
     n, batch = len(label), config.batch_size
     steps = epochs * math.ceil(n / batch)
-    optimizer = torch.optim.Adam(model.parameters())
-    schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, config.lr, total_steps=steps)
+    # the variances start far from where the KL term takes them: a faster rate
+    variances = [p for name, p in model.named_parameters() if name.endswith("log_sigma2")]
+    others = [p for name, p in model.named_parameters() if not name.endswith("log_sigma2")]
+    groups = [(others, config.lr), (variances, config.lr * config.log_sigma2_lr)]
+    optimizer = torch.optim.Adam([{"params": params} for params, _ in groups if params])
+    schedule = torch.optim.lr_scheduler.OneCycleLR(
+        optimizer, [lr for params, lr in groups if params], total_steps=steps
+    )
     model.train()
     with _progress(steps, desc, config.progress) as bar:
         for step in range(steps):
@@ -153,7 +166,7 @@ def train(model, data, epochs, config, desc, kl_warmup=None):
             index = order[(step % math.ceil(n / batch)) * batch :][:batch]
             loss = F.cross_entropy(model(input[index]), label[index])
             if kl_warmup is not None:
-                beta = min(1.0, step / max(kl_warmup * steps, 1))
+                beta = config.kl_weight * min(1.0, step / max(kl_warmup * steps, 1))
                 loss = loss + beta * sum(penalties(model)) / n
             optimizer.zero_grad()
             loss.backward()
