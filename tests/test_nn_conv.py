@@ -130,7 +130,7 @@ def test_conv_forward_entry_point():
 
     class Doubled(cnn.CplxConv1d):
         def forward(self, input):
-            return self._conv_forward(input, self.weight * 2, self.bias)
+            return self._dense_forward(input, weight=self.weight * 2, bias=self.bias)
 
     layer = Doubled(2, 3, 3, padding=1, padding_mode="reflect", dtype=torch.float64)
     x = cplx.randn(1, 2, 6, dtype=torch.float64)
@@ -186,3 +186,34 @@ def test_bad_input():
         layer(cplx.randn(1, 2, 5, 5))
     with pytest.raises(ValueError, match=r"CplxConv2d: `input` must have shape"):
         layer(cplx.randn(3, 5))
+
+
+@pytest.mark.parametrize("input_shape, output_size", [
+    ((2, 2, 4, 5), None),
+    ((2, 2, 4, 5), (10, 12)),
+    ((2, 2, 4, 5), [2, 3, 11, 11]),
+    ((2, 4, 5), (2, 11, 12)),
+    ((2, 4, 5), (9, 11)),
+    ((2, 2, 4, 5), (3, 10, 12)),  # neither spatial nor full: an error
+    ((2, 2, 4, 5), (13, 11)),  # out of range: an error
+])
+def test_transposed_output_padding_as_torch(input_shape, output_size):
+    # one output-padding helper for the real and the complex transposed convs
+    from cplxmodule.nn.masked import ConvTranspose2dMasked
+
+    kwargs = dict(in_channels=2, out_channels=3, kernel_size=3, stride=(2, 3), padding=1,
+                  output_padding=(1, 0), dilation=(1, 2))
+    reference = torch.nn.ConvTranspose2d(**kwargs)
+    real = ConvTranspose2dMasked(**kwargs)
+    real.mask = torch.ones(1)
+    layer = cnn.CplxConvTranspose2d(**kwargs)
+    x = torch.randn(input_shape)
+    try:
+        expected = reference(x, output_size=output_size).shape
+    except ValueError:
+        for module, input in ((real, x), (layer, Cplx(x))):
+            with pytest.raises(ValueError, match="`output_size`"):
+                module(input, output_size=output_size)
+        return
+    assert real(x, output_size=output_size).shape == expected
+    assert layer(Cplx(x), output_size=output_size).shape == expected

@@ -282,3 +282,32 @@ def test_wrong_feature_size():
         cnn.CplxLinear(4, 3)(cplx.randn(2, 5))
     with pytest.raises(ValueError, match=r"CplxBilinear: `input2` must have shape \(\.\.\., 3\)"):
         cnn.CplxBilinear(2, 3, 4)(cplx.randn(5, 2), cplx.randn(5, 4))
+
+
+# every complex layer with parameters or buffers: (constructor, input shape)
+FACTORY_CASES = [
+    (lambda **kw: cnn.CplxLinear(3, 2, **kw), (4, 3)),
+    (lambda **kw: cnn.CplxBilinear(3, 2, 2, **kw), None),
+    (lambda **kw: cnn.CplxConv1d(2, 3, 3, **kw), (1, 2, 5)),
+    (lambda **kw: cnn.CplxConvTranspose2d(2, 3, 3, **kw), (1, 2, 4, 4)),
+    (lambda **kw: cnn.CplxPhaseShift(3, **kw), (2, 3)),
+    (lambda **kw: cnn.CplxAdaptiveModReLU(3, **kw), (2, 3)),
+    (lambda **kw: cnn.CplxBatchNorm1d(3, **kw), (4, 3)),
+    (lambda **kw: cnn.CplxBatchNorm2d(3, **kw), (4, 3, 2, 2)),
+    (lambda **kw: cnn.CplxBatchNorm3d(3, **kw), (4, 3, 2, 2, 2)),
+    (lambda **kw: cnn.CplxLayerNorm(3, **kw), (4, 3)),
+]
+
+
+@pytest.mark.parametrize("make, shape", FACTORY_CASES)
+def test_complex_dtype_names_the_parts_dtype(make, shape):
+    # dtype=complex128 means float64 parts, in every layer
+    layer = make(dtype=torch.complex128)
+    tensors = [*layer.parameters(), *layer.buffers()]
+    assert tensors and all(t.dtype in (torch.float64, torch.long) for t in tensors)
+    meta = make(device="meta", dtype=torch.complex64)
+    assert all(t.device.type == "meta" for t in [*meta.parameters(), *meta.buffers()])
+    assert all(t.dtype in (torch.float32, torch.long) for t in meta.parameters())
+    if shape is not None:
+        out = layer(cplx.randn(*shape, dtype=torch.float64))
+        assert out.dtype == torch.float64

@@ -2,14 +2,32 @@
 
 The functional core of cplxmodule, as :mod:`torch.nn.functional` is torch's:
 layers in :mod:`cplxmodule.nn` hold parameters and call these functions.
+Its modules: :mod:`~cplxmodule.cplx.tensor` (the class, its operators and
+pytree registration), :mod:`~cplxmodule.cplx.conversions` (real and native
+complex layouts), :mod:`~cplxmodule.cplx.creation` (random tensors),
+:mod:`~cplxmodule.cplx.shape` (joining, splitting, squeezing),
+:mod:`~cplxmodule.cplx.elementwise`, :mod:`~cplxmodule.cplx.linalg` (linear
+maps, einsum and the complex-product strategies), :mod:`~cplxmodule.cplx.conv`,
+:mod:`~cplxmodule.cplx.pooling`, :mod:`~cplxmodule.cplx.normalization` and
+:mod:`~cplxmodule.cplx.dropout`; everything is importable from here.
 """
 
 from .tensor import *  # noqa: F401,F403
 from .tensor import __all__ as _tensor_all
+from .conversions import *  # noqa: F401,F403
+from .conversions import __all__ as _conversions_all
+from .creation import *  # noqa: F401,F403
+from .creation import __all__ as _creation_all
+from .shape import *  # noqa: F401,F403
+from .shape import __all__ as _shape_all
 from .elementwise import *  # noqa: F401,F403
 from .elementwise import __all__ as _elementwise_all
 from .linalg import *  # noqa: F401,F403
 from .linalg import __all__ as _linalg_all
+from .conv import *  # noqa: F401,F403
+from .conv import __all__ as _conv_all
+from .pooling import *  # noqa: F401,F403
+from .pooling import __all__ as _pooling_all
 from .normalization import *  # noqa: F401,F403
 from .normalization import __all__ as _normalization_all
 from .dropout import *  # noqa: F401,F403
@@ -19,5 +37,14 @@ from .dropout import __all__ as _dropout_all
 Cplx.__module__ = __name__  # noqa: F405
 
 __all__ = (
-    _tensor_all + _elementwise_all + _linalg_all + _normalization_all + _dropout_all
+    _tensor_all
+    + _conversions_all
+    + _creation_all
+    + _shape_all
+    + _elementwise_all
+    + _linalg_all
+    + _conv_all
+    + _pooling_all
+    + _normalization_all
+    + _dropout_all
 )

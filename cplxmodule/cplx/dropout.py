@@ -6,7 +6,8 @@ phase is snapped to an axis; a complex unit is either kept or dropped whole.
 
 import torch.nn.functional as F
 
-from .tensor import Cplx, _checked_cplx
+from ._shared import checked_cplx, doc_kwargs
+from .tensor import Cplx
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d"]
 
@@ -59,13 +60,13 @@ def dropout(input, p=0.5, training=True, inplace=False):
     >>> bool(((z.real == 0) == (z.imag == 0)).all())
     True
     """
-    _checked_cplx(input, where="dropout")
+    checked_cplx(input, where="dropout")
     return _masked(input, p, training, inplace, input.shape, "dropout")
 
 
 def _channel_dropout(input, p, training, inplace, n_spatial):
     where = f"dropout{n_spatial}d"
-    _checked_cplx(input, where=where)
+    checked_cplx(input, where=where)
     if input.dim() not in (n_spatial + 1, n_spatial + 2):
         raise ValueError(
             f"{where}: `input` must have shape (N, C, *spatial) or (C, *spatial)"
@@ -75,17 +76,16 @@ def _channel_dropout(input, p, training, inplace, n_spatial):
     return _masked(input, p, training, inplace, mask_shape, where)
 
 
-def dropout1d(input, p=0.5, training=True, inplace=False):
-    r"""Zero whole channels of a complex :math:`(N, C, L)` or :math:`(C, L)` input.
+_CHANNEL_DOC = r"""Zero whole channels of a complex :math:`(N, C, {dims})` or :math:`(C, {dims})` input.
 
     Each channel is dropped with probability ``p`` in both parts at once
     and the kept ones are scaled by :math:`1/(1-p)`, as
-    :func:`torch.nn.functional.dropout1d`.
+    :func:`torch.nn.functional.dropout{n}d`.
 
     Parameters
     ----------
     input : Cplx
-        Input of shape :math:`(N, C, L)` or :math:`(C, L)`.
+        Input of shape :math:`(N, C, {dims})` or :math:`(C, {dims})`.
     p : float
         Probability of a channel to be zeroed.
     training : bool
@@ -108,81 +108,22 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
 
     Examples
     --------
-    >>> cplx.dropout1d(cplx.randn(2, 3, 5), p=0.5).shape
-    torch.Size([2, 3, 5])
+    >>> cplx.dropout{n}d(cplx.randn(2, 3, {pexample}), p=0.5).shape
+    torch.Size([2, 3, {pexample}])
     """
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
     return _channel_dropout(input, p, training, inplace, 1)
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
-    r"""Zero whole channels of a complex :math:`(N, C, H, W)` or :math:`(C, H, W)` input.
-
-    See :func:`dropout1d`; as :func:`torch.nn.functional.dropout2d`.
-
-    Parameters
-    ----------
-    input : Cplx
-        Input of shape :math:`(N, C, H, W)` or :math:`(C, H, W)`.
-    p : float
-        Probability of a channel to be zeroed.
-    training : bool
-        Apply dropout if ``True``; return ``input`` unchanged otherwise.
-    inplace : bool
-        Modify the parts of ``input`` in place.
-
-    Returns
-    -------
-    Cplx
-        The input with random channels zeroed.
-
-    Raises
-    ------
-    TypeError
-        If ``input`` is not a :class:`Cplx`.
-    ValueError
-        If ``input`` has the wrong number of dimensions or ``p`` is not in
-        :math:`[0, 1]`.
-
-    Examples
-    --------
-    >>> cplx.dropout2d(cplx.randn(2, 3, 4, 4), p=0.5).shape
-    torch.Size([2, 3, 4, 4])
-    """
     return _channel_dropout(input, p, training, inplace, 2)
 
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
-    r"""Zero whole channels of a complex :math:`(N, C, D, H, W)` or :math:`(C, D, H, W)` input.
-
-    See :func:`dropout1d`; as :func:`torch.nn.functional.dropout3d`.
-
-    Parameters
-    ----------
-    input : Cplx
-        Input of shape :math:`(N, C, D, H, W)` or :math:`(C, D, H, W)`.
-    p : float
-        Probability of a channel to be zeroed.
-    training : bool
-        Apply dropout if ``True``; return ``input`` unchanged otherwise.
-    inplace : bool
-        Modify the parts of ``input`` in place.
-
-    Returns
-    -------
-    Cplx
-        The input with random channels zeroed.
-
-    Raises
-    ------
-    TypeError
-        If ``input`` is not a :class:`Cplx`.
-    ValueError
-        If ``input`` has the wrong number of dimensions or ``p`` is not in
-        :math:`[0, 1]`.
-
-    Examples
-    --------
-    >>> cplx.dropout3d(cplx.randn(2, 3, 2, 4, 4), p=0.5).shape
-    torch.Size([2, 3, 2, 4, 4])
-    """
     return _channel_dropout(input, p, training, inplace, 3)
+
+
+for _n, _f in ((1, dropout1d), (2, dropout2d), (3, dropout3d)):
+    _f.__doc__ = _CHANNEL_DOC.format(**doc_kwargs(_n))

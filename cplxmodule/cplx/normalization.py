@@ -10,7 +10,8 @@ preserve the complex structure under rotation.
 
 import torch
 
-from .tensor import Cplx, _checked_cplx
+from ._shared import check_shape, checked_cplx
+from .tensor import Cplx
 
 __all__ = ["batch_norm", "layer_norm"]
 
@@ -58,19 +59,9 @@ def _affine(zr, zi, weight, bias, shape):
     return Cplx(zr, zi)
 
 
-def _check_shape(name, value, expected, where):
-    if value is not None and tuple(value.shape) != tuple(expected):
-        raise ValueError(
-            f"{where}: `{name}` must have shape {tuple(expected)}, "
-            f"got {tuple(value.shape)}"
-        )
-
-
-def _check_bias(bias, shape, where):
-    if isinstance(bias, Cplx):
-        _check_shape("bias", bias, shape, where)
-    else:
-        _check_shape("bias", bias, (2, *shape), where)
+def _check_affine_bias(bias, shape, where):
+    """A Cplx bias has ``shape``; a real one holds both parts, ``(2, *shape)``."""
+    check_shape(bias, shape if isinstance(bias, Cplx) else (2, *shape), "bias", where)
 
 
 def batch_norm(
@@ -157,16 +148,16 @@ def batch_norm(
     torch.Size([64, 3, 8])
     """
     where = "batch_norm"
-    input = _checked_cplx(input, where=where)
+    input = checked_cplx(input, where=where)
     if input.dim() < 2:
         raise ValueError(
             f"{where}: `input` must have shape (N, C, *), got {tuple(input.shape)}"
         )
     n_channels = input.shape[1]
-    _check_shape("running_mean", running_mean, (2, n_channels), where)
-    _check_shape("running_cov", running_cov, (2, 2, n_channels), where)
-    _check_shape("weight", weight, (2, 2, n_channels), where)
-    _check_bias(bias, (n_channels,), where)
+    check_shape(running_mean, (2, n_channels), "running_mean", where)
+    check_shape(running_cov, (2, 2, n_channels), "running_cov", where)
+    check_shape(weight, (2, 2, n_channels), "weight", where)
+    _check_affine_bias(bias, (n_channels,), where)
 
     dims = [0, *range(2, input.dim())]
     shape = (n_channels, *[1] * (input.dim() - 2))
@@ -251,7 +242,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     torch.Size([4, 10, 16])
     """
     where = "layer_norm"
-    input = _checked_cplx(input, where=where)
+    input = checked_cplx(input, where=where)
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
@@ -261,8 +252,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             f"{where}: `input` of shape {tuple(input.shape)} does not end with "
             f"`normalized_shape` {normalized_shape}"
         )
-    _check_shape("weight", weight, (2, 2, *normalized_shape), where)
-    _check_bias(bias, normalized_shape, where)
+    check_shape(weight, (2, 2, *normalized_shape), "weight", where)
+    _check_affine_bias(bias, normalized_shape, where)
 
     dims = list(range(input.dim() - k, input.dim()))
     xr = input.real - input.real.mean(dims, keepdim=True)

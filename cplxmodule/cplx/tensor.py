@@ -1,39 +1,17 @@
 """The :class:`Cplx` type: a complex tensor stored as two real tensors."""
 
-import math
 import numbers
 
 import numpy
 import torch
 import torch.utils._pytree as pytree
 
-__all__ = [
-    "Cplx",
-    "from_interleaved_real",
-    "from_concatenated_real",
-    "to_interleaved_real",
-    "to_concatenated_real",
-    "from_real",
-    "to_real",
-    "from_complex",
-    "to_complex",
-    "from_view_as_real",
-    "to_view_as_real",
-    "randn",
-    "randn_like",
-    "cat",
-    "stack",
-    "split",
-    "chunk",
-    "unbind",
-    "take",
-    "narrow",
-    "squeeze",
-    "unsqueeze",
-]
+from ._shared import NATIVE_DTYPES, real_dtype
+
+__all__ = ["Cplx"]
 
 
-def _parts(other):
+def _operand_parts(other):
     """Split ``other`` into ``(real, imag)``; ``imag`` is ``None`` for reals.
 
     Returns ``None`` for types that have no complex meaning here, so the
@@ -211,7 +189,7 @@ class Cplx:
     @classmethod
     def _full(cls, fill_real, fill_imag, size, dtype, device, requires_grad):
         kwargs = dict(
-            dtype=_real_dtype(dtype), device=device, requires_grad=requires_grad
+            dtype=real_dtype(dtype), device=device, requires_grad=requires_grad
         )
         return cls(fill_real(*size, **kwargs), fill_imag(*size, **kwargs))
 
@@ -335,7 +313,7 @@ class Cplx:
         """
         args = tuple(_to_argument(a) for a in args)
         if "dtype" in kwargs:
-            kwargs["dtype"] = _real_dtype(kwargs["dtype"])
+            kwargs["dtype"] = real_dtype(kwargs["dtype"])
         return _map_parts(self, torch.Tensor.to, *args, **kwargs)
 
     def cuda(self, device=None, non_blocking=False):
@@ -369,7 +347,7 @@ class Cplx:
         return Cplx(self._real[key], self._imag[key])
 
     def __setitem__(self, key, value):
-        parts = _parts(value)
+        parts = _operand_parts(value)
         if parts is None:
             raise TypeError(
                 f"cannot assign a {type(value).__name__} to a part of a Cplx"
@@ -411,7 +389,9 @@ class Cplx:
 
     def squeeze(self, dim=None):
         """Remove dimensions of size one (all, or just ``dim``)."""
-        return squeeze(self, dim)
+        if dim is None:
+            return _map_parts(self, torch.squeeze)
+        return _map_parts(self, torch.squeeze, dim)
 
     def unsqueeze(self, dim):
         """Insert a dimension of size one at ``dim``."""
@@ -443,7 +423,7 @@ class Cplx:
     def __abs__(self):
         # ``hypot`` has a NaN gradient at zero, while torch's complex ``abs``
         # has the subgradient zero there; users compare against torch.
-        if self._real.dtype in _COMPLEX_OF:
+        if self._real.dtype in NATIVE_DTYPES:
             return torch.complex(self._real, self._imag).abs()
         return torch.hypot(self._real, self._imag)
 
@@ -484,7 +464,7 @@ class Cplx:
         return -self + other
 
     def __mul__(self, other):
-        parts = _parts(other)
+        parts = _operand_parts(other)
         if parts is None:
             return NotImplemented
         re, im = parts
@@ -498,7 +478,7 @@ class Cplx:
     __rmul__ = __mul__
 
     def __truediv__(self, other):
-        parts = _parts(other)
+        parts = _operand_parts(other)
         if parts is None:
             return NotImplemented
         re, im = parts
@@ -509,13 +489,13 @@ class Cplx:
         return Cplx((a * re + b * im) / denom, (b * re - a * im) / denom)
 
     def __rtruediv__(self, other):
-        if _parts(other) is None:
+        if _operand_parts(other) is None:
             return NotImplemented
         denom = self._real * self._real + self._imag * self._imag
         return other * self.conj / denom
 
     def __matmul__(self, other):
-        parts = _parts(other)
+        parts = _operand_parts(other)
         if parts is None or not isinstance(other, (Cplx, torch.Tensor)):
             return NotImplemented
         re, im = parts
@@ -527,7 +507,7 @@ class Cplx:
         )
 
     def __rmatmul__(self, other):
-        parts = _parts(other)
+        parts = _operand_parts(other)
         if parts is None or not isinstance(other, torch.Tensor):
             return NotImplemented
         re, im = parts
@@ -542,7 +522,7 @@ class Cplx:
 def _to_argument(arg):
     """A positional argument of :meth:`Cplx.to` as :meth:`torch.Tensor.to` takes it."""
     if isinstance(arg, torch.dtype):
-        return _real_dtype(arg)
+        return real_dtype(arg)
     if isinstance(arg, Cplx):
         return arg.real
     return arg
@@ -572,26 +552,9 @@ def _operator_table():
 
 _TORCH_OPERATORS = _operator_table()
 
-
-_COMPLEX_OF = {
-    torch.float32: torch.complex64,
-    torch.float64: torch.complex128,
-}
-
-_REAL_OF = {
-    torch.complex32: torch.float16,
-    torch.complex64: torch.float32,
-    torch.complex128: torch.float64,
-}
-
-
-def _real_dtype(dtype):
-    return _REAL_OF.get(dtype, dtype)
-
-
 def _add(z, other, sign):
     """``z + sign * other`` with broadcasting of the part ``other`` lacks."""
-    parts = _parts(other)
+    parts = _operand_parts(other)
     if parts is None:
         return NotImplemented
     re, im = parts
@@ -601,379 +564,6 @@ def _add(z, other, sign):
         return Cplx(real, _broadcast_like(z.imag, real))
     imag = z.imag + im if sign > 0 else z.imag - im
     return Cplx(real, imag)
-
-
-# conversions
-def from_interleaved_real(input, copy=True, dim=-1):
-    """Read a real tensor holding ``re, im, re, im, ...`` along ``dim`` as complex.
-
-    Parameters
-    ----------
-    input : torch.Tensor
-        Real tensor whose size along ``dim`` is even.
-    copy : bool, default True
-        Return contiguous copies; with ``False`` the parts are strided views
-        of ``input``.
-    dim : int, default -1
-        The dimension holding the interleaved values.
-    """
-    dim = _checked_even_dim(input, dim)
-    real, imag = input.unflatten(dim, (-1, 2)).unbind(dim + 1)
-    return Cplx(real.clone(), imag.clone()) if copy else Cplx(real, imag)
-
-
-def from_concatenated_real(input, copy=True, dim=-1):
-    """Read a real tensor holding all real parts, then all imaginary parts, along ``dim``.
-
-    Parameters
-    ----------
-    input : torch.Tensor
-        Real tensor whose size along ``dim`` is even.
-    copy : bool, default True
-        Return contiguous copies; with ``False`` the parts are views of ``input``.
-    dim : int, default -1
-        The dimension holding the concatenated parts.
-    """
-    dim = _checked_even_dim(input, dim)
-    real, imag = input.chunk(2, dim=dim)
-    return Cplx(real.clone(), imag.clone()) if copy else Cplx(real, imag)
-
-
-def _checked_even_dim(input, dim):
-    if not isinstance(input, torch.Tensor) or input.is_complex():
-        raise TypeError(
-            f"`input` must be a real torch.Tensor, got {_describe(input)}"
-        )
-    if input.dim() == 0:
-        raise ValueError("`input` must have at least one dimension")
-    dim = dim % input.dim()
-    if input.shape[dim] % 2:
-        raise ValueError(
-            f"`input` must have an even size along dimension {dim}, "
-            f"got shape {tuple(input.shape)}"
-        )
-    return dim
-
-
-def to_interleaved_real(input, flatten=True, dim=-1):
-    """Write ``input`` as a real tensor with ``re, im`` pairs along ``dim``.
-
-    Parameters
-    ----------
-    input : Cplx
-        The complex tensor.
-    flatten : bool, default True
-        Merge the pairs into ``dim`` (doubling its size); with ``False``
-        the pairs form a new dimension of size two right after ``dim``.
-    dim : int, default -1
-        The dimension to interleave along.
-    """
-    input = _checked_cplx(input)
-    dim = dim % max(input.dim(), 1)
-    pairs = torch.stack([input.real, input.imag], dim=dim + 1 if input.dim() else 0)
-    return pairs.flatten(dim, dim + 1) if flatten and input.dim() else pairs
-
-
-def to_concatenated_real(input, dim=-1):
-    """Write ``input`` as a real tensor, all real parts before all imaginary parts along ``dim``."""
-    input = _checked_cplx(input)
-    return torch.cat([input.real, input.imag], dim=dim)
-
-
-from_real = from_interleaved_real
-to_real = to_interleaved_real
-
-
-def from_view_as_real(input, copy=True):
-    """Read torch's ``(..., 2)`` layout (see :func:`torch.view_as_real`) as complex.
-
-    Parameters
-    ----------
-    input : torch.Tensor
-        Real tensor whose last dimension has size two: ``(re, im)``.
-    copy : bool, default True
-        Return contiguous copies; with ``False`` the parts are views of
-        ``input`` where its strides allow.
-
-    Returns
-    -------
-    Cplx
-        Of shape ``input.shape[:-1]``.
-
-    Raises
-    ------
-    TypeError
-        If ``input`` is not a real tensor.
-    ValueError
-        If the last dimension of ``input`` is not of size two.
-    """
-    if not isinstance(input, torch.Tensor) or input.is_complex():
-        raise TypeError(
-            f"`input` must be a real torch.Tensor, got {_describe(input)}"
-        )
-    if input.dim() == 0 or input.shape[-1] != 2:
-        raise ValueError(
-            f"`input` must have a last dimension of size 2, got {_describe(input)}"
-        )
-    return from_interleaved_real(input.flatten(-2), copy=copy)
-
-
-def to_view_as_real(input):
-    """Write ``input`` in torch's ``(..., 2)`` layout (see :func:`torch.view_as_real`).
-
-    Parameters
-    ----------
-    input : Cplx
-
-    Returns
-    -------
-    torch.Tensor
-        Of shape ``(*input.shape, 2)``, the real part at index 0 of the last
-        dimension and the imaginary part at index 1.
-    """
-    return to_interleaved_real(input, flatten=False)
-
-
-def from_complex(input):
-    """A :class:`Cplx` viewing the parts of a native complex tensor (no copy).
-
-    Parameters
-    ----------
-    input : torch.Tensor
-        Of a complex dtype.
-
-    Returns
-    -------
-    Cplx
-        Whose ``.real`` and ``.imag`` are :attr:`torch.Tensor.real` and
-        :attr:`torch.Tensor.imag` of ``input``: writes to them write to
-        ``input``, and gradients flow back to it.
-
-    Raises
-    ------
-    TypeError
-        If ``input`` is not a complex tensor.
-    """
-    if not isinstance(input, torch.Tensor) or not input.is_complex():
-        raise TypeError(
-            f"`input` must be a complex torch.Tensor, got {_describe(input)}"
-        )
-    return Cplx(input.real, input.imag)
-
-
-def to_complex(input):
-    """A native complex tensor with the values of ``input``.
-
-    Parameters
-    ----------
-    input : Cplx
-        A complex tensor with float32 or float64 parts.
-
-    Returns
-    -------
-    torch.Tensor
-        Of dtype complex64 or complex128. If the parts are the two halves of
-        one interleaved buffer (as after :func:`from_complex`, or
-        :func:`from_interleaved_real` with ``copy=False``), the result views
-        that buffer and shares its memory; otherwise (and always under
-        :func:`torch.compile`) the values are copied.
-
-    Raises
-    ------
-    TypeError
-        If ``input`` is not a :class:`Cplx`.
-
-    Examples
-    --------
-    >>> w = torch.randn(3, dtype=torch.complex64)
-    >>> to_complex(from_complex(w)).data_ptr() == w.data_ptr()
-    True
-    """
-    input = _checked_cplx(input)
-    # Storage addresses cannot be traced by torch.compile, which plans the
-    # memory of its graphs anyway: there the values are always copied.
-    if not torch.compiler.is_compiling():
-        buffer = _interleaved_buffer(input.real, input.imag)
-        if buffer is not None:
-            return torch.view_as_complex(buffer)
-    return torch.complex(input.real, input.imag)
-
-
-def _interleaved_buffer(real, imag):
-    """The ``(..., 2)`` real view holding ``real`` and ``imag``, if there is one.
-
-    The view is taken of the tensor both parts are views of, so that autograd
-    routes the gradient of either half to it; a view of ``real`` alone would
-    silently drop the gradient of ``imag``.
-    """
-    if real.dtype not in _COMPLEX_OF:
-        return None
-    base = real._base
-    if base is None or imag._base is not base:
-        # Without autograd any alias of the memory serves, such as detached parts.
-        if real.requires_grad or imag.requires_grad or not _same_memory(real, imag):
-            return None
-        base = real
-    if base.is_complex():
-        base = torch.view_as_real(base)
-    offset = real.storage_offset()
-    if (
-        base.dtype != real.dtype
-        or real.stride() != imag.stride()
-        or imag.storage_offset() != offset + 1
-        or offset % 2
-        or any(s % 2 for s in real.stride())
-    ):
-        return None
-    return base.as_strided((*real.shape, 2), (*real.stride(), 1), offset)
-
-
-def _same_memory(real, imag):
-    if real.device.type == "meta" or real.numel() == 0:
-        return False
-    return real.untyped_storage().data_ptr() == imag.untyped_storage().data_ptr()
-
-
-def _checked_cplx(input, name="input", where=None):
-    """Return ``input`` if it is a :class:`Cplx`, else raise a ``TypeError``.
-
-    The one check of the functional core: the message names the argument
-    ``name`` and, when given, starts with ``where`` (the function's name),
-    e.g. ``"dropout2d: `input` must be a Cplx, got ..."``.
-    """
-    if not isinstance(input, Cplx):
-        prefix = f"{where}: " if where else ""
-        raise TypeError(f"{prefix}`{name}` must be a Cplx, got {_describe(input)}")
-    return input
-
-
-def _describe(value):
-    if isinstance(value, torch.Tensor):
-        return f"a {value.dtype} tensor of shape {tuple(value.shape)}"
-    return type(value).__name__
-
-
-# random
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    """Standard complex normal samples: independent parts of variance 1/2.
-
-    The scaling matches :func:`torch.randn` with a complex dtype, so that
-    :math:`E|z|^2 = 1`.
-
-    Parameters
-    ----------
-    *size : int or sequence of int
-        The shape, as for :func:`torch.randn`.
-    generator : torch.Generator, optional
-        The source of randomness.
-    dtype : torch.dtype, optional
-        The real dtype of the parts; a complex dtype means its real
-        counterpart. Default: :func:`torch.get_default_dtype`.
-    device : torch.device, optional
-    requires_grad : bool, default False
-
-    Returns
-    -------
-    Cplx
-
-    Examples
-    --------
-    >>> randn(2, 3, dtype=torch.complex128).dtype
-    torch.float64
-    """
-    kwargs = dict(generator=generator, dtype=_real_dtype(dtype), device=device)
-    scale = math.sqrt(0.5)
-    z = Cplx(torch.randn(*size, **kwargs) * scale, torch.randn(*size, **kwargs) * scale)
-    return z.requires_grad_(requires_grad)
-
-
-def randn_like(input, *, dtype=None, device=None, requires_grad=False):
-    """:func:`randn` with the shape, and by default dtype and device, of ``input``.
-
-    Parameters
-    ----------
-    input : Cplx or torch.Tensor
-        Whose shape, dtype and device to take.
-    dtype, device, requires_grad
-        As for :func:`randn`; ``dtype`` and ``device`` default to those of
-        ``input``.
-
-    Returns
-    -------
-    Cplx
-    """
-    return randn(
-        *input.shape,
-        dtype=input.dtype if dtype is None else dtype,
-        device=input.device if device is None else device,
-        requires_grad=requires_grad,
-    )
-
-
-# shape functions
-def cat(tensors, dim=0):
-    """Concatenate :class:`Cplx` tensors along ``dim``."""
-    tensors = list(tensors)
-    return Cplx(
-        torch.cat([z.real for z in tensors], dim=dim),
-        torch.cat([z.imag for z in tensors], dim=dim),
-    )
-
-
-def stack(tensors, dim=0):
-    """Stack :class:`Cplx` tensors along a new dimension ``dim``."""
-    tensors = list(tensors)
-    return Cplx(
-        torch.stack([z.real for z in tensors], dim=dim),
-        torch.stack([z.imag for z in tensors], dim=dim),
-    )
-
-
-def _zip_parts(reals, imags):
-    return tuple(map(Cplx, reals, imags))
-
-
-def split(input, split_size_or_sections, dim=0):
-    """Split into pieces, as :func:`torch.split`."""
-    return _zip_parts(
-        torch.split(input.real, split_size_or_sections, dim),
-        torch.split(input.imag, split_size_or_sections, dim),
-    )
-
-
-def chunk(input, chunks, dim=0):
-    """Split into ``chunks`` pieces, as :func:`torch.chunk`."""
-    return _zip_parts(
-        torch.chunk(input.real, chunks, dim), torch.chunk(input.imag, chunks, dim)
-    )
-
-
-def unbind(input, dim=0):
-    """Remove dimension ``dim``, returning the slices along it."""
-    return _zip_parts(torch.unbind(input.real, dim), torch.unbind(input.imag, dim))
-
-
-def take(input, index):
-    """Elements at ``index`` of the flattened tensor, as :func:`torch.take`."""
-    return _map_parts(input, torch.take, index)
-
-
-def narrow(input, dim, start, length):
-    """A narrowed view, as :func:`torch.narrow`."""
-    return _map_parts(input, torch.narrow, dim, start, length)
-
-
-def squeeze(input, dim=None):
-    """Remove dimensions of size one, as :func:`torch.squeeze`."""
-    if dim is None:
-        return _map_parts(input, torch.squeeze)
-    return _map_parts(input, torch.squeeze, dim)
-
-
-def unsqueeze(input, dim):
-    """Insert a dimension of size one, as :func:`torch.unsqueeze`."""
-    return _map_parts(input, torch.unsqueeze, dim)
-
 
 def _flatten_with_keys(z):
     return [(pytree.GetAttrKey("real"), z.real), (pytree.GetAttrKey("imag"), z.imag)], None

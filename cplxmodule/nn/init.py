@@ -20,7 +20,7 @@ import math
 
 import torch
 
-from ..cplx.tensor import _checked_cplx
+from ..cplx._shared import checked_cplx
 
 __all__ = [
     "cplx_kaiming_normal_",
@@ -36,7 +36,7 @@ _KINDS = {"glorot": "glorot", "xavier": "glorot", "he": "he", "kaiming": "he"}
 
 
 def _checked(tensor, where):
-    return _checked_cplx(tensor, "tensor", where)
+    return checked_cplx(tensor, "tensor", where)
 
 
 def _fans(tensor, where):

@@ -30,7 +30,7 @@ def _as_signal(x):
     return x
 
 
-def _real_dtype(x):
+def _real_dtype_of(x):
     return x.real.dtype if x.is_complex() else x.dtype
 
 
@@ -42,7 +42,7 @@ def _positive(value, name):
 
 def _window_tensor(window, nperseg, n_samples, x):
     """The 1d window tensor (real dtype of ``x``, on its device)."""
-    dtype = _real_dtype(x)
+    dtype = _real_dtype_of(x)
     if isinstance(window, (str, tuple)):
         # scipy's default segment length, shortened for short signals
         nperseg = (
@@ -79,7 +79,7 @@ def _detrended(segments, detrend):
         # subtract the least squares fit a + b t, with t centred so that
         # the intercept and slope decouple
         n = segments.shape[-1]
-        t = torch.arange(n, dtype=_real_dtype(segments), device=segments.device)
+        t = torch.arange(n, dtype=_real_dtype_of(segments), device=segments.device)
         t = t - t.mean()
         centred = segments - segments.mean(dim=-1, keepdim=True)
         slope = (centred * t).sum(dim=-1, keepdim=True) / t.square().sum().clamp_min(1)
@@ -454,7 +454,7 @@ def bandwidth_power(
         if length < 1:
             raise ValueError(f"`nperseg` must be a positive integer, got {length}")
         window = torch.hamming_window(
-            length, periodic=False, dtype=_real_dtype(x), device=x.device
+            length, periodic=False, dtype=_real_dtype_of(x), device=x.device
         )
     elif isinstance(window, (str, tuple)) and nperseg is None:
         nperseg = n_samples

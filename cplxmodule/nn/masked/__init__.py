@@ -10,5 +10,7 @@ from .real import *  # noqa: F401,F403
 from .real import __all__ as _real_all
 from .complex import *  # noqa: F401,F403
 from .complex import __all__ as _complex_all
+from .twins import *  # noqa: F401,F403
+from .twins import __all__ as _twins_all
 
-__all__ = _base_all + _real_all + _complex_all
+__all__ = _base_all + _real_all + _complex_all + _twins_all

@@ -34,9 +34,16 @@ class BaseMasked(torch.nn.Module):
 
     Notes
     -----
-    ``__init__`` is cooperative (``*args, **kwargs`` go on to the next base),
-    so ``class M(torch.nn.Linear, BaseMasked)`` and
-    ``class M(BaseMasked, torch.nn.Linear)`` both work.
+    **Composition.** Put the base first: ``class M(BaseMasked, Dense)``.
+    ``__init__`` is cooperative: it passes ``*args, **kwargs`` on to the
+    dense twin first, so the weight exists, then registers the mask. The
+    base's :meth:`forward` calls the twin's input check
+    ``_check_inputs(*inputs)`` and then its entry point
+    ``_dense_forward(*inputs, weight=self.weight_masked, bias=self.bias,
+    **kwargs)``, which every dense layer of cplxmodule has (the real masked
+    layers use private twins of torch's layers that add it). A user class
+    with its own ``forward`` may also put the base after a dense torch
+    layer, ``class M(torch.nn.Linear, BaseMasked)``.
 
     **Device synchronisation.** The mask follows the weight whenever it is
     assigned, and module-wide moves (``.to()``, ``.half()``, ``to_empty()``)
@@ -90,6 +97,23 @@ class BaseMasked(torch.nn.Module):
         super().__init__(*args, **kwargs)
         self.register_buffer("mask", None)
         self.register_load_state_dict_post_hook(_register_loaded_mask)
+
+    def forward(self, *inputs, **kwargs):
+        """The dense twin's forward pass with :attr:`weight_masked` as its weight.
+
+        Parameters
+        ----------
+        *inputs, **kwargs
+            What the dense twin's ``forward`` takes (e.g. ``output_size=``
+            for a transposed convolution).
+
+        Raises
+        ------
+        RuntimeError
+            If the layer has no mask.
+        """
+        self._check_inputs(*inputs)
+        return self._dense_forward(*inputs, weight=self.weight_masked, bias=self.bias, **kwargs)
 
     def __setattr__(self, name, value):
         # Users, ``replicate`` and old code all assign the mask by name:
@@ -207,14 +231,14 @@ class BaseMasked(torch.nn.Module):
         if cache is not None:
             refs, key, output = cache
             if all(ref() is t for ref, t in zip(refs, inputs)) and key == _version_key(
-                inputs + _parts(output)
+                inputs + _part_tensors(output)
             ):
                 return output
         # an ordinary tensor even under inference_mode, whose products have
         # no version counter to tell whether the user wrote into them
         with torch.inference_mode(False), torch.no_grad():
             output = weight * mask
-        key = _version_key(inputs + _parts(output))
+        key = _version_key(inputs + _part_tensors(output))
         if key is not None:
             self.__dict__[_CACHE] = tuple(map(weakref.ref, inputs)), key, output
         return output
@@ -265,7 +289,8 @@ def _register_loaded_mask(layer, incompatible_keys):
         layer.mask_(mask)
 
 
-def _parts(x):
+def _part_tensors(x):
+    """The real tensors of ``x``: its two parts for a Cplx, else ``(x,)``."""
     return (x.real, x.imag) if isinstance(x, Cplx) else (x,)
 
 

@@ -6,8 +6,6 @@ it takes the same arguments and has the same state_dict keys (plus
 multiplies both parts of the complex weight.
 """
 
-import cplxmodule.cplx as cplx
-
 from ..modules.conv import (
     CplxConv1d,
     CplxConv2d,
@@ -16,7 +14,7 @@ from ..modules.conv import (
     CplxConvTranspose2d,
     CplxConvTranspose3d,
 )
-from ..modules.linear import CplxBilinear, CplxLinear, _check_features
+from ..modules.linear import CplxBilinear, CplxLinear
 from .base import BaseMasked
 
 __all__ = [
@@ -31,7 +29,7 @@ __all__ = [
 ]
 
 
-class CplxLinearMasked(CplxLinear, BaseMasked):
+class CplxLinearMasked(BaseMasked, CplxLinear):
     r"""Complex linear layer with a fixed real sparsity mask on its weight.
 
     ``y = x (W \odot M)^T + b`` with a real mask ``M``. Takes the arguments
@@ -46,82 +44,55 @@ class CplxLinearMasked(CplxLinear, BaseMasked):
     torch.Size([2, 3])
     """
 
-    def forward(self, input):
-        _check_features(self, input, self.in_features)
-        return cplx.linear(input, self.weight_masked, self.bias)
 
-
-class CplxBilinearMasked(CplxBilinear, BaseMasked):
+class CplxBilinearMasked(BaseMasked, CplxBilinear):
     r"""Complex bilinear layer with a fixed real sparsity mask on its weight.
 
     Takes the arguments of :class:`~cplxmodule.nn.CplxBilinear`; the mask
     broadcasts to ``(out_features, in1_features, in2_features)``.
     """
 
-    def forward(self, input1, input2):
-        _check_features(self, input1, self.in1_features, "input1")
-        _check_features(self, input2, self.in2_features, "input2")
-        return cplx.bilinear(input1, input2, self.weight_masked, self.bias, self.conjugate)
 
-
-class CplxConv1dMasked(CplxConv1d, BaseMasked):
+class CplxConv1dMasked(BaseMasked, CplxConv1d):
     r"""Complex 1d convolution with a fixed real sparsity mask on its kernel.
 
     Takes the arguments of :class:`~cplxmodule.nn.CplxConv1d`, every
     ``padding_mode`` included.
     """
 
-    def forward(self, input):
-        return self._conv_forward(input, self.weight_masked, self.bias)
 
-
-class CplxConv2dMasked(CplxConv2d, BaseMasked):
+class CplxConv2dMasked(BaseMasked, CplxConv2d):
     r"""Complex 2d convolution with a fixed real sparsity mask on its kernel.
 
     Takes the arguments of :class:`~cplxmodule.nn.CplxConv2d`, every
     ``padding_mode`` included.
     """
 
-    def forward(self, input):
-        return self._conv_forward(input, self.weight_masked, self.bias)
 
-
-class CplxConv3dMasked(CplxConv3d, BaseMasked):
+class CplxConv3dMasked(BaseMasked, CplxConv3d):
     r"""Complex 3d convolution with a fixed real sparsity mask on its kernel.
 
     Takes the arguments of :class:`~cplxmodule.nn.CplxConv3d`, every
     ``padding_mode`` included.
     """
 
-    def forward(self, input):
-        return self._conv_forward(input, self.weight_masked, self.bias)
 
-
-class CplxConvTranspose1dMasked(CplxConvTranspose1d, BaseMasked):
+class CplxConvTranspose1dMasked(BaseMasked, CplxConvTranspose1d):
     r"""Complex 1d transposed convolution with a fixed real sparsity mask.
 
     Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose1d`.
     """
 
-    def forward(self, input, output_size=None):
-        return self._conv_forward(input, self.weight_masked, self.bias, output_size)
 
-
-class CplxConvTranspose2dMasked(CplxConvTranspose2d, BaseMasked):
+class CplxConvTranspose2dMasked(BaseMasked, CplxConvTranspose2d):
     r"""Complex 2d transposed convolution with a fixed real sparsity mask.
 
     Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose2d`.
     """
 
-    def forward(self, input, output_size=None):
-        return self._conv_forward(input, self.weight_masked, self.bias, output_size)
 
-
-class CplxConvTranspose3dMasked(CplxConvTranspose3d, BaseMasked):
+class CplxConvTranspose3dMasked(BaseMasked, CplxConvTranspose3d):
     r"""Complex 3d transposed convolution with a fixed real sparsity mask.
 
     Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose3d`.
     """
-
-    def forward(self, input, output_size=None):
-        return self._conv_forward(input, self.weight_masked, self.bias, output_size)

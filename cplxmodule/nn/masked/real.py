@@ -2,13 +2,21 @@
 
 Each layer subclasses its dense torch twin, so it takes the same arguments
 and has the same state_dict keys (plus ``mask``): a trained dense checkpoint
-loads with ``load_state_dict(state_dict, strict=False)``. Its forward pass
-calls the twin's single entry point with ``self.weight_masked``.
+loads with ``load_state_dict(state_dict, strict=False)``. The twin is a
+private subclass of torch's layer (``isinstance(layer, torch.nn.Linear)``
+holds) that adds the entry point ``_dense_forward`` which
+:meth:`BaseMasked.forward` calls with ``self.weight_masked``.
 """
 
-import torch
-import torch.nn.functional as F
-
+from ..modules.conv import (
+    _RealConv1d,
+    _RealConv2d,
+    _RealConv3d,
+    _RealConvTranspose1d,
+    _RealConvTranspose2d,
+    _RealConvTranspose3d,
+)
+from ..modules.linear import _RealBilinear, _RealLinear
 from .base import BaseMasked
 
 __all__ = [
@@ -23,7 +31,7 @@ __all__ = [
 ]
 
 
-class LinearMasked(torch.nn.Linear, BaseMasked):
+class LinearMasked(BaseMasked, _RealLinear):
     r"""Linear layer with a fixed sparsity mask on its weight.
 
     ``y = x (W \odot M)^T + b``. Takes the arguments of
@@ -38,11 +46,8 @@ class LinearMasked(torch.nn.Linear, BaseMasked):
     torch.Size([2, 3])
     """
 
-    def forward(self, input):
-        return F.linear(input, self.weight_masked, self.bias)
 
-
-class BilinearMasked(torch.nn.Bilinear, BaseMasked):
+class BilinearMasked(BaseMasked, _RealBilinear):
     r"""Bilinear layer with a fixed sparsity mask on its weight.
 
     Takes the arguments of :class:`torch.nn.Bilinear`; the mask has the
@@ -50,11 +55,8 @@ class BilinearMasked(torch.nn.Bilinear, BaseMasked):
     broadcasts to it.
     """
 
-    def forward(self, input1, input2):
-        return F.bilinear(input1, input2, self.weight_masked, self.bias)
 
-
-class Conv1dMasked(torch.nn.Conv1d, BaseMasked):
+class Conv1dMasked(BaseMasked, _RealConv1d):
     r"""1d convolution with a fixed sparsity mask on its kernel.
 
     Takes the arguments of :class:`torch.nn.Conv1d`, every ``padding_mode``
@@ -62,11 +64,8 @@ class Conv1dMasked(torch.nn.Conv1d, BaseMasked):
     kernel_size)``.
     """
 
-    def forward(self, input):
-        return self._conv_forward(input, self.weight_masked, self.bias)
 
-
-class Conv2dMasked(torch.nn.Conv2d, BaseMasked):
+class Conv2dMasked(BaseMasked, _RealConv2d):
     r"""2d convolution with a fixed sparsity mask on its kernel.
 
     Takes the arguments of :class:`torch.nn.Conv2d`, every ``padding_mode``
@@ -80,82 +79,34 @@ class Conv2dMasked(torch.nn.Conv2d, BaseMasked):
     torch.Size([1, 4, 5, 5])
     """
 
-    def forward(self, input):
-        return self._conv_forward(input, self.weight_masked, self.bias)
 
-
-class Conv3dMasked(torch.nn.Conv3d, BaseMasked):
+class Conv3dMasked(BaseMasked, _RealConv3d):
     r"""3d convolution with a fixed sparsity mask on its kernel.
 
     Takes the arguments of :class:`torch.nn.Conv3d`, every ``padding_mode``
     included; the mask broadcasts to the kernel's shape.
     """
 
-    def forward(self, input):
-        return self._conv_forward(input, self.weight_masked, self.bias)
 
-
-def _conv_transpose_masked(layer, input, output_size, conv_transpose):
-    """Forward pass of a masked transposed convolution of any dimension.
-
-    torch's transposed convolutions have no ``_conv_forward(input, weight,
-    bias)`` entry point: this mirrors their ``forward`` once, for 1d, 2d
-    and 3d.
-    """
-    if layer.padding_mode != "zeros":
-        raise ValueError(
-            f"Only `zeros` padding mode is supported for {type(layer).__name__}, "
-            f"got padding_mode={layer.padding_mode!r}."
-        )
-    output_padding = layer._output_padding(
-        input,
-        output_size,
-        layer.stride,
-        layer.padding,
-        layer.kernel_size,
-        len(layer.kernel_size),
-        layer.dilation,
-    )
-    return conv_transpose(
-        input,
-        layer.weight_masked,
-        layer.bias,
-        layer.stride,
-        layer.padding,
-        output_padding,
-        layer.groups,
-        layer.dilation,
-    )
-
-
-class ConvTranspose1dMasked(torch.nn.ConvTranspose1d, BaseMasked):
+class ConvTranspose1dMasked(BaseMasked, _RealConvTranspose1d):
     r"""1d transposed convolution with a fixed sparsity mask on its kernel.
 
     Takes the arguments of :class:`torch.nn.ConvTranspose1d`; the mask
     broadcasts to ``(in_channels, out_channels // groups, kernel_size)``.
     """
 
-    def forward(self, input, output_size=None):
-        return _conv_transpose_masked(self, input, output_size, F.conv_transpose1d)
 
-
-class ConvTranspose2dMasked(torch.nn.ConvTranspose2d, BaseMasked):
+class ConvTranspose2dMasked(BaseMasked, _RealConvTranspose2d):
     r"""2d transposed convolution with a fixed sparsity mask on its kernel.
 
     Takes the arguments of :class:`torch.nn.ConvTranspose2d`; the mask
     broadcasts to the kernel's shape.
     """
 
-    def forward(self, input, output_size=None):
-        return _conv_transpose_masked(self, input, output_size, F.conv_transpose2d)
 
-
-class ConvTranspose3dMasked(torch.nn.ConvTranspose3d, BaseMasked):
+class ConvTranspose3dMasked(BaseMasked, _RealConvTranspose3d):
     r"""3d transposed convolution with a fixed sparsity mask on its kernel.
 
     Takes the arguments of :class:`torch.nn.ConvTranspose3d`; the mask
     broadcasts to the kernel's shape.
     """
-
-    def forward(self, input, output_size=None):
-        return _conv_transpose_masked(self, input, output_size, F.conv_transpose3d)

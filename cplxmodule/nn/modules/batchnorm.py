@@ -4,6 +4,7 @@ import torch
 
 from ... import cplx
 from .base import CplxToCplx, _check_cplx
+from .parameter import _factory_kwargs
 
 __all__ = ["CplxBatchNorm1d", "CplxBatchNorm2d", "CplxBatchNorm3d"]
 
@@ -39,7 +40,7 @@ class _CplxNormBase(CplxToCplx):
         device=None,
         dtype=None,
     ):
-        factory_kwargs = {"device": device, "dtype": dtype}
+        factory_kwargs = _factory_kwargs(device, dtype)
         super().__init__()
         self.num_features = num_features
         self.eps = eps

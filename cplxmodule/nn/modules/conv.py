@@ -2,8 +2,11 @@
 
 import math
 
+import torch
+import torch.nn.functional as F
+
 from ... import cplx
-from ...cplx.linalg import _check_padding, _ntuple
+from ...cplx._shared import check_padding, ntuple
 from .base import CplxToCplx, _check_cplx
 from .linear import _add_weight_and_bias, _reset_weight_and_bias
 
@@ -22,9 +25,12 @@ class _CplxConvNd(CplxToCplx):
     Checks the arguments, creates and initialises the parameters and writes
     ``extra_repr`` once, like :class:`torch.nn.modules.conv._ConvNd`.
     Subclasses set the number of spatial dimensions ``_n`` and the functional
-    op ``_conv``; ``_conv_forward(input, weight, bias)`` is the single place
-    where a weight meets the op, so a masked or Bayesian subclass passes its
-    own weight.  Padding modes are handled by the functional op.
+    op ``_conv``. ``forward`` checks the input (``_check_inputs``) and calls
+    ``_dense_forward(input, *, weight, bias)`` (transposed: also
+    ``output_size=``), the single place where a weight meets the op and
+    which re-checks nothing, so a masked or Bayesian subclass passes its own
+    weight, or a real weight with a real input.  Padding modes are handled
+    by the functional op.
     """
 
     _n = None
@@ -55,19 +61,19 @@ class _CplxConvNd(CplxToCplx):
                 raise ValueError(
                     f"{name}: `{arg}`={channels} must be divisible by `groups`={groups}"
                 )
-        stride = _ntuple(stride, n, "stride")
-        _check_padding(padding, padding_mode, stride, n, where=name)
+        stride = ntuple(stride, n, "stride")
+        check_padding(padding, padding_mode, stride, n, where=name)
         if transposed and padding_mode != "zeros":
             raise ValueError(f'{name}: only "zeros" `padding_mode` is supported')
         if not isinstance(padding, str):
-            padding = _ntuple(padding, n, "padding")
+            padding = ntuple(padding, n, "padding")
 
         self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size = _ntuple(kernel_size, n, "kernel_size")
+        self.kernel_size = ntuple(kernel_size, n, "kernel_size")
         self.stride, self.padding = stride, padding
-        self.dilation = _ntuple(dilation, n, "dilation")
+        self.dilation = ntuple(dilation, n, "dilation")
         self.transposed = transposed
-        self.output_padding = _ntuple(output_padding, n, "output_padding")
+        self.output_padding = ntuple(output_padding, n, "output_padding")
         self.groups, self.padding_mode = groups, padding_mode
 
         if transposed:
@@ -82,7 +88,7 @@ class _CplxConvNd(CplxToCplx):
         fan_in = self.weight.shape[1] * math.prod(self.kernel_size)
         _reset_weight_and_bias(self.weight, self.bias, fan_in)
 
-    def _check_input(self, input):
+    def _check_inputs(self, input):
         n, channels = self._n, self.in_channels
         shape = f"(N, {channels}, {', '.join('*' * n)}) or ({channels}, {', '.join('*' * n)})"
         _check_cplx(self, input, shape)
@@ -142,8 +148,7 @@ class _CplxConv(_CplxConvNd):
             dtype=dtype,
         )
 
-    def _conv_forward(self, input, weight, bias):
-        self._check_input(input)
+    def _dense_forward(self, input, *, weight, bias):
         return self._conv(
             input,
             weight,
@@ -156,7 +161,8 @@ class _CplxConv(_CplxConvNd):
         )
 
     def forward(self, input):
-        return self._conv_forward(input, self.weight, self.bias)
+        self._check_inputs(input)
+        return self._dense_forward(input, weight=self.weight, bias=self.bias)
 
 
 class _CplxConvTranspose(_CplxConvNd):
@@ -193,48 +199,23 @@ class _CplxConvTranspose(_CplxConvNd):
             dtype=dtype,
         )
 
-    def _output_padding(self, input, output_size):
-        """The output padding that yields ``output_size``, as torch computes it."""
-        if output_size is None:
-            return self.output_padding
-        n, batched = self._n, input.dim() == self._n + 2
-        output_size = tuple(output_size)[-n:] if len(output_size) > n else tuple(output_size)
-        if len(output_size) != n:
-            raise ValueError(
-                f"{self._get_name()}: `output_size` must have {n} or {n + 1 + batched}"
-                f" elements, got {len(output_size)}"
-            )
-        spatial = input.shape[-n:]
-        smallest = [
-            (size - 1) * s - 2 * p + d * (k - 1) + 1
-            for size, s, p, d, k in zip(
-                spatial, self.stride, self.padding, self.dilation, self.kernel_size
-            )
-        ]
-        largest = [m + s - 1 for m, s in zip(smallest, self.stride)]
-        if any(not lo <= o <= hi for o, lo, hi in zip(output_size, smallest, largest)):
-            raise ValueError(
-                f"{self._get_name()}: requested `output_size` {list(output_size)}, but"
-                f" valid sizes range from {smallest} to {largest} for an input of"
-                f" spatial size {list(spatial)}"
-            )
-        return tuple(o - lo for o, lo in zip(output_size, smallest))
-
-    def _conv_forward(self, input, weight, bias, output_size=None):
-        self._check_input(input)
+    def _dense_forward(self, input, *, weight, bias, output_size=None):
         return self._conv(
             input,
             weight,
             bias,
             self.stride,
             self.padding,
-            self._output_padding(input, output_size),
+            _output_padding(self, input, output_size),
             self.groups,
             self.dilation,
         )
 
     def forward(self, input, output_size=None):
-        return self._conv_forward(input, self.weight, self.bias, output_size)
+        self._check_inputs(input)
+        return self._dense_forward(
+            input, weight=self.weight, bias=self.bias, output_size=output_size
+        )
 
 
 _CONV_DOC = """Complex {n}d convolution, the twin of :class:`torch.nn.Conv{n}d`.
@@ -305,3 +286,118 @@ class CplxConvTranspose2d(_CplxConvTranspose):
 class CplxConvTranspose3d(_CplxConvTranspose):
     __doc__ = _CONV_TRANSPOSE_DOC.format(n=3, spatial="5, 5, 5")
     _n, _conv = 3, staticmethod(cplx.conv_transpose3d)
+
+
+def _output_padding(layer, input, output_size):
+    """The output padding of a transposed convolution ``layer`` that yields ``output_size``.
+
+    ``output_size`` holds the spatial sizes, optionally preceded by the batch
+    and channel sizes (or the channel size, for an unbatched ``input``), as
+    torch's transposed convolutions take it; ``None`` gives the layer's own
+    ``output_padding``.
+    """
+    if output_size is None:
+        return layer.output_padding
+    n = len(layer.kernel_size)
+    leading = input.dim() - n
+    output_size = tuple(output_size)
+    if len(output_size) == leading + n:
+        output_size = output_size[leading:]
+    if len(output_size) != n:
+        raise ValueError(
+            f"{layer._get_name()}: `output_size` must have {n} or {leading + n}"
+            f" elements for a {input.dim()}d input, got {len(output_size)}"
+        )
+    spatial = input.shape[-n:]
+    smallest = [
+        (size - 1) * s - 2 * p + d * (k - 1) + 1
+        for size, s, p, d, k in zip(
+            spatial, layer.stride, layer.padding, layer.dilation, layer.kernel_size
+        )
+    ]
+    largest = [m + s - 1 for m, s in zip(smallest, layer.stride)]
+    if any(not lo <= o <= hi for o, lo, hi in zip(output_size, smallest, largest)):
+        raise ValueError(
+            f"{layer._get_name()}: requested `output_size` {list(output_size)}, but"
+            f" valid sizes range from {smallest} to {largest} for an input of"
+            f" spatial size {list(spatial)}"
+        )
+    return tuple(o - lo for o, lo in zip(output_size, smallest))
+
+
+# Real twins: torch's layers with the entry point ``_dense_forward`` of the
+# complex ones, for the real masked and Bayesian layers. torch's own
+# ``_conv_forward`` is the convolutions' entry point; its transposed
+# convolutions have none (``_ConvNd._conv_forward`` returns ``None`` there).
+class _RealConvMixin:
+    """``forward`` and ``_dense_forward`` of the real (non-transposed) convolutions."""
+
+    def _check_inputs(self, input):
+        """torch's functional op checks the input."""
+
+    def _dense_forward(self, input, *, weight, bias):
+        return self._conv_forward(input, weight, bias)
+
+    def forward(self, input):
+        return self._dense_forward(input, weight=self.weight, bias=self.bias)
+
+
+class _RealConvTransposeMixin:
+    """``forward`` and ``_dense_forward`` of the real transposed convolutions."""
+
+    _conv_transpose = None
+
+    def _check_inputs(self, input):
+        if self.padding_mode != "zeros":
+            raise ValueError(
+                f'{self._get_name()}: only "zeros" `padding_mode` is supported, got'
+                f" {self.padding_mode!r}"
+            )
+
+    def _dense_forward(self, input, *, weight, bias, output_size=None):
+        return self._conv_transpose(
+            input,
+            weight,
+            bias,
+            self.stride,
+            self.padding,
+            _output_padding(self, input, output_size),
+            self.groups,
+            self.dilation,
+        )
+
+    def forward(self, input, output_size=None):
+        self._check_inputs(input)
+        return self._dense_forward(
+            input, weight=self.weight, bias=self.bias, output_size=output_size
+        )
+
+
+class _RealConv1d(_RealConvMixin, torch.nn.Conv1d):
+    """:class:`torch.nn.Conv1d` with the dense entry point ``_dense_forward``."""
+
+
+class _RealConv2d(_RealConvMixin, torch.nn.Conv2d):
+    """:class:`torch.nn.Conv2d` with the dense entry point ``_dense_forward``."""
+
+
+class _RealConv3d(_RealConvMixin, torch.nn.Conv3d):
+    """:class:`torch.nn.Conv3d` with the dense entry point ``_dense_forward``."""
+
+
+class _RealConvTranspose1d(_RealConvTransposeMixin, torch.nn.ConvTranspose1d):
+    """:class:`torch.nn.ConvTranspose1d` with the dense entry point ``_dense_forward``."""
+
+    _conv_transpose = staticmethod(F.conv_transpose1d)
+
+
+class _RealConvTranspose2d(_RealConvTransposeMixin, torch.nn.ConvTranspose2d):
+    """:class:`torch.nn.ConvTranspose2d` with the dense entry point ``_dense_forward``."""
+
+    _conv_transpose = staticmethod(F.conv_transpose2d)
+
+
+class _RealConvTranspose3d(_RealConvTransposeMixin, torch.nn.ConvTranspose3d):
+    """:class:`torch.nn.ConvTranspose3d` with the dense entry point ``_dense_forward``."""
+
+    _conv_transpose = staticmethod(F.conv_transpose3d)

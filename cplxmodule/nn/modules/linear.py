@@ -3,6 +3,7 @@
 import math
 
 import torch
+import torch.nn.functional as F
 
 from ... import cplx
 from ...cplx import Cplx
@@ -95,8 +96,15 @@ class CplxLinear(CplxToCplx):
         _reset_weight_and_bias(self.weight, self.bias, self.in_features)
 
     def forward(self, input):
+        self._check_inputs(input)
+        return self._dense_forward(input, weight=self.weight, bias=self.bias)
+
+    def _check_inputs(self, input):
         _check_features(self, input, self.in_features)
-        return cplx.linear(input, self.weight, self.bias)
+
+    def _dense_forward(self, input, *, weight, bias):
+        # the one place where a weight meets the math: no checks here
+        return cplx.linear(input, weight, bias)
 
     def extra_repr(self):
         return (
@@ -156,9 +164,15 @@ class CplxBilinear(CplxToCplx):
         _reset_weight_and_bias(self.weight, self.bias, self.in1_features)
 
     def forward(self, input1, input2):
+        self._check_inputs(input1, input2)
+        return self._dense_forward(input1, input2, weight=self.weight, bias=self.bias)
+
+    def _check_inputs(self, input1, input2):
         _check_features(self, input1, self.in1_features, "input1")
         _check_features(self, input2, self.in2_features, "input2")
-        return cplx.bilinear(input1, input2, self.weight, self.bias, self.conjugate)
+
+    def _dense_forward(self, input1, input2, *, weight, bias):
+        return cplx.bilinear(input1, input2, weight, bias, self.conjugate)
 
     def extra_repr(self):
         return (
@@ -166,6 +180,34 @@ class CplxBilinear(CplxToCplx):
             f"out_features={self.out_features}, bias={self.bias is not None}, "
             f"conjugate={self.conjugate}"
         )
+
+
+# Real twins: torch's layers with the entry point of the complex ones, for
+# the real masked and Bayesian layers (torch's have none).
+class _RealLinear(torch.nn.Linear):
+    """:class:`torch.nn.Linear` with the dense entry point ``_dense_forward``."""
+
+    def _check_inputs(self, input):
+        """torch's functional op checks the input."""
+
+    def _dense_forward(self, input, *, weight, bias):
+        return F.linear(input, weight, bias)
+
+    def forward(self, input):
+        return self._dense_forward(input, weight=self.weight, bias=self.bias)
+
+
+class _RealBilinear(torch.nn.Bilinear):
+    """:class:`torch.nn.Bilinear` with the dense entry point ``_dense_forward``."""
+
+    def _check_inputs(self, input1, input2):
+        """torch's functional op checks the inputs."""
+
+    def _dense_forward(self, input1, input2, *, weight, bias):
+        return F.bilinear(input1, input2, weight, bias)
+
+    def forward(self, input1, input2):
+        return self._dense_forward(input1, input2, weight=self.weight, bias=self.bias)
 
 
 class CplxIdentity(CplxToCplx):

@@ -2,6 +2,7 @@
 
 import torch
 
+from ...cplx._shared import COMPLEX_OF
 from .conv import (
     CplxConv1d,
     CplxConv2d,
@@ -28,11 +29,6 @@ _TWINS = (
     (CplxConvTranspose2d, torch.nn.ConvTranspose2d, _CONV_TRANSPOSE),
     (CplxConvTranspose3d, torch.nn.ConvTranspose3d, _CONV_TRANSPOSE),
 )
-_COMPLEX_OF = {
-    torch.float16: torch.complex32,
-    torch.float32: torch.complex64,
-    torch.float64: torch.complex128,
-}
 _TO_NATIVE = {ours: (native, args) for ours, native, args in _TWINS}
 _FROM_NATIVE = {native: (ours, args) for ours, native, args in _TWINS}
 
@@ -78,7 +74,7 @@ def to_native(module):
         **{name: getattr(module, name) for name in names},
         bias=module.bias is not None,
         device=weight.device,
-        dtype=_COMPLEX_OF[weight.dtype],
+        dtype=COMPLEX_OF[weight.dtype],
     )
     with torch.no_grad():
         for name in ("weight", "bias"):

@@ -6,6 +6,7 @@ import torch
 
 from ... import cplx
 from .base import CplxToCplx, _check_cplx
+from .parameter import _factory_kwargs
 from .batchnorm import _eye_
 
 __all__ = ["CplxLayerNorm"]
@@ -66,7 +67,7 @@ class CplxLayerNorm(CplxToCplx):
         device=None,
         dtype=None,
     ):
-        factory_kwargs = {"device": device, "dtype": dtype}
+        factory_kwargs = _factory_kwargs(device, dtype)
         super().__init__()
         if isinstance(normalized_shape, numbers.Integral):
             normalized_shape = (normalized_shape,)

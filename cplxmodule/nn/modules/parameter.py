@@ -3,7 +3,7 @@
 import torch
 
 from ...cplx import Cplx
-from ...cplx.tensor import _real_dtype
+from ...cplx._shared import real_dtype
 
 __all__ = ["CplxParameter"]
 
@@ -249,4 +249,4 @@ def _load_complex_children(module, state_dict, prefix, error_msgs):
 
 def _factory_kwargs(device, dtype):
     """``device``/``dtype`` factory kwargs, a complex dtype naming its real parts."""
-    return {"device": device, "dtype": None if dtype is None else _real_dtype(dtype)}
+    return {"device": device, "dtype": None if dtype is None else real_dtype(dtype)}

@@ -1,0 +1,80 @@
+"""The cost of variational dropout: a training step of a VD layer next to its dense twin.
+
+Run with ``python -m pytest benchmarks/test_bench_relevance.py --benchmark-enable``.
+Each group is one layer family (real or complex linear, 256 x 512 -> 512,
+one thread) in training mode, forward + backward, with variants
+
+- ``dense``: ``torch.nn.Linear`` or :class:`~cplxmodule.nn.CplxLinear`;
+- ``vd``: :class:`~cplxmodule.nn.relevance.LinearVD` or
+  :class:`~cplxmodule.nn.relevance.CplxLinearVD` (local reparameterisation:
+  one extra real product for the variance and one Gaussian sample per output);
+- ``vd+penalty``: the same with the KL penalty summed into the loss, as a
+  training loop does.
+
+The floor of ``vd / dense`` is the variance's extra real product (forward
+and its weight gradient) plus the sampling: about 2.3 for a real layer and
+1.4 for a complex one, whose mean costs three or four real products. The
+session prints each variant's time over the dense time of its group.
+"""
+
+import pytest
+import torch
+
+import cplxmodule.cplx as cplx
+from cplxmodule.nn import CplxLinear
+from cplxmodule.nn.relevance import CplxLinearVD, LinearVD
+
+SHAPE = (256, 512, 512)  # batch, in_features, out_features
+LAYERS = {False: {"dense": torch.nn.Linear, "vd": LinearVD}, True: {"dense": CplxLinear, "vd": CplxLinearVD}}
+TIMES = {}  # group -> variant -> (min, median) seconds
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread(request):
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+    if TIMES:
+        reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+        with request.config.pluginmanager.get_plugin("capturemanager").global_and_fixture_disabled():
+            reporter.write_line("")
+            reporter.write_line("time / dense time, as min (median)")
+            for group, times in TIMES.items():
+                dense_min, dense_median = times["dense"]
+                cells = "  ".join(
+                    f"{variant}={low / dense_min:.3f} ({mid / dense_median:.3f})"
+                    for variant, (low, mid) in times.items()
+                    if variant != "dense"
+                )
+                reporter.write_line(f"  {group:<24} dense={dense_min * 1e3:8.3f} ms  {cells}")
+
+
+def total(output):
+    return output.real.sum() + output.imag.sum() if isinstance(output, cplx.Cplx) else output.sum()
+
+
+@pytest.mark.parametrize("variant", ["dense", "vd", "vd+penalty"])
+@pytest.mark.parametrize("is_complex", [False, True], ids=["real", "complex"])
+def test_training_step(benchmark, is_complex, variant):
+    batch, n_in, n_out = SHAPE
+    torch.manual_seed(0)
+    layer = LAYERS[is_complex][variant.split("+")[0]](n_in, n_out).train()
+    x = cplx.randn(batch, n_in) if is_complex else torch.randn(batch, n_in)
+    with_penalty = variant.endswith("penalty")
+
+    def step():
+        layer.zero_grad(set_to_none=True)
+        loss = total(layer(x))
+        if with_penalty:
+            loss = loss + layer.penalty.sum()
+        loss.backward()
+
+    group = f"{'cplx-' if is_complex else ''}linear-train"
+    benchmark.group = group
+    benchmark.extra_info["variant"] = variant
+    step()
+    benchmark(step)
+    stats = getattr(benchmark.stats, "stats", None)
+    if stats is not None:
+        TIMES.setdefault(group, {})[variant] = (stats.min, stats.median)

@@ -1,0 +1,19 @@
+"""Settings shared by the test suite and the docstring examples (doctests).
+
+pytest runs every docstring example of the package (``--doctest-modules``,
+see setup.cfg); they read ``torch``, ``cplx`` and ``Cplx`` from this
+namespace, as the package's own modules do.
+"""
+
+import pytest
+import torch
+
+import cplxmodule.cplx as cplx
+from cplxmodule.cplx import Cplx
+
+
+@pytest.fixture(autouse=True)
+def _doctest_globals(doctest_namespace):
+    doctest_namespace.update(torch=torch, cplx=cplx, Cplx=Cplx)
+    # examples that draw random numbers print the same values on every run
+    torch.manual_seed(0)

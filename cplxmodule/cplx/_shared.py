@@ -1,0 +1,146 @@
+"""Argument checks, dtype tables and docstring templates of the functional core.
+
+One definition of each, shared by the modules of :mod:`cplxmodule.cplx` and
+by the layers of :mod:`cplxmodule.nn`, so that a mistake gets one message
+wherever it is made. Not public API: the names here may change.
+"""
+
+import torch
+
+# the Cplx class, read at call time: ``tensor`` imports this module's tables
+from . import tensor
+
+#: The real dtype of each complex dtype.
+REAL_OF = {
+    torch.complex32: torch.float16,
+    torch.complex64: torch.float32,
+    torch.complex128: torch.float64,
+}
+
+#: The complex dtype of each real dtype that has one.
+COMPLEX_OF = {real: complex_ for complex_, real in REAL_OF.items()}
+
+#: The real dtypes whose complex dtype every torch op supports (complex32
+#: lacks many ops, ``abs`` on the CPU among them).
+NATIVE_DTYPES = (torch.float32, torch.float64)
+
+#: The names ``padding_mode=`` accepts, as :class:`torch.nn.Conv2d` does.
+PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
+
+def real_dtype(dtype):
+    """The real dtype of the parts for ``dtype`` (a complex dtype names its parts')."""
+    return REAL_OF.get(dtype, dtype)
+
+
+def describe(value):
+    """What ``value`` is, for an error message."""
+    if isinstance(value, torch.Tensor):
+        return f"a {value.dtype} tensor of shape {tuple(value.shape)}"
+    return type(value).__name__
+
+
+def checked_cplx(input, name="input", where=None):
+    """Return ``input`` if it is a :class:`Cplx`, else raise a ``TypeError``.
+
+    The one check of the functional core: the message names the argument
+    ``name`` and, when given, starts with ``where`` (the function's name),
+    e.g. ``"dropout2d: `input` must be a Cplx, got ..."``.
+    """
+    if not isinstance(input, tensor.Cplx):
+        prefix = f"{where}: " if where else ""
+        raise TypeError(f"{prefix}`{name}` must be a Cplx, got {describe(input)}")
+    return input
+
+
+def check_operand(value, name, optional=False):
+    """A Cplx or a real tensor (or ``None`` if ``optional``)."""
+    if value is None and optional:
+        return value
+    if isinstance(value, tensor.Cplx):
+        return value
+    if isinstance(value, torch.Tensor) and not value.is_complex():
+        return value
+    kinds = "a Cplx, a real torch.Tensor" + (" or None" if optional else "")
+    raise TypeError(f"`{name}` must be {kinds}, got {describe(value)}")
+
+
+def check_operands(inputs, weight, bias):
+    """Check the operands of a product; return ``(weight, bias)``.
+
+    ``inputs`` maps argument names to inputs. Either every input is a
+    :class:`Cplx` (and ``weight``, ``bias`` are each a Cplx or a real tensor),
+    or all operands are real tensors: then the product is one real product,
+    as a Bayesian layer computes its output variance from ``|x|^2``.
+    """
+    weight = check_operand(weight, "weight")
+    bias = check_operand(bias, "bias", optional=True)
+    operands = (*inputs.values(), weight) + (() if bias is None else (bias,))
+    if all(isinstance(x, torch.Tensor) and not x.is_complex() for x in operands):
+        return weight, bias
+    for name, value in inputs.items():
+        if not isinstance(value, tensor.Cplx):
+            raise TypeError(
+                f"`{name}` must be a Cplx, or a real torch.Tensor with real"
+                f" inputs, `weight` and `bias`, got {describe(value)}"
+            )
+    return weight, bias
+
+
+def check_shape(value, shape, name, where=None):
+    """Raise a ``ValueError`` unless ``value`` is ``None`` or has ``shape``."""
+    if value is not None and tuple(value.shape) != tuple(shape):
+        prefix = f"{where}: " if where else ""
+        raise ValueError(
+            f"{prefix}`{name}` must have shape {tuple(shape)}, got {tuple(value.shape)}"
+        )
+
+
+def ntuple(value, n, name):
+    """``value`` as a tuple of ``n`` ints; the error names the argument ``name``."""
+    if isinstance(value, int):
+        return (value,) * n
+    value = tuple(value)
+    if len(value) != n or not all(isinstance(v, int) for v in value):
+        raise ValueError(f"`{name}` must be an int or a tuple of {n} ints, got {value}")
+    return value
+
+
+def check_padding(padding, padding_mode, stride, n, where=None):
+    """Check ``padding_mode`` and a string ``padding`` of an ``n``-d convolution.
+
+    ``padding`` must be an int, a tuple (checked by the caller or the op),
+    ``"same"`` (only with stride 1) or ``"valid"``. ``where``, when given,
+    starts the messages (the layer's name).
+    """
+    prefix = f"{where}: " if where else ""
+    if padding_mode not in PADDING_MODES:
+        raise ValueError(
+            f"{prefix}`padding_mode` must be one of {PADDING_MODES}, got {padding_mode!r}"
+        )
+    if isinstance(padding, str):
+        if padding not in ("same", "valid"):
+            raise ValueError(
+                f"{prefix}`padding` must be an int, a tuple, 'same' or 'valid',"
+                f" got {padding!r}"
+            )
+        if padding == "same" and any(s != 1 for s in ntuple(stride, n, "stride")):
+            raise ValueError(
+                f"{prefix}`padding`='same' needs `stride`=1, got `stride`={stride}"
+            )
+
+
+# the fields of the ``n``-d docstring templates (conv, pooling, dropout)
+_DIMS = {1: ("L", "kL"), 2: ("H, W", "kH, kW"), 3: ("D, H, W", "kD, kH, kW")}
+
+
+def doc_kwargs(n):
+    """Fields of the docstring templates of the ``n``-d functions (shapes, examples)."""
+
+    def sizes(k):
+        return ", ".join([str(k)] * n)
+
+    return dict(
+        n=n, dims=_DIMS[n][0], kdims=_DIMS[n][1], example=sizes(8),
+        kexample=sizes(3), texample=sizes(17), pexample=sizes(4),
+    )

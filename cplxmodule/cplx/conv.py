@@ -1,0 +1,227 @@
+"""Complex convolutions and transposed convolutions, every padding mode."""
+
+import torch.nn.functional as F
+
+from ._product import Layout, check_strategy, default_strategy, product
+from ._shared import check_shape, check_operands, check_padding, doc_kwargs, ntuple
+from .tensor import Cplx
+
+__all__ = [
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+]
+
+
+def _explicit_padding(padding, kernel_size, dilation, n):
+    """The per-side padding amounts for :func:`torch.nn.functional.pad`.
+
+    Returns the pad list in :func:`torch.nn.functional.pad`'s order (last
+    dimension first), resolving ``"same"`` as torch's convolution modules do.
+    """
+    if padding == "valid":
+        return [0] * (2 * n)
+    if padding == "same":
+        pad = []
+        for d, k in zip(reversed(ntuple(dilation, n, "dilation")), reversed(kernel_size)):
+            total = d * (k - 1)
+            pad += [total // 2, total - total // 2]
+        return pad
+    return [p for p in reversed(ntuple(padding, n, "padding")) for _ in range(2)]
+
+
+def _convnd(n, op, input, weight, bias, stride, padding, dilation, groups,
+            padding_mode, strategy):
+    weight, bias = check_operands({"input": input}, weight, bias)
+    check_shape(bias, weight.shape[:1], "bias")
+    check_strategy(strategy)
+    check_padding(padding, padding_mode, stride, n)
+    if input.dim() not in (n + 1, n + 2):
+        raise ValueError(
+            f"`input` must have {n + 1} (unbatched) or {n + 2} (batched) dimensions"
+            f" for conv{n}d, got shape {tuple(input.shape)}"
+        )
+
+    if padding_mode != "zeros":
+        pad = _explicit_padding(padding, weight.shape[2:], dilation, n)
+        if isinstance(input, Cplx):
+            input = input.apply(F.pad, pad, mode=padding_mode)
+        else:
+            input = F.pad(input, pad, mode=padding_mode)
+        padding = 0
+
+    def real_op(x, w, b):
+        return op(x, w, b, stride, padding, dilation, groups)
+
+    channel_dim = input.dim() - n - 1
+    layout = Layout(channel_dim, weight_out=0, weight_in=1, groups=groups)
+    strategy = strategy or default_strategy(input, weight, layout)
+    return product(real_op, input, weight, bias, strategy, layout)
+
+
+def _conv_transposend(n, op, input, weight, bias, stride, padding, output_padding,
+                      groups, dilation, strategy):
+    weight, bias = check_operands({"input": input}, weight, bias)
+    check_shape(bias, (weight.shape[1] * groups if weight.dim() > 1 else -1,), "bias")
+    check_strategy(strategy)
+    if input.dim() not in (n + 1, n + 2):
+        raise ValueError(
+            f"`input` must have {n + 1} (unbatched) or {n + 2} (batched) dimensions"
+            f" for conv_transpose{n}d, got shape {tuple(input.shape)}"
+        )
+
+    def real_op(x, w, b):
+        return op(x, w, b, stride, padding, output_padding, groups, dilation)
+
+    channel_dim = input.dim() - n - 1
+    layout = Layout(channel_dim, weight_out=1, weight_in=0, groups=groups)
+    strategy = strategy or default_strategy(input, weight, layout)
+    return product(real_op, input, weight, bias, strategy, layout)
+
+
+_CONV_DOC = r"""Complex {n}d convolution, as :func:`torch.nn.functional.conv{n}d`.
+
+    Parameters
+    ----------
+    input : Cplx or torch.Tensor
+        Input of shape ``(N, C_in, {dims})`` or unbatched ``(C_in, {dims})``;
+        a real tensor, with a real ``weight`` and ``bias``, gives one real
+        product.
+    weight : Cplx or torch.Tensor
+        Filters of shape ``(C_out, C_in / groups, {kdims})``.
+    bias : Cplx or torch.Tensor, optional
+        Bias of shape ``(C_out,)``, added once after the product.
+    stride, padding, dilation, groups
+        As for :func:`torch.nn.functional.conv{n}d`; ``padding`` may also
+        be ``"same"`` or ``"valid"``.
+    padding_mode : {{"zeros", "reflect", "replicate", "circular"}}, default "zeros"
+        How the input is padded, as in :class:`torch.nn.Conv{n}d`.
+    strategy : {{None, "naive", "cat", "3m", "native"}}, optional
+        How the complex product is computed (see :mod:`cplxmodule.cplx.linalg`).
+        ``None`` picks the measured default.
+
+    Returns
+    -------
+    Cplx or torch.Tensor
+        Real for real operands.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is neither a :class:`Cplx` nor a real tensor with real
+        ``weight`` and ``bias``, or ``weight``/``bias`` is neither a
+        :class:`Cplx` nor a real tensor.
+    ValueError
+        If ``padding``, ``padding_mode`` or ``strategy`` is unknown,
+        ``padding="same"`` comes with a stride, or ``input`` has the wrong
+        number of dimensions.
+
+    Notes
+    -----
+    The input is padded once, before the product, for every
+    ``padding_mode`` other than ``"zeros"``. The default strategy is
+    that of :func:`linear` (in practice ``"3m"``). Its time over
+    ``F.conv2d`` on complex64 tensors, measured as described in
+    :func:`linear`::
+
+        (N, C_in, H=W, C_out, k)   1 thread: fwd  fwd+bwd   2 threads: fwd  fwd+bwd
+        (8, 16, 32, 32, 3)               0.83     0.74            0.71     0.70
+        (32, 32, 16, 64, 3)              0.75     0.86            0.80     0.75
+        (4, 64, 32, 64, 5)               0.96     0.97            0.91     0.91
+
+    torch computes a complex convolution with three real ones as well, so
+    the gain shrinks as the convolutions themselves dominate.
+
+    Examples
+    --------
+    >>> x, w = cplx.randn(2, 4, {example}), cplx.randn(6, 4, {kexample})
+    >>> conv{n}d(x, w, padding="same", padding_mode="circular").shape
+    torch.Size([2, 6, {example}])
+    """
+
+_CONV_T_DOC = r"""Complex {n}d transposed convolution, as :func:`torch.nn.functional.conv_transpose{n}d`.
+
+    Parameters
+    ----------
+    input : Cplx or torch.Tensor
+        Input of shape ``(N, C_in, {dims})`` or unbatched ``(C_in, {dims})``;
+        a real tensor, with a real ``weight`` and ``bias``, gives one real
+        product.
+    weight : Cplx or torch.Tensor
+        Filters of shape ``(C_in, C_out / groups, {kdims})``.
+    bias : Cplx or torch.Tensor, optional
+        Bias of shape ``(C_out,)``, added once after the product.
+    stride, padding, output_padding, groups, dilation
+        As for :func:`torch.nn.functional.conv_transpose{n}d` (same order).
+    strategy : {{None, "naive", "cat", "3m", "native"}}, optional
+        How the complex product is computed (see :mod:`cplxmodule.cplx.linalg`).
+
+    Returns
+    -------
+    Cplx or torch.Tensor
+        Real for real operands.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is neither a :class:`Cplx` nor a real tensor with real
+        ``weight`` and ``bias``, or ``weight``/``bias`` is neither a
+        :class:`Cplx` nor a real tensor.
+    ValueError
+        If ``strategy`` is unknown or ``input`` has the wrong number of
+        dimensions.
+
+    Notes
+    -----
+    The default strategy is that of :func:`linear`.
+
+    Examples
+    --------
+    >>> x, w = cplx.randn(2, 4, {example}), cplx.randn(4, 3, {kexample})
+    >>> conv_transpose{n}d(x, w, stride=2).shape
+    torch.Size([2, 3, {texample}])
+    """
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
+           padding_mode="zeros", *, strategy=None):
+    return _convnd(1, F.conv1d, input, weight, bias, stride, padding, dilation,
+                   groups, padding_mode, strategy)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
+           padding_mode="zeros", *, strategy=None):
+    return _convnd(2, F.conv2d, input, weight, bias, stride, padding, dilation,
+                   groups, padding_mode, strategy)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
+           padding_mode="zeros", *, strategy=None):
+    return _convnd(3, F.conv3d, input, weight, bias, stride, padding, dilation,
+                   groups, padding_mode, strategy)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups=1, dilation=1, *, strategy=None):
+    return _conv_transposend(1, F.conv_transpose1d, input, weight, bias, stride,
+                             padding, output_padding, groups, dilation, strategy)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups=1, dilation=1, *, strategy=None):
+    return _conv_transposend(2, F.conv_transpose2d, input, weight, bias, stride,
+                             padding, output_padding, groups, dilation, strategy)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups=1, dilation=1, *, strategy=None):
+    return _conv_transposend(3, F.conv_transpose3d, input, weight, bias, stride,
+                             padding, output_padding, groups, dilation, strategy)
+
+for _n, _f in ((1, conv1d), (2, conv2d), (3, conv3d)):
+    _f.__doc__ = _CONV_DOC.format(**doc_kwargs(_n))
+for _n, _f in ((1, conv_transpose1d), (2, conv_transpose2d), (3, conv_transpose3d)):
+    _f.__doc__ = _CONV_T_DOC.format(**doc_kwargs(_n))

@@ -1,0 +1,66 @@
+"""Random :class:`Cplx` tensors."""
+
+import math
+
+import torch
+
+from ._shared import real_dtype
+from .tensor import Cplx
+
+__all__ = ["randn", "randn_like"]
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """Standard complex normal samples: independent parts of variance 1/2.
+
+    The scaling matches :func:`torch.randn` with a complex dtype, so that
+    :math:`E|z|^2 = 1`.
+
+    Parameters
+    ----------
+    *size : int or sequence of int
+        The shape, as for :func:`torch.randn`.
+    generator : torch.Generator, optional
+        The source of randomness.
+    dtype : torch.dtype, optional
+        The real dtype of the parts; a complex dtype means its real
+        counterpart. Default: :func:`torch.get_default_dtype`.
+    device : torch.device, optional
+    requires_grad : bool, default False
+
+    Returns
+    -------
+    Cplx
+
+    Examples
+    --------
+    >>> randn(2, 3, dtype=torch.complex128).dtype
+    torch.float64
+    """
+    kwargs = dict(generator=generator, dtype=real_dtype(dtype), device=device)
+    scale = math.sqrt(0.5)
+    z = Cplx(torch.randn(*size, **kwargs) * scale, torch.randn(*size, **kwargs) * scale)
+    return z.requires_grad_(requires_grad)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False):
+    """:func:`randn` with the shape, and by default dtype and device, of ``input``.
+
+    Parameters
+    ----------
+    input : Cplx or torch.Tensor
+        Whose shape, dtype and device to take.
+    dtype, device, requires_grad
+        As for :func:`randn`; ``dtype`` and ``device`` default to those of
+        ``input``.
+
+    Returns
+    -------
+    Cplx
+    """
+    return randn(
+        *input.shape,
+        dtype=input.dtype if dtype is None else dtype,
+        device=input.device if device is None else device,
+        requires_grad=requires_grad,
+    )

@@ -1,0 +1,79 @@
+"""Shape functions on :class:`Cplx`: joining, splitting, indexing, squeezing."""
+
+import torch
+
+from .tensor import Cplx, _map_parts
+
+__all__ = [
+    "cat",
+    "stack",
+    "split",
+    "chunk",
+    "unbind",
+    "take",
+    "narrow",
+    "squeeze",
+    "unsqueeze",
+]
+
+
+def cat(tensors, dim=0):
+    """Concatenate :class:`Cplx` tensors along ``dim``."""
+    tensors = list(tensors)
+    return Cplx(
+        torch.cat([z.real for z in tensors], dim=dim),
+        torch.cat([z.imag for z in tensors], dim=dim),
+    )
+
+
+def stack(tensors, dim=0):
+    """Stack :class:`Cplx` tensors along a new dimension ``dim``."""
+    tensors = list(tensors)
+    return Cplx(
+        torch.stack([z.real for z in tensors], dim=dim),
+        torch.stack([z.imag for z in tensors], dim=dim),
+    )
+
+
+def _zip_parts(reals, imags):
+    return tuple(map(Cplx, reals, imags))
+
+
+def split(input, split_size_or_sections, dim=0):
+    """Split into pieces, as :func:`torch.split`."""
+    return _zip_parts(
+        torch.split(input.real, split_size_or_sections, dim),
+        torch.split(input.imag, split_size_or_sections, dim),
+    )
+
+
+def chunk(input, chunks, dim=0):
+    """Split into ``chunks`` pieces, as :func:`torch.chunk`."""
+    return _zip_parts(
+        torch.chunk(input.real, chunks, dim), torch.chunk(input.imag, chunks, dim)
+    )
+
+
+def unbind(input, dim=0):
+    """Remove dimension ``dim``, returning the slices along it."""
+    return _zip_parts(torch.unbind(input.real, dim), torch.unbind(input.imag, dim))
+
+
+def take(input, index):
+    """Elements at ``index`` of the flattened tensor, as :func:`torch.take`."""
+    return _map_parts(input, torch.take, index)
+
+
+def narrow(input, dim, start, length):
+    """A narrowed view, as :func:`torch.narrow`."""
+    return _map_parts(input, torch.narrow, dim, start, length)
+
+
+def squeeze(input, dim=None):
+    """Remove dimensions of size one, as :func:`torch.squeeze`."""
+    return Cplx.squeeze(input, dim)
+
+
+def unsqueeze(input, dim):
+    """Insert a dimension of size one, as :func:`torch.unsqueeze`."""
+    return _map_parts(input, torch.unsqueeze, dim)

@@ -1,0 +1,262 @@
+"""Twins of whole models: dense, masked and Bayesian, and magnitude masks.
+
+Every dense layer family (``Linear``, ``Bilinear``, ``Conv1-3d``,
+``ConvTranspose1-3d``, real and complex) has twins of several kinds that
+take the same constructor arguments and share state_dict keys: the dense
+layer itself, its masked twin (``"masked"``) and, once
+:mod:`cplxmodule.nn.relevance` is imported, its variational dropout
+(``"vd"``) and ARD (``"ard"``) twins. :func:`convert_layers` walks a model
+and swaps every layer for its twin of a kind, keeping the weights.
+"""
+
+import copy
+import numbers
+
+import torch
+
+from ...cplx import Cplx
+from ..modules.conv import (
+    CplxConv1d,
+    CplxConv2d,
+    CplxConv3d,
+    CplxConvTranspose1d,
+    CplxConvTranspose2d,
+    CplxConvTranspose3d,
+)
+from ..modules.linear import CplxBilinear, CplxLinear
+from . import complex as _complex
+from . import real as _real
+
+__all__ = ["convert_layers", "to_masked", "magnitude_masks"]
+
+# layer class -> the public dense class of its family
+_FAMILY = {}
+# (dense class, kind) -> the family's layer class of that kind
+_TWINS = {}
+
+
+def _register(dense, kind, cls):
+    """Make ``cls`` the ``kind`` twin in the family of the dense class ``dense``."""
+    _FAMILY.setdefault(dense, dense)
+    _FAMILY[cls] = dense
+    _TWINS[dense, "dense"] = dense
+    _TWINS[dense, kind] = cls
+
+
+_DENSE_AND_MASKED = [
+    (torch.nn.Linear, _real.LinearMasked),
+    (torch.nn.Bilinear, _real.BilinearMasked),
+    (torch.nn.Conv1d, _real.Conv1dMasked),
+    (torch.nn.Conv2d, _real.Conv2dMasked),
+    (torch.nn.Conv3d, _real.Conv3dMasked),
+    (torch.nn.ConvTranspose1d, _real.ConvTranspose1dMasked),
+    (torch.nn.ConvTranspose2d, _real.ConvTranspose2dMasked),
+    (torch.nn.ConvTranspose3d, _real.ConvTranspose3dMasked),
+    (CplxLinear, _complex.CplxLinearMasked),
+    (CplxBilinear, _complex.CplxBilinearMasked),
+    (CplxConv1d, _complex.CplxConv1dMasked),
+    (CplxConv2d, _complex.CplxConv2dMasked),
+    (CplxConv3d, _complex.CplxConv3dMasked),
+    (CplxConvTranspose1d, _complex.CplxConvTranspose1dMasked),
+    (CplxConvTranspose2d, _complex.CplxConvTranspose2dMasked),
+    (CplxConvTranspose3d, _complex.CplxConvTranspose3dMasked),
+]
+for _dense, _masked in _DENSE_AND_MASKED:
+    _register(_dense, "masked", _masked)
+
+
+def _kinds():
+    return sorted({kind for _, kind in _TWINS})
+
+
+def _init_args(layer):
+    """The constructor arguments that rebuild ``layer``'s family member with its shapes."""
+    weight = layer.weight
+    real = weight.real if isinstance(weight, Cplx) else weight
+    kwargs = {"bias": layer.bias is not None, "device": real.device, "dtype": real.dtype}
+    if hasattr(layer, "in1_features"):
+        args = layer.in1_features, layer.in2_features, layer.out_features
+        if hasattr(layer, "conjugate"):
+            kwargs["conjugate"] = layer.conjugate
+    elif hasattr(layer, "in_features"):
+        args = layer.in_features, layer.out_features
+    else:
+        args = layer.in_channels, layer.out_channels, layer.kernel_size
+        names = ["stride", "padding", "dilation", "groups", "padding_mode"]
+        if layer.transposed:
+            names.append("output_padding")
+        kwargs.update({name: getattr(layer, name) for name in names})
+    return args, kwargs
+
+
+def _twin(layer, cls):
+    args, kwargs = _init_args(layer)
+    twin = cls(*args, **kwargs)
+    # shared keys (weight, bias, a mask between masked layers) load; the
+    # twin's own state (``log_sigma2``, ``mask``) keeps its initial value
+    twin.load_state_dict(layer.state_dict(), strict=False)
+    return twin.train(layer.training)
+
+
+def convert_layers(module, kind):
+    """A copy of ``module`` in which every layer with a ``kind`` twin is that twin.
+
+    The walk is recursive (containers and custom modules included); a
+    swapped layer is rebuilt with the same constructor arguments, device
+    and dtype and loads the original's state_dict with ``strict=False``, so
+    weights and biases are kept (and a mask, between masked layers), and
+    what the twin adds starts from its initial value (``log_sigma2 = -10``,
+    no mask). Layers of other types, subclasses included, are copied as
+    they are. ``module`` itself is not changed.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+    kind : str
+        ``"dense"``, ``"masked"``, and with :mod:`cplxmodule.nn.relevance`
+        imported ``"vd"`` and ``"ard"``. Converting to ``"dense"`` drops
+        masks and variances: deploy a mask into the weight first (see
+        :func:`~cplxmodule.nn.masked.binarize_masks`).
+
+    Returns
+    -------
+    torch.nn.Module
+        The converted copy, in ``module``'s training mode.
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is not a known kind.
+
+    Examples
+    --------
+    >>> model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU(), torch.nn.Linear(3, 2))
+    >>> masked = convert_layers(model, "masked")
+    >>> type(masked[0]).__name__, bool(torch.equal(masked[2].weight, model[2].weight))
+    ('LinearMasked', True)
+    """
+    if kind not in _kinds():
+        raise ValueError(f"convert_layers: `kind` must be one of {_kinds()}, got {kind!r}.")
+    return _convert(copy.deepcopy(module), kind, {})
+
+
+def _convert(module, kind, memo):
+    if id(module) in memo:  # a layer used twice stays one layer
+        return memo[id(module)]
+    family = _FAMILY.get(type(module))
+    target = _TWINS.get((family, kind))
+    if target is not None and target is not type(module):
+        converted = _twin(module, target)
+    else:
+        converted = module
+        # not ``named_children``, which yields a shared child only once
+        for name, child in list(module._modules.items()):
+            new = None if child is None else _convert(child, kind, memo)
+            if new is not child:
+                setattr(module, name, new)
+    memo[id(module)] = converted
+    return converted
+
+
+def to_masked(module, masks=None):
+    """The masked twin of ``module``: every layer with a masked twin swapped for it.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        A dense, Bayesian or masked model; see :func:`convert_layers`.
+    masks : Mapping[str, torch.Tensor], optional
+        Masks keyed ``<layer>.mask`` (e.g. from
+        :func:`~cplxmodule.nn.relevance.compute_ard_masks` or
+        :func:`magnitude_masks`), deployed with
+        :func:`~cplxmodule.nn.masked.deploy_masks`.
+
+    Returns
+    -------
+    torch.nn.Module
+
+    Examples
+    --------
+    >>> model = torch.nn.Sequential(torch.nn.Linear(4, 3))
+    >>> masked = to_masked(model, masks=magnitude_masks(model, keep=0.5))
+    >>> int(masked[0].mask.sum())
+    6
+    """
+    from .base import deploy_masks
+
+    return deploy_masks(convert_layers(module, "masked"), state_dict=masks)
+
+
+def magnitude_masks(module, keep, scope="global"):
+    """Masks that keep the largest weights by magnitude: the pruning baseline.
+
+    Every layer that has a masked twin (dense, masked or Bayesian, real or
+    complex) gets a mask keeping its weights of largest magnitude
+    (:math:`|w|`, the modulus for complex weights), either the top ``keep``
+    fraction of all these weights together (``scope="global"``) or of each
+    layer's own (``"layer"``).
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+    keep : float
+        The fraction of weights to keep, in :math:`(0, 1]`; at least one
+        weight per masked set is kept.
+    scope : {"global", "layer"}
+
+    Returns
+    -------
+    dict of str to torch.Tensor
+        0/1 masks keyed ``<layer>.mask`` as :func:`~cplxmodule.nn.relevance.compute_ard_masks`
+        gives them, of each weight's real shape and dtype.
+
+    Raises
+    ------
+    ValueError
+        If ``keep`` is not in :math:`(0, 1]`, ``scope`` is unknown or
+        ``module`` has no layer with a masked twin.
+
+    Examples
+    --------
+    >>> model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Linear(3, 2))
+    >>> masks = magnitude_masks(model, keep=0.25)
+    >>> sorted(masks), int(sum(m.sum() for m in masks.values()))
+    (['0.mask', '1.mask'], 4)
+    """
+    if isinstance(keep, bool) or not isinstance(keep, numbers.Real) or not 0 < keep <= 1:
+        raise ValueError(f"magnitude_masks: `keep` must be a fraction in (0, 1], got {keep!r}.")
+    if scope not in ("global", "layer"):
+        raise ValueError(f"magnitude_masks: `scope` must be 'global' or 'layer', got {scope!r}.")
+    layers = [
+        (name, layer) for name, layer in module.named_modules() if type(layer) in _FAMILY
+    ]
+    if not layers:
+        raise ValueError(
+            f"magnitude_masks: `module` ({type(module).__name__}) has no layer with a masked twin."
+        )
+    magnitudes = [_magnitude(layer.weight) for _, layer in layers]
+    if scope == "global":
+        flat = torch.cat([m.flatten().to(magnitudes[0].device) for m in magnitudes])
+        kept = _top(flat, keep).split([m.numel() for m in magnitudes])
+        kept = [k.view_as(m).to(m.device) for k, m in zip(kept, magnitudes)]
+    else:
+        kept = [_top(m.flatten(), keep).view_as(m) for m in magnitudes]
+    return {
+        f"{name}.mask" if name else "mask": k.to(m.dtype)
+        for (name, _), k, m in zip(layers, kept, magnitudes)
+    }
+
+
+def _magnitude(weight):
+    with torch.no_grad():
+        if isinstance(weight, Cplx):
+            return torch.hypot(weight.real, weight.imag)
+        return torch.abs(weight)
+
+
+def _top(values, keep):
+    """A boolean vector marking the ``keep`` fraction of largest ``values``."""
+    k = max(1, round(keep * values.numel()))
+    kept = torch.zeros_like(values, dtype=torch.bool)
+    kept[torch.topk(values, k, sorted=False).indices] = True
+    return kept

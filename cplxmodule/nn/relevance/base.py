@@ -1,0 +1,359 @@
+r"""The Bayesian base classes and the whole-model helpers of :mod:`cplxmodule.nn.relevance`.
+
+:class:`BaseARD` is the public base: a layer that defines ``penalty`` and
+``relevance(**kwargs)`` takes part in :func:`named_penalties`,
+:func:`named_relevance`, :func:`compute_ard_masks` and
+:func:`~cplxmodule.nn.utils.sparsity`. :class:`GaussianMixin` is the one
+Gaussian mechanism (``log_sigma2``, ``log_alpha``, the local
+reparameterisation trick) that every variational dropout and ARD layer,
+real or complex, adds to its dense twin.
+"""
+
+import numbers
+
+import torch
+
+from ...cplx import Cplx
+from . import functional as F
+
+__all__ = [
+    "BaseARD",
+    "GaussianMixin",
+    "penalties",
+    "named_penalties",
+    "named_relevance",
+    "compute_ard_masks",
+]
+
+
+class BaseARD(torch.nn.Module):
+    r"""Base of every layer that has a sparsity penalty and a relevance mask.
+
+    Subclasses define the property ``penalty`` (a tensor whose sum is the
+    layer's KL term) and the method ``relevance(**kwargs)`` (a 0/1 mask of
+    the weight's real shape, 1 where the weight is kept). Every whole-model
+    helper of :mod:`cplxmodule.nn.relevance` finds layers by this base.
+
+    Examples
+    --------
+    A user's own layer joins the helpers by deriving from it:
+
+    >>> class L1Linear(BaseARD, torch.nn.Linear):
+    ...     @property
+    ...     def penalty(self):
+    ...         return abs(self.weight)
+    ...     def relevance(self, *, threshold):
+    ...         return (abs(self.weight) > threshold).to(self.weight.dtype)
+    >>> model = torch.nn.Sequential(L1Linear(3, 2))
+    >>> sorted(compute_ard_masks(model, threshold=0.1))
+    ['0.mask']
+    """
+
+    @property
+    def penalty(self):
+        """torch.Tensor: the per-weight penalty; see the class docstring."""
+        raise NotImplementedError(f"{type(self).__name__} must define the property `penalty`.")
+
+    def relevance(self, **kwargs):
+        """The 0/1 relevance mask of the weight; see the class docstring."""
+        raise NotImplementedError(f"{type(self).__name__} must define `relevance(**kwargs)`.")
+
+
+class GaussianMixin(BaseARD):
+    r"""The Gaussian posterior shared by every variational dropout and ARD layer.
+
+    A Bayesian layer is this base (with a penalty, e.g.
+    :class:`~cplxmodule.nn.relevance.real.RealVDMixin`) plus its dense twin,
+    whose parameters, constructor and state_dict keys it keeps:
+    ``class LinearVD(RealVDMixin, LinearGaussian)`` with
+    ``class LinearGaussian(GaussianMixin, torch.nn.Linear)``. The weight is the
+    posterior mean :math:`\mu`; the base adds a learnable ``log_sigma2``
+    (:math:`\log\sigma^2`) of the weight's real shape, initialised to -10.
+
+    In training mode the forward pass draws the output by the local
+    reparameterisation trick (Kingma et al., 2015): each output is Gaussian
+    with the mean of the dense layer and the variance
+    :math:`\sum \sigma^2 |x|^2`, computed by the dense twin's own entry
+    point on the squared modulus of the input (same stride, padding,
+    dilation, groups and ``output_size``), and one sample is drawn per
+    output, complex-circular for complex layers (real and imaginary parts
+    of half the variance each). In eval mode the output is the mean.
+
+    Attributes
+    ----------
+    log_sigma2 : torch.nn.Parameter
+        :math:`\log\sigma^2`, shaped like the weight (its real part); the
+        property :attr:`log_alpha` derives :math:`\log\alpha` from it.
+
+    Notes
+    -----
+    ``__init__`` is cooperative and this base goes first in the MRO: it
+    calls ``super().__init__(*args, **kwargs)`` first, so the dense twin
+    has built its weight, whose real shape, dtype and device ``log_sigma2``
+    takes.
+
+    Examples
+    --------
+    >>> from cplxmodule.nn.relevance import LinearVD
+    >>> layer = LinearVD(3, 2)
+    >>> layer.log_sigma2.shape, layer.log_sigma2[0, 0].item()
+    (torch.Size([2, 3]), -10.0)
+    >>> layer.relevance(threshold=3.0).shape
+    torch.Size([2, 3])
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.log_sigma2 = torch.nn.Parameter(torch.empty_like(_real(self.weight)))
+        self.reset_variational_parameters()
+
+    def reset_variational_parameters(self):
+        """Set ``log_sigma2`` to -10: a nearly deterministic posterior."""
+        with torch.no_grad():
+            self.log_sigma2.fill_(-10.0)
+
+    def reset_parameters(self):
+        """Reset the dense twin's parameters and ``log_sigma2``."""
+        super().reset_parameters()
+        # the dense twin's ``__init__`` calls this before ``log_sigma2`` exists
+        if "log_sigma2" in self._parameters:
+            self.reset_variational_parameters()
+
+    @property
+    def log_alpha(self):
+        r"""torch.Tensor: :math:`\log\alpha = \log\sigma^2 - \log|\mu|^2`, of the weight's real shape."""
+        return F.log_alpha(self.log_sigma2, self.weight)
+
+    def relevance(self, *, threshold):
+        r"""The mask of the weights to keep: :math:`\log\alpha \leq` ``threshold``.
+
+        Parameters
+        ----------
+        threshold : float or 0-dim float tensor
+            Weights whose :math:`\log\alpha` exceeds it are dropped (3.0
+            drops the weights whose noise is 20 times their power).
+
+        Returns
+        -------
+        torch.Tensor
+            A detached 0/1 tensor of the weight's real shape and dtype.
+
+        Raises
+        ------
+        TypeError
+            If ``threshold`` is not a real number.
+        """
+        _check_threshold(threshold, type(self).__name__)
+        with torch.no_grad():
+            log_alpha = self.log_alpha
+            return torch.le(log_alpha, threshold).to(log_alpha.dtype)
+
+    def sparsity(self, *, threshold):
+        """The number of weight entries the relevance mask drops, per weight parameter.
+
+        Parameters
+        ----------
+        threshold : float
+            As for :meth:`relevance`.
+
+        Returns
+        -------
+        list of (int, int)
+            ``(id(parameter), n_dropped)`` for the weight (a complex weight:
+            its real and imaginary parameters), the published package's form.
+        """
+        n_dropped = int(torch.eq(self.relevance(threshold=threshold), 0).sum())
+        weight = self.weight
+        parts = (weight.real, weight.imag) if isinstance(weight, Cplx) else (weight,)
+        return [(id(part), n_dropped) for part in parts]
+
+    def forward(self, *inputs, **kwargs):
+        """The dense twin's forward pass, sampled by local reparameterisation in training.
+
+        Parameters
+        ----------
+        *inputs, **kwargs
+            What the dense twin's ``forward`` takes (e.g. ``output_size=``
+            for a transposed convolution).
+        """
+        self._check_inputs(*inputs)
+        mean = self._dense_forward(*inputs, weight=self.weight, bias=self.bias, **kwargs)
+        if not self.training:
+            return mean
+        var = self._dense_forward(
+            *map(_modulus2, inputs), weight=torch.exp(self.log_sigma2), bias=None, **kwargs
+        )
+        return F.local_reparameterization(mean, var)
+
+
+def _real(weight):
+    return weight.real if isinstance(weight, Cplx) else weight
+
+
+def _modulus2(input):
+    if isinstance(input, Cplx):
+        return input.real * input.real + input.imag * input.imag
+    return input * input
+
+
+def _check_threshold(threshold, where):
+    if isinstance(threshold, torch.Tensor) and threshold.dim() == 0 and threshold.is_floating_point():
+        return
+    if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
+        raise TypeError(
+            f"{where}: `threshold` must be a real number or a 0-dim float tensor, got {threshold!r}."
+        )
+
+
+_REDUCTIONS = {"sum": torch.sum, "mean": torch.mean, None: None}
+
+
+def named_penalties(module, reduction="sum", prefix=""):
+    """Iterate over the Bayesian layers of ``module`` and their penalties.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        The model to walk, in the order of :meth:`torch.nn.Module.named_modules`.
+    reduction : {"sum", "mean", None}
+        How each layer's per-weight penalty is reduced; ``None`` keeps it
+        per weight.
+    prefix : str, optional
+        Prepended to every name.
+
+    Returns
+    -------
+    iterator of (str, torch.Tensor)
+        The name and penalty of every :class:`BaseARD` layer.
+
+    Raises
+    ------
+    ValueError
+        If ``reduction`` is not one of the above (raised at the call).
+
+    Examples
+    --------
+    >>> from cplxmodule.nn.relevance import LinearARD
+    >>> model = torch.nn.Sequential(LinearARD(3, 2), torch.nn.ReLU())
+    >>> [(name, value.shape) for name, value in named_penalties(model)]
+    [('0', torch.Size([]))]
+    """
+    if reduction not in _REDUCTIONS:
+        raise ValueError(
+            f"named_penalties: `reduction` must be 'sum', 'mean' or None, got {reduction!r}."
+        )
+    return _named_penalties(module, _REDUCTIONS[reduction], prefix)
+
+
+def _named_penalties(module, reduce, prefix):
+    for name, layer in module.named_modules(prefix=prefix):
+        if isinstance(layer, BaseARD):
+            penalty = layer.penalty
+            yield name, penalty if reduce is None else reduce(penalty)
+
+
+def penalties(module, reduction="sum"):
+    """Iterate over the penalties of the Bayesian layers of ``module``.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+    reduction : {"sum", "mean", None}
+        As for :func:`named_penalties`.
+
+    Returns
+    -------
+    iterator of torch.Tensor
+
+    Raises
+    ------
+    ValueError
+        If ``reduction`` is unknown.
+
+    Examples
+    --------
+    The KL term of a training loss:
+
+    >>> from cplxmodule.nn.relevance import LinearVD
+    >>> model = torch.nn.Sequential(LinearVD(3, 2), LinearVD(2, 1))
+    >>> kl = sum(penalties(model))
+    >>> kl.shape
+    torch.Size([])
+    """
+    return (penalty for _, penalty in named_penalties(module, reduction, prefix=""))
+
+
+def named_relevance(module, prefix="", **kwargs):
+    """Iterate over the Bayesian layers of ``module`` and their relevance masks.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+    prefix : str, optional
+        Prepended to every name.
+    **kwargs
+        Passed to each layer's ``relevance`` (e.g. ``threshold=3.0``).
+
+    Returns
+    -------
+    iterator of (str, torch.Tensor)
+        The name and relevance mask of every :class:`BaseARD` layer.
+
+    Examples
+    --------
+    >>> from cplxmodule.nn.relevance import LinearVD
+    >>> model = torch.nn.Sequential(LinearVD(3, 2))
+    >>> [(name, mask.shape) for name, mask in named_relevance(model, threshold=3.0)]
+    [('0', torch.Size([2, 3]))]
+    """
+    for name, layer in module.named_modules(prefix=prefix):
+        if isinstance(layer, BaseARD):
+            yield name, layer.relevance(**kwargs)
+
+
+def compute_ard_masks(module, *, prefix="", **kwargs):
+    """The relevance masks of ``module``'s Bayesian layers, keyed as masked layers' masks.
+
+    The keys are ``<layer>.mask`` (``mask`` for ``module`` itself), so the
+    dictionary loads into the masked twin of the model with
+    ``load_state_dict(masks, strict=False)`` or
+    :func:`~cplxmodule.nn.masked.deploy_masks`, and
+    :func:`~cplxmodule.nn.masked.binarize_masks` takes it.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+    prefix : str, optional
+        Prepended to every name.
+    **kwargs
+        Passed to each layer's ``relevance`` (e.g. ``threshold=3.0``).
+
+    Returns
+    -------
+    dict of str to torch.Tensor
+
+    Raises
+    ------
+    ValueError
+        If ``module`` has no :class:`BaseARD` layer (an empty dict would
+        leave the masked twin unmasked without a word).
+    TypeError
+        If ``threshold`` is not a real number.
+
+    Examples
+    --------
+    >>> from cplxmodule.nn.relevance import LinearARD
+    >>> model = torch.nn.Sequential(LinearARD(3, 2), torch.nn.ReLU(), LinearARD(2, 1))
+    >>> sorted(compute_ard_masks(model, threshold=3.0))
+    ['0.mask', '2.mask']
+    """
+    masks = {
+        f"{name}.mask" if name else "mask": mask
+        for name, mask in named_relevance(module, prefix=prefix, **kwargs)
+    }
+    if not masks:
+        raise ValueError(
+            f"compute_ard_masks: `module` ({type(module).__name__}) has no Bayesian "
+            "layers (BaseARD), so there are no masks to compute."
+        )
+    return masks

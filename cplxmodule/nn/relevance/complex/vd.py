@@ -1,0 +1,104 @@
+r"""Complex variational dropout (Nazarov & Burnaev, 2020).
+
+Each layer is its dense complex twin with a complex Gaussian posterior
+(:class:`~cplxmodule.nn.relevance.base.GaussianMixin`) and the exact KL
+penalty from the prior :math:`p(w) \propto 1/|w|^2`,
+:func:`~cplxmodule.nn.relevance.functional.kl_cplx_vd`, whose exponential
+integral is computed in torch (:func:`torch_expi`). It takes the twin's
+arguments and loads its state_dict with ``strict=False``.
+"""
+
+from ..base import BaseARD, GaussianMixin
+from .. import functional as F
+from ..functional import ExpiFunction, euler_gamma
+from .base import (
+    CplxBilinearGaussian,
+    CplxConv1dGaussian,
+    CplxConv2dGaussian,
+    CplxConv3dGaussian,
+    CplxConvTranspose1dGaussian,
+    CplxConvTranspose2dGaussian,
+    CplxConvTranspose3dGaussian,
+    CplxLinearGaussian,
+)
+
+__all__ = [
+    "CplxVDMixin",
+    "RelevanceMixin",
+    "BaseARD",
+    "ExpiFunction",
+    "torch_expi",
+    "euler_gamma",
+    "CplxLinearGaussian",
+    "CplxBilinearGaussian",
+    "CplxConv1dGaussian",
+    "CplxConv2dGaussian",
+    "CplxConv3dGaussian",
+    "CplxLinearVD",
+    "CplxBilinearVD",
+    "CplxConv1dVD",
+    "CplxConv2dVD",
+    "CplxConv3dVD",
+    "CplxConvTranspose1dVD",
+    "CplxConvTranspose2dVD",
+    "CplxConvTranspose3dVD",
+]
+
+#: The published package's relevance base (``relevance`` and ``sparsity``
+#: from ``log_alpha``): here part of :class:`GaussianMixin`.
+RelevanceMixin = GaussianMixin
+
+#: The exponential integral in torch, under the published package's name;
+#: see :func:`~cplxmodule.nn.relevance.functional.expi`.
+torch_expi = F.expi
+
+
+class CplxVDMixin:
+    """The penalty of complex variational dropout; goes before a complex Gaussian layer in the bases."""
+
+    @property
+    def penalty(self):
+        """torch.Tensor: :func:`~cplxmodule.nn.relevance.functional.kl_cplx_vd` of ``log_alpha``, per weight."""
+        return F.kl_cplx_vd(self.log_alpha)
+
+
+class CplxLinearVD(CplxVDMixin, CplxLinearGaussian):
+    """Complex linear layer with variational dropout; takes the arguments of :class:`~cplxmodule.nn.CplxLinear`.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> layer = CplxLinearVD(4, 3)
+    >>> layer(cplx.randn(2, 4)).shape
+    torch.Size([2, 3])
+    >>> bool(layer.penalty.sum() > 0)
+    True
+    """
+
+
+class CplxBilinearVD(CplxVDMixin, CplxBilinearGaussian):
+    """Complex bilinear layer with variational dropout; takes the arguments of :class:`~cplxmodule.nn.CplxBilinear`."""
+
+
+class CplxConv1dVD(CplxVDMixin, CplxConv1dGaussian):
+    """Complex 1d convolution with variational dropout; takes the arguments of :class:`~cplxmodule.nn.CplxConv1d`."""
+
+
+class CplxConv2dVD(CplxVDMixin, CplxConv2dGaussian):
+    """Complex 2d convolution with variational dropout; takes the arguments of :class:`~cplxmodule.nn.CplxConv2d`."""
+
+
+class CplxConv3dVD(CplxVDMixin, CplxConv3dGaussian):
+    """Complex 3d convolution with variational dropout; takes the arguments of :class:`~cplxmodule.nn.CplxConv3d`."""
+
+
+class CplxConvTranspose1dVD(CplxVDMixin, CplxConvTranspose1dGaussian):
+    """Complex 1d transposed convolution with variational dropout; takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose1d`."""
+
+
+class CplxConvTranspose2dVD(CplxVDMixin, CplxConvTranspose2dGaussian):
+    """Complex 2d transposed convolution with variational dropout; takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose2d`."""
+
+
+class CplxConvTranspose3dVD(CplxVDMixin, CplxConvTranspose3dGaussian):
+    """Complex 3d transposed convolution with variational dropout; takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose3d`."""

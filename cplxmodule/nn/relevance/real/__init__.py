@@ -1,0 +1,45 @@
+"""Real variational dropout and ARD layers."""
+
+from .vd import (
+    BilinearVD,
+    Conv1dVD,
+    Conv2dVD,
+    Conv3dVD,
+    ConvTranspose1dVD,
+    ConvTranspose2dVD,
+    ConvTranspose3dVD,
+    LinearVD,
+    RealVDMixin,
+)
+from .ard import (
+    BilinearARD,
+    Conv1dARD,
+    Conv2dARD,
+    Conv3dARD,
+    ConvTranspose1dARD,
+    ConvTranspose2dARD,
+    ConvTranspose3dARD,
+    LinearARD,
+    RealARDMixin,
+)
+
+__all__ = [
+    "LinearVD",
+    "BilinearVD",
+    "Conv1dVD",
+    "Conv2dVD",
+    "Conv3dVD",
+    "ConvTranspose1dVD",
+    "ConvTranspose2dVD",
+    "ConvTranspose3dVD",
+    "LinearARD",
+    "BilinearARD",
+    "Conv1dARD",
+    "Conv2dARD",
+    "Conv3dARD",
+    "ConvTranspose1dARD",
+    "ConvTranspose2dARD",
+    "ConvTranspose3dARD",
+    "RealVDMixin",
+    "RealARDMixin",
+]

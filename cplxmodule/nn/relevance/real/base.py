@@ -1,0 +1,66 @@
+"""Real Gaussian layers: torch's dense layers plus :class:`GaussianMixin`, without a penalty.
+
+They are the bases of the real variational dropout and ARD layers, which
+add a penalty mixin; on their own their ``penalty`` raises
+``NotImplementedError``.
+"""
+
+from ...modules.conv import (
+    _RealConv1d,
+    _RealConv2d,
+    _RealConv3d,
+    _RealConvTranspose1d,
+    _RealConvTranspose2d,
+    _RealConvTranspose3d,
+)
+from ...modules.linear import _RealBilinear, _RealLinear
+from ..base import GaussianMixin
+
+__all__ = [
+    "GaussianMixin",
+    "ConvNdGaussianMixin",
+    "LinearGaussian",
+    "BilinearGaussian",
+    "Conv1dGaussian",
+    "Conv2dGaussian",
+    "Conv3dGaussian",
+    "ConvTranspose1dGaussian",
+    "ConvTranspose2dGaussian",
+    "ConvTranspose3dGaussian",
+]
+
+#: The published package's Gaussian base of convolutions: the same
+#: :class:`GaussianMixin` serves every layer family here.
+ConvNdGaussianMixin = GaussianMixin
+
+
+class LinearGaussian(GaussianMixin, _RealLinear):
+    """:class:`torch.nn.Linear` with a Gaussian weight posterior (see :class:`GaussianMixin`)."""
+
+
+class BilinearGaussian(GaussianMixin, _RealBilinear):
+    """:class:`torch.nn.Bilinear` with a Gaussian weight posterior (see :class:`GaussianMixin`)."""
+
+
+class Conv1dGaussian(GaussianMixin, _RealConv1d):
+    """:class:`torch.nn.Conv1d` with a Gaussian weight posterior (see :class:`GaussianMixin`)."""
+
+
+class Conv2dGaussian(GaussianMixin, _RealConv2d):
+    """:class:`torch.nn.Conv2d` with a Gaussian weight posterior (see :class:`GaussianMixin`)."""
+
+
+class Conv3dGaussian(GaussianMixin, _RealConv3d):
+    """:class:`torch.nn.Conv3d` with a Gaussian weight posterior (see :class:`GaussianMixin`)."""
+
+
+class ConvTranspose1dGaussian(GaussianMixin, _RealConvTranspose1d):
+    """:class:`torch.nn.ConvTranspose1d` with a Gaussian weight posterior (see :class:`GaussianMixin`)."""
+
+
+class ConvTranspose2dGaussian(GaussianMixin, _RealConvTranspose2d):
+    """:class:`torch.nn.ConvTranspose2d` with a Gaussian weight posterior (see :class:`GaussianMixin`)."""
+
+
+class ConvTranspose3dGaussian(GaussianMixin, _RealConvTranspose3d):
+    """:class:`torch.nn.ConvTranspose3d` with a Gaussian weight posterior (see :class:`GaussianMixin`)."""

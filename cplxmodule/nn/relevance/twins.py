@@ -1,0 +1,78 @@
+"""The variational dropout and ARD twins of whole models."""
+
+import torch
+
+from ..masked.twins import _register, convert_layers
+from ..modules.conv import (
+    CplxConv1d,
+    CplxConv2d,
+    CplxConv3d,
+    CplxConvTranspose1d,
+    CplxConvTranspose2d,
+    CplxConvTranspose3d,
+)
+from ..modules.linear import CplxBilinear, CplxLinear
+from . import complex as _complex
+from . import real as _real
+
+__all__ = ["to_bayesian"]
+
+_FAMILIES = [
+    (torch.nn.Linear, "Linear"),
+    (torch.nn.Bilinear, "Bilinear"),
+    (torch.nn.Conv1d, "Conv1d"),
+    (torch.nn.Conv2d, "Conv2d"),
+    (torch.nn.Conv3d, "Conv3d"),
+    (torch.nn.ConvTranspose1d, "ConvTranspose1d"),
+    (torch.nn.ConvTranspose2d, "ConvTranspose2d"),
+    (torch.nn.ConvTranspose3d, "ConvTranspose3d"),
+]
+_CPLX_FAMILIES = [
+    (CplxLinear, "CplxLinear"),
+    (CplxBilinear, "CplxBilinear"),
+    (CplxConv1d, "CplxConv1d"),
+    (CplxConv2d, "CplxConv2d"),
+    (CplxConv3d, "CplxConv3d"),
+    (CplxConvTranspose1d, "CplxConvTranspose1d"),
+    (CplxConvTranspose2d, "CplxConvTranspose2d"),
+    (CplxConvTranspose3d, "CplxConvTranspose3d"),
+]
+for _families, _module in ((_FAMILIES, _real), (_CPLX_FAMILIES, _complex)):
+    for _dense, _name in _families:
+        for _kind in ("VD", "ARD"):
+            _register(_dense, _kind.lower(), getattr(_module, _name + _kind))
+
+
+def to_bayesian(module, kind="vd"):
+    """The variational dropout or ARD twin of ``module``.
+
+    Every dense, masked or Bayesian layer, real or complex, is swapped for
+    its twin of ``kind``, weights kept and ``log_sigma2`` at its initial -10
+    (see :func:`~cplxmodule.nn.masked.convert_layers`); ``module`` is not
+    changed. The first step of the train, sparsify, fine-tune pipeline.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+    kind : {"vd", "ard"}
+        Variational dropout or automatic relevance determination.
+
+    Returns
+    -------
+    torch.nn.Module
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is neither.
+
+    Examples
+    --------
+    >>> from cplxmodule.nn import CplxLinear
+    >>> model = torch.nn.Sequential(CplxLinear(4, 3))
+    >>> type(to_bayesian(model, kind="ard")[0]).__name__
+    'CplxLinearARD'
+    """
+    if kind not in ("vd", "ard"):
+        raise ValueError(f"to_bayesian: `kind` must be 'vd' or 'ard', got {kind!r}.")
+    return convert_layers(module, kind)
