@@ -1,11 +1,14 @@
-"""The demo: its generated task against numpy, its models, and a tiny run of the pipeline."""
+"""The demo: its generated task against numpy, its models, a tiny run of the pipeline and of the command."""
 
 import numpy as np
 import pytest
 import torch
 
 from cplxmodule.demo.data import MODULATIONS, constellation, generate, rrc_taps
+from cplxmodule.demo.__main__ import main
 from cplxmodule.demo.model import ModulationNet, as_input
+from cplxmodule.demo.pipeline import Config, run
+from cplxmodule.nn.relevance import compute_ard_masks
 
 
 def test_generate_shapes_and_dtypes():
@@ -125,11 +128,48 @@ def test_as_input_layouts():
     np.testing.assert_array_equal(x[:, 0].numpy() + 1j * x[:, 1].numpy(), signal)
 
 
-@pytest.mark.parametrize("module", ["cplxmodule.demo.data", "cplxmodule.demo.model"])
-def test_docstring_examples(module):
-    import doctest
-    import importlib
+TINY = dict(n_train=12, n_test=4, length=32, width=2, epochs=1, finetune_epochs=1, batch_size=24, progress=False)
 
-    mod = importlib.import_module(module)
-    result = doctest.testmod(mod, extraglobs={"np": np, "torch": torch})
+
+@pytest.mark.parametrize("complex", [True, False], ids=["complex", "real"])
+def test_pipeline_runs_every_stage(complex):
+    # a threshold below 3 drops weights even after a few steps of training
+    config = Config(threshold=-2.0, **TINY)
+    stages, models, (input, label) = run(config, complex=complex)
+    assert [stage.name for stage in stages] == ["dense", "VD", "masked", "magnitude"]
+    dense, vd, masked, magnitude = stages
+    assert dense.compression == 1 and dense.total == masked.total
+    assert vd.kept == masked.kept and masked.compression > 1
+    assert 0.9 < magnitude.compression / masked.compression < 1.1
+    assert all(0 <= stage.accuracy <= 1 for stage in stages)
+    # the masked model drops exactly the weights whose log_alpha exceeds the threshold
+    for name, mask in compute_ard_masks(models["VD"], threshold=-2.0).items():
+        layer = models["masked"].get_submodule(name.rsplit(".", 1)[0])
+        assert torch.equal(layer.mask, mask)
+    assert len(label) == 4 * len(MODULATIONS)
+
+
+def test_command_line(tmp_path, capsys):
+    plot = tmp_path / "plot.png"
+    stages = main(["--real", "--seed", "1", "--threshold", "-2", "--plot", str(plot)], config=Config(**TINY))
+    assert [(s.model, s.name) for s in stages][::4] == [("complex", "dense"), ("real", "dense")]
+    out = capsys.readouterr().out
+    for word in ("complex", "real", "dense", "VD", "masked", "magnitude", "compression", "total"):
+        assert word in out
+    assert plot.read_bytes().startswith(b"\x89PNG")
+
+
+def test_command_line_bad_argument(capsys):
+    with pytest.raises(SystemExit):
+        main(["--epochs", "many"])
+    assert "--epochs" in capsys.readouterr().err
+
+
+def test_guide_runs():
+    # the guide's examples also run when the docs build (docs/conf.py)
+    import doctest
+    import pathlib
+
+    guide = pathlib.Path(__file__).resolve().parent.parent / "docs" / "guides" / "sparsifying.rst"
+    result = doctest.testfile(str(guide), module_relative=False, optionflags=doctest.ELLIPSIS)
     assert result.attempted and not result.failed

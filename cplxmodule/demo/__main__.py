@@ -48,13 +48,16 @@ def parser():
     return cli
 
 
-def main(argv=None):
+def main(argv=None, config=None):
     """Run the demo.
 
     Parameters
     ----------
     argv : list of str, optional
         Command-line arguments (``sys.argv[1:]`` if omitted).
+    config : cplxmodule.demo.pipeline.Config, optional
+        The settings that the arguments override (sizes included); the
+        default :class:`~cplxmodule.demo.pipeline.Config` if omitted.
 
     Returns
     -------
@@ -65,7 +68,7 @@ def main(argv=None):
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     config = dataclasses.replace(
-        Config(),
+        config or Config(),
         epochs=args.epochs,
         finetune_epochs=args.finetune_epochs,
         seed=args.seed,
@@ -99,7 +102,7 @@ def _plot(path, runs, config):
         _, acc, compression = zip(*threshold_sweep(models["VD"], test_set, thresholds))
         top.plot(thresholds, 100 * np.array(acc), marker=".", label=f"{kind}, masked VD")
         top.axhline(100 * stages[0].accuracy, linestyle=":", color=top.lines[-1].get_color(), label=f"{kind}, dense")
-        bottom.semilogy(thresholds, compression, marker=".", label=kind)
+        bottom.plot(thresholds, compression, marker=".", label=kind)
     for axis in (top, bottom):
         axis.axvline(config.threshold, color="gray", linewidth=0.8)
         axis.grid(alpha=0.3)

@@ -154,8 +154,8 @@ def generate(
         Pulse length in symbols.
     classes : sequence of str, default MODULATIONS
         The constellations, in label order.
-    seed : int, default 0
-        Seed of the :class:`numpy.random.SeedSequence` that every draw
+    seed : int or sequence of int, default 0
+        Entropy of the :class:`numpy.random.SeedSequence` that every draw
         comes from.
 
     Returns

@@ -50,14 +50,12 @@ class Config:
     batch_size : int
     lr : float
         Peak learning rate of Adam under the one-cycle schedule.
-    log_sigma2_lr : float
-        Multiplies the learning rate of the ``log_sigma2`` parameters.
     kl_weight : float
         The final weight of the KL penalty (per training example); 1 is
         the evidence lower bound, more trades accuracy for compression.
     kl_warmup : float
         Fraction of the VD steps over which the weight of the KL penalty
-        grows linearly from 0 to 1.
+        grows linearly from 0 to ``kl_weight``.
     threshold : float
         The ``log_alpha`` threshold of the relevance masks.
     seed : int
@@ -71,12 +69,11 @@ class Config:
     n_test: int = 1000
     length: int = 128
     width: int = 16
-    epochs: int = 5
+    epochs: int = 6
     finetune_epochs: int = 2
     batch_size: int = 128
     lr: float = 1e-2
-    log_sigma2_lr: float = 1.0
-    kl_weight: float = 1.0
+    kl_weight: float = 15.0
     kl_warmup: float = 0.5
     threshold: float = 3.0
     seed: int = 0
@@ -97,7 +94,10 @@ class Stage:
     accuracy : float
         Test accuracy, in ``[0, 1]``.
     kept, total : int
-        Non-zero and all real parameters of the layers that are sparsified.
+        Kept and all real parameters (weights and biases) of the layers
+        that are sparsified, as :func:`~cplxmodule.nn.utils.named_sparsity`
+        counts them in the masked model; for the VD stage, the masked twin
+        under its relevance masks; for the dense stage, all.
     seconds : float
         Wall-clock time of the stage.
     """
@@ -115,9 +115,11 @@ class Stage:
         return self.total / max(self.kept, 1)
 
 
-def _dataset(config, complex, seed):
-    data = generate(config.n_train if seed == 0 else config.n_test, length=config.length, seed=(config.seed, seed))
-    return as_input(data.signal, complex).to(config.device), torch.from_numpy(data.label).to(config.device)
+def _datasets(config, complex):
+    """The training and the test set, as the model takes them, on the device."""
+    for stream, n_per_class in enumerate((config.n_train, config.n_test)):
+        data = generate(n_per_class, length=config.length, seed=(config.seed, stream))
+        yield as_input(data.signal, complex).to(config.device), torch.from_numpy(data.label).to(config.device)
 
 
 def _progress(total, desc, enabled):
@@ -140,8 +142,8 @@ def train(model, data, epochs, config, desc, kl_warmup=None):
         The progress bar's label.
     kl_warmup : float, optional
         Add the KL penalty of the model's Bayesian layers over the training
-        set size, its weight growing from 0 to 1 over this fraction of the
-        steps.
+        set size, its weight growing linearly from 0 to ``config.kl_weight``
+        over this fraction of the steps.
 
     Returns
     -------
@@ -150,24 +152,16 @@ def train(model, data, epochs, config, desc, kl_warmup=None):
     input, label = data
     n, batch = len(label), config.batch_size
     steps = epochs * math.ceil(n / batch)
-    # the variances start far from where the KL term takes them: a faster rate
-    variances = [p for name, p in model.named_parameters() if name.endswith("log_sigma2")]
-    others = [p for name, p in model.named_parameters() if not name.endswith("log_sigma2")]
-    groups = [(others, config.lr), (variances, config.lr * config.log_sigma2_lr)]
-    optimizer = torch.optim.Adam([{"params": params} for params, _ in groups if params])
-    schedule = torch.optim.lr_scheduler.OneCycleLR(
-        optimizer, [lr for params, lr in groups if params], total_steps=steps
-    )
+    optimizer = torch.optim.Adam(model.parameters())
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, config.lr, total_steps=steps)
+    batches = (index for _ in range(epochs) for index in torch.randperm(n, device=label.device).split(batch))
     model.train()
     with _progress(steps, desc, config.progress) as bar:
-        for step in range(steps):
-            if step % math.ceil(n / batch) == 0:
-                order = torch.randperm(n, device=label.device)
-            index = order[(step % math.ceil(n / batch)) * batch :][:batch]
+        for step, index in enumerate(batches):
             loss = F.cross_entropy(model(input[index]), label[index])
             if kl_warmup is not None:
-                beta = config.kl_weight * min(1.0, step / max(kl_warmup * steps, 1))
-                loss = loss + beta * sum(penalties(model)) / n
+                ramp = min(1.0, step / max(kl_warmup * steps, 1))
+                loss = loss + config.kl_weight * ramp * sum(penalties(model)) / n
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -236,7 +230,7 @@ def run(config=None, complex=True):
     """
     config = config or Config()
     torch.manual_seed(config.seed)
-    train_set, test_set = _dataset(config, complex, 0), _dataset(config, complex, 1)
+    train_set, test_set = _datasets(config, complex)
     kind = "complex" if complex else "real"
     stages, models = [], {}
 
