@@ -22,9 +22,9 @@ MODULATIONS = ("BPSK", "QPSK", "8PSK", "PAM4", "16QAM", "64QAM")
 
 
 class Signals(NamedTuple):
-    """A batch of generated bursts.
+    """A batch of generated bursts (a named tuple).
 
-    Attributes
+    Parameters
     ----------
     signal : numpy.ndarray
         ``complex64`` of shape ``(n, length)``, the received samples.
