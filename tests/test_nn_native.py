@@ -78,3 +78,61 @@ def test_unsupported(module):
         to_native(module)
     with pytest.raises(TypeError, match="`module` must be one of"):
         from_native(module)
+
+
+class _Net(torch.nn.Module):
+    """A custom model whose forward works on Cplx and on native complex tensors."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = cnn.CplxConv1d(2, 3, 3)
+        self.body = cnn.CplxSequential(cnn.CplxLinear(12, 5), cnn.CplxIdentity(), cnn.CplxLinear(5, 4))
+        self.heads = torch.nn.ModuleList([cnn.CplxLinear(4, 2), cnn.CplxLinear(4, 1, bias=False)])
+
+    def forward(self, x):
+        x = self.body(self.conv(x).flatten(-2))
+        return self.heads[0](x), self.heads[1](x)
+
+
+def test_whole_model_round_trip():
+    torch.manual_seed(0)
+    model = _Net().double()
+    model.heads[1].eval()
+    converted = to_native(model)
+    assert isinstance(converted, _Net) and type(converted.body) is torch.nn.Sequential
+    assert type(converted.body[1]) is torch.nn.Identity
+    assert all(p.dtype == torch.complex128 for p in converted.parameters())
+    assert not converted.heads[1].training and converted.heads[0].training
+    x = cplx.randn(3, 2, 6, dtype=torch.float64)
+    for ours, theirs in zip(model(x), converted(native(x))):
+        torch.testing.assert_close(native(ours), theirs)
+    back = from_native(converted)
+    assert type(back.body) is cnn.CplxSequential and type(back.body[1]) is cnn.CplxIdentity
+    for (name, a), (_, b) in zip(model.named_parameters(), back.named_parameters()):
+        assert torch.equal(a, b), name
+    # copies: the original model shares nothing with the conversions
+    with torch.no_grad():
+        converted.conv.weight.zero_()
+        back.conv.weight.real.zero_()
+    assert model.conv.weight.real.abs().sum() > 0
+
+
+def test_whole_model_names_the_unsupported_layer():
+    from cplxmodule.nn.masked import CplxLinearMasked
+
+    model = torch.nn.Sequential(cnn.CplxSequential(cnn.CplxLinear(2, 2), cnn.CplxModReLU()))
+    with pytest.raises(TypeError, match=r"layer `0\.1` is a CplxModReLU"):
+        to_native(model)
+    with pytest.raises(TypeError, match=r"layer `1` is a CplxLinearMasked"):
+        to_native(cnn.CplxSequential(cnn.CplxLinear(2, 2), CplxLinearMasked(2, 2)))
+    native_model = torch.nn.Sequential(torch.nn.Linear(2, 2, dtype=torch.complex64), torch.nn.Tanh())
+    with pytest.raises(TypeError, match=r"layer `1` is a Tanh"):
+        from_native(native_model)
+
+
+def test_from_native_keeps_real_layers_inside_a_model():
+    model = torch.nn.Sequential(torch.nn.Linear(2, 3, dtype=torch.complex64), torch.nn.Linear(3, 1))
+    converted = from_native(model)
+    assert type(converted[0]) is cnn.CplxLinear and type(converted[1]) is torch.nn.Linear
+    assert torch.equal(converted[1].weight, model[1].weight)
+    assert converted[1].weight is not model[1].weight

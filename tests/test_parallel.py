@@ -105,18 +105,31 @@ def test_replicate_masks_follow_each_replica(monkeypatch, make, detach):
     torch.testing.assert_close(replicas[0](x).real, model(x).real)
 
 
-def test_replicate_mask_follows_weight_when_broadcast_lags(monkeypatch):
+@pytest.mark.parametrize("make", [real_model, complex_model], ids=["real", "complex"])
+def test_replicate_mask_follows_weight_when_broadcast_lags(monkeypatch, make):
     # buffers broadcast to the wrong device (the published bug's situation):
-    # each replica's mask is still moved next to its weight. Only real
-    # layers: a complex weight's parts live in a child that ``replicate``
-    # fills after the layer's buffers, so there the mask keeps the device
-    # ``replicate`` gives it, which torch makes the replica's own device
-    # (test_replicate_masks_follow_each_replica).
-    model = real_model()
+    # each replica's mask is still moved next to its weight. A real layer's
+    # mask moves when ``replicate`` assigns it; a complex weight's parts live
+    # in a child that ``replicate`` fills after the layer's buffers, so there
+    # the mask moves at the replica's first forward pass.
+    model = make()
     broadcast = fake_broadcast(torch.device("meta"), buffers_device=torch.device("cpu"))
     monkeypatch.setattr(replicate_module, "_broadcast_coalesced_reshape", broadcast)
     replica = replicate(model, [0, 1], detach=True)[1]
+    if make is real_model:
+        assert replica[0].mask.is_meta and replica[2].mask.is_meta
+    out = replica(inputs_like(model, "meta"))
+    assert out.shape == (2, 4)
     assert replica[0].mask.is_meta and replica[2].mask.is_meta
+    assert not model[0].mask.is_meta and not model[2].mask.is_meta
+
+
+def test_reading_a_missing_weight_is_an_error_outside_replicate():
+    # only a replica may not have its weight yet; elsewhere the error shows
+    layer = CplxLinearMasked(3, 2)
+    del layer.weight
+    with pytest.raises(AttributeError, match="weight"):
+        layer.mask = torch.ones(2, 3)
 
 
 @pytest.mark.parametrize("order", ["weight-first", "mask-first"])

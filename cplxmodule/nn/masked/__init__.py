@@ -1,7 +1,8 @@
 """Weight masking for real and complex layers.
 
 Every masked layer is its dense twin plus :class:`BaseMasked`, which holds
-the mask and multiplies it into the weight; the helpers walk whole models.
+the mask and multiplies it into the weight; the helpers walk whole models, and
+:func:`compact` turns a masked model into a compact inference model.
 """
 
 from .base import *  # noqa: F401,F403
@@ -12,5 +13,7 @@ from .complex import *  # noqa: F401,F403
 from .complex import __all__ as _complex_all
 from .twins import *  # noqa: F401,F403
 from .twins import __all__ as _twins_all
+from .compact import *  # noqa: F401,F403
+from .compact import __all__ as _compact_all
 
-__all__ = _base_all + _real_all + _complex_all + _twins_all
+__all__ = _base_all + _real_all + _complex_all + _twins_all + _compact_all

@@ -1,5 +1,7 @@
 """Conversion between complex layers and torch's layers of native complex dtype."""
 
+import copy
+
 import torch
 
 from ...cplx._shared import COMPLEX_OF
@@ -11,7 +13,8 @@ from .conv import (
     CplxConvTranspose2d,
     CplxConvTranspose3d,
 )
-from .linear import CplxLinear
+from .container import CplxSequential
+from .linear import CplxIdentity, CplxLinear
 
 __all__ = ["to_native", "from_native"]
 
@@ -34,75 +37,84 @@ _FROM_NATIVE = {native: (ours, args) for ours, native, args in _TWINS}
 
 
 def to_native(module):
-    """The torch layer of native complex dtype computing the same map as ``module``.
+    """The model of torch's native complex layers computing what ``module`` computes.
 
     Parameters
     ----------
-    module : CplxLinear, CplxConv1d/2d/3d or CplxConvTranspose1d/2d/3d
-        The layer to convert (exactly one of these classes: a subclass such as
-        a masked layer computes something else and is refused).
+    module : torch.nn.Module
+        A layer (:class:`CplxLinear`, ``CplxConv1d/2d/3d``,
+        ``CplxConvTranspose1d/2d/3d``, :class:`CplxIdentity`), or a model
+        built of them: :class:`CplxSequential` becomes
+        :class:`torch.nn.Sequential`; ``ModuleList``, ``ModuleDict`` and any
+        other module without parameters or buffers of its own (a custom
+        model's top module) keep their class and have their children
+        converted. Exactly these classes: a subclass (a masked layer, say)
+        computes something else and is refused.
 
     Returns
     -------
     torch.nn.Module
-        A :class:`torch.nn.Linear`, ``Conv*d`` or ``ConvTranspose*d`` with the
-        same settings, on the same device, of dtype ``complex64`` for float32
-        parts (``complex128`` for float64), holding an exact copy of the
-        parameters and ``module``'s training mode.
+        A new model: :class:`torch.nn.Linear`, ``Conv*d``, ``ConvTranspose*d``
+        or :class:`torch.nn.Identity` layers with the same settings, on the
+        same device, of dtype ``complex64`` for float32 parts (``complex128``
+        for float64), holding exact copies of the parameters, each in its
+        layer's training mode. ``module`` is not changed.
 
     Raises
     ------
     TypeError
-        If ``module`` is not one of the classes above.
+        If a layer of ``module`` has no native twin (an activation such as
+        :class:`CplxModReLU`, a masked layer, ...), naming it.
 
     Notes
     -----
     The conversion is lossless both ways: ``from_native(to_native(m))`` has
     bit-identical parameters.  Use it to run a trained model with torch's
-    complex kernels, or to start from a torch complex model.
+    complex kernels, or to start from a torch complex model. A custom
+    module's ``forward`` is kept as written: it must work on torch's complex
+    tensors as well as on :class:`~cplxmodule.cplx.Cplx`. A masked model
+    converts after :func:`~cplxmodule.nn.masked.compact` with
+    ``max_density=0``, which leaves dense layers.
 
     Examples
     --------
-    >>> layer = CplxLinear(3, 2)
-    >>> to_native(layer).weight.dtype
+    >>> model = CplxSequential(CplxLinear(3, 4), CplxLinear(4, 2))
+    >>> to_native(model)
+    Sequential(
+      (0): Linear(in_features=3, out_features=4, bias=True)
+      (1): Linear(in_features=4, out_features=2, bias=True)
+    )
+    >>> to_native(model)[0].weight.dtype
     torch.complex64
     """
-    native_cls, names = _lookup(module, _TO_NATIVE, "to_native")
-    weight = module.weight
-    native = torch.nn.utils.skip_init(
-        native_cls,
-        **{name: getattr(module, name) for name in names},
-        bias=module.bias is not None,
-        device=weight.device,
-        dtype=COMPLEX_OF[weight.dtype],
-    )
-    with torch.no_grad():
-        for name in ("weight", "bias"):
-            part = getattr(module, name)
-            if part is not None:
-                getattr(native, name).copy_(torch.complex(part.real, part.imag))
-    return native.train(module.training)
+    return _convert(module, _TO_NATIVE, "to_native", "")
 
 
 def from_native(module):
-    """The complex layer computing the same map as a torch layer of complex dtype.
+    """The model of complex layers computing what a model of torch's complex layers computes.
 
     Parameters
     ----------
-    module : torch.nn.Linear, Conv1d/2d/3d or ConvTranspose1d/2d/3d
-        A layer with complex parameters (a real one is promoted, imaginary
-        parts zero).
+    module : torch.nn.Module
+        A :class:`torch.nn.Linear`, ``Conv1d/2d/3d``, ``ConvTranspose1d/2d/3d``
+        or :class:`torch.nn.Identity`, or a model built of them (containers as
+        in :func:`to_native`; :class:`torch.nn.Sequential` becomes
+        :class:`CplxSequential`). Layers with complex parameters convert; a
+        real one given alone is promoted (imaginary parts zero), while inside
+        a model it stays as it is (it works on real tensors).
 
     Returns
     -------
-    CplxLinear, CplxConv1d/2d/3d or CplxConvTranspose1d/2d/3d
-        The twin with the same settings and device, parts of the matching
-        real dtype, an exact copy of the parameters and the training mode.
+    torch.nn.Module
+        A new model of :class:`CplxLinear`, ``CplxConv*d``,
+        ``CplxConvTranspose*d`` and :class:`CplxIdentity` layers with the same
+        settings and device, parts of the matching real dtype, exact copies of
+        the parameters and the training modes. ``module`` is not changed.
 
     Raises
     ------
     TypeError
-        If ``module`` is not exactly one of the classes above.
+        If a layer of ``module`` is not one of the classes above, naming it.
 
     Examples
     --------
@@ -110,29 +122,82 @@ def from_native(module):
     >>> type(from_native(native)).__name__
     'CplxConv2d'
     """
-    ours, names = _lookup(module, _FROM_NATIVE, "from_native")
+    return _convert(module, _FROM_NATIVE, "from_native", "")
+
+
+_CONTAINERS = {
+    "to_native": {CplxSequential: torch.nn.Sequential},
+    "from_native": {torch.nn.Sequential: CplxSequential},
+}
+_IDENTITY = {"to_native": (CplxIdentity, torch.nn.Identity), "from_native": (torch.nn.Identity, CplxIdentity)}
+
+
+def _convert(module, table, where, name):
+    """Convert ``module`` (called ``name`` in the whole model) and its children."""
+    cls = type(module)
+    if name and where == "from_native" and cls in table and not module.weight.is_complex():
+        return copy.deepcopy(module)  # a real layer inside a model stays real
+    if cls in table:
+        return _convert_layer(module, *table[cls], where)
+    source, target = _IDENTITY[where]
+    if cls is source:
+        return target().train(module.training)
+    children = module._modules
+    own = [t for t in module._parameters.values() if t is not None]
+    own += [t for t in module._buffers.values() if t is not None]
+    if not children or own or _is_ours(module, where):
+        if cls not in _CONTAINERS[where]:
+            _refuse(module, table, where, name)
+    converted = {
+        key: None if child is None else _convert(child, table, where, f"{name}.{key}".lstrip("."))
+        for key, child in children.items()
+    }
+    if cls in _CONTAINERS[where]:
+        new = _CONTAINERS[where][cls](*converted.values())
+        return new.train(module.training)
+    new = copy.copy(module)
+    new._modules = converted
+    return new
+
+
+def _is_ours(module, where):
+    """A layer of this package, which computes on Cplx (refused by ``to_native``)."""
+    return where == "to_native" and type(module).__module__.startswith("cplxmodule.")
+
+
+def _refuse(module, table, where, name):
+    known = ", ".join(sorted(cls.__name__ for cls in table))
+    identity = _IDENTITY[where][0].__name__
+    got = type(module).__name__
+    at = f"; layer `{name}` is a {got}" if name else f", got {got}"
+    raise TypeError(
+        f"{where}: `module` must be one of {known}, {identity}, or a model of them{at}, "
+        "which has no twin"
+    )
+
+
+def _convert_layer(module, target, names, where):
     weight = module.weight
+    if where == "to_native":
+        dtype = COMPLEX_OF[weight.dtype]
+    else:
+        dtype = weight.real.dtype
     layer = torch.nn.utils.skip_init(
-        ours,
+        target,
         **{name: getattr(module, name) for name in names},
         bias=module.bias is not None,
         device=weight.device,
-        dtype=weight.real.dtype,
+        dtype=dtype,
     )
     with torch.no_grad():
         for name in ("weight", "bias"):
             value = getattr(module, name)
-            if value is not None:
-                part = getattr(layer, name)
+            if value is None:
+                continue
+            part = getattr(layer, name)
+            if where == "to_native":
+                part.copy_(torch.complex(value.real, value.imag))
+            else:
                 part.real.copy_(value.real)
                 part.imag.copy_(value.imag if value.is_complex() else torch.zeros_like(value))
     return layer.train(module.training)
-
-
-def _lookup(module, table, where):
-    if type(module) not in table:
-        known = ", ".join(sorted(cls.__name__ for cls in table))
-        raise TypeError(
-            f"{where}: `module` must be one of {known}, got {type(module).__name__}"
-        )
-    return table[type(module)]

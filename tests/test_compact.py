@@ -1,0 +1,328 @@
+"""compact(): a masked model becomes a plain inference model with the same outputs.
+
+The reference is always the masked model itself in eval mode (weight * mask
+through the dense product), or the dense torch layer on ``weight * mask``.
+"""
+
+import copy
+import io
+
+import pytest
+import torch
+
+import cplxmodule.cplx as cplx
+from cplxmodule import Cplx
+from cplxmodule.nn import CplxLinear, CplxModReLU, CplxSequential
+from cplxmodule.nn.masked import (
+    Conv2dMasked,
+    CplxConv1dMasked,
+    CplxLinearMasked,
+    CplxSparseLinear,
+    LinearMasked,
+    SparseLinear,
+    compact,
+    compact_report,
+)
+
+RTOL = 1e-5
+
+
+def assert_same(actual, expected):
+    if isinstance(expected, Cplx):
+        assert isinstance(actual, Cplx)
+        actual = torch.complex(actual.real, actual.imag)
+        expected = torch.complex(expected.real, expected.imag)
+    torch.testing.assert_close(actual, expected, rtol=RTOL, atol=1e-6)
+
+
+def masked_mlp(complex_, bias=True, sizes=(6, 8, 7, 3), act=None, seed=0):
+    """An MLP of masked layers with random masks, some whole rows and columns zero."""
+    gen = torch.Generator().manual_seed(seed)
+    Layer = CplxLinearMasked if complex_ else LinearMasked
+    act = act or (CplxModReLU(0.1) if complex_ else torch.nn.ReLU())
+    layers = []
+    for n_in, n_out in zip(sizes, sizes[1:]):
+        layer = Layer(n_in, n_out, bias=bias)
+        mask = (torch.rand(n_out, n_in, generator=gen) < 0.6).float()
+        mask[1] = 0  # a dead output row
+        mask[:, 2] = 0  # an input column nobody reads
+        layer.mask = mask
+        layers += [layer, copy.deepcopy(act)]
+    Sequential = CplxSequential if complex_ else torch.nn.Sequential
+    return Sequential(*layers[:-1]).eval()
+
+
+def sample(complex_, *shape):
+    return cplx.randn(*shape) if complex_ else torch.randn(*shape)
+
+
+@pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "nobias"])
+@pytest.mark.parametrize("max_density", [0.0, 1.0])
+def test_compact_mlp_matches_masked_model(complex_, bias, max_density):
+    model = masked_mlp(complex_, bias)
+    small = compact(model, max_density=max_density)
+    x = sample(complex_, 5, 6)
+    with torch.no_grad():
+        assert_same(small(x), model(x))
+    with torch.inference_mode():
+        assert_same(small(x), model(x))
+    sparse = CplxSparseLinear if complex_ else SparseLinear
+    kinds = {type(m) for m in small.modules()}
+    assert (sparse in kinds) == (max_density == 1.0)
+    assert not any(hasattr(m, "mask") for m in small.modules())
+
+
+@pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
+def test_unused_columns_remove_the_producers_rows(complex_):
+    model = masked_mlp(complex_)
+    small = compact(model, max_density=0.0)
+    # column 2 of every later layer is unused: the layer before loses row 2,
+    # and without bias-free dead rows nothing else is guaranteed to go
+    widths = [m.out_features for m in small.modules() if hasattr(m, "out_features")]
+    assert widths[0] <= 7 and widths[1] <= 6 and widths[2] == 3
+    assert small[2].in_features == widths[0]
+
+
+@pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
+def test_dead_rows_with_bias_fold_into_the_next_bias(complex_):
+    act = cplx_tanh() if complex_ else torch.nn.Tanh()
+    model = masked_mlp(complex_, bias=True, act=act, sizes=(4, 5, 3))
+    model[0].mask = torch.ones(5, 4)
+    model[0].mask[3] = 0  # row 3 outputs tanh(bias[3]), a nonzero constant
+    model[2].mask = torch.ones(3, 5)
+    small = compact(model, max_density=0.0)
+    assert small[0].out_features == 4 and small[2].in_features == 4
+    x = sample(complex_, 6, 4)
+    with torch.no_grad():
+        assert_same(small(x), model(x))
+
+
+def cplx_tanh():
+    from cplxmodule.nn import CplxToCplx
+
+    return CplxToCplx[torch.tanh]()
+
+
+@pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "nobias"])
+def test_all_zero_layer(complex_, bias):
+    model = masked_mlp(complex_, bias, sizes=(4, 5, 3, 2))
+    model[2].mask = torch.zeros(3, 5)  # the middle layer outputs its bias alone
+    model[4].mask = torch.zeros(2, 3)  # and the last one too
+    small = compact(model)
+    x = sample(complex_, 3, 4)
+    with torch.no_grad():
+        assert_same(small(x), model(x))
+    # everything before the last layer is gone
+    assert small[0].out_features == 0 and small[4].in_features == 0
+
+
+@pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
+def test_all_one_mask_gives_the_dense_twin(complex_):
+    model = masked_mlp(complex_, sizes=(4, 3))
+    model[0].mask = torch.ones(3, 4)
+    small = compact(model)
+    assert type(small[0]) is (CplxLinear if complex_ else torch.nn.Linear)
+    weight = model[0].weight
+    assert_same(small[0].weight, weight)
+
+
+def test_conv_channels_are_removed_and_outputs_match():
+    model = torch.nn.Sequential(
+        Conv2dMasked(2, 4, 3, padding=1, padding_mode="reflect", bias=False),
+        torch.nn.ReLU(),
+        Conv2dMasked(4, 3, 3, padding=1),
+    ).eval()
+    model[0].mask = torch.ones(4, 2, 3, 3)
+    model[0].mask[1] = 0  # a dead channel with no bias: relu(0) = 0
+    model[2].mask = torch.ones(3, 4, 3, 3)
+    model[2].mask[:, 3] = 0  # a channel nobody reads
+    small = compact(model)
+    assert (small[0].out_channels, small[2].in_channels) == (2, 2)
+    assert small[0].padding_mode == "reflect"
+    x = torch.randn(2, 2, 5, 5)
+    with torch.no_grad():
+        assert_same(small(x), model(x))
+
+
+def test_conv_dead_channel_with_bias_stays():
+    # zero padding would meet a constant channel: the constant cannot be folded
+    model = torch.nn.Sequential(
+        CplxConv1dMasked(2, 3, 3, padding=1), CplxModReLU(0.0), CplxConv1dMasked(3, 2, 3, padding=1)
+    ).eval()
+    with torch.no_grad():
+        model[0].bias.real.fill_(1.0)
+    model[0].mask = torch.ones(3, 2, 3)
+    model[0].mask[0] = 0
+    model[2].mask = torch.ones(2, 3, 3)
+    small = compact(model)
+    assert small[0].out_channels == 3
+    x = cplx.randn(2, 2, 6)
+    with torch.no_grad():
+        assert_same(small(x), model(x))
+
+
+def test_no_proof_no_removal():
+    class Custom(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = LinearMasked(4, 3), LinearMasked(3, 2)
+
+        def forward(self, x):
+            return self.b(torch.relu(self.a(x))) + self.a(x)[..., :2]
+
+    model = Custom().eval()
+    model.a.mask = torch.ones(3, 4)
+    model.a.mask[0] = 0
+    model.b.mask = torch.ones(2, 3)
+    model.b.mask[:, 1] = 0
+    small = compact(model)
+    assert small.a.out_features == 3
+    x = torch.randn(2, 4)
+    with torch.no_grad():
+        assert_same(small(x), model(x))
+
+
+def test_a_layer_used_twice_keeps_its_features():
+    shared = LinearMasked(3, 3)
+    shared.mask = torch.ones(3, 3)
+    shared.mask[:, 0] = 0
+    model = torch.nn.Sequential(LinearMasked(3, 3), shared, torch.nn.ReLU(), shared).eval()
+    model[0].mask = torch.ones(3, 3)
+    small = compact(model)
+    assert small[0].out_features == 3 and small[1] is small[3]
+    x = torch.randn(2, 3)
+    with torch.no_grad():
+        assert_same(small(x), model(x))
+
+
+def test_a_bare_masked_layer_compacts_too():
+    layer = LinearMasked(8, 4)
+    layer.mask = torch.rand(4, 8) < 0.1
+    small = compact(layer.eval(), max_density=1.0)
+    assert isinstance(small, SparseLinear)
+    x = torch.randn(3, 2, 8)
+    with torch.no_grad():
+        assert_same(small(x), layer(x))
+
+
+@pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
+def test_saves_loads_moves_copies(complex_):
+    model = masked_mlp(complex_)
+    small = compact(model, max_density=1.0)
+    x = sample(complex_, 4, 6)
+    with torch.no_grad():
+        expected = small(x)
+        again = compact(model, max_density=1.0)
+        for module in again.modules():
+            for name, buffer in module.named_buffers(recurse=False):
+                if buffer.is_floating_point():
+                    buffer.zero_()
+        again.load_state_dict(small.state_dict())
+        assert_same(again(x), expected)
+        buffer = io.BytesIO()
+        torch.save(small, buffer)
+        buffer.seek(0)
+        assert_same(torch.load(buffer, weights_only=False)(x), expected)
+        assert_same(copy.deepcopy(small)(x), expected)
+        double = copy.deepcopy(small).double()
+        x64 = x.to(torch.float64) if complex_ else x.double()
+        assert_same(double(x64), cplx_to_double(expected) if complex_ else expected.double())
+
+
+def cplx_to_double(z):
+    return Cplx(z.real.double(), z.imag.double())
+
+
+def test_the_original_model_is_unchanged():
+    model = masked_mlp(False)
+    state = copy.deepcopy(model.state_dict())
+    compact(model)
+    for key, value in model.state_dict().items():
+        assert torch.equal(value, state[key])
+
+
+def test_non_binary_mask_is_refused_naming_the_layer():
+    model = masked_mlp(False)
+    model[2].mask = torch.full((7, 8), 0.5)
+    with pytest.raises(ValueError, match=r"`2` \(LinearMasked\).*binarize_masks"):
+        compact(model)
+
+
+def test_missing_mask_is_refused_naming_the_layer():
+    model = torch.nn.Sequential(torch.nn.Identity(), CplxLinearMasked(3, 2))
+    with pytest.raises(RuntimeError, match=r"`1` \(CplxLinearMasked\) has no mask"):
+        compact(model)
+
+
+def test_bad_max_density():
+    with pytest.raises(ValueError, match="max_density"):
+        compact(masked_mlp(False), max_density=1.5)
+
+
+class _StandInVD(torch.nn.Linear):
+    """The Bayesian protocol: a weight and ``relevance(threshold=...)``."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.log_alpha = torch.nn.Parameter(torch.randn(self.weight.shape) * 3)
+
+    def relevance(self, *, threshold):
+        return self.log_alpha <= threshold
+
+
+def test_bayesian_layers_plug_in_through_relevance():
+    model = torch.nn.Sequential(_StandInVD(5, 4), torch.nn.ReLU(), _StandInVD(4, 2)).eval()
+    with pytest.raises(ValueError, match="threshold"):
+        compact(model)
+    small = compact(model, threshold=1.0, max_density=1.0)
+    x = torch.randn(3, 5)
+    with torch.no_grad():
+        hidden = torch.relu(x @ (model[0].weight * (model[0].log_alpha <= 1)).T + model[0].bias)
+        expected = hidden @ (model[2].weight * (model[2].log_alpha <= 1)).T + model[2].bias
+        assert_same(small(x), expected)
+
+
+def test_report_lists_changes_and_times_both_models():
+    model = masked_mlp(True)
+    small = compact(model, max_density=1.0)
+    report = compact_report(model, small, (cplx.randn(2, 6),), min_run_time=0.01)
+    names = [row[0] for row in report.layers]
+    assert names == ["0", "2", "4"]
+    assert report.layers[0][1].startswith("CplxLinearMasked(8, 6)")
+    assert report.layers[0][2].startswith("CplxSparseLinear")
+    assert all(0 <= row[3] <= 1 for row in report.layers)
+    assert report.speedup > 0 and "faster" in str(report)
+    assert compact_report(model, small).speedup is None
+
+
+def test_sparse_linear_matches_dense_product():
+    weight = torch.randn(7, 9) * (torch.rand(7, 9) < 0.3)
+    bias = torch.randn(7)
+    x = torch.randn(2, 3, 9)
+    assert_same(SparseLinear(weight, bias)(x), torch.nn.functional.linear(x, weight, bias))
+    assert_same(SparseLinear(weight)(x), torch.nn.functional.linear(x, weight))
+    zc = cplx.randn(7, 9)
+    mask = torch.rand(7, 9) < 0.3
+    w = Cplx(zc.real * mask, zc.imag * mask)
+    b = cplx.randn(7)
+    xc = cplx.randn(4, 9)
+    assert_same(CplxSparseLinear(w, mask, b)(xc), cplx.linear(xc, w, b))
+
+
+def test_masked_layer_without_known_dense_twin_is_refused_naming_it():
+    from cplxmodule.nn.masked import BaseMasked
+
+    class Scale(BaseMasked, torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.ones(3))
+
+        def forward(self, x):
+            return x * self.weight_masked
+
+    model = torch.nn.Sequential(Scale())
+    model[0].mask = torch.ones(3)
+    with pytest.raises(TypeError, match=r"`0` \(Scale\) has no dense twin"):
+        compact(model)
