@@ -149,9 +149,19 @@ def test_pipeline_runs_every_stage(complex):
     assert len(label) == 4 * len(MODULATIONS)
 
 
-def test_command_line(tmp_path, capsys):
+@pytest.fixture
+def keep_threads():
+    # the command sets torch's thread count for the process
+    threads = torch.get_num_threads()
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_command_line(tmp_path, capsys, keep_threads):
     plot = tmp_path / "plot.png"
-    stages = main(["--real", "--seed", "1", "--threshold", "-2", "--plot", str(plot)], config=Config(**TINY))
+    argv = ["--real", "--seed", "1", "--threshold", "-2", "--threads", "1", "--plot", str(plot)]
+    stages = main(argv, config=Config(**TINY))
+    assert torch.get_num_threads() == 1
     assert [(s.model, s.name) for s in stages][::4] == [("complex", "dense"), ("real", "dense")]
     out = capsys.readouterr().out
     for word in ("complex", "real", "dense", "VD", "masked", "magnitude", "compression", "total"):
@@ -159,7 +169,7 @@ def test_command_line(tmp_path, capsys):
     assert plot.read_bytes().startswith(b"\x89PNG")
 
 
-def test_command_line_bad_argument(capsys):
+def test_command_line_bad_argument(capsys, keep_threads):
     with pytest.raises(SystemExit):
         main(["--epochs", "many"])
     assert "--epochs" in capsys.readouterr().err
