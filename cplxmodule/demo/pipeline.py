@@ -70,7 +70,7 @@ class Config:
     length: int = 128
     width: int = 16
     epochs: int = 6
-    finetune_epochs: int = 2
+    finetune_epochs: int = 3
     batch_size: int = 128
     lr: float = 1e-2
     kl_weight: float = 15.0
