@@ -3,19 +3,16 @@
 import torch
 
 from ... import cplx
+from ...cplx._shared import check_spatial_dims
 from .base import CplxToCplx, _check_cplx
 
 __all__ = ["CplxDropout", "CplxDropout1d", "CplxDropout2d", "CplxDropout3d"]
 
 
 def _check_input(module, input, n_spatial=None):
-    name = type(module).__name__
     _check_cplx(module, input)
-    if n_spatial is not None and input.dim() not in (n_spatial + 1, n_spatial + 2):
-        raise ValueError(
-            f"{name}: expected a {n_spatial + 2}D (N, C, *spatial) or "
-            f"{n_spatial + 1}D (C, *spatial) input, got shape {tuple(input.shape)}"
-        )
+    if n_spatial is not None:
+        check_spatial_dims(input, n_spatial, module._get_name())
 
 
 class CplxDropout(torch.nn.Dropout, CplxToCplx):
