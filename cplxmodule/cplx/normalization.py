@@ -179,11 +179,9 @@ def batch_norm(
             rr, ri, ii = (c * (n_values / (n_values - 1)) for c in cov)
             _update_running(running_cov, [rr, ri, ri, ii], momentum)
     else:
-        if running_mean is None or running_cov is None:
-            raise ValueError(
-                f"{where}: `running_mean` and `running_cov` must be given "
-                "when not training"
-            )
+        for name, value in (("running_mean", running_mean), ("running_cov", running_cov)):
+            if value is None:
+                raise ValueError(f"{where}: `{name}` must be given when not training, got None")
         mean = running_mean.reshape(2, *shape)
         xr, xi = input.real - mean[0], input.imag - mean[1]
         cov = running_cov.reshape(2, 2, *shape)
