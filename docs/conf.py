@@ -10,6 +10,7 @@ whose inventories cannot be fetched without network access (see
 
 import importlib
 import inspect
+import sys
 
 import torch
 
@@ -65,7 +66,11 @@ html_theme_options = {
 # Every reference must resolve, except into packages whose inventories are
 # out of reach offline: torch, numpy, scipy and Python itself.
 nitpicky = True
-_EXTERNAL = r"(torch|numpy|np|scipy|typing|collections|abc|builtins)(\..*)?"
+_EXTERNAL = (
+    r"(torch|numpy|np|scipy|onnx|onnxruntime|tqdm|matplotlib|"
+    + "|".join(sorted(sys.stdlib_module_names))
+    + r")(\..*)?"
+)
 _BUILTINS = (
     r"(True|False|None|int|float|complex|bool|str|bytes|tuple|list|dict|set|slice|object|type"
     r"|callable|iterable|iterator|sequence|mapping|array_like|array-like"
