@@ -284,6 +284,52 @@ def test_bayesian_layers_plug_in_through_relevance():
         assert_same(small(x), expected)
 
 
+@pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
+def test_variational_dropout_and_ard_layers_compact_by_threshold(complex_):
+    from cplxmodule.nn.relevance import (
+        Conv1dARD,
+        Conv1dVD,
+        CplxConv1dARD,
+        CplxConv1dVD,
+        CplxLinearARD,
+        CplxLinearVD,
+        LinearARD,
+        LinearVD,
+    )
+
+    torch.manual_seed(0)
+    if complex_:
+        layers = [CplxConv1dVD(2, 4, 3), CplxModReLU(0.1), CplxConv1dARD(4, 3, 1)]
+        head = [CplxLinearVD(12, 6), CplxModReLU(0.1), CplxLinearARD(6, 2)]
+        Sequential, x = CplxSequential, cplx.randn(5, 2, 6)
+    else:
+        layers = [Conv1dVD(2, 4, 3), torch.nn.ReLU(), Conv1dARD(4, 3, 1)]
+        head = [LinearVD(12, 6), torch.nn.ReLU(), LinearARD(6, 2)]
+        Sequential, x = torch.nn.Sequential, torch.randn(5, 2, 6)
+    model = torch.nn.Sequential(Sequential(*layers), torch.nn.Flatten(-2), Sequential(*head))
+    bayesian = [model[0][0], model[0][2], model[2][0], model[2][2]]
+    with torch.no_grad():
+        for layer in bayesian:
+            layer.log_sigma2.uniform_(-6, 6)  # about half of log alpha above 1
+        model[2][0].log_sigma2[1] = 10.0  # a whole output row dropped
+    model.eval()
+    small = compact(model, threshold=1.0, max_density=0.6)
+    assert not any(hasattr(m, "log_sigma2") for m in small.modules())
+    assert small[2][0].out_features <= 5 and small[2][2].in_features == small[2][0].out_features
+    # the reference: every Bayesian layer's eval output with weight * relevance
+    masked = copy.deepcopy(model)
+    with torch.no_grad():
+        for layer in [masked[0][0], masked[0][2], masked[2][0], masked[2][2]]:
+            mask = layer.relevance(threshold=1.0)
+            weight = layer.weight
+            if isinstance(weight, Cplx):
+                weight.real.mul_(mask)
+                weight.imag.mul_(mask)
+            else:
+                weight.mul_(mask)
+        assert_same(small(x), masked(x))
+
+
 def test_report_lists_changes_and_times_both_models():
     model = masked_mlp(True)
     small = compact(model, max_density=1.0)

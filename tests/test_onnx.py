@@ -24,6 +24,7 @@ from cplxmodule.nn import (
     RealToCplx,
 )
 from cplxmodule.nn.masked import CplxLinearMasked, LinearMasked, compact
+from cplxmodule.nn.relevance import CplxLinearVD
 
 pytest.importorskip("onnx")
 pytest.importorskip("onnxscript")
@@ -33,7 +34,7 @@ EXPORTERS = {"torchscript": False, "dynamo": True}
 
 
 class Mixed(torch.nn.Module):
-    """Interleaved real input -> complex conv/batchnorm/modReLU/pool/linear -> real output."""
+    """Interleaved real input -> complex conv/batchnorm/modReLU/pool/linear/VD -> real output."""
 
     def __init__(self):
         super().__init__()
@@ -46,13 +47,14 @@ class Mixed(torch.nn.Module):
         self.bn2 = CplxBatchNorm2d(4)
         self.pool2 = CplxMaxPool2d((1, 2))
         self.linear = CplxLinear(8, 6)
+        self.vd = CplxLinearVD(6, 6)  # its mean in eval mode
         self.masked = CplxLinearMasked(6, 3)
         self.to_real = CplxToReal()
 
     def forward(self, x):
         z = self.pool1(self.act(self.bn1(self.conv1(self.to_cplx(x)))))  # (N, 4, 4)
         z = self.pool2(self.act(self.bn2(self.conv2(z.unsqueeze(2)))))  # (N, 4, 1, 2)
-        z = self.masked(self.act(self.linear(z.flatten(1))))
+        z = self.masked(self.act(self.vd(self.linear(z.flatten(1)))))
         return self.to_real(z)
 
 
