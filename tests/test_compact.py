@@ -372,3 +372,15 @@ def test_masked_layer_without_known_dense_twin_is_refused_naming_it():
     model[0].mask = torch.ones(3)
     with pytest.raises(TypeError, match=r"`0` \(Scale\) has no dense twin"):
         compact(model)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
+def test_compact_model_moves_to_cuda(complex_):
+    model = masked_mlp(complex_)
+    small = compact(model, max_density=1.0).to("cuda")
+    x = sample(complex_, 4, 6)
+    with torch.no_grad():
+        expected = model(x)
+        output = small(x.cuda() if not complex_ else x.to("cuda"))
+    assert_same(output.cpu() if not complex_ else output.to("cpu"), expected)
