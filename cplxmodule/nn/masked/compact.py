@@ -501,8 +501,7 @@ def compact(module, *, max_density=0.15, threshold=None):
     >>> model = torch.nn.Sequential(LinearMasked(4, 3), torch.nn.ReLU(), LinearMasked(3, 2))
     >>> model[0].mask = torch.tensor([[1.0, 0, 0, 0], [0, 0, 0, 0], [0, 1, 1, 0]])
     >>> model[2].mask = torch.ones(2, 3)
-    >>> model[0].bias.data.zero_()  # row 1 then outputs relu(0) = 0
-    tensor([0., 0., 0.])
+    >>> _ = torch.nn.init.zeros_(model[0].bias)  # row 1 then outputs relu(0) = 0
     >>> small = compact(model)
     >>> small
     Sequential(
