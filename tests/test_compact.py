@@ -384,3 +384,35 @@ def test_compact_model_moves_to_cuda(complex_):
         expected = model(x)
         output = small(x.cuda() if not complex_ else x.to("cuda"))
     assert_same(output.cpu() if not complex_ else output.to("cpu"), expected)
+
+
+def test_traced_sparse_product_matches_with_empty_rows(monkeypatch):
+    # what exports run: the gathered and scattered product, against the CSR one
+    weight = torch.randn(6, 5) * (torch.rand(6, 5) < 0.5)
+    weight[[0, 2, 3, 5]] = 0  # empty first, middle (two) and last rows
+    weight[1, 4] = weight[4, 0] = 1.5
+    zc = cplx.randn(6, 5)
+    cweight = Cplx(zc.real * (weight != 0), zc.imag * (weight != 0))
+    layers = [SparseLinear(weight, torch.randn(6)), CplxSparseLinear(cweight, None, cplx.randn(6))]
+    inputs = [torch.randn(3, 5), cplx.randn(3, 5)]
+    expected = [layer(x) for layer, x in zip(layers, inputs)]
+    monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)
+    for layer, x, want in zip(layers, inputs, expected):
+        assert_same(layer(x), want)
+
+
+@pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
+def test_compact_sparse_model_exports_and_compiles(complex_):
+    model = masked_mlp(complex_)
+    small = compact(model, max_density=1.0)
+    x = sample(complex_, 4, 6)
+    with torch.no_grad():
+        expected = model(x)
+    if not complex_:
+        # torch.export takes tensors; the complex model is compiled instead
+        program = torch.export.export(small, (x,))
+        assert_same(program.module()(x), expected)
+    torch._dynamo.reset()
+    compiled = torch.compile(small, fullgraph=True, backend="aot_eager")
+    with torch.no_grad():
+        assert_same(compiled(x), expected)
