@@ -9,7 +9,7 @@ weight that is sparse enough as a CSR matrix (:class:`SparseLinear`,
 :class:`CplxSparseLinear`) and every other one densely in the layer's dense
 twin, with the mask multiplied in.
 
-A layer takes part by the small protocol of :func:`_weight_and_mask`: a
+A layer takes part by a small protocol (``_weight_and_mask``): a
 masked layer (:class:`~cplxmodule.nn.masked.BaseMasked`) gives its weight
 and mask; a Bayesian layer (anything with a ``relevance(threshold=...)``
 method, as the variational dropout and ARD layers have) gives its weight and
