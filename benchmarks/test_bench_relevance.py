@@ -25,7 +25,10 @@ from cplxmodule.nn import CplxLinear
 from cplxmodule.nn.relevance import CplxLinearVD, LinearVD
 
 SHAPE = (256, 512, 512)  # batch, in_features, out_features
-LAYERS = {False: {"dense": torch.nn.Linear, "vd": LinearVD}, True: {"dense": CplxLinear, "vd": CplxLinearVD}}
+LAYERS = {
+    False: {"dense": torch.nn.Linear, "vd": LinearVD},
+    True: {"dense": CplxLinear, "vd": CplxLinearVD},
+}
 TIMES = {}  # group -> variant -> (min, median) seconds
 
 
@@ -37,7 +40,9 @@ def one_thread(request):
     torch.set_num_threads(threads)
     if TIMES:
         reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-        with request.config.pluginmanager.get_plugin("capturemanager").global_and_fixture_disabled():
+        with request.config.pluginmanager.get_plugin(
+            "capturemanager"
+        ).global_and_fixture_disabled():
             reporter.write_line("")
             reporter.write_line("time / dense time, as min (median)")
             for group, times in TIMES.items():

@@ -110,7 +110,7 @@ def test_construction_from_parts_and_numbers():
     z = Cplx(re)
     assert z.imag.shape == re.shape and not z.imag.any()
 
-    for value, expected in [(2 - 3j, 2 - 3j), (1.5, 1.5 + 0j), (4, 4 + 0j)]:
+    for value, expected in [(2 - 3j, 2 - 3j), (1.5, 1.5 + 0j), (4.0, 4 + 0j)]:
         z = Cplx(value)
         assert z.shape == () and z.item() == expected
         assert z.dtype == torch.get_default_dtype()

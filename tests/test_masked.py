@@ -87,7 +87,7 @@ def test_real_matches_dense_with_masked_weight(masked_cls, dense_cls, args, kwar
     layer = masked_cls(*args, **kwargs)
     # the dense twin's checkpoint loads; only the mask is missing
     result = layer.load_state_dict(dense.state_dict(), strict=False)
-    assert result.missing_keys == [] and result.unexpected_keys == []
+    assert result.missing_keys == ["mask"] and result.unexpected_keys == []
     mask = random_mask(dense.weight.shape)
     layer.mask = mask
     with torch.no_grad():
@@ -133,7 +133,7 @@ def test_complex_matches_native_complex(masked_cls, dense_cls, torch_cls, args, 
     dense = dense_cls(*args, **kwargs)
     layer = masked_cls(*args, **kwargs)
     result = layer.load_state_dict(dense.state_dict(), strict=False)
-    assert result.missing_keys == [] and result.unexpected_keys == []
+    assert result.missing_keys == ["mask"] and result.unexpected_keys == []
     layer.mask = random_mask(layer.weight.shape)
     assert layer.mask.shape == layer.weight.real.shape
     inputs = [cplx.randn(*shape) for shape in shapes]
@@ -274,9 +274,11 @@ def test_state_dict_round_trip_strict_and_non_strict():
         target.load_state_dict(dense_state)
     result = target.load_state_dict(dense_state, strict=False)  # tolerated, mask kept
     assert result.missing_keys == ["mask"] and torch.equal(target.mask, source.mask)
-    # no mask in the layer, none in the state_dict: strict loading is fine
+    # no mask in the layer, none in the state_dict: strict loading reports it
     fresh = Conv2dMasked(2, 3, 3)
-    fresh.load_state_dict(dense_state)
+    with pytest.raises(RuntimeError, match='Missing key.*"mask"'):
+        fresh.load_state_dict(dense_state)
+    assert fresh.load_state_dict(dense_state, strict=False).missing_keys == ["mask"]
     assert fresh.mask is None
 
 
@@ -313,7 +315,7 @@ def test_complex_dense_checkpoint_loads_and_masks_deploy():
     dense = torch.nn.Sequential(CplxLinear(4, 3), CplxConv1d(3, 2, 3))
     model = torch.nn.Sequential(CplxLinearMasked(4, 3), CplxConv1dMasked(3, 2, 3))
     result = model.load_state_dict(dense.state_dict(), strict=False)
-    assert result.missing_keys == [] and result.unexpected_keys == []
+    assert result.missing_keys == ["0.mask", "1.mask"] and result.unexpected_keys == []
     assert all(torch.equal(a, b) for a, b in zip(dense.parameters(), model.parameters()))
 
 

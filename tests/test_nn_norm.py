@@ -350,10 +350,10 @@ def test_gradients_reach_input_and_affine():
 @pytest.mark.parametrize(
     "layer, bad, match",
     [
-        (cnn.CplxBatchNorm1d, (4, 3, 2, 2), r"CplxBatchNorm1d: expected 2D \(N, C\)"),
-        (cnn.CplxBatchNorm2d, (4, 3, 5), r"CplxBatchNorm2d: expected 4D \(N, C, H, W\)"),
-        (cnn.CplxBatchNorm3d, (4, 3, 5, 5), r"CplxBatchNorm3d: expected 5D"),
-        (cnn.CplxBatchNorm2d, (4, 2, 5, 5), r"CplxBatchNorm2d: expected input with 3 channels"),
+        (cnn.CplxBatchNorm1d, (4, 3, 2, 2), r"CplxBatchNorm1d: `input` must have shape \(N, C\) or \(N, C, L\)"),
+        (cnn.CplxBatchNorm2d, (4, 3, 5), r"CplxBatchNorm2d: `input` must have shape \(N, C, H, W\)"),
+        (cnn.CplxBatchNorm3d, (4, 3, 5, 5), r"CplxBatchNorm3d: `input` must have shape \(N, C, D, H, W\)"),
+        (cnn.CplxBatchNorm2d, (4, 2, 5, 5), r"CplxBatchNorm2d: `input` must have shape \(N, 3, \*\)"),
         (cnn.CplxBatchNorm1d, (1, 3), r"more than 1 value per channel"),
     ],
 )
@@ -414,7 +414,7 @@ def test_layer_norm_without_affine_and_bias():
 
 def test_layer_norm_bad_shape_names_layer_and_expected_shape():
     ln = cnn.CplxLayerNorm([3, 4])
-    with pytest.raises(ValueError, match=r"CplxLayerNorm: expected input of shape \(\*, 3, 4\)"):
+    with pytest.raises(ValueError, match=r"CplxLayerNorm: `input` must have shape \(\*, 3, 4\)"):
         ln(cplx.randn(2, 4, 3))
     with pytest.raises(TypeError, match="CplxLayerNorm"):
         ln(torch.randn(2, 3, 4))

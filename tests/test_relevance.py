@@ -26,6 +26,7 @@ from cplxmodule.nn.masked import (
 )
 from cplxmodule.nn.relevance import extensions as E
 from cplxmodule.nn.utils import named_sparsity, sparsity
+from test_parallel import as_data_parallel, two_fake_devices  # noqa: F401 (a fixture)
 from test_relevance_functional import ard_kl, cplx_log_modulus2, cplx_vd_kl, real_vd_kl
 
 REAL_LAYERS = {
@@ -72,7 +73,11 @@ def dense_of(layer):
 @pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
 def test_layers_keep_the_dense_twins_keys_and_add_log_sigma2(family, complex_):
     layer, _ = make(family, "VD", complex_)
-    dense_keys = {"weight", "bias"} if not complex_ else {"weight.real", "weight.imag", "bias.real", "bias.imag"}
+    dense_keys = (
+        {"weight", "bias"}
+        if not complex_
+        else {"weight.real", "weight.imag", "bias.real", "bias.imag"}
+    )
     assert set(layer.state_dict()) == dense_keys | {"log_sigma2"}
     weight = layer.weight.real if complex_ else layer.weight
     assert layer.log_sigma2.shape == weight.shape
@@ -94,12 +99,17 @@ def test_reset_parameters_resets_log_sigma2_and_meta_construction():
 def test_log_alpha_and_relevance(complex_):
     layer, _ = make("Linear", "VD", complex_)
     w = layer.weight
-    modulus = np.abs(w.real.detach().numpy() + 1j * w.imag.detach().numpy()) if complex_ else np.abs(w.detach().numpy())
+    modulus = (
+        np.abs(w.real.detach().numpy() + 1j * w.imag.detach().numpy())
+        if complex_
+        else np.abs(w.detach().numpy())
+    )
     with torch.no_grad():
         layer.log_sigma2.copy_(torch.randn(3, 5, dtype=torch.float64) * 4)
     log_alpha = layer.log_sigma2.detach().numpy() - 2 * np.log(modulus + 1e-12)
     np.testing.assert_allclose(layer.log_alpha.detach().numpy(), log_alpha, atol=1e-9)
     mask = layer.relevance(threshold=1.0)
+    assert torch.equal(layer.relevance(threshold=torch.tensor(1.0)), mask)
     np.testing.assert_array_equal(mask.numpy(), (log_alpha <= 1.0).astype(float))
     assert not mask.requires_grad and mask.dtype == torch.float64
     n_dropped = int((log_alpha > 1.0).sum())
@@ -113,7 +123,11 @@ def test_log_alpha_and_relevance(complex_):
 def set_unit_weight(layer, log_alphas):
     """Weights of modulus 1, so that log_alpha = log_sigma2."""
     with torch.no_grad():
-        for part in (layer.weight.real, layer.weight.imag) if isinstance(layer.weight, Cplx) else (layer.weight,):
+        for part in (
+            (layer.weight.real, layer.weight.imag)
+            if isinstance(layer.weight, Cplx)
+            else (layer.weight,)
+        ):
             part.zero_()
         (layer.weight.real if isinstance(layer.weight, Cplx) else layer.weight).fill_(1.0)
         layer.log_sigma2.copy_(torch.tensor(log_alphas, dtype=torch.float64).view(1, -1))
@@ -130,7 +144,9 @@ PENALTY_REFERENCES = [
 ]
 
 
-@pytest.mark.parametrize("cls, reference, tol", PENALTY_REFERENCES, ids=lambda v: getattr(v, "__name__", ""))
+@pytest.mark.parametrize(
+    "cls, reference, tol", PENALTY_REFERENCES, ids=lambda v: getattr(v, "__name__", "")
+)
 def test_layer_penalty_is_the_kl(cls, reference, tol):
     # ScaleFree at |w| = 1: -log sigma^2 + E log|w|^2 / 2, with no constant
     layer = cls(len(LAS), 1).double()
@@ -150,7 +166,17 @@ def test_bogus_penalty_value_and_gradient():
     np.testing.assert_allclose(layer.log_sigma2.grad.numpy()[0], numeric, rtol=1e-5, atol=1e-7)
 
 
-@pytest.mark.parametrize("cls", [R.LinearVD, R.LinearARD, R.CplxLinearVD, R.CplxLinearARD, E.CplxLinearVDApprox, E.CplxLinearVDScaleFree])
+@pytest.mark.parametrize(
+    "cls",
+    [
+        R.LinearVD,
+        R.LinearARD,
+        R.CplxLinearVD,
+        R.CplxLinearARD,
+        E.CplxLinearVDApprox,
+        E.CplxLinearVDScaleFree,
+    ],
+)
 def test_layer_penalty_gradcheck(cls):
     layer = cls(3, 2).double()
 
@@ -169,13 +195,22 @@ def test_layer_penalty_gradcheck(cls):
     assert torch.autograd.gradcheck(lambda ls2: penalty(ls2, None), (log_sigma2,))
 
 
-def test_complex_vd_penalty_compiles_fullgraph():
+def test_complex_vd_layer_and_penalty_compile_fullgraph():
     layer = R.CplxLinearVD(4, 3)
-    compiled = torch.compile(lambda: layer.penalty.sum(), fullgraph=True, backend="aot_eager")
-    value = compiled()
-    value.backward()
-    torch.testing.assert_close(value, layer.penalty.sum().detach())
+    x = cplx.randn(2, 4)
+
+    def step(x):
+        out = layer(x)
+        return out.real, out.imag, layer.penalty.sum()
+
+    compiled = torch.compile(step, fullgraph=True, backend="aot_eager")
+    real, imag, penalty = compiled(x)  # training: sampled
+    assert real.shape == (2, 3) and torch.isfinite(real).all()
+    penalty.backward()
     assert layer.log_sigma2.grad is not None
+    layer.eval()
+    for got, expected in zip(compiled(x), step(x)):
+        torch.testing.assert_close(got, expected)
 
 
 # ----------------------------------------------------------------- forward
@@ -303,7 +338,7 @@ def test_named_penalties_and_reductions():
     per_weight = dict(R.named_penalties(model, reduction=None))
     assert per_weight["2.0"].shape == (4, 9)
     for reduction, fn in (("sum", torch.sum), ("mean", torch.mean)):
-        for (name, value) in R.named_penalties(model, reduction=reduction, prefix="m"):
+        for name, value in R.named_penalties(model, reduction=reduction, prefix="m"):
             torch.testing.assert_close(value, fn(per_weight[name[2:]]))
     total = sum(R.penalties(model))
     torch.testing.assert_close(total, sum(v.sum() for v in per_weight.values()))
@@ -327,7 +362,9 @@ def test_compute_ard_masks_keys_load_into_the_masked_twin():
     state, binary = binarize_masks(masked.state_dict(), masks)
     assert sorted(binary) == sorted(masks)
     expected_zeros = sum(int((m == 0).sum()) for m in masks.values())
-    assert sparsity(masked) == pytest.approx(expected_zeros / sum(p.numel() for p in masked.parameters()))
+    assert sparsity(masked) == pytest.approx(
+        expected_zeros / sum(p.numel() for p in masked.parameters())
+    )
     # the Bayesian model zeroes as many weights (it has log_sigma2 on top)
     zeroed = {name: counts[0] for name, counts in named_sparsity(model, threshold=0.5)}
     assert zeroed == {name: counts[0] for name, counts in named_sparsity(masked)}
@@ -370,8 +407,13 @@ def test_convert_layers_keeps_shared_layers_and_leaves_the_source():
     assert type(model[0]) is torch.nn.Linear
     back = convert_layers(twin, "dense")
     assert type(back[0]) is torch.nn.Linear and torch.equal(back[0].weight, shared.weight)
-    transposed = convert_layers(torch.nn.Sequential(CplxConvTranspose2d(2, 3, 3, stride=2, output_padding=1)), "ard")
-    assert type(transposed[0]) is R.CplxConvTranspose2dARD and transposed[0].output_padding == (1, 1)
+    transposed = convert_layers(
+        torch.nn.Sequential(CplxConvTranspose2d(2, 3, 3, stride=2, output_padding=1)), "ard"
+    )
+    assert type(transposed[0]) is R.CplxConvTranspose2dARD and transposed[0].output_padding == (
+        1,
+        1,
+    )
 
 
 @pytest.mark.parametrize("scope", ["global", "layer"])
@@ -389,11 +431,15 @@ def test_magnitude_masks(scope):
         everything = np.concatenate([m.ravel() for m in moduli.values()])
         cut = np.sort(everything)[::-1][round(0.3 * everything.size) - 1]
         for name, m in moduli.items():
-            np.testing.assert_array_equal(masks[name + ".mask"].numpy(), (m >= cut).astype(np.float32))
+            np.testing.assert_array_equal(
+                masks[name + ".mask"].numpy(), (m >= cut).astype(np.float32)
+            )
     else:
         for name, m in moduli.items():
             cut = np.sort(m.ravel())[::-1][max(1, round(0.3 * m.size)) - 1]
-            np.testing.assert_array_equal(masks[name + ".mask"].numpy(), (m >= cut).astype(np.float32))
+            np.testing.assert_array_equal(
+                masks[name + ".mask"].numpy(), (m >= cut).astype(np.float32)
+            )
     deploy_masks(to_masked(model), state_dict=masks)
 
 
@@ -422,17 +468,40 @@ def test_replicate_bayesian_and_masked_twins(monkeypatch, make_model):
     replicas = replicate(bayesian, [0, 1])
     assert all(p.is_meta for p in replicas[1].parameters())
     # the meta replica runs end to end, training and eval, penalty included
-    out = replicas[1](x.to("meta") if isinstance(x, torch.Tensor) else Cplx(x.real.to("meta"), x.imag.to("meta")))
+    out = replicas[1](
+        x.to("meta") if isinstance(x, torch.Tensor) else Cplx(x.real.to("meta"), x.imag.to("meta"))
+    )
     assert all(t.is_meta for t in as_tuple(out))
     assert sum(R.penalties(replicas[1])).is_meta
     # replica 0 shares the source's parameters: gradients reach them
     sum(R.penalties(replicas[0])).backward()
-    assert all(layer.log_sigma2.grad is not None for layer in bayesian.modules() if isinstance(layer, R.BaseARD))
+    assert all(
+        layer.log_sigma2.grad is not None
+        for layer in bayesian.modules()
+        if isinstance(layer, R.BaseARD)
+    )
 
     masked = to_masked(bayesian, masks=R.compute_ard_masks(bayesian, threshold=3.0)).eval()
     replicas = replicate(masked, [0, 1], detach=True)
     for a, b in zip(as_tuple(replicas[0](x)), as_tuple(masked(x))):
         torch.testing.assert_close(a, b)
+
+
+def test_cplx_data_parallel_runs_the_bayesian_twin(two_fake_devices):
+    from cplxmodule.nn import CplxDataParallel
+
+    torch.manual_seed(0)
+    model = R.to_bayesian(complex_model(), kind="vd").eval()
+    x = cplx.randn(4, 2, 5)
+    parallel = as_data_parallel(CplxDataParallel, model)
+    out, expected = parallel(x), model(x)
+    torch.testing.assert_close(out.real, expected.real)
+    torch.testing.assert_close(out.imag, expected.imag)
+    # training: each replica samples; the loss with the KL reaches every parameter
+    model.train()
+    out = parallel(x)
+    ((out.real.square() + out.imag.square()).mean() + sum(R.penalties(model))).backward()
+    assert [n for n, p in model.named_parameters() if p.grad is None] == []
 
 
 # ----------------------------------------------------------------- extensions
@@ -444,14 +513,22 @@ def test_l0_gates():
     with torch.no_grad():
         layer.log_alpha.copy_(torch.tensor([[-3.0, -1.0, 0.0, 1.0, 3.0]]))
     beta, gamma, zeta = 2 / 3, -0.1, 1.1
-    gate = np.clip(1 / (1 + np.exp(layer.log_alpha.detach().numpy())) * (zeta - gamma) + gamma, 0, 1)
+    gate = np.clip(
+        1 / (1 + np.exp(layer.log_alpha.detach().numpy())) * (zeta - gamma) + gamma, 0, 1
+    )
     np.testing.assert_allclose(layer.relevance(hard=False).numpy(), gate, rtol=1e-6)
-    np.testing.assert_array_equal(layer.relevance(threshold=3.0).numpy(), (gate > 0).astype(np.float32))
-    expected_penalty = 1 / (1 + np.exp(layer.log_alpha.detach().numpy() + beta * np.log(-gamma / zeta)))
+    np.testing.assert_array_equal(
+        layer.relevance(threshold=3.0).numpy(), (gate > 0).astype(np.float32)
+    )
+    expected_penalty = 1 / (
+        1 + np.exp(layer.log_alpha.detach().numpy() + beta * np.log(-gamma / zeta))
+    )
     np.testing.assert_allclose(layer.penalty.detach().numpy(), expected_penalty, rtol=1e-6)
     x = torch.randn(4, 5)
     layer.eval()
-    torch.testing.assert_close(layer(x), tF.linear(x, layer.weight * torch.tensor(gate, dtype=torch.float32), layer.bias))
+    torch.testing.assert_close(
+        layer(x), tF.linear(x, layer.weight * torch.tensor(gate, dtype=torch.float32), layer.bias)
+    )
     layer.train()
     samples = torch.stack([layer.gate() for _ in range(4000)])
     assert samples.min() >= 0 and samples.max() <= 1
@@ -482,6 +559,8 @@ def test_bad_input_names_the_argument():
         R.compute_ard_masks(model, threshold="3")
     with pytest.raises(TypeError, match="`threshold`"):
         model[0].relevance(threshold=None)
+    with pytest.raises(TypeError, match="`threshold`"):
+        model[0].relevance(threshold=torch.ones(2))
     with pytest.raises(ValueError, match="`module`"):
         R.compute_ard_masks(real_model(), threshold=3.0)
     with pytest.raises(ValueError, match="`kind`"):
@@ -500,34 +579,65 @@ def test_bad_input_names_the_argument():
 
 # Every public name of the published package's relevance tree, by module
 # (``SparsityStats`` is re-exported from cplxmodule.nn.utils.sparsity where it exists).
+_FAMILIES = ["Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d"]
+_REAL_VD, _REAL_ARD = ([f + kind for f in _FAMILIES] for kind in ("VD", "ARD"))
+_REAL_GAUSSIAN = [f + "Gaussian" for f in _FAMILIES]
+_CPLX_VD, _CPLX_ARD, _CPLX_GAUSSIAN = (
+    ["Cplx" + n for n in names] for names in (_REAL_VD, _REAL_ARD, _REAL_GAUSSIAN)
+)
+_VARIANTS = [f"Cplx{f}VD{v}" for f in _FAMILIES for v in ("Approx", "Bogus", "ScaleFree")]
+_HELPERS = ["compute_ard_masks", "named_penalties", "named_relevance", "penalties"]
+_EXTRA = ["LinearL0", "LinearLASSO"]
 PUBLISHED = {
-    'cplxmodule.nn.relevance': ['BilinearARD', 'BilinearVD', 'Conv1dARD', 'Conv1dVD', 'Conv2dARD', 'Conv2dVD', 'Conv3dARD', 'Conv3dVD', 'CplxBilinearARD', 'CplxBilinearVD', 'CplxConv1dARD', 'CplxConv1dVD', 'CplxConv2dARD', 'CplxConv2dVD', 'CplxConv3dARD', 'CplxConv3dVD', 'CplxLinearARD', 'CplxLinearVD', 'LinearARD', 'LinearL0', 'LinearLASSO', 'LinearVD', 'compute_ard_masks', 'named_penalties', 'named_relevance', 'penalties'],
-    'cplxmodule.nn.relevance.base': ['BaseARD', 'compute_ard_masks', 'named_penalties', 'named_relevance', 'penalties'],
-    'cplxmodule.nn.relevance.complex': ['CplxBilinearARD', 'CplxBilinearVD', 'CplxConv1dARD', 'CplxConv1dVD', 'CplxConv2dARD', 'CplxConv2dVD', 'CplxConv3dARD', 'CplxConv3dVD', 'CplxLinearARD', 'CplxLinearVD', 'ExpiFunction'],
-    'cplxmodule.nn.relevance.complex.ard': ['CplxARDMixin', 'CplxBilinearARD', 'CplxBilinearVD', 'CplxConv1dARD', 'CplxConv1dVD', 'CplxConv2dARD', 'CplxConv2dVD', 'CplxConv3dARD', 'CplxConv3dVD', 'CplxLinearARD', 'CplxLinearVD'],
-    'cplxmodule.nn.relevance.complex.base': ['CplxBilinear', 'CplxBilinearGaussian', 'CplxConv1d', 'CplxConv1dGaussian', 'CplxConv2d', 'CplxConv2dGaussian', 'CplxConv3d', 'CplxConv3dGaussian', 'CplxConvNdGaussianMixin', 'CplxLinear', 'CplxLinearGaussian', 'GaussianMixin'],
-    'cplxmodule.nn.relevance.complex.vd': ['BaseARD', 'CplxBilinearGaussian', 'CplxBilinearVD', 'CplxConv1dGaussian', 'CplxConv1dVD', 'CplxConv2dGaussian', 'CplxConv2dVD', 'CplxConv3dGaussian', 'CplxConv3dVD', 'CplxLinearGaussian', 'CplxLinearVD', 'CplxVDMixin', 'ExpiFunction', 'RelevanceMixin', 'SparsityStats', 'euler_gamma'],
-    'cplxmodule.nn.relevance.extensions': ['CplxBilinearVDApprox', 'CplxBilinearVDBogus', 'CplxBilinearVDScaleFree', 'CplxConv1dVDApprox', 'CplxConv1dVDBogus', 'CplxConv1dVDScaleFree', 'CplxConv2dVDApprox', 'CplxConv2dVDBogus', 'CplxConv2dVDScaleFree', 'CplxConv3dVDApprox', 'CplxConv3dVDBogus', 'CplxConv3dVDScaleFree', 'CplxLinearVDApprox', 'CplxLinearVDBogus', 'CplxLinearVDScaleFree', 'LinearL0', 'LinearLASSO'],
-    'cplxmodule.nn.relevance.extensions.complex': ['BogusExpiFunction', 'CplxBilinearVD', 'CplxBilinearVDApprox', 'CplxBilinearVDBogus', 'CplxBilinearVDScaleFree', 'CplxConv1dVD', 'CplxConv1dVDApprox', 'CplxConv1dVDBogus', 'CplxConv1dVDScaleFree', 'CplxConv2dVD', 'CplxConv2dVDApprox', 'CplxConv2dVDBogus', 'CplxConv2dVDScaleFree', 'CplxConv3dVD', 'CplxConv3dVDApprox', 'CplxConv3dVDBogus', 'CplxConv3dVDScaleFree', 'CplxLinearVD', 'CplxLinearVDApprox', 'CplxLinearVDBogus', 'CplxLinearVDScaleFree', 'CplxVDApproxMixin', 'CplxVDBogusMixin', 'CplxVDScaleFreeMixin', 'ExpiFunction'],
-    'cplxmodule.nn.relevance.extensions.real': ['LinearL0', 'LinearLASSO'],
-    'cplxmodule.nn.relevance.extensions.real.ell_zero': ['BaseARD', 'LinearL0', 'SparsityStats'],
-    'cplxmodule.nn.relevance.extensions.real.lasso': ['BaseARD', 'LinearLASSO', 'SparsityStats'],
-    'cplxmodule.nn.relevance.real': ['BilinearARD', 'BilinearVD', 'Conv1dARD', 'Conv1dVD', 'Conv2dARD', 'Conv2dVD', 'Conv3dARD', 'Conv3dVD', 'LinearARD', 'LinearVD'],
-    'cplxmodule.nn.relevance.real.ard': ['BilinearARD', 'BilinearVD', 'Conv1dARD', 'Conv1dVD', 'Conv2dARD', 'Conv2dVD', 'Conv3dARD', 'Conv3dVD', 'LinearARD', 'LinearVD', 'RealARDMixin'],
-    'cplxmodule.nn.relevance.real.base': ['BilinearGaussian', 'Conv1dGaussian', 'Conv2dGaussian', 'Conv3dGaussian', 'ConvNdGaussianMixin', 'GaussianMixin', 'LinearGaussian'],
-    'cplxmodule.nn.relevance.real.vd': ['BaseARD', 'BilinearGaussian', 'BilinearVD', 'Conv1dGaussian', 'Conv1dVD', 'Conv2dGaussian', 'Conv2dVD', 'Conv3dGaussian', 'Conv3dVD', 'LinearGaussian', 'LinearVD', 'RealVDMixin', 'RelevanceMixin', 'SparsityStats'],
+    "cplxmodule.nn.relevance": _REAL_VD + _REAL_ARD + _CPLX_VD + _CPLX_ARD + _EXTRA + _HELPERS,
+    "cplxmodule.nn.relevance.base": ["BaseARD"] + _HELPERS,
+    "cplxmodule.nn.relevance.real": _REAL_VD + _REAL_ARD,
+    "cplxmodule.nn.relevance.real.base": _REAL_GAUSSIAN + ["ConvNdGaussianMixin", "GaussianMixin"],
+    "cplxmodule.nn.relevance.real.vd": _REAL_VD
+    + _REAL_GAUSSIAN
+    + ["BaseARD", "RealVDMixin", "RelevanceMixin", "SparsityStats"],
+    "cplxmodule.nn.relevance.real.ard": _REAL_VD + _REAL_ARD + ["RealARDMixin"],
+    "cplxmodule.nn.relevance.complex": _CPLX_VD + _CPLX_ARD + ["ExpiFunction"],
+    "cplxmodule.nn.relevance.complex.base": _CPLX_GAUSSIAN
+    + ["Cplx" + f for f in _FAMILIES]
+    + ["CplxConvNdGaussianMixin", "GaussianMixin"],
+    "cplxmodule.nn.relevance.complex.vd": _CPLX_VD
+    + _CPLX_GAUSSIAN
+    + ["BaseARD", "CplxVDMixin", "ExpiFunction", "RelevanceMixin", "SparsityStats", "euler_gamma"],
+    "cplxmodule.nn.relevance.complex.ard": _CPLX_VD + _CPLX_ARD + ["CplxARDMixin"],
+    "cplxmodule.nn.relevance.extensions": _VARIANTS + _EXTRA,
+    "cplxmodule.nn.relevance.extensions.complex": _CPLX_VD
+    + _VARIANTS
+    + [
+        "BogusExpiFunction",
+        "CplxVDApproxMixin",
+        "CplxVDBogusMixin",
+        "CplxVDScaleFreeMixin",
+        "ExpiFunction",
+    ],
+    "cplxmodule.nn.relevance.extensions.real": _EXTRA,
+    "cplxmodule.nn.relevance.extensions.real.ell_zero": ["BaseARD", "LinearL0", "SparsityStats"],
+    "cplxmodule.nn.relevance.extensions.real.lasso": ["BaseARD", "LinearLASSO", "SparsityStats"],
 }
 
 
 @pytest.mark.parametrize("module", sorted(PUBLISHED))
 def test_published_names_exist_at_their_paths(module):
     mod = importlib.import_module(module)
-    expected = [n for n in PUBLISHED[module] if n != "SparsityStats" or hasattr(importlib.import_module("cplxmodule.nn.utils.sparsity"), n)]
+    expected = [
+        n
+        for n in PUBLISHED[module]
+        if n != "SparsityStats"
+        or hasattr(importlib.import_module("cplxmodule.nn.utils.sparsity"), n)
+    ]
     missing = [name for name in expected if not hasattr(mod, name)]
     assert not missing, f"{module} lacks {missing}"
 
 
-RELEVANCE_MODULES = sorted(PUBLISHED) + ["cplxmodule.nn.relevance.functional", "cplxmodule.nn.relevance.twins"]
+RELEVANCE_MODULES = sorted(PUBLISHED) + [
+    "cplxmodule.nn.relevance.functional",
+    "cplxmodule.nn.relevance.twins",
+]
 
 
 @pytest.mark.parametrize("module", RELEVANCE_MODULES)
@@ -537,3 +647,32 @@ def test_public_names_have_docstrings(module):
         obj = getattr(mod, name)
         if callable(obj):
             assert obj.__doc__ and obj.__doc__.strip(), f"{module}.{name}"
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_bayesian_twin_on_cuda():
+    model = R.to_bayesian(complex_model()).cuda()
+    x = cplx.randn(5, 2, 5).cuda()
+    out = model(x)
+    assert out.real.is_cuda and sum(R.penalties(model)).is_cuda
+    masked = to_masked(model, masks=R.compute_ard_masks(model, threshold=3.0)).eval()
+    assert masked(x).real.is_cuda
+
+
+@pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
+def test_training_output_gradcheck(complex_):
+    # the same noise at every call: the sample is a smooth function of the parameters
+    layer, (x,) = make("Linear", "VD", complex_)
+    names = ["log_sigma2", "weight.real", "weight.imag"] if complex_ else ["log_sigma2", "weight"]
+    params = {
+        name: torch.randn_like(p, requires_grad=True)
+        for name, p in layer.named_parameters()
+        if name in names
+    }
+
+    def sample(*tensors):
+        torch.manual_seed(0)
+        out = torch.func.functional_call(layer, dict(zip(names, tensors)), (x,))
+        return (out.real, out.imag) if complex_ else out
+
+    assert torch.autograd.gradcheck(sample, tuple(params[name] for name in names))

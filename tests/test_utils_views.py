@@ -111,9 +111,18 @@ def test_complex_view_gradient_reaches_input():
     assert torch.equal(x.grad, expected)
 
 
+def test_complex_view_odd_size_warns_and_leaves_the_last_value_out():
+    x = torch.arange(15.0).reshape(3, 5)
+    with pytest.warns(RuntimeWarning, match="Odd dimension"):
+        real, imag = complex_view(x)
+    assert torch.equal(real, x[:, [0, 2]]) and torch.equal(imag, x[:, [1, 3]])
+    # three values along dim 0: one pair is left, kept as a dimension of size one
+    with pytest.warns(RuntimeWarning, match="Odd dimension"):
+        real, imag = complex_view(x, dim=0)
+    assert torch.equal(real, x[:1]) and torch.equal(imag, x[1:2])
+
+
 def test_complex_view_errors_name_the_argument():
-    with pytest.raises(ValueError, match="`x`.*even"):
-        complex_view(torch.randn(3, 5))
     with pytest.raises(IndexError, match="`dim`"):
         complex_view(torch.randn(3, 4), dim=2)
     with pytest.raises(TypeError, match="`x`"):

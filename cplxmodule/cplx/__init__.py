@@ -32,6 +32,8 @@ from .normalization import *  # noqa: F401,F403
 from .normalization import __all__ as _normalization_all
 from .dropout import *  # noqa: F401,F403
 from .dropout import __all__ as _dropout_all
+from .compat import *  # noqa: F401,F403
+from .compat import __all__ as _compat_all
 
 # Pickles made with the published package name the class by this path.
 Cplx.__module__ = __name__  # noqa: F405
@@ -47,4 +49,5 @@ __all__ = (
     + _pooling_all
     + _normalization_all
     + _dropout_all
+    + _compat_all
 )

@@ -136,12 +136,12 @@ def _group_cat(a, b, dim, groups):
 _STRATEGY_IMPL = {"naive": _naive, "cat": _cat, "3m": _gauss, "native": _native}
 
 
-def check_strategy(strategy):
+def check_strategy(strategy, where):
+    """Raise a ``ValueError`` unless ``strategy`` is ``None`` or a known name."""
     if strategy is not None and strategy not in STRATEGIES:
         raise ValueError(
-            f"`strategy` must be None or one of {STRATEGIES}, got {strategy!r}"
+            f"{where}: `strategy` must be None or one of {STRATEGIES}, got {strategy!r}"
         )
-    return strategy
 
 
 # The default strategy, from benchmarks/test_bench_products.py (see the Notes

@@ -40,20 +40,27 @@ def describe(value):
     return type(value).__name__
 
 
-def checked_cplx(input, name="input", where=None):
+def _prefix(where):
+    return f"{where}: " if where else ""
+
+
+# Every message reads "{where}: `{argument}` must be ..., got ...", where
+# ``where`` names the function or the layer (its class name).
+def checked_cplx(input, name="input", where=None, shape=None):
     """Return ``input`` if it is a :class:`Cplx`, else raise a ``TypeError``.
 
-    The one check of the functional core: the message names the argument
-    ``name`` and, when given, starts with ``where`` (the function's name),
-    e.g. ``"dropout2d: `input` must be a Cplx, got ..."``.
+    The message names the argument ``name``, starts with ``where`` (the
+    function's or the layer's name) and describes the expected ``shape``
+    when given, e.g. ``"CplxConv2d: `input` must be a Cplx of shape
+    (N, 3, *, *) or (3, *, *), got ..."``.
     """
     if not isinstance(input, tensor.Cplx):
-        prefix = f"{where}: " if where else ""
-        raise TypeError(f"{prefix}`{name}` must be a Cplx, got {describe(input)}")
+        expected = "a Cplx" + (f" of shape {shape}" if shape else "")
+        raise TypeError(f"{_prefix(where)}`{name}` must be {expected}, got {describe(input)}")
     return input
 
 
-def check_operand(value, name, optional=False):
+def check_operand(value, name, optional=False, where=None):
     """A Cplx or a real tensor (or ``None`` if ``optional``)."""
     if value is None and optional:
         return value
@@ -62,10 +69,10 @@ def check_operand(value, name, optional=False):
     if isinstance(value, torch.Tensor) and not value.is_complex():
         return value
     kinds = "a Cplx, a real torch.Tensor" + (" or None" if optional else "")
-    raise TypeError(f"`{name}` must be {kinds}, got {describe(value)}")
+    raise TypeError(f"{_prefix(where)}`{name}` must be {kinds}, got {describe(value)}")
 
 
-def check_operands(inputs, weight, bias):
+def check_operands(inputs, weight, bias, where):
     """Check the operands of a product; return ``(weight, bias)``.
 
     ``inputs`` maps argument names to inputs. Either every input is a
@@ -73,16 +80,16 @@ def check_operands(inputs, weight, bias):
     or all operands are real tensors: then the product is one real product,
     as a Bayesian layer computes its output variance from ``|x|^2``.
     """
-    weight = check_operand(weight, "weight")
-    bias = check_operand(bias, "bias", optional=True)
+    weight = check_operand(weight, "weight", where=where)
+    bias = check_operand(bias, "bias", optional=True, where=where)
     operands = (*inputs.values(), weight) + (() if bias is None else (bias,))
     if all(isinstance(x, torch.Tensor) and not x.is_complex() for x in operands):
         return weight, bias
     for name, value in inputs.items():
         if not isinstance(value, tensor.Cplx):
             raise TypeError(
-                f"`{name}` must be a Cplx, or a real torch.Tensor with real"
-                f" inputs, `weight` and `bias`, got {describe(value)}"
+                f"{_prefix(where)}`{name}` must be a Cplx, or a real torch.Tensor with"
+                f" real inputs, `weight` and `bias`, got {describe(value)}"
             )
     return weight, bias
 
@@ -90,19 +97,45 @@ def check_operands(inputs, weight, bias):
 def check_shape(value, shape, name, where=None):
     """Raise a ``ValueError`` unless ``value`` is ``None`` or has ``shape``."""
     if value is not None and tuple(value.shape) != tuple(shape):
-        prefix = f"{where}: " if where else ""
         raise ValueError(
-            f"{prefix}`{name}` must have shape {tuple(shape)}, got {tuple(value.shape)}"
+            f"{_prefix(where)}`{name}` must have shape {tuple(shape)},"
+            f" got {tuple(value.shape)}"
         )
 
 
-def ntuple(value, n, name):
+def check_features(input, features, name, where):
+    """Raise a ``ValueError`` unless ``input`` has shape ``(..., features)``."""
+    if input.dim() == 0 or input.shape[-1] != features:
+        raise ValueError(
+            f"{_prefix(where)}`{name}` must have shape (..., {features}),"
+            f" got {tuple(input.shape)}"
+        )
+
+
+def conv_input_shape(channels, n):
+    """The shape an ``n``-d convolution with ``channels`` input channels takes."""
+    stars = ", ".join("*" * n)
+    return f"(N, {channels}, {stars}) or ({channels}, {stars})"
+
+
+def check_conv_input(input, channels, n, where):
+    """Raise a ``ValueError`` unless ``input`` fits an ``n``-d convolution."""
+    if input.dim() not in (n + 1, n + 2) or input.shape[-n - 1] != channels:
+        raise ValueError(
+            f"{_prefix(where)}`input` must have shape {conv_input_shape(channels, n)},"
+            f" got {tuple(input.shape)}"
+        )
+
+
+def ntuple(value, n, name, where=None):
     """``value`` as a tuple of ``n`` ints; the error names the argument ``name``."""
     if isinstance(value, int):
         return (value,) * n
     value = tuple(value)
     if len(value) != n or not all(isinstance(v, int) for v in value):
-        raise ValueError(f"`{name}` must be an int or a tuple of {n} ints, got {value}")
+        raise ValueError(
+            f"{_prefix(where)}`{name}` must be an int or a tuple of {n} ints, got {value}"
+        )
     return value
 
 
@@ -113,7 +146,7 @@ def check_padding(padding, padding_mode, stride, n, where=None):
     ``"same"`` (only with stride 1) or ``"valid"``. ``where``, when given,
     starts the messages (the layer's name).
     """
-    prefix = f"{where}: " if where else ""
+    prefix = _prefix(where)
     if padding_mode not in PADDING_MODES:
         raise ValueError(
             f"{prefix}`padding_mode` must be one of {PADDING_MODES}, got {padding_mode!r}"
@@ -124,9 +157,9 @@ def check_padding(padding, padding_mode, stride, n, where=None):
                 f"{prefix}`padding` must be an int, a tuple, 'same' or 'valid',"
                 f" got {padding!r}"
             )
-        if padding == "same" and any(s != 1 for s in ntuple(stride, n, "stride")):
+        if padding == "same" and any(s != 1 for s in ntuple(stride, n, "stride", where)):
             raise ValueError(
-                f"{prefix}`padding`='same' needs `stride`=1, got `stride`={stride}"
+                f"{prefix}`stride` must be 1 for `padding`='same', got {stride}"
             )
 
 

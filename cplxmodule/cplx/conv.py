@@ -3,7 +3,14 @@
 import torch.nn.functional as F
 
 from ._product import Layout, check_strategy, default_strategy, product
-from ._shared import check_shape, check_operands, check_padding, doc_kwargs, ntuple
+from ._shared import (
+    check_conv_input,
+    check_operands,
+    check_padding,
+    check_shape,
+    doc_kwargs,
+    ntuple,
+)
 from .tensor import Cplx
 
 __all__ = [
@@ -33,17 +40,24 @@ def _explicit_padding(padding, kernel_size, dilation, n):
     return [p for p in reversed(ntuple(padding, n, "padding")) for _ in range(2)]
 
 
+def _check_conv_operands(n, input, weight, bias, strategy, where):
+    """The checks shared by the convolutions; returns ``(weight, bias)``."""
+    weight, bias = check_operands({"input": input}, weight, bias, where)
+    if weight.dim() != n + 2:
+        raise ValueError(
+            f"{where}: `weight` must have {n + 2} dimensions, got shape {tuple(weight.shape)}"
+        )
+    check_strategy(strategy, where)
+    return weight, bias
+
+
 def _convnd(n, op, input, weight, bias, stride, padding, dilation, groups,
             padding_mode, strategy):
-    weight, bias = check_operands({"input": input}, weight, bias)
-    check_shape(bias, weight.shape[:1], "bias")
-    check_strategy(strategy)
-    check_padding(padding, padding_mode, stride, n)
-    if input.dim() not in (n + 1, n + 2):
-        raise ValueError(
-            f"`input` must have {n + 1} (unbatched) or {n + 2} (batched) dimensions"
-            f" for conv{n}d, got shape {tuple(input.shape)}"
-        )
+    where = f"conv{n}d"
+    weight, bias = _check_conv_operands(n, input, weight, bias, strategy, where)
+    check_shape(bias, weight.shape[:1], "bias", where)
+    check_padding(padding, padding_mode, stride, n, where)
+    check_conv_input(input, weight.shape[1] * groups, n, where)
 
     if padding_mode != "zeros":
         pad = _explicit_padding(padding, weight.shape[2:], dilation, n)
@@ -63,15 +77,16 @@ def _convnd(n, op, input, weight, bias, stride, padding, dilation, groups,
 
 
 def _conv_transposend(n, op, input, weight, bias, stride, padding, output_padding,
-                      groups, dilation, strategy):
-    weight, bias = check_operands({"input": input}, weight, bias)
-    check_shape(bias, (weight.shape[1] * groups if weight.dim() > 1 else -1,), "bias")
-    check_strategy(strategy)
-    if input.dim() not in (n + 1, n + 2):
+                      groups, dilation, padding_mode, strategy):
+    where = f"conv_transpose{n}d"
+    if padding_mode != "zeros":
         raise ValueError(
-            f"`input` must have {n + 1} (unbatched) or {n + 2} (batched) dimensions"
-            f" for conv_transpose{n}d, got shape {tuple(input.shape)}"
+            f'{where}: `padding_mode` must be "zeros" for a transposed convolution, as in'
+            f" torch, got {padding_mode!r}"
         )
+    weight, bias = _check_conv_operands(n, input, weight, bias, strategy, where)
+    check_shape(bias, (weight.shape[1] * groups,), "bias", where)
+    check_conv_input(input, weight.shape[0], n, where)
 
     def real_op(x, w, b):
         return op(x, w, b, stride, padding, output_padding, groups, dilation)
@@ -156,6 +171,9 @@ _CONV_T_DOC = r"""Complex {n}d transposed convolution, as :func:`torch.nn.functi
         Bias of shape ``(C_out,)``, added once after the product.
     stride, padding, output_padding, groups, dilation
         As for :func:`torch.nn.functional.conv_transpose{n}d` (same order).
+    padding_mode : {{"zeros"}}, default "zeros"
+        The only mode of a transposed convolution, as in torch (accepted
+        for the published signature).
     strategy : {{None, "naive", "cat", "3m", "native"}}, optional
         How the complex product is computed (see :mod:`cplxmodule.cplx.linalg`).
 
@@ -171,8 +189,8 @@ _CONV_T_DOC = r"""Complex {n}d transposed convolution, as :func:`torch.nn.functi
         ``weight`` and ``bias``, or ``weight``/``bias`` is neither a
         :class:`Cplx` nor a real tensor.
     ValueError
-        If ``strategy`` is unknown or ``input`` has the wrong number of
-        dimensions.
+        If ``strategy`` is unknown, ``padding_mode`` is not "zeros" or
+        ``input`` has the wrong number of dimensions.
 
     Notes
     -----
@@ -205,21 +223,24 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
-                     groups=1, dilation=1, *, strategy=None):
+                     groups=1, dilation=1, padding_mode="zeros", *, strategy=None):
     return _conv_transposend(1, F.conv_transpose1d, input, weight, bias, stride,
-                             padding, output_padding, groups, dilation, strategy)
+                             padding, output_padding, groups, dilation, padding_mode,
+                             strategy)
 
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
-                     groups=1, dilation=1, *, strategy=None):
+                     groups=1, dilation=1, padding_mode="zeros", *, strategy=None):
     return _conv_transposend(2, F.conv_transpose2d, input, weight, bias, stride,
-                             padding, output_padding, groups, dilation, strategy)
+                             padding, output_padding, groups, dilation, padding_mode,
+                             strategy)
 
 
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
-                     groups=1, dilation=1, *, strategy=None):
+                     groups=1, dilation=1, padding_mode="zeros", *, strategy=None):
     return _conv_transposend(3, F.conv_transpose3d, input, weight, bias, stride,
-                             padding, output_padding, groups, dilation, strategy)
+                             padding, output_padding, groups, dilation, padding_mode,
+                             strategy)
 
 for _n, _f in ((1, conv1d), (2, conv2d), (3, conv3d)):
     _f.__doc__ = _CONV_DOC.format(**doc_kwargs(_n))

@@ -32,7 +32,7 @@ def from_interleaved_real(input, copy=True, dim=-1):
     dim : int, default -1
         The dimension holding the interleaved values.
     """
-    dim = _checked_even_dim(input, dim)
+    dim = _checked_even_dim(input, dim, "from_interleaved_real")
     real, imag = input.unflatten(dim, (-1, 2)).unbind(dim + 1)
     return Cplx(real.clone(), imag.clone()) if copy else Cplx(real, imag)
 
@@ -49,23 +49,26 @@ def from_concatenated_real(input, copy=True, dim=-1):
     dim : int, default -1
         The dimension holding the concatenated parts.
     """
-    dim = _checked_even_dim(input, dim)
+    dim = _checked_even_dim(input, dim, "from_concatenated_real")
     real, imag = input.chunk(2, dim=dim)
     return Cplx(real.clone(), imag.clone()) if copy else Cplx(real, imag)
 
 
-def _checked_even_dim(input, dim):
+def _checked_real(input, where):
     if not isinstance(input, torch.Tensor) or input.is_complex():
-        raise TypeError(
-            f"`input` must be a real torch.Tensor, got {describe(input)}"
-        )
+        raise TypeError(f"{where}: `input` must be a real torch.Tensor, got {describe(input)}")
+    return input
+
+
+def _checked_even_dim(input, dim, where):
+    _checked_real(input, where)
     if input.dim() == 0:
-        raise ValueError("`input` must have at least one dimension")
+        raise ValueError(f"{where}: `input` must have at least one dimension, got shape ()")
     dim = dim % input.dim()
     if input.shape[dim] % 2:
         raise ValueError(
-            f"`input` must have an even size along dimension {dim}, "
-            f"got shape {tuple(input.shape)}"
+            f"{where}: `input` must have an even size along dimension {dim},"
+            f" got shape {tuple(input.shape)}"
         )
     return dim
 
@@ -83,15 +86,21 @@ def to_interleaved_real(input, flatten=True, dim=-1):
     dim : int, default -1
         The dimension to interleave along.
     """
-    input = checked_cplx(input)
+    input = checked_cplx(input, where="to_interleaved_real")
     dim = dim % max(input.dim(), 1)
     pairs = torch.stack([input.real, input.imag], dim=dim + 1 if input.dim() else 0)
     return pairs.flatten(dim, dim + 1) if flatten and input.dim() else pairs
 
 
-def to_concatenated_real(input, dim=-1):
-    """Write ``input`` as a real tensor, all real parts before all imaginary parts along ``dim``."""
-    input = checked_cplx(input)
+def to_concatenated_real(input, flatten=None, dim=-1):
+    """Write ``input`` as a real tensor, all real parts before all imaginary parts along ``dim``.
+
+    ``flatten`` is there for the published signature and must be ``None``
+    (a ``ValueError`` otherwise): the halves are always joined along ``dim``.
+    """
+    if flatten is not None:
+        raise ValueError(f"`flatten` must be None for to_concatenated_real, got {flatten!r}")
+    input = checked_cplx(input, where="to_concatenated_real")
     return torch.cat([input.real, input.imag], dim=dim)
 
 
@@ -122,13 +131,11 @@ def from_view_as_real(input, copy=True):
     ValueError
         If the last dimension of ``input`` is not of size two.
     """
-    if not isinstance(input, torch.Tensor) or input.is_complex():
-        raise TypeError(
-            f"`input` must be a real torch.Tensor, got {describe(input)}"
-        )
+    _checked_real(input, "from_view_as_real")
     if input.dim() == 0 or input.shape[-1] != 2:
         raise ValueError(
-            f"`input` must have a last dimension of size 2, got {describe(input)}"
+            "from_view_as_real: `input` must have a last dimension of size 2,"
+            f" got {describe(input)}"
         )
     return from_interleaved_real(input.flatten(-2), copy=copy)
 
@@ -171,7 +178,7 @@ def from_complex(input):
     """
     if not isinstance(input, torch.Tensor) or not input.is_complex():
         raise TypeError(
-            f"`input` must be a complex torch.Tensor, got {describe(input)}"
+            f"from_complex: `input` must be a complex torch.Tensor, got {describe(input)}"
         )
     return Cplx(input.real, input.imag)
 
@@ -204,7 +211,7 @@ def to_complex(input):
     >>> to_complex(from_complex(w)).data_ptr() == w.data_ptr()
     True
     """
-    input = checked_cplx(input)
+    input = checked_cplx(input, where="to_complex")
     # Storage addresses cannot be traced by torch.compile, which plans the
     # memory of its graphs anyway: there the values are always copied.
     if not torch.compiler.is_compiling():

@@ -26,8 +26,8 @@ __all__ = [
 ]
 
 
-def _checked_parts(input):
-    input = checked_cplx(input)
+def _checked_parts(input, where):
+    input = checked_cplx(input, where=where)
     return input.real, input.imag
 
 
@@ -47,7 +47,7 @@ def exp(input):
     TypeError
         If ``input`` is not a :class:`Cplx` (the same for every function here).
     """
-    re, im = _checked_parts(input)
+    re, im = _checked_parts(input, "exp")
     scale = torch.exp(re)
     return Cplx(scale * torch.cos(im), scale * torch.sin(im))
 
@@ -58,31 +58,31 @@ def log(input):
     The imaginary part lies in :math:`(-\pi, \pi]`, with the branch cut on the
     negative real axis, as :func:`torch.log`.
     """
-    _checked_parts(input)
+    _checked_parts(input, "log")
     return Cplx(torch.log(abs(input)), input.angle)
 
 
 def sin(input):
     r"""The complex sine :math:`\sin a \cosh b + i \cos a \sinh b`."""
-    re, im = _checked_parts(input)
+    re, im = _checked_parts(input, "sin")
     return Cplx(torch.sin(re) * torch.cosh(im), torch.cos(re) * torch.sinh(im))
 
 
 def cos(input):
     r"""The complex cosine :math:`\cos a \cosh b - i \sin a \sinh b`."""
-    re, im = _checked_parts(input)
+    re, im = _checked_parts(input, "cos")
     return Cplx(torch.cos(re) * torch.cosh(im), -torch.sin(re) * torch.sinh(im))
 
 
 def sinh(input):
     r"""The complex hyperbolic sine :math:`\sinh a \cos b + i \cosh a \sin b`."""
-    re, im = _checked_parts(input)
+    re, im = _checked_parts(input, "sinh")
     return Cplx(torch.sinh(re) * torch.cos(im), torch.cosh(re) * torch.sin(im))
 
 
 def cosh(input):
     r"""The complex hyperbolic cosine :math:`\cosh a \cos b + i \sinh a \sin b`."""
-    re, im = _checked_parts(input)
+    re, im = _checked_parts(input, "cosh")
     return Cplx(torch.cosh(re) * torch.cos(im), torch.sinh(re) * torch.sin(im))
 
 
@@ -99,7 +99,7 @@ def tanh(input):
     that it tends to :math:`\pm 1` for large :math:`|a|` (where
     :math:`\cosh 2a` overflows) with a finite gradient, as torch's does.
     """
-    return Cplx(*_tanh_parts(*_checked_parts(input)))
+    return Cplx(*_tanh_parts(*_checked_parts(input, "tanh")))
 
 
 def tan(input):
@@ -114,7 +114,7 @@ def tan(input):
     Computed as :math:`-i \tanh(iz)`, so it inherits the stability of
     :func:`tanh` for large :math:`|b|`.
     """
-    re, im = _checked_parts(input)
+    re, im = _checked_parts(input, "tan")
     # tanh(-b + ia) = u + iv gives tan(a + ib) = v - iu.
     u, v = _tanh_parts(-im, re)
     return Cplx(v, -u)
@@ -162,25 +162,25 @@ def modrelu(input, threshold=0.5):
     >>> modrelu(Cplx(torch.tensor([0.0, 3.0]), torch.tensor([0.2, 4.0]))).real
     tensor([0.0000, 2.7000])
     """
-    _checked_parts(input)
+    _checked_parts(input, "modrelu")
     modulus = torch.clamp(abs(input), min=1e-5)
     return input * torch.relu(1.0 - threshold / modulus)
 
 
-def phaseshift(input, phi):
+def phaseshift(input, phi=0.0):
     r"""Rotate ``input`` by the angle ``phi``: :math:`z e^{i \phi}`.
 
     Parameters
     ----------
     input : Cplx
-    phi : float or torch.Tensor
+    phi : float or torch.Tensor, default 0.0
         The real angle (radians), broadcast against ``input``.
 
     Returns
     -------
     Cplx
     """
-    _checked_parts(input)
+    _checked_parts(input, "phaseshift")
     phi = torch.as_tensor(phi, dtype=input.dtype, device=input.device)
     return input * Cplx(torch.cos(phi), torch.sin(phi))
 
@@ -192,7 +192,7 @@ def zrelu(input):
     (:math:`\Re z \ge 0` and :math:`\Im z \ge 0`); see Guberman, "On
     complex valued convolutional neural networks", 2016.
     """
-    re, im = _checked_parts(input)
+    re, im = _checked_parts(input, "zrelu")
     keep = (re >= 0) & (im >= 0)
     return Cplx(re * keep, im * keep)
 
@@ -204,7 +204,7 @@ def cardioid(input):
     one, so on real inputs it is the ReLU; see Virtue, Yu, Lustig, "Better
     than real: complex-valued neural nets for MRI fingerprinting", ICIP 2017.
     """
-    re, _ = _checked_parts(input)
+    re, _ = _checked_parts(input, "cardioid")
     # cos(arg z) = Re z / |z|; the clamp keeps z = 0 (output 0) finite.
     modulus = torch.clamp(abs(input), min=torch.finfo(input.dtype).tiny)
     return input * (0.5 * (1 + re / modulus))

@@ -39,7 +39,7 @@ import torch.nn.functional as F
 
 # STRATEGIES, the names ``strategy=`` accepts besides ``None``, is read from here
 from ._product import STRATEGIES, Layout, check_strategy, default_strategy, product  # noqa: F401
-from ._shared import check_shape, check_operands, describe
+from ._shared import check_features, check_operands, check_shape, describe
 from .conversions import from_complex, to_complex
 from .tensor import Cplx
 
@@ -118,19 +118,15 @@ def linear(input, weight, bias=None, *, strategy=None):
     >>> linear(x, w).shape
     torch.Size([8, 5])
     """
-    weight, bias = check_operands({"input": input}, weight, bias)
+    weight, bias = check_operands({"input": input}, weight, bias, "linear")
     if weight.dim() != 2:
         raise ValueError(
-            "`weight` must have shape (out_features, in_features),"
+            "linear: `weight` must have shape (out_features, in_features),"
             f" got {tuple(weight.shape)}"
         )
-    if input.dim() == 0 or input.shape[-1] != weight.shape[1]:
-        raise ValueError(
-            f"`input` must have shape (..., {weight.shape[1]}) for a weight of"
-            f" shape {tuple(weight.shape)}, got {tuple(input.shape)}"
-        )
-    check_shape(bias, weight.shape[:1], "bias")
-    check_strategy(strategy)
+    check_features(input, weight.shape[1], "input", "linear")
+    check_shape(bias, weight.shape[:1], "bias", "linear")
+    check_strategy(strategy, "linear")
     layout = Layout(channel_dim=input.dim() - 1, weight_out=0, weight_in=1)
     strategy = strategy or default_strategy(input, weight, layout)
     return product(F.linear, input, weight, bias, strategy, layout)
@@ -178,20 +174,17 @@ def bilinear(input1, input2, weight, bias=None, conjugate=True, *, strategy=None
     >>> bilinear(x1, x2, w).shape
     torch.Size([8, 5])
     """
-    weight, bias = check_operands({"input1": input1, "input2": input2}, weight, bias)
+    inputs = {"input1": input1, "input2": input2}
+    weight, bias = check_operands(inputs, weight, bias, "bilinear")
     if weight.dim() != 3:
         raise ValueError(
-            "`weight` must have shape (out_features, in1_features, in2_features),"
-            f" got {tuple(weight.shape)}"
+            "bilinear: `weight` must have shape (out_features, in1_features,"
+            f" in2_features), got {tuple(weight.shape)}"
         )
     out_features, in1_features, in2_features = weight.shape
-    for name, z, size in (("input1", input1, in1_features), ("input2", input2, in2_features)):
-        if z.dim() == 0 or z.shape[-1] != size:
-            raise ValueError(
-                f"`{name}` must have shape (..., {size}) for a weight of shape"
-                f" {tuple(weight.shape)}, got {tuple(z.shape)}"
-            )
-    check_shape(bias, (out_features,), "bias")
+    check_features(input1, in1_features, "input1", "bilinear")
+    check_features(input2, in2_features, "input2", "bilinear")
+    check_shape(bias, (out_features,), "bias", "bilinear")
     if conjugate and isinstance(input1, Cplx):
         input1 = input1.conj
 
@@ -236,13 +229,14 @@ def einsum(equation, *tensors):
     torch.Size([2, 4])
     """
     if not isinstance(equation, str):
-        raise TypeError(f"`equation` must be a str, got {describe(equation)}")
+        raise TypeError(f"einsum: `equation` must be a str, got {describe(equation)}")
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     for i, z in enumerate(tensors):
         if not isinstance(z, (Cplx, torch.Tensor)):
             raise TypeError(
-                f"`tensors[{i}]` must be a Cplx or a torch.Tensor, got {describe(z)}"
+                f"einsum: `tensors[{i}]` must be a Cplx or a torch.Tensor,"
+                f" got {describe(z)}"
             )
     operands = [to_complex(z) if isinstance(z, Cplx) else z for z in tensors]
     # torch.einsum does not promote, so real operands join the complex dtype

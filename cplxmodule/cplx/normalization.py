@@ -260,3 +260,37 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     xi = input.imag - input.imag.mean(dims, keepdim=True)
     cov = _covariance(xr, xi, dims)
     return _affine(*_whiten(xr, xi, *cov, eps), weight, bias, normalized_shape)
+
+
+def _whiten_parts(parts, training, running_mean, running_cov, momentum, eps):
+    r"""Whiten ``d`` real parts per channel by the inverse square root of their covariance.
+
+    ``parts`` has shape :math:`(d, N, C, *)`; each channel's :math:`d`-vector
+    is centred and multiplied by :math:`(V_c + \epsilon I)^{-1/2}`, the
+    symmetric root, so for :math:`d = 2` this is :func:`batch_norm` without
+    the affine map. The running statistics, :math:`(d, C)` and
+    :math:`(d, d, C)`, follow :func:`batch_norm`'s conventions; an
+    eigendecomposition replaces its closed form, which exists for
+    :math:`d = 2` only.
+    """
+    d, n_channels = parts.shape[0], parts.shape[2]
+    if training:
+        mean = parts.mean([1, *range(3, parts.dim())], keepdim=True)
+        centred = parts - mean
+        n_values = parts.numel() // (d * n_channels)
+        cov = torch.einsum("inc...,jnc...->cij", centred, centred) / n_values
+        with torch.no_grad():
+            if running_mean is not None:
+                running_mean.lerp_(mean.reshape(d, n_channels), momentum)
+            if running_cov is not None:
+                # torch's convention, as in batch_norm: the unbiased estimate
+                unbiased = cov * (n_values / max(n_values - 1, 1))
+                running_cov.lerp_(unbiased.permute(1, 2, 0), momentum)
+    else:
+        shape = (d, 1, n_channels, *[1] * (parts.dim() - 3))
+        centred = parts - running_mean.reshape(shape)
+        cov = running_cov.permute(2, 0, 1)
+    eye = torch.eye(d, dtype=cov.dtype, device=cov.device)
+    values, vectors = torch.linalg.eigh(cov + eps * eye)
+    root = (vectors * values.rsqrt().unsqueeze(-2)) @ vectors.mT
+    return torch.einsum("cij,jnc...->inc...", root, centred)

@@ -10,7 +10,7 @@ __all__ = ["max_pool1d", "max_pool2d", "max_pool3d"]
 
 def _max_poolnd(n, op, input, kernel_size, stride, padding, dilation, ceil_mode,
                 return_indices):
-    input = checked_cplx(input)
+    input = checked_cplx(input, where=f"max_pool{n}d")
     with torch.no_grad():
         # |z|^2 orders like |z| and costs no square root
         modulus = input.real * input.real + input.imag * input.imag

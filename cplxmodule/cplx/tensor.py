@@ -55,19 +55,21 @@ class Cplx:
 
     Parameters
     ----------
-    real : torch.Tensor, Cplx, or number
+    real : torch.Tensor, Cplx, float or complex
         The real part. A Python ``complex`` number, a :class:`Cplx`, or a
         tensor of torch's native complex dtype supplies both parts, and
         then ``imag`` must be omitted.
-    imag : torch.Tensor, optional
-        The imaginary part, of the same shape, dtype and device as ``real``.
-        Zeros if omitted.
+    imag : torch.Tensor or float, optional
+        The imaginary part, of the same shape, dtype and device as ``real``
+        (a float with a float ``real``). Zeros if omitted.
 
     Raises
     ------
     TypeError
-        If ``real`` or ``imag`` is not a tensor or number, or if ``imag`` is
-        given together with a value that already holds both parts.
+        If ``real`` or ``imag`` is not a tensor or a float (an ``int`` is
+        refused, as in the published package: ``Cplx(0)`` is more likely a
+        mistake than a zero), or if ``imag`` is given together with a value
+        that already holds both parts.
     ValueError
         If ``real`` and ``imag`` differ in shape, dtype or device.
 
@@ -96,11 +98,8 @@ class Cplx:
     __array_ufunc__ = None
 
     def __init__(self, real, imag=None):
-        if isinstance(real, numbers.Number) and not isinstance(real, bool):
-            if imag is not None:
-                raise TypeError("`imag` must be omitted when `real` is a number")
-            value = complex(real)
-            real, imag = torch.tensor(value.real), torch.tensor(value.imag)
+        if isinstance(real, numbers.Number):
+            real, imag = _number_parts(real, imag)
 
         elif isinstance(real, Cplx) or (
             isinstance(real, torch.Tensor) and real.is_complex()
@@ -235,7 +234,15 @@ class Cplx:
         return out
 
     def item(self):
-        """The value of a one-element :class:`Cplx` as a Python ``complex``."""
+        """The value of a one-element :class:`Cplx` as a Python ``complex``.
+
+        Raises
+        ------
+        ValueError
+            If there is not exactly one element, as for a numpy array.
+        """
+        if self._real.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return complex(self._real.item(), self._imag.item())
 
     def __complex__(self):
@@ -324,6 +331,18 @@ class Cplx:
         """Move both parts to the CPU."""
         return _map_parts(self, torch.Tensor.cpu)
 
+    def float(self):
+        """Both parts cast to float32."""
+        return self.to(torch.float32)
+
+    def double(self):
+        """Both parts cast to float64."""
+        return self.to(torch.float64)
+
+    def half(self):
+        """Both parts cast to float16."""
+        return self.to(torch.float16)
+
     def detach(self):
         """A :class:`Cplx` sharing storage, cut from the autograd graph."""
         return _map_parts(self, torch.Tensor.detach)
@@ -360,7 +379,10 @@ class Cplx:
         return map(Cplx, self._real, self._imag)
 
     def __reversed__(self):
-        return map(Cplx, reversed(self._real), reversed(self._imag))
+        # a Cplx flipped along its first dimension, as published (and iterable)
+        if not self.dim():
+            return self
+        return _map_parts(self, torch.flip, (0,))
 
     # shape
     def view(self, *shape):
@@ -419,6 +441,18 @@ class Cplx:
     def angle(self):
         """torch.Tensor: the argument, in :math:`[-\\pi, \\pi]` (:func:`torch.atan2` of the parts)."""
         return torch.atan2(self._imag, self._real)
+
+    def abs(self):
+        """torch.Tensor: the modulus :math:`|z|`, as ``abs(z)``."""
+        return abs(self)
+
+    def sum(self, dim=None, keepdim=False):
+        """The sum over ``dim`` (all elements if ``None``), as :meth:`torch.Tensor.sum`."""
+        return _map_parts(self, torch.sum, dim=dim, keepdim=keepdim)
+
+    def mean(self, dim=None, keepdim=False):
+        """The mean over ``dim`` (all elements if ``None``), as :meth:`torch.Tensor.mean`."""
+        return _map_parts(self, torch.mean, dim=dim, keepdim=keepdim)
 
     def __abs__(self):
         return _modulus(self._real, self._imag)
@@ -513,6 +547,27 @@ class Cplx:
             re @ self._real - im @ self._imag,
             re @ self._imag + im @ self._real,
         )
+
+
+def _number_parts(real, imag):
+    """The parts, as tensors, of a Python number ``real`` and an optional float ``imag``."""
+    if isinstance(real, numbers.Integral):
+        raise TypeError(
+            f"`real` must be a torch.Tensor, a float or a complex number, got "
+            f"{type(real).__name__}: write Cplx({float(real)!r}) for a number"
+        )
+    if not isinstance(real, numbers.Real):
+        if imag is not None:
+            raise TypeError("`imag` must be omitted when `real` is a complex number")
+        value = complex(real)
+        return torch.tensor(value.real), torch.tensor(value.imag)
+    if imag is not None and (
+        not isinstance(imag, numbers.Real) or isinstance(imag, numbers.Integral)
+    ):
+        raise TypeError(
+            f"`imag` must be a float when `real` is a float, got {type(imag).__name__}"
+        )
+    return torch.tensor(float(real)), torch.tensor(0.0 if imag is None else float(imag))
 
 
 def _to_argument(arg):

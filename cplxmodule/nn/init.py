@@ -30,13 +30,14 @@ __all__ = [
     "cplx_trabelsi_standard_",
     "cplx_trabelsi_independent_",
     "cplx_uniform_independent_",
+    "get_fans",
 ]
 
 _KINDS = {"glorot": "glorot", "xavier": "glorot", "he": "he", "kaiming": "he"}
 
 
-def _checked(tensor, where):
-    return checked_cplx(tensor, "tensor", where)
+def _checked(tensor, where, name="tensor"):
+    return checked_cplx(tensor, name, where)
 
 
 def _fans(tensor, where):
@@ -48,6 +49,39 @@ def _fans(tensor, where):
         )
     receptive_field = math.prod(tensor.shape[2:])
     return tensor.shape[1] * receptive_field, tensor.shape[0] * receptive_field
+
+
+def get_fans(cplxtensor):
+    r"""``(fan_in, fan_out)`` of a complex weight, as :mod:`torch.nn.init` counts them.
+
+    Parameters
+    ----------
+    cplxtensor : Cplx or torch.Tensor
+        A weight of at least two dimensions, ``(out, in, *kernel)``; the fans
+        of a :class:`~cplxmodule.cplx.Cplx` are those of either part.
+
+    Returns
+    -------
+    fan_in, fan_out : int
+        ``in * prod(kernel)`` and ``out * prod(kernel)``.
+
+    Raises
+    ------
+    TypeError
+        If ``cplxtensor`` is neither a :class:`~cplxmodule.cplx.Cplx` nor a tensor.
+    ValueError
+        If it has fewer than two dimensions.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> get_fans(cplx.randn(5, 3, 2, 2))
+    (12, 20)
+    """
+    where = "get_fans"
+    if not isinstance(cplxtensor, torch.Tensor):
+        cplxtensor = checked_cplx(cplxtensor, "cplxtensor", where)
+    return _fans(cplxtensor, where)
 
 
 def _kaiming_std(tensor, a, mode, nonlinearity, where):
@@ -257,7 +291,7 @@ def _trabelsi_variance(tensor, kind, where):
     return 2.0 / (fan_in + fan_out)
 
 
-def cplx_trabelsi_standard_(tensor, kind="glorot", generator=None):
+def cplx_trabelsi_standard_(cplx, kind="glorot", generator=None):
     r"""Trabelsi's standard initialisation: Rayleigh modulus, uniform phase.
 
     :math:`W = \rho e^{i\theta}` with :math:`\theta \sim \mathcal{U}(-\pi, \pi)`
@@ -267,7 +301,7 @@ def cplx_trabelsi_standard_(tensor, kind="glorot", generator=None):
 
     Parameters
     ----------
-    tensor : Cplx
+    cplx : Cplx
         The complex weight, of at least two dimensions.
     kind : {'glorot', 'xavier', 'he', 'kaiming'}
         The variance criterion (case-insensitive).
@@ -277,34 +311,34 @@ def cplx_trabelsi_standard_(tensor, kind="glorot", generator=None):
     Returns
     -------
     Cplx
-        ``tensor``, filled in place.
+        ``cplx``, filled in place.
 
     Raises
     ------
     TypeError
-        If ``tensor`` is not a :class:`~cplxmodule.cplx.Cplx`.
+        If ``cplx`` is not a :class:`~cplxmodule.cplx.Cplx`.
     ValueError
-        If ``tensor`` has fewer than two dimensions or ``kind`` is unknown.
+        If ``cplx`` has fewer than two dimensions or ``kind`` is unknown.
 
     Examples
     --------
     >>> w = cplx_trabelsi_standard_(cplx.Cplx.empty(64, 32), kind="he")
     """
     where = "cplx_trabelsi_standard_"
-    variance = _trabelsi_variance(_checked(tensor, where), kind, where)
+    variance = _trabelsi_variance(_checked(cplx, where, "cplx"), kind, where)
     with torch.no_grad():
         # rho^2 / (2 sigma^2) ~ Exp(1) for a Rayleigh rho of scale sigma
-        exp = torch.empty_like(tensor.real).exponential_(generator=generator)
+        exp = torch.empty_like(cplx.real).exponential_(generator=generator)
         rho = torch.sqrt(variance * exp)
-        theta = torch.empty_like(tensor.real).uniform_(
+        theta = torch.empty_like(cplx.real).uniform_(
             -math.pi, math.pi, generator=generator
         )
-        tensor.real.copy_(rho * torch.cos(theta))
-        tensor.imag.copy_(rho * torch.sin(theta))
-    return tensor
+        cplx.real.copy_(rho * torch.cos(theta))
+        cplx.imag.copy_(rho * torch.sin(theta))
+    return cplx
 
 
-def cplx_trabelsi_independent_(tensor, kind="glorot", generator=None):
+def cplx_trabelsi_independent_(cplx, kind="glorot", generator=None):
     r"""Trabelsi's independent-filters initialisation: a scaled semi-unitary matrix.
 
     The weight, viewed as a matrix of shape ``(out * in, prod(kernel))`` (or
@@ -317,7 +351,7 @@ def cplx_trabelsi_independent_(tensor, kind="glorot", generator=None):
 
     Parameters
     ----------
-    tensor : Cplx
+    cplx : Cplx
         The complex weight, of at least two dimensions.
     kind : {'glorot', 'xavier', 'he', 'kaiming'}
         The variance criterion (case-insensitive).
@@ -327,14 +361,14 @@ def cplx_trabelsi_independent_(tensor, kind="glorot", generator=None):
     Returns
     -------
     Cplx
-        ``tensor``, filled in place.
+        ``cplx``, filled in place.
 
     Raises
     ------
     TypeError
-        If ``tensor`` is not a :class:`~cplxmodule.cplx.Cplx`.
+        If ``cplx`` is not a :class:`~cplxmodule.cplx.Cplx`.
     ValueError
-        If ``tensor`` has fewer than two dimensions or ``kind`` is unknown.
+        If ``cplx`` has fewer than two dimensions or ``kind`` is unknown.
 
     Notes
     -----
@@ -347,30 +381,30 @@ def cplx_trabelsi_independent_(tensor, kind="glorot", generator=None):
     >>> w = cplx_trabelsi_independent_(cplx.Cplx.empty(16, 8, 3, 3))
     """
     where = "cplx_trabelsi_independent_"
-    variance = _trabelsi_variance(_checked(tensor, where), kind, where)
-    shape = tensor.shape
+    variance = _trabelsi_variance(_checked(cplx, where, "cplx"), kind, where)
+    shape = cplx.shape
     rows = shape[0] * shape[1] if len(shape) > 2 else shape[0]
-    cols = tensor.numel() // max(rows, 1)
-    dtype = torch.complex128 if tensor.dtype == torch.float64 else torch.complex64
+    cols = cplx.numel() // max(rows, 1)
+    dtype = torch.complex128 if cplx.dtype == torch.float64 else torch.complex64
     with torch.no_grad():
         gauss = torch.randn(
-            rows, cols, dtype=dtype, device=tensor.device, generator=generator
+            rows, cols, dtype=dtype, device=cplx.device, generator=generator
         )
         u, _, vh = torch.linalg.svd(gauss, full_matrices=False)
         # |Q|_F^2 = min(rows, cols): the number of unit singular values
         scale = math.sqrt(variance * rows * cols / min(rows, cols))
         unitary = (u @ vh).reshape(shape) * scale
-        tensor.real.copy_(unitary.real)
-        tensor.imag.copy_(unitary.imag)
-    return tensor
+        cplx.real.copy_(unitary.real)
+        cplx.imag.copy_(unitary.imag)
+    return cplx
 
 
-def cplx_uniform_independent_(tensor, a=0.0, b=1.0, generator=None):
+def cplx_uniform_independent_(cplx, a=0.0, b=1.0, generator=None):
     r"""Fill the real and imaginary parts independently from :math:`\mathcal{U}(a, b)`.
 
     Parameters
     ----------
-    tensor : Cplx
+    cplx : Cplx
         The complex tensor to fill.
     a, b : float
         The bounds of the uniform distribution.
@@ -380,19 +414,19 @@ def cplx_uniform_independent_(tensor, a=0.0, b=1.0, generator=None):
     Returns
     -------
     Cplx
-        ``tensor``, filled in place.
+        ``cplx``, filled in place.
 
     Raises
     ------
     TypeError
-        If ``tensor`` is not a :class:`~cplxmodule.cplx.Cplx`.
+        If ``cplx`` is not a :class:`~cplxmodule.cplx.Cplx`.
 
     Examples
     --------
     >>> w = cplx_uniform_independent_(cplx.Cplx.empty(4, 3), -1.0, 1.0)
     """
-    _checked(tensor, "cplx_uniform_independent_")
+    _checked(cplx, "cplx_uniform_independent_", "cplx")
     with torch.no_grad():
-        tensor.real.uniform_(a, b, generator=generator)
-        tensor.imag.uniform_(a, b, generator=generator)
-    return tensor
+        cplx.real.uniform_(a, b, generator=generator)
+        cplx.imag.uniform_(a, b, generator=generator)
+    return cplx

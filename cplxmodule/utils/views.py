@@ -1,6 +1,7 @@
 """Zero-copy views into real tensors: dimension checks, complex parts, sliding windows."""
 
 import operator
+import warnings
 
 import torch
 
@@ -91,7 +92,7 @@ def complex_view(x, dim=-1, squeeze=True):
     Parameters
     ----------
     x : torch.Tensor
-        A real tensor of any strides with an even size along ``dim``.
+        A real tensor of any strides, normally with an even size along ``dim``.
     dim : int, default -1
         The dimension holding the interleaved pairs.
     squeeze : bool, default True
@@ -115,9 +116,12 @@ def complex_view(x, dim=-1, squeeze=True):
         If ``x`` is not a tensor, or is complex.
     IndexError
         If ``dim`` is out of range for ``x`` (see :func:`fix_dim`).
-    ValueError
-        If ``x`` has an odd size along ``dim``. (The published package warned
-        and dropped the last value.)
+
+    Warns
+    -----
+    RuntimeWarning
+        If ``x`` has an odd size along ``dim``: its last value there has no
+        partner and is left out of both views, as in the published package.
 
     Notes
     -----
@@ -144,12 +148,18 @@ def complex_view(x, dim=-1, squeeze=True):
     if x.is_complex():
         raise TypeError(f"`x` must be a real tensor, got {x.dtype}")
     dim = fix_dim(dim, x.dim())
+    # only a whole single pair is squeezed, not one left after trimming
+    squeeze = squeeze and x.shape[dim] == 2
     if x.shape[dim] % 2:
-        raise ValueError(
-            f"`x` must have an even size along `dim` = {dim} to hold (re, im) "
-            f"pairs, got shape {tuple(x.shape)}"
+        warnings.warn(
+            f"Odd dimension size for the complex data unpacking: `x` of shape "
+            f"{tuple(x.shape)} has no imaginary partner for its last value along "
+            f"`dim` = {dim}, which is left out",
+            RuntimeWarning,
+            stacklevel=2,
         )
-    if squeeze and x.shape[dim] == 2:
+        x = x.narrow(dim, 0, x.shape[dim] - 1)
+    if squeeze:
         return x.select(dim, 0), x.select(dim, 1)
     # splitting one dimension in two is a view for any strides
     pairs = x.unflatten(dim, (-1, 2))

@@ -1,22 +1,46 @@
 """The masking base shared by every masked layer, and whole-model mask helpers."""
 
+import inspect
 import weakref
 
 import torch
 
 from ...cplx import Cplx
+from ..modules.parameter import _refuse_complex_cast
+from ..utils.sparsity import SparsityStats
 
-__all__ = ["BaseMasked", "is_sparse", "named_masks", "deploy_masks", "binarize_masks"]
+__all__ = [
+    "BaseMasked",
+    "MaskedWeightMixin",
+    "is_sparse",
+    "named_masks",
+    "deploy_masks",
+    "binarize_masks",
+]
 
 # Instance attribute holding the inference-time product ``weight * mask``.
 _CACHE = "_weight_masked_cache"
-# Instance attribute holding a loaded mask until the whole layer is loaded.
-_LOADED_MASK = "_loaded_mask"
 # Instance attribute marking a replica's mask stored before its weight was readable.
 _UNSETTLED = "_mask_unsettled"
 
 
-class BaseMasked(torch.nn.Module):
+class _TwinSignature:
+    """``inspect.signature`` of a masked class: the arguments ``__init__`` passes on.
+
+    :meth:`BaseMasked.__init__` takes ``(*args, **kwargs)`` for the dense
+    twin; this shows the twin's (or a subclass's own) ``__init__`` instead.
+    """
+
+    def __get__(self, instance, owner):
+        if instance is not None or owner is BaseMasked:
+            return None  # inspect then proceeds as usual
+        init = next(
+            c.__init__ for c in owner.__mro__ if "__init__" in vars(c) and c is not BaseMasked
+        )
+        return inspect.Signature(list(inspect.signature(init).parameters.values())[1:])
+
+
+class BaseMasked(torch.nn.Module, SparsityStats):
     r"""The masking mechanism shared by every masked layer.
 
     A masked layer is its dense twin plus this base: it multiplies the
@@ -85,6 +109,18 @@ class BaseMasked(torch.nn.Module):
     which drops the cached product. With autograd on,
     the product is always recomputed and the cache is dropped.
 
+    **Loading and pickling.** ``load_state_dict`` sets, replaces or keeps
+    the mask; under ``strict=True`` a state_dict without ``mask`` is
+    reported as missing it, whether or not the layer has one. The mask is
+    loaded by the method ``_load_from_state_dict``, not by a load hook, so
+    a pickled masked layer holds no reference to a private function:
+    ``torch.save(model)`` then ``torch.load(path, weights_only=True)``
+    works inside ``torch.serialization.safe_globals([...])`` listing the
+    model's classes (its layers, :class:`~cplxmodule.nn.CplxParameter`,
+    torch's containers), and ``weights_only=False`` loads it as any pickled
+    module (only from a trusted source). Saving the ``state_dict`` needs
+    neither.
+
     Examples
     --------
     >>> from cplxmodule.nn.masked import LinearMasked
@@ -96,10 +132,11 @@ class BaseMasked(torch.nn.Module):
     torch.Size([4, 2])
     """
 
+    __signature__ = _TwinSignature()
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.register_buffer("mask", None)
-        self.register_load_state_dict_post_hook(_register_loaded_mask)
 
     def forward(self, *inputs, **kwargs):
         """The dense twin's forward pass with :attr:`weight_masked` as its weight.
@@ -140,6 +177,17 @@ class BaseMasked(torch.nn.Module):
         """bool: whether a mask is set."""
         return self.mask is not None
 
+    def sparsity(self, **kwargs):
+        """``[(id(part), n_zeroed), ...]`` for the weight's real parameters, as published.
+
+        A complex weight gives one pair per part. Without a mask nothing is
+        zeroed. Keyword arguments are accepted and ignored.
+        """
+        weight = self.weight
+        parts = (weight.real, weight.imag) if isinstance(weight, Cplx) else (weight,)
+        n_zeroed = 0 if self.mask is None else int(torch.eq(self.mask, 0).sum())
+        return [(id(part), n_zeroed) for part in parts]
+
     def mask_(self, mask):
         r"""Set, replace or remove the mask, in place.
 
@@ -156,10 +204,14 @@ class BaseMasked(torch.nn.Module):
         Raises
         ------
         TypeError
-            If ``mask`` is neither a tensor nor ``None``.
+            If ``mask`` is neither a tensor nor ``None``, or is complex.
+        ValueError
+            If ``mask`` has NaN or infinite values. Negative and non-binary
+            values are allowed (relevance scores scale the weight).
         RuntimeError
-            If ``mask`` does not broadcast to the weight's shape (the error
-            torch's own broadcasting raises). The layer keeps its old mask.
+            If ``mask`` does not broadcast to the weight's shape (the
+            message ends with torch's own broadcasting message). The layer
+            keeps its old mask in every case.
         """
         if mask is not None:
             mask = self._mask_like_weight(mask)
@@ -178,9 +230,9 @@ class BaseMasked(torch.nn.Module):
         mask = self._buffers.get("mask")  # the hot path: skip Module.__getattr__
         if mask is None:
             raise RuntimeError(
-                f"`{type(self).__name__}` has no sparsity mask: set one with "
+                f"{type(self).__name__} has no sparsity mask: set one with "
                 "`layer.mask = ...` or `deploy_masks(...)`, or load a state_dict "
-                "that has it."
+                "that has it"
             )
         if torch.compiler.is_compiling():
             return self.weight * mask
@@ -215,15 +267,22 @@ class BaseMasked(torch.nn.Module):
         if mask is not None:
             self.register_buffer("mask", self._mask_like_weight(mask))
 
-    def _mask_like_weight(self, mask):
-        """Validate ``mask`` and return the tensor to register as the mask."""
+    def _mask_like_weight(self, mask, target=None):
+        """Validate ``mask`` and return the tensor to register as the mask.
+
+        It takes its shape, dtype and device from ``target``, by default the
+        weight's real tensor.
+        """
+        name = type(self).__name__
         if not isinstance(mask, torch.Tensor):
             raise TypeError(
-                f"`{type(self).__name__}`: `mask` must be a torch.Tensor or None, "
-                f"got {type(mask).__name__}."
+                f"{name}: `mask` must be a torch.Tensor or None, "
+                f"got {type(mask).__name__}"
             )
         mask = mask.detach()
-        target = self._mask_target()
+        if not getattr(self, "_is_replica", False):
+            _check_mask_values(name, mask)
+        target = self._mask_target() if target is None else target
         if target is None:
             converted = mask
             self.__dict__[_UNSETTLED] = True
@@ -232,8 +291,9 @@ class BaseMasked(torch.nn.Module):
                 mask = torch.broadcast_to(mask, target.shape)
             except RuntimeError as e:
                 raise RuntimeError(
-                    f"`{type(self).__name__}`: a mask of shape {tuple(mask.shape)} "
-                    f"does not broadcast to the weight's shape {tuple(target.shape)}."
+                    f"{name}: `mask` must broadcast to the weight's"
+                    f" shape, got a mask of shape {tuple(mask.shape)} that does not"
+                    f" broadcast to {tuple(target.shape)}: {e}"
                 ) from e
             converted = mask.to(
                 device=target.device,
@@ -265,6 +325,7 @@ class BaseMasked(torch.nn.Module):
         return output
 
     def _apply(self, fn, recurse=True):
+        _refuse_complex_cast(self, fn)
         # conversions may keep the tensor objects and their versions
         # (``param.data = ...``) while changing dtype or device
         self.__dict__.pop(_CACHE, None)
@@ -273,17 +334,22 @@ class BaseMasked(torch.nn.Module):
     def _load_from_state_dict(
         self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
     ):
-        self.__dict__.pop(_LOADED_MASK, None)
+        # A method, not a load hook: a per-instance hook would be pickled
+        # with the layer and keep ``torch.load(weights_only=True)`` of a
+        # whole pickled model from allowlisting it.
         key = prefix + "mask"
         if key not in state_dict:
-            # torch's loader reports a set mask as missing (strict) or keeps it
+            # strict loading reports the mask missing even when none is set
+            # (torch's loader reports a set one itself); the mask is kept
+            if self._buffers.get("mask") is None:
+                missing_keys.append(key)
             return super()._load_from_state_dict(
                 state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
             )
         try:
             # validate now, so that a bad mask leaves the whole layer untouched
             self._mask_like_weight(state_dict[key])
-        except (TypeError, RuntimeError) as e:
+        except (TypeError, ValueError, RuntimeError) as e:
             error_msgs.append(f"While loading {key!r}: {e}")
             return
         # torch's loader would ``copy_`` into the current mask in place; take
@@ -296,18 +362,35 @@ class BaseMasked(torch.nn.Module):
         )
         if key in missing_keys:
             missing_keys.remove(key)
-        if len(error_msgs) == n_errors:
-            # registered by ``_register_loaded_mask`` once the children are
-            # loaded too: a complex weight lives in a child, and with
-            # ``assign=True`` the loaded weight may bring another device or dtype
-            self.__dict__[_LOADED_MASK] = mask
+        if len(error_msgs) == n_errors:  # a failed load leaves the layer as it was
+            target = self._loaded_weight(state_dict, prefix, local_metadata)
+            self.register_buffer("mask", self._mask_like_weight(mask, target))
+
+    def _loaded_weight(self, state_dict, prefix, local_metadata):
+        """The real tensor the weight will be once loading ends.
+
+        With ``assign=True`` the loaded tensor replaces the weight, with its
+        own device and dtype; otherwise it is copied into the current one. A
+        complex weight is a child module, loaded after this method returns,
+        so its parts are read from the state_dict.
+        """
+        if local_metadata.get("assign_to_params_buffers", False):
+            for key in (prefix + "weight.real", prefix + "weight"):
+                if isinstance(state_dict.get(key), torch.Tensor):
+                    return state_dict[key]
+        return None
 
 
-def _register_loaded_mask(layer, incompatible_keys):
-    """Register the mask that ``_load_from_state_dict`` accepted, next to the loaded weight."""
-    mask = layer.__dict__.pop(_LOADED_MASK, None)
-    if mask is not None:
-        layer.mask_(mask)
+def _check_mask_values(name, mask):
+    """A mask must be real and finite (NaN or inf would poison every output)."""
+    if mask.is_complex():
+        raise TypeError(f"{name}: `mask` must be real, got dtype {mask.dtype}")
+    if (
+        mask.is_floating_point()
+        and mask.device.type != "meta"
+        and not bool(torch.isfinite(mask).all())
+    ):
+        raise ValueError(f"{name}: `mask` must be finite, got NaN or infinite values")
 
 
 def _part_tensors(x):
@@ -371,7 +454,8 @@ def named_masks(module, prefix=""):
             yield name, layer.mask
 
 
-def deploy_masks(module, *, state_dict=None, prefix="", reduce_fn=None):
+def deploy_masks(module, *, state_dict=None, prefix="", reset=False, reduce_fn=None,
+                 strict=False):
     """Set the masks of every masked layer of ``module`` from a dictionary.
 
     Parameters
@@ -381,13 +465,18 @@ def deploy_masks(module, *, state_dict=None, prefix="", reduce_fn=None):
     state_dict : Mapping[str, torch.Tensor], optional
         Masks keyed ``<layer name>.mask`` (``mask`` for ``module`` itself),
         as in a state_dict or the output of
-        :func:`~cplxmodule.nn.relevance.compute_ard_masks`. Layers without a
-        key keep their mask; keys of other layers are ignored. ``None``
-        deploys nothing.
+        :func:`~cplxmodule.nn.relevance.compute_ard_masks`. Other entries
+        (weights) are ignored. ``None`` deploys nothing.
     prefix : str, optional
         Prefix of the layer names in ``state_dict``.
+    reset : bool, default False
+        Remove the mask of every masked layer that has no key; by default
+        such layers keep their mask.
     reduce_fn : callable, optional
         Applied to each mask before it is set (e.g. ``lambda m: m > 0.5``).
+    strict : bool, default False
+        Raise if a ``...mask`` key matches no masked layer (a typo, or a
+        layer name from another model); by default such keys are ignored.
 
     Returns
     -------
@@ -396,21 +485,45 @@ def deploy_masks(module, *, state_dict=None, prefix="", reduce_fn=None):
 
     Raises
     ------
-    TypeError, RuntimeError
-        If a mask is not a tensor or does not broadcast to its layer's
-        weight. Every mask is checked before any is set, so on error no
-        layer changes.
+    TypeError, ValueError, RuntimeError
+        If a mask is not a real finite tensor or does not broadcast to its
+        layer's weight (see :meth:`BaseMasked.mask_`), or, with ``strict``,
+        if mask keys match no masked layer. Everything is checked before any
+        mask is set, so on error no layer changes.
+
+    Examples
+    --------
+    >>> from cplxmodule.nn.masked import LinearMasked
+    >>> model = torch.nn.Sequential(LinearMasked(3, 2), LinearMasked(2, 2))
+    >>> _ = deploy_masks(model, state_dict={"0.mask": torch.ones(2, 3)})
+    >>> model[0].is_sparse, model[1].is_sparse
+    (True, False)
+    >>> deploy_masks(model, state_dict={"2.mask": torch.ones(2, 2)}, strict=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: deploy_masks: `state_dict` has masks for no masked layer of `module`: ['2.mask']
     """
     if state_dict is None:
         return module
-    new_masks = []
+    new_masks, used = [], set()
     for name, layer in module.named_modules(prefix=prefix):
+        if not isinstance(layer, BaseMasked):
+            continue
         key = f"{name}.mask" if name else "mask"
-        if isinstance(layer, BaseMasked) and key in state_dict:
+        if key in state_dict:
             mask = state_dict[key]
             if reduce_fn is not None:
                 mask = reduce_fn(mask)
             new_masks.append((layer, layer._mask_like_weight(mask)))
+            used.add(key)
+        elif reset:
+            new_masks.append((layer, None))
+    if strict:
+        unused = [k for k in state_dict if (k == "mask" or k.endswith(".mask")) and k not in used]
+        if unused:
+            raise ValueError(
+                f"deploy_masks: `state_dict` has masks for no masked layer of `module`: {unused}"
+            )
     for layer, mask in new_masks:
         layer.register_buffer("mask", mask)
     return module
@@ -456,7 +569,7 @@ def binarize_masks(state_dict, masks):
     state_dict, binary = dict(state_dict), {}
     for name, mask in masks.items():
         if name != "mask" and not name.endswith(".mask"):
-            raise KeyError(f"binarize_masks: mask keys end with '.mask', got {name!r}.")
+            raise KeyError(f"binarize_masks: `masks` keys must end with '.mask', got {name!r}")
         layer = name[: -len("mask")]
         keys = [
             key
@@ -464,8 +577,12 @@ def binarize_masks(state_dict, masks):
             if key in state_dict
         ]
         if not keys:
-            raise KeyError(f"binarize_masks: mask {name!r} has no weight in `state_dict`.")
+            raise KeyError(f"binarize_masks: `state_dict` must hold the weight of mask {name!r}")
         for key in keys:
             state_dict[key] = state_dict[key] * mask
         binary[name] = torch.ne(mask, 0).to(mask.dtype)
     return state_dict, binary
+
+
+MaskedWeightMixin = BaseMasked
+"""The published name of :class:`BaseMasked`, kept for code that imports it."""

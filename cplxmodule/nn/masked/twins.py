@@ -227,9 +227,7 @@ def magnitude_masks(module, keep, scope="global"):
         raise ValueError(f"magnitude_masks: `keep` must be a fraction in (0, 1], got {keep!r}.")
     if scope not in ("global", "layer"):
         raise ValueError(f"magnitude_masks: `scope` must be 'global' or 'layer', got {scope!r}.")
-    layers = [
-        (name, layer) for name, layer in module.named_modules() if type(layer) in _FAMILY
-    ]
+    layers = [(name, layer) for name, layer in module.named_modules() if type(layer) in _FAMILY]
     if not layers:
         raise ValueError(
             f"magnitude_masks: `module` ({type(module).__name__}) has no layer with a masked twin."

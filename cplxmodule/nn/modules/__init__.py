@@ -25,6 +25,7 @@ from . import (
     dropout,
     pooling,
     native,
+    extra,
 )
 
 __all__ = [

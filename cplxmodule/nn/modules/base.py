@@ -6,10 +6,39 @@ import operator
 import torch
 
 from ...cplx import Cplx
+from ...cplx._shared import checked_cplx
 from .parameter import CplxParameter  # noqa: F401  (published import path)
-from .parameter import _load_complex_children
+from .parameter import _load_complex_children, _refuse_complex_cast
 
-__all__ = ["CplxToCplx", "BaseRealToCplx", "BaseCplxToReal"]
+__all__ = [
+    "CplxToCplx",
+    "BaseRealToCplx",
+    "BaseCplxToReal",
+    "CplxParameterAccessor",
+    "is_from_cplx",
+    "is_to_cplx",
+    "is_cplx_to_cplx",
+]
+
+
+class CplxParameterAccessor:
+    """A no-op base kept for layers written against the published package.
+
+    The published package read a complex parameter ``layer.weight`` through
+    a ``__getattr__`` on this base.  Here a :class:`CplxParameter` is itself
+    a :class:`Cplx`, so attribute access already returns one and nothing
+    needs intercepting; subclasses that list this base keep working.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> class Scale(CplxParameterAccessor, torch.nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.weight = CplxParameter(cplx.Cplx.ones(2))
+    >>> isinstance(Scale().weight, cplx.Cplx)
+    True
+    """
 
 
 class _CplxStateDict(torch.nn.Module):
@@ -25,7 +54,7 @@ class _CplxStateDict(torch.nn.Module):
         unexpected_keys,
         error_msgs,
     ):
-        _load_complex_children(self, state_dict, prefix, error_msgs)
+        _load_complex_children(self, state_dict, prefix, error_msgs, missing_keys)
         super()._load_from_state_dict(
             state_dict,
             prefix,
@@ -36,8 +65,12 @@ class _CplxStateDict(torch.nn.Module):
             error_msgs,
         )
 
+    def _apply(self, fn, recurse=True):
+        _refuse_complex_cast(self, fn)
+        return super()._apply(fn, recurse)
 
-class CplxToCplx(_CplxStateDict):
+
+class CplxToCplx(CplxParameterAccessor, _CplxStateDict):
     r"""Base class of layers mapping a :class:`Cplx` to a :class:`Cplx`.
 
     ``CplxToCplx[Base]`` promotes a real layer class or a unary function to a
@@ -166,16 +199,110 @@ def _split_function(function):
     return _Promoted(name, (_SplitFunction,), namespace)
 
 
+def _ends(module, index):
+    """The first (``index=0``) or last (``-1``) layer of a :class:`torch.nn.Sequential`."""
+    while isinstance(module, torch.nn.Sequential) and not isinstance(module, CplxToCplx):
+        if not len(module):
+            return None
+        module = module[index]
+    return module
+
+
+def _is(module, bases):
+    """Whether ``module``, a layer or a layer class, derives from one of ``bases``."""
+    if isinstance(module, type):
+        return issubclass(module, bases)
+    return isinstance(module, bases)
+
+
+def is_from_cplx(module):
+    """Whether ``module`` takes a :class:`Cplx` input.
+
+    Parameters
+    ----------
+    module : torch.nn.Module or type
+        A layer or a layer class. A :class:`torch.nn.Sequential` is judged
+        by its first layer.
+
+    Returns
+    -------
+    bool
+        ``True`` for :class:`CplxToCplx` and :class:`BaseCplxToReal` layers;
+        ``False`` for anything else, an empty sequence included.
+
+    Examples
+    --------
+    >>> from cplxmodule.nn import CplxLinear, CplxToReal
+    >>> is_from_cplx(CplxToReal()), is_from_cplx(torch.nn.Linear(2, 2))
+    (True, False)
+    >>> is_from_cplx(torch.nn.Sequential(CplxLinear(2, 2), torch.nn.ReLU()))
+    True
+    """
+    return _is(_ends(module, 0), (CplxToCplx, BaseCplxToReal))
+
+
+def is_to_cplx(module):
+    """Whether ``module`` returns a :class:`Cplx`.
+
+    Parameters
+    ----------
+    module : torch.nn.Module or type
+        A layer or a layer class. A :class:`torch.nn.Sequential` is judged
+        by its last layer.
+
+    Returns
+    -------
+    bool
+        ``True`` for :class:`CplxToCplx` and :class:`BaseRealToCplx` layers;
+        ``False`` for anything else, an empty sequence included.
+
+    Examples
+    --------
+    >>> from cplxmodule.nn import RealToCplx
+    >>> is_to_cplx(RealToCplx()), is_to_cplx(torch.nn.ReLU)
+    (True, False)
+    """
+    return _is(_ends(module, -1), (CplxToCplx, BaseRealToCplx))
+
+
+def is_cplx_to_cplx(module):
+    """Whether ``module`` maps a :class:`Cplx` to a :class:`Cplx`.
+
+    Parameters
+    ----------
+    module : torch.nn.Module or type
+        A layer or a layer class; see :func:`is_from_cplx` and :func:`is_to_cplx`.
+
+    Returns
+    -------
+    bool
+        ``is_from_cplx(module) and is_to_cplx(module)``.
+
+    Examples
+    --------
+    >>> from cplxmodule.nn import CplxLinear, CplxToReal, RealToCplx
+    >>> is_cplx_to_cplx(CplxLinear(2, 2))
+    True
+    >>> is_cplx_to_cplx(torch.nn.Sequential(CplxToReal(), RealToCplx()))
+    True
+    """
+    return is_from_cplx(module) and is_to_cplx(module)
+
+
 def _check_cplx(layer, input, shape=None, name="input"):
-    """Raise a clear error unless ``input`` is a :class:`Cplx` for ``layer``.
+    """Raise the functional core's error unless ``input`` is a :class:`Cplx`, naming ``layer``.
 
     ``shape`` describes the expected shape in the message, e.g. ``"(..., 4)"``.
+    The input's dtype must be that of the layer's weight, if it has one:
+    torch's own message would come from deep in the functional core and
+    name neither the layer nor the argument.
     """
-    if isinstance(input, Cplx):
-        return input
-    expected = "a Cplx" + (f" of shape {shape}" if shape else "")
-    if isinstance(input, torch.Tensor):
-        got = f"a {input.dtype} tensor of shape {tuple(input.shape)}"
-    else:
-        got = type(input).__name__
-    raise TypeError(f"{layer._get_name()}: `{name}` must be {expected}, got {got}")
+    input = checked_cplx(input, name, where=layer._get_name(), shape=shape)
+    weight = layer._modules.get("weight", layer._parameters.get("weight"))
+    if weight is not None and weight.dtype != input.dtype:
+        raise TypeError(
+            f"{layer._get_name()}: `{name}` has dtype {input.dtype} but the "
+            f"layer's weight has dtype {weight.dtype}: cast one to the other "
+            "(e.g. `layer.to(input.dtype)` or `input.to(weight.dtype)`)"
+        )
+    return input

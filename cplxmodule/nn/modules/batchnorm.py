@@ -3,10 +3,44 @@ r"""Complex batch normalisation: :math:`2 \times 2` whitening per channel."""
 import torch
 
 from ... import cplx
+from ...cplx._shared import check_shape
+from ...cplx.normalization import _whiten_parts
 from .base import CplxToCplx, _check_cplx
 from .parameter import _factory_kwargs
 
-__all__ = ["CplxBatchNorm1d", "CplxBatchNorm2d", "CplxBatchNorm3d"]
+__all__ = [
+    "CplxBatchNorm1d",
+    "CplxBatchNorm2d",
+    "CplxBatchNorm3d",
+    "whiten2x2",
+    "whitendxd",
+    "cplx_batch_norm",
+]
+
+_WHITEN_ARGUMENTS = """tensor : torch.Tensor
+        Real tensor of shape :math:`({d}, N, C, *)`.
+    training : bool
+        Normalise by the batch statistics and update the running ones;
+        otherwise by the running statistics (by the batch ones if
+        ``running_mean`` is ``None``).
+    running_mean, running_cov : torch.Tensor, optional
+        :math:`({d}, C)` and :math:`({d}, {d}, C)` running statistics, updated
+        in place when training.
+    momentum : float
+        Weight of the batch in the running-average update.
+    nugget : float
+        Added to the diagonal of the covariance.
+
+    Returns
+    -------
+    torch.Tensor
+        The whitened tensor, of the shape of ``tensor``."""
+
+_RUNNING_NOTE = """As in :func:`cplxmodule.cplx.batch_norm`, the running covariance
+    holds torch's unbiased estimate and ``{eps}`` is added when normalising,
+    not stored (the published package stored the biased estimate plus
+    ``{eps}``): batch-mode outputs are the same, running statistics differ by
+    :math:`n / (n - 1)` and :math:`\\epsilon`."""
 
 
 def _eye_(tensor):
@@ -127,8 +161,8 @@ class _CplxNormBase(CplxToCplx):
         self._check_input_dim(input)
         if input.shape[1] != self.num_features:
             raise ValueError(
-                f"{name}: expected input with {self.num_features} channels "
-                f"(num_features) at dim 1, got input of shape {tuple(input.shape)}"
+                f"{name}: `input` must have shape (N, {self.num_features}, *)"
+                f" (num_features at dim 1), got {tuple(input.shape)}"
             )
 
     def extra_repr(self):
@@ -241,8 +275,8 @@ class CplxBatchNorm1d(_CplxBatchNorm):
     def _check_input_dim(self, input):
         if input.dim() not in (2, 3):
             raise ValueError(
-                f"{type(self).__name__}: expected 2D (N, C) or 3D (N, C, L) input,"
-                f" got {input.dim()}D input of shape {tuple(input.shape)}"
+                f"{type(self).__name__}: `input` must have shape (N, C) or (N, C, L),"
+                f" got {tuple(input.shape)}"
             )
 
 
@@ -257,8 +291,8 @@ class CplxBatchNorm2d(_CplxBatchNorm):
     def _check_input_dim(self, input):
         if input.dim() != 4:
             raise ValueError(
-                f"{type(self).__name__}: expected 4D (N, C, H, W) input,"
-                f" got {input.dim()}D input of shape {tuple(input.shape)}"
+                f"{type(self).__name__}: `input` must have shape (N, C, H, W),"
+                f" got {tuple(input.shape)}"
             )
 
 
@@ -273,6 +307,179 @@ class CplxBatchNorm3d(_CplxBatchNorm):
     def _check_input_dim(self, input):
         if input.dim() != 5:
             raise ValueError(
-                f"{type(self).__name__}: expected 5D (N, C, D, H, W) input,"
-                f" got {input.dim()}D input of shape {tuple(input.shape)}"
+                f"{type(self).__name__}: `input` must have shape (N, C, D, H, W),"
+                f" got {tuple(input.shape)}"
             )
+
+
+def whiten2x2(
+    tensor, training=True, running_mean=None, running_cov=None, momentum=0.1, nugget=1e-5
+):
+    r"""Whiten the (real, imaginary) pairs of a stacked tensor per channel.
+
+    The published package's layout of :func:`cplxmodule.cplx.batch_norm`
+    without the affine map: ``tensor[0]`` holds the real parts and
+    ``tensor[1]`` the imaginary parts of a :math:`(N, C, *)` input.
+
+    Parameters
+    ----------
+    {arguments}
+
+    Raises
+    ------
+    ValueError
+        If ``tensor`` is not :math:`(2, N, C, *)`, or a statistic does not
+        match the number of channels.
+
+    Notes
+    -----
+    {note}
+
+    Examples
+    --------
+    >>> x = torch.randn(2, 64, 3)
+    >>> y = whiten2x2(x)
+    >>> cov = torch.einsum("inc,jnc->cij", y, y) / 64
+    >>> torch.allclose(cov, torch.eye(2).expand(3, 2, 2), atol=1e-3)
+    True
+    """
+    where = "whiten2x2"
+    if not isinstance(tensor, torch.Tensor) or tensor.dim() < 3 or tensor.shape[0] != 2:
+        raise ValueError(f"{where}: `tensor` must have shape (2, N, C, *), got {_shape(tensor)}")
+    output = cplx.batch_norm(
+        cplx.Cplx(tensor[0], tensor[1]),
+        running_mean,
+        running_cov,
+        training=training or running_mean is None,
+        momentum=momentum,
+        eps=nugget,
+    )
+    return torch.stack([output.real, output.imag])
+
+
+def whitendxd(
+    tensor, training=True, running_mean=None, running_cov=None, momentum=0.1, nugget=1e-5
+):
+    r"""Whiten the :math:`d` stacked real parts of a tensor per channel.
+
+    :func:`whiten2x2` for :math:`d` parts: each channel's :math:`d`-vector is
+    centred and multiplied by the inverse symmetric square root of its
+    :math:`d \times d` covariance (plus ``nugget`` on the diagonal), so that
+    the parts come out uncorrelated with unit variance; for :math:`d = 2` the
+    result is :func:`whiten2x2`'s.
+
+    Parameters
+    ----------
+    {arguments}
+
+    Raises
+    ------
+    ValueError
+        If ``tensor`` has fewer than three dimensions, or a statistic does
+        not match its shape.
+
+    Notes
+    -----
+    The published function multiplied by the inverse of the upper Cholesky
+    factor, which does not decorrelate the parts unless they are
+    uncorrelated already; this one does. {note}
+
+    Examples
+    --------
+    >>> x = torch.randn(3, 256, 2, dtype=torch.float64)
+    >>> y = whitendxd(x)
+    >>> cov = torch.einsum("inc,jnc->cij", y, y) / 256
+    >>> torch.allclose(cov, torch.eye(3, dtype=x.dtype).expand(2, 3, 3), atol=1e-3)
+    True
+    """
+    where = "whitendxd"
+    if not isinstance(tensor, torch.Tensor) or tensor.dim() < 3:
+        raise ValueError(f"{where}: `tensor` must have shape (d, N, C, *), got {_shape(tensor)}")
+    d, n_channels = tensor.shape[0], tensor.shape[2]
+    check_shape(running_mean, (d, n_channels), "running_mean", where)
+    check_shape(running_cov, (d, d, n_channels), "running_cov", where)
+    training = training or running_mean is None or running_cov is None
+    return _whiten_parts(tensor, training, running_mean, running_cov, momentum, nugget)
+
+
+def cplx_batch_norm(
+    input,
+    running_mean,
+    running_var,
+    weight=None,
+    bias=None,
+    training=True,
+    momentum=0.1,
+    eps=1e-05,
+):
+    r"""Complex batch normalisation, at its published path and with its defaults.
+
+    :func:`cplxmodule.cplx.batch_norm` (which the layers call), except
+    that ``training`` defaults to ``True`` and that without running
+    statistics the batch ones are used in either mode, as published.
+
+    Parameters
+    ----------
+    input : Cplx
+        Input of shape :math:`(N, C, *)`.
+    running_mean, running_var : torch.Tensor or None
+        :math:`(2, C)` running mean and :math:`(2, 2, C)` running covariance.
+    weight : torch.Tensor, optional
+        Real :math:`(2, 2, C)` affine maps.
+    bias : torch.Tensor, optional
+        Real :math:`(2, C)` shifts, real parts in row 0.
+    training : bool
+    momentum : float
+    eps : float
+        See :func:`cplxmodule.cplx.batch_norm`.
+
+    Returns
+    -------
+    Cplx
+        The normalised input.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is not a :class:`~cplxmodule.cplx.Cplx`.
+    ValueError
+        As :func:`cplxmodule.cplx.batch_norm`.
+
+    Notes
+    -----
+    {note}
+
+    Examples
+    --------
+    >>> z = cplx.randn(16, 3, 4)
+    >>> cplx_batch_norm(z, None, None).shape
+    torch.Size([16, 3, 4])
+    """
+    return cplx.batch_norm(
+        input,
+        running_mean,
+        running_var,
+        weight,
+        bias,
+        training or running_mean is None,
+        momentum,
+        eps,
+    )
+
+
+def _shape(tensor):
+    if isinstance(tensor, torch.Tensor):
+        return tuple(tensor.shape)
+    return type(tensor).__name__
+
+
+for _function, _eps, _d in (
+    (whiten2x2, "nugget", "2"),
+    (whitendxd, "nugget", "d"),
+    (cplx_batch_norm, "eps", None),
+):
+    if _function.__doc__:  # not under python -OO
+        _function.__doc__ = _function.__doc__.format(
+            note=_RUNNING_NOTE.format(eps=_eps),
+            arguments=_d and _WHITEN_ARGUMENTS.format(d=_d),
+        )

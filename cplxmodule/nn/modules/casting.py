@@ -14,8 +14,8 @@ __all__ = [
     "RealToCplx",
     "CplxToReal",
     "AsTypeCplx",
-    "CplxReal",
-    "CplxImag",
+    "TensorToCplx",
+    "CplxToTensor",
 ]
 
 
@@ -93,25 +93,26 @@ class CplxToInterleavedReal(BaseCplxToReal):
 
     Parameters
     ----------
+    dim : int, default -1
+        The published package's only argument, hence first.
     flatten : bool, default True
         Merge the pairs into ``dim``, doubling its size; otherwise the pairs
         form a new dimension of size two after ``dim``.
-    dim : int, default -1
 
     See Also
     --------
     cplxmodule.cplx.to_interleaved_real
     """
 
-    def __init__(self, flatten=True, dim=-1):
+    def __init__(self, dim=-1, flatten=True):
         super().__init__()
-        self.flatten, self.dim = flatten, dim
+        self.dim, self.flatten = dim, flatten
 
     def forward(self, input):
         return cplx.to_interleaved_real(_check_cplx(self, input), self.flatten, self.dim)
 
     def extra_repr(self):
-        return f"flatten={self.flatten}, dim={self.dim}"
+        return f"dim={self.dim}, flatten={self.flatten}"
 
 
 class CplxToConcatenatedReal(BaseCplxToReal):
@@ -132,7 +133,7 @@ class CplxToConcatenatedReal(BaseCplxToReal):
         self.dim = dim
 
     def forward(self, input):
-        return cplx.to_concatenated_real(_check_cplx(self, input), self.dim)
+        return cplx.to_concatenated_real(_check_cplx(self, input), dim=self.dim)
 
     def extra_repr(self):
         return f"dim={self.dim}"
@@ -157,15 +158,58 @@ class AsTypeCplx(BaseRealToCplx):
         return Cplx(input)
 
 
-class CplxReal(BaseCplxToReal):
-    """The real part of a :class:`Cplx`."""
+class TensorToCplx(BaseRealToCplx):
+    """Read a real tensor of shape ``(..., 2)`` as a :class:`Cplx` of shape ``(...)``.
+
+    The layout of :func:`torch.view_as_real`: the last dimension holds the
+    real and the imaginary part. The parts are views of the input.
+
+    Raises
+    ------
+    TypeError
+        If the input is not a real tensor.
+    ValueError
+        If its last dimension does not have size 2.
+
+    See Also
+    --------
+    CplxToTensor : the inverse.
+
+    Examples
+    --------
+    >>> z = TensorToCplx()(torch.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    >>> z.real, z.imag
+    (tensor([1., 3.]), tensor([2., 4.]))
+    """
 
     def forward(self, input):
-        return _check_cplx(self, input).real
+        _check_real(self, input)
+        if input.dim() == 0 or input.shape[-1] != 2:
+            raise ValueError(
+                f"{self._get_name()}: `input` must have shape (..., 2), "
+                f"got {tuple(input.shape)}"
+            )
+        return Cplx(*input.unbind(-1))
 
 
-class CplxImag(BaseCplxToReal):
-    """The imaginary part of a :class:`Cplx`."""
+class CplxToTensor(BaseCplxToReal):
+    """Write a :class:`Cplx` of shape ``(...)`` as a real tensor of shape ``(..., 2)``.
+
+    The layout of :func:`torch.view_as_real`; the inverse of :class:`TensorToCplx`.
+
+    Raises
+    ------
+    TypeError
+        If the input is not a :class:`Cplx`.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> z = cplx.Cplx(torch.tensor([1.0, 3.0]), torch.tensor([2.0, 4.0]))
+    >>> CplxToTensor()(z)
+    tensor([[1., 2.],
+            [3., 4.]])
+    """
 
     def forward(self, input):
-        return _check_cplx(self, input).imag
+        return cplx.to_interleaved_real(_check_cplx(self, input), False, -1)

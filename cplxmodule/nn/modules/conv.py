@@ -6,11 +6,18 @@ import torch
 import torch.nn.functional as F
 
 from ... import cplx
-from ...cplx._shared import check_padding, ntuple
+from ...cplx._shared import (
+    check_conv_input,
+    check_padding,
+    conv_input_shape,
+    ntuple,
+)
 from .base import CplxToCplx, _check_cplx
 from .linear import _add_weight_and_bias, _reset_weight_and_bias
 
 __all__ = [
+    "CplxConvNd",
+    "CplxConvTransposeNd",
     "CplxConv1d",
     "CplxConv2d",
     "CplxConv3d",
@@ -19,7 +26,7 @@ __all__ = [
     "CplxConvTranspose3d",
 ]
 
-class _CplxConvNd(CplxToCplx):
+class CplxConvNd(CplxToCplx):
     """Dimension-generic base of the complex (transposed) convolutions.
 
     Checks the arguments, creates and initialises the parameters and writes
@@ -31,6 +38,29 @@ class _CplxConvNd(CplxToCplx):
     which re-checks nothing, so a masked or Bayesian subclass passes its own
     weight, or a real weight with a real input.  Padding modes are handled
     by the functional op.
+
+    Parameters
+    ----------
+    in_channels, out_channels, kernel_size, stride, padding, dilation
+        As for :class:`torch.nn.Conv1d`, all required (the subclasses give
+        the defaults).
+    transposed : bool
+        Lay the weight out as a transposed convolution's,
+        ``(in_channels, out_channels / groups, *kernel_size)``.
+    output_padding, groups, bias, padding_mode
+        As for :class:`torch.nn.ConvTranspose1d`.
+    device, dtype : optional
+        Factory kwargs.
+
+    Examples
+    --------
+    >>> class Conv4(CplxConvNd):  # a 1d convolution with a fixed kernel size
+    ...     _n, _conv = 1, staticmethod(cplx.conv1d)
+    ...     def forward(self, input):
+    ...         return self._conv(input, self.weight, self.bias)
+    >>> layer = Conv4(2, 3, 4, 1, 0, 1, False, 0, 1, True, "zeros")
+    >>> layer(cplx.randn(1, 2, 9)).shape
+    torch.Size([1, 3, 6])
     """
 
     _n = None
@@ -59,21 +89,24 @@ class _CplxConvNd(CplxToCplx):
         for arg, channels in (("in_channels", in_channels), ("out_channels", out_channels)):
             if channels % groups:
                 raise ValueError(
-                    f"{name}: `{arg}`={channels} must be divisible by `groups`={groups}"
+                    f"{name}: `{arg}` must be divisible by `groups`={groups}, got {channels}"
                 )
-        stride = ntuple(stride, n, "stride")
+        stride = ntuple(stride, n, "stride", name)
         check_padding(padding, padding_mode, stride, n, where=name)
         if transposed and padding_mode != "zeros":
-            raise ValueError(f'{name}: only "zeros" `padding_mode` is supported')
+            raise ValueError(
+                f'{name}: `padding_mode` must be "zeros" for a transposed convolution,'
+                f" got {padding_mode!r}"
+            )
         if not isinstance(padding, str):
-            padding = ntuple(padding, n, "padding")
+            padding = ntuple(padding, n, "padding", name)
 
         self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size = ntuple(kernel_size, n, "kernel_size")
+        self.kernel_size = ntuple(kernel_size, n, "kernel_size", name)
         self.stride, self.padding = stride, padding
-        self.dilation = ntuple(dilation, n, "dilation")
+        self.dilation = ntuple(dilation, n, "dilation", name)
         self.transposed = transposed
-        self.output_padding = ntuple(output_padding, n, "output_padding")
+        self.output_padding = ntuple(output_padding, n, "output_padding", name)
         self.groups, self.padding_mode = groups, padding_mode
 
         if transposed:
@@ -90,13 +123,8 @@ class _CplxConvNd(CplxToCplx):
 
     def _check_inputs(self, input):
         n, channels = self._n, self.in_channels
-        shape = f"(N, {channels}, {', '.join('*' * n)}) or ({channels}, {', '.join('*' * n)})"
-        _check_cplx(self, input, shape)
-        if input.dim() not in (n + 1, n + 2) or input.shape[-n - 1] != channels:
-            raise ValueError(
-                f"{self._get_name()}: `input` must have shape {shape}, "
-                f"got {tuple(input.shape)}"
-            )
+        _check_cplx(self, input, conv_input_shape(channels, n))
+        check_conv_input(input, channels, n, self._get_name())
 
     def extra_repr(self):
         s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"
@@ -115,7 +143,7 @@ class _CplxConvNd(CplxToCplx):
         return s.format(**self.__dict__)
 
 
-class _CplxConv(_CplxConvNd):
+class _CplxConv(CplxConvNd):
     """Shared ``__init__`` and forward of :class:`CplxConv1d`, ``2d`` and ``3d``."""
 
     def __init__(
@@ -165,8 +193,45 @@ class _CplxConv(_CplxConvNd):
         return self._dense_forward(input, weight=self.weight, bias=self.bias)
 
 
-class _CplxConvTranspose(_CplxConvNd):
-    """Shared ``__init__`` and forward of :class:`CplxConvTranspose1d`, ``2d`` and ``3d``."""
+class CplxConvTransposeNd(CplxConvNd):
+    """Dimension-generic base of the complex transposed convolutions.
+
+    :class:`CplxConvNd` with the forward pass of a transposed convolution,
+    ``forward(input, output_size=None)``, resolving ``output_size`` as
+    :class:`torch.nn.ConvTranspose1d` does. It takes :class:`CplxConvNd`'s
+    arguments, as published; :class:`CplxConvTranspose1d`, ``2d`` and
+    ``3d`` take torch's.
+
+    Examples
+    --------
+    >>> class Up(CplxConvTransposeNd):
+    ...     _n, _conv = 1, staticmethod(cplx.conv_transpose1d)
+    >>> layer = Up(2, 3, 3, 2, 0, 1, True, 0, 1, True, "zeros")
+    >>> layer(cplx.randn(1, 2, 4)).shape
+    torch.Size([1, 3, 9])
+    """
+
+    def _dense_forward(self, input, *, weight, bias, output_size=None):
+        return self._conv(
+            input,
+            weight,
+            bias,
+            self.stride,
+            self.padding,
+            _output_padding(self, input, output_size),
+            self.groups,
+            self.dilation,
+        )
+
+    def forward(self, input, output_size=None):
+        self._check_inputs(input)
+        return self._dense_forward(
+            input, weight=self.weight, bias=self.bias, output_size=output_size
+        )
+
+
+class _CplxConvTranspose(CplxConvTransposeNd):
+    """Shared ``__init__`` of :class:`CplxConvTranspose1d`, ``2d`` and ``3d``."""
 
     def __init__(
         self,
@@ -197,24 +262,6 @@ class _CplxConvTranspose(_CplxConvNd):
             padding_mode,
             device=device,
             dtype=dtype,
-        )
-
-    def _dense_forward(self, input, *, weight, bias, output_size=None):
-        return self._conv(
-            input,
-            weight,
-            bias,
-            self.stride,
-            self.padding,
-            _output_padding(self, input, output_size),
-            self.groups,
-            self.dilation,
-        )
-
-    def forward(self, input, output_size=None):
-        self._check_inputs(input)
-        return self._dense_forward(
-            input, weight=self.weight, bias=self.bias, output_size=output_size
         )
 
 
@@ -318,9 +365,9 @@ def _output_padding(layer, input, output_size):
     largest = [m + s - 1 for m, s in zip(smallest, layer.stride)]
     if any(not lo <= o <= hi for o, lo, hi in zip(output_size, smallest, largest)):
         raise ValueError(
-            f"{layer._get_name()}: requested `output_size` {list(output_size)}, but"
-            f" valid sizes range from {smallest} to {largest} for an input of"
-            f" spatial size {list(spatial)}"
+            f"{layer._get_name()}: `output_size` must be within the valid sizes range"
+            f" from {smallest} to {largest} for an input of spatial size"
+            f" {list(spatial)}, got {list(output_size)}"
         )
     return tuple(o - lo for o, lo in zip(output_size, smallest))
 
@@ -350,8 +397,8 @@ class _RealConvTransposeMixin:
     def _check_inputs(self, input):
         if self.padding_mode != "zeros":
             raise ValueError(
-                f'{self._get_name()}: only "zeros" `padding_mode` is supported, got'
-                f" {self.padding_mode!r}"
+                f'{self._get_name()}: `padding_mode` must be "zeros" for a transposed'
+                f" convolution, got {self.padding_mode!r}"
             )
 
     def _dense_forward(self, input, *, weight, bias, output_size=None):

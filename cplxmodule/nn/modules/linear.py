@@ -7,10 +7,18 @@ import torch.nn.functional as F
 
 from ... import cplx
 from ...cplx import Cplx
-from .base import CplxToCplx, _check_cplx
+from ...cplx._shared import check_features
+from .base import BaseCplxToReal, CplxToCplx, _check_cplx
 from .parameter import CplxParameter, _factory_kwargs
 
-__all__ = ["CplxLinear", "CplxBilinear", "CplxIdentity", "CplxPhaseShift"]
+__all__ = [
+    "CplxLinear",
+    "CplxBilinear",
+    "CplxIdentity",
+    "CplxPhaseShift",
+    "CplxReal",
+    "CplxImag",
+]
 
 
 def _add_weight_and_bias(layer, weight_shape, out_features, bias, device, dtype):
@@ -259,12 +267,33 @@ class CplxPhaseShift(CplxToCplx):
         return ", ".join(map(str, self.phi.shape))
 
 
+class CplxReal(BaseCplxToReal):
+    """The real part of a :class:`Cplx`.
+
+    Examples
+    --------
+    >>> CplxReal()(Cplx(torch.tensor([1.0]), torch.tensor([2.0])))
+    tensor([1.])
+    """
+
+    def forward(self, input):
+        return _check_cplx(self, input).real
+
+
+class CplxImag(BaseCplxToReal):
+    """The imaginary part of a :class:`Cplx`.
+
+    Examples
+    --------
+    >>> CplxImag()(Cplx(torch.tensor([1.0]), torch.tensor([2.0])))
+    tensor([2.])
+    """
+
+    def forward(self, input):
+        return _check_cplx(self, input).imag
+
+
 def _check_features(layer, input, features, name="input"):
     """The input must be a :class:`Cplx` with ``features`` in its last dimension."""
-    shape = f"(..., {features})"
-    _check_cplx(layer, input, shape, name)
-    if input.dim() == 0 or input.shape[-1] != features:
-        raise ValueError(
-            f"{layer._get_name()}: `{name}` must have shape {shape}, "
-            f"got {tuple(input.shape)}"
-        )
+    _check_cplx(layer, input, f"(..., {features})", name)
+    check_features(input, features, name, layer._get_name())

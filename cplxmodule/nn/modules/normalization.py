@@ -102,8 +102,9 @@ class CplxLayerNorm(CplxToCplx):
         k = len(self.normalized_shape)
         if tuple(input.shape[input.dim() - k :]) != self.normalized_shape:
             raise ValueError(
-                f"{name}: expected input of shape (*, {', '.join(map(str, self.normalized_shape))})"
-                f" (normalized_shape), got {tuple(input.shape)}"
+                f"{name}: `input` must have shape"
+                f" (*, {', '.join(map(str, self.normalized_shape))}) (normalized_shape),"
+                f" got {tuple(input.shape)}"
             )
         return cplx.layer_norm(
             input, self.normalized_shape, self.weight, self.bias, self.eps

@@ -1,5 +1,7 @@
 """Complex parameters: a pair of real :class:`torch.nn.Parameter`."""
 
+import itertools
+
 import torch
 
 from ...cplx import Cplx
@@ -42,7 +44,7 @@ class CplxParameter(torch.nn.Module, Cplx):
 
     Parameters
     ----------
-    data : Cplx or torch.Tensor
+    cplx : Cplx or torch.Tensor
         The initial value. A native complex tensor supplies both parts; a
         real tensor is the real part (the imaginary part is zero).  The
         parts are registered as given (no copy), like
@@ -53,7 +55,7 @@ class CplxParameter(torch.nn.Module, Cplx):
     Raises
     ------
     TypeError
-        If ``data`` is not a :class:`Cplx` or a tensor.
+        If ``cplx`` is not a :class:`Cplx` or a tensor.
 
     Notes
     -----
@@ -76,13 +78,14 @@ class CplxParameter(torch.nn.Module, Cplx):
     Where :class:`Cplx` and :class:`torch.nn.Module` share a method name, the
     module wins for ``apply`` (so ``model.apply(fn)`` recurses as usual),
     ``requires_grad_`` (same meaning), ``__repr__`` and pickling; the
-    value semantics of :class:`Cplx` win for ``to``, ``cpu`` and ``cuda``,
-    which return a new :class:`Cplx` and leave the parameter alone, as
-    :meth:`torch.Tensor.to` does for a :class:`torch.nn.Parameter`.  Move the
-    owning layer to move the parameter.  The module's in-place conversions
-    (``half``, ``float``, ``double``, ``bfloat16``, ``type``, ``xpu``,
-    ``ipu``, ``mtia``, ``to_empty``) would convert this parameter alone and
-    leave the rest of the layer as it was, so they raise ``RuntimeError``:
+    value semantics of :class:`Cplx` win for ``to``, ``cpu``, ``cuda``,
+    ``half``, ``float`` and ``double``, which return a new :class:`Cplx` and
+    leave the parameter alone, as :meth:`torch.Tensor.to` does for a
+    :class:`torch.nn.Parameter`.  Move the owning layer to move the
+    parameter.  The module's other in-place conversions (``bfloat16``,
+    ``type``, ``xpu``, ``ipu``, ``mtia``, ``to_empty``) would convert this
+    parameter alone and leave the rest of the layer as it was, so they raise
+    ``RuntimeError``:
     convert the owning layer instead (its conversions reach the parts
     through ``_apply``, as for any parameter).
 
@@ -113,17 +116,17 @@ class CplxParameter(torch.nn.Module, Cplx):
     real = _ModuleAttribute()
     imag = _ModuleAttribute()
 
-    def __init__(self, data, requires_grad=True):
-        if isinstance(data, torch.Tensor) or isinstance(data, Cplx):
-            data = Cplx(data)
+    def __init__(self, cplx, requires_grad=True):
+        if isinstance(cplx, torch.Tensor) or isinstance(cplx, Cplx):
+            cplx = Cplx(cplx)
         else:
             raise TypeError(
-                "`data` must be a Cplx or a torch.Tensor, got "
-                f"{type(data).__name__}"
+                "`cplx` must be a Cplx or a torch.Tensor, got "
+                f"{type(cplx).__name__}"
             )
         torch.nn.Module.__init__(self)
-        self.real = torch.nn.Parameter(data.real, requires_grad=requires_grad)
-        self.imag = torch.nn.Parameter(data.imag, requires_grad=requires_grad)
+        self.real = torch.nn.Parameter(cplx.real, requires_grad=requires_grad)
+        self.imag = torch.nn.Parameter(cplx.imag, requires_grad=requires_grad)
 
     # The Cplx methods read the parts through these slots.
     @property
@@ -145,19 +148,23 @@ class CplxParameter(torch.nn.Module, Cplx):
     apply = torch.nn.Module.apply
     requires_grad_ = torch.nn.Module.requires_grad_
 
-    # The value's moves, as ``Parameter.to`` returns a moved tensor and leaves
-    # the parameter alone; the owning layer's ``.to()`` moves the parameter.
+    # The value's moves and casts, as ``Parameter.to`` and ``Parameter.double``
+    # return a new tensor and leave the parameter alone; the owning layer's
+    # ``.to()`` and ``.double()`` convert the parameter.
     to = Cplx.to
     cpu = Cplx.cpu
     cuda = Cplx.cuda
+    half = Cplx.half
+    float = Cplx.float
+    double = Cplx.double
 
     def __bool__(self):
         # A module is always truthy; ``Cplx.__len__`` would otherwise decide.
         return True
 
-    # The module's in-place conversions would convert this parameter alone
-    # (``layer.weight.double()`` leaving the bias float32), while the value
-    # moves above return copies: refuse them and point to the layer.
+    # The module's other in-place conversions would convert this parameter
+    # alone (``layer.weight.type(...)`` leaving the bias as it was), while the
+    # value moves above return copies: refuse them and point to the layer.
     def _convert_in_place(self, *args, **kwargs):
         raise RuntimeError(
             "CplxParameter: converting a complex parameter in place converts it "
@@ -165,11 +172,15 @@ class CplxParameter(torch.nn.Module, Cplx):
             "or use `.to(...)` on the parameter for a converted copy"
         )
 
-    half = float = double = bfloat16 = type = _convert_in_place
+    bfloat16 = type = _convert_in_place
     xpu = ipu = mtia = to_empty = _convert_in_place
 
     def extra_repr(self):
         return f"size={tuple(self.shape)}, dtype={self.dtype}"
+
+    def _apply(self, fn, recurse=True):
+        _refuse_complex_cast(self, fn)
+        return super()._apply(fn, recurse)
 
     def _load_from_state_dict(
         self,
@@ -181,11 +192,14 @@ class CplxParameter(torch.nn.Module, Cplx):
         unexpected_keys,
         error_msgs,
     ):
+        # a tensor under the parameter's own name: loaded on its own
+        # (``par.load_state_dict({"": t})``) or in a complex layer, which
+        # splits it before its children are loaded
+        _split_whole(state_dict, prefix[:-1])
         errors, missing = self._part_errors(state_dict, prefix)
         if errors:
             error_msgs.extend(errors)
-            if strict:
-                missing_keys.extend(missing)
+            missing_keys.extend(missing)
             return
         super()._load_from_state_dict(
             state_dict,
@@ -208,8 +222,8 @@ class CplxParameter(torch.nn.Module, Cplx):
         if len(present) == 1:
             (absent,) = set(keys) - set(present)
             message = (
-                f"complex parameter {prefix[:-1]!r} needs both parts: found "
-                f"{present[0]!r} but not {absent!r}; neither part was loaded"
+                "Complex parameter requires both `.real` and `.imag` parts: "
+                f"found {present[0]!r} but not {absent!r}; neither part was loaded"
             )
             return [message], [absent]
 
@@ -225,45 +239,84 @@ class CplxParameter(torch.nn.Module, Cplx):
         return errors, []
 
 
-def _load_complex_children(module, state_dict, prefix, error_msgs):
+def _split_whole(state_dict, key):
+    """Replace a tensor under ``key`` by its two parts, unless they are there already.
+
+    A native complex tensor gives its real and imaginary parts, a real one
+    itself and zeros (a checkpoint of the real twin of a complex layer).
+    """
+    whole = state_dict.get(key)
+    parts = (f"{key}.real", f"{key}.imag") if key else ("real", "imag")
+    if isinstance(whole, torch.Tensor) and not any(p in state_dict for p in parts):
+        del state_dict[key]
+        whole = Cplx(whole)
+        state_dict[parts[0]], state_dict[parts[1]] = whole.real, whole.imag
+
+
+def _load_complex_children(module, state_dict, prefix, error_msgs, missing_keys):
     """Prepare ``state_dict`` for loading the :class:`CplxParameter` children of ``module``.
 
     Called by a complex layer's ``_load_from_state_dict`` before anything in
     it is loaded.  A tensor under ``<prefix><name>`` instead of the two parts
-    is split into them: a native complex tensor into its real and imaginary
-    parts, a real one into itself and zeros.  Then the parts of every child
-    are checked; if any is missing or misshapen, the errors are reported and
-    every entry of the layer is taken out of ``state_dict``, so that the
-    whole layer is left as it was, the very tensor objects included, rather
-    than half-loaded; torch then lists what was not loaded as missing.
+    is split into them (see :func:`_split_whole`).  Then the parts of every
+    child are checked; if any is missing or misshapen, the errors and the
+    truly missing parts are reported, and every entry of the layer that is
+    present is replaced by the layer's current tensor (torch hands each
+    module its own copy of the state_dict, and the children's copies are cut
+    from it), so that the whole layer is left as it was, the very tensor
+    objects included, rather than half-loaded.
     """
     # Relied on here (and by BaseMasked's loader, which pops its mask): torch's
     # load_state_dict hands each module its own copy of the state_dict and
     # cuts each child's copy from the parent's only *after* the parent's
-    # _load_from_state_dict returns, so the entries split or removed here are
+    # _load_from_state_dict returns, so the entries split or replaced here are
     # exactly what the CplxParameter children then see.
     children = {
         prefix + name: child
         for name, child in module._modules.items()
         if isinstance(child, CplxParameter)
     }
-    errors = []
+    errors, missing = [], []
     for key, child in children.items():
-        whole = state_dict.get(key)
-        parts = (key + ".real", key + ".imag")
-        if isinstance(whole, torch.Tensor) and not any(p in state_dict for p in parts):
-            del state_dict[key]
-            whole = Cplx(whole)
-            state_dict[parts[0]], state_dict[parts[1]] = whole.real, whole.imag
-        errors += child._part_errors(state_dict, key + ".")[0]
+        _split_whole(state_dict, key)
+        child_errors, child_missing = child._part_errors(state_dict, key + ".")
+        errors += child_errors
+        missing += child_missing
+    if not errors:
+        return
+    error_msgs.extend(errors)
+    missing_keys.extend(missing)
+    current = {prefix + name: t for name, t in module._parameters.items() if t is not None}
+    current.update(
+        {prefix + name: t for name, t in module._buffers.items() if t is not None}
+    )
+    for key, child in children.items():
+        current.update({f"{key}.{name}": t for name, t in child._parameters.items()})
+    for key, tensor in current.items():
+        if key in state_dict or key in missing:
+            state_dict[key] = tensor
 
-    if errors:
-        error_msgs.extend(errors)
-        own = [*module._parameters, *module._buffers]
-        keys = [prefix + name for name in own]
-        keys += [f"{key}.{part}" for key in children for part in ("real", "imag")]
-        for key in keys:
-            state_dict.pop(key, None)
+
+def _refuse_complex_cast(module, fn):
+    """Raise a ``TypeError`` if ``module._apply(fn)`` would make real parts complex.
+
+    ``fn`` is tried on an empty tensor like one of the module's floating
+    parameters or buffers, before anything is converted;
+    ``model.to(torch.complex64)`` and ``model.type(torch.complex64)`` would
+    otherwise cast the real and imaginary parts (and masks) to a complex
+    dtype and break the layer.
+    """
+    tensors = itertools.chain(module.parameters(), module.buffers())
+    probe = next((t for t in tensors if t.is_floating_point()), None)
+    if probe is None or not fn(probe.new_empty(0)).is_complex():
+        return
+    raise TypeError(
+        f"{module._get_name()}({module.extra_repr()}): a complex dtype would make the "
+        "real and imaginary parts of its complex parameters (and its mask) complex, "
+        "which breaks the layer. Cast to the parts' real dtype (torch.float32 for "
+        "torch.complex64), or convert the model to torch's native complex layers "
+        "with cplxmodule.nn.to_native."
+    )
 
 
 def _factory_kwargs(device, dtype):

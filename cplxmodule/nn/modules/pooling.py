@@ -4,10 +4,26 @@
 from ... import cplx
 from .base import CplxToCplx, _check_cplx
 
-__all__ = ["CplxMaxPool1d", "CplxMaxPool2d", "CplxMaxPool3d"]
+__all__ = ["CplxMaxPoolNd", "CplxMaxPool1d", "CplxMaxPool2d", "CplxMaxPool3d"]
 
 
-class _CplxMaxPoolNd(CplxToCplx):
+class CplxMaxPoolNd(CplxToCplx):
+    """Dimension-generic base of :class:`CplxMaxPool1d`, ``2d`` and ``3d``.
+
+    Holds the arguments of :class:`torch.nn.MaxPool1d` (``stride`` defaults
+    to ``kernel_size``); a subclass sets ``_max_pool``, the functional op of
+    its dimension, e.g. :func:`cplxmodule.cplx.max_pool2d`.
+
+    Examples
+    --------
+    >>> class Pool(CplxMaxPoolNd):
+    ...     _max_pool = staticmethod(cplx.max_pool1d)
+    >>> Pool(2)(cplx.randn(1, 3, 8)).shape
+    torch.Size([1, 3, 4])
+    """
+
+    _max_pool = None
+
     __constants__ = [
         "kernel_size",
         "stride",
@@ -36,6 +52,11 @@ class _CplxMaxPoolNd(CplxToCplx):
 
     def forward(self, input):
         _check_cplx(self, input)
+        if self._max_pool is None:
+            raise NotImplementedError(
+                f"{self._get_name()} is dimension-generic: use CplxMaxPool1d, "
+                "2d or 3d, or set `_max_pool` in a subclass"
+            )
         return self._max_pool(
             input,
             self.kernel_size,
@@ -89,17 +110,17 @@ _DOC_TEMPLATE = r"""Complex {n}d max pooling: each window yields its element of 
     """
 
 
-class CplxMaxPool1d(_CplxMaxPoolNd):
+class CplxMaxPool1d(CplxMaxPoolNd):
     __doc__ = _DOC_TEMPLATE.format(n=1, example="1, 3, 8", pooled="1, 3, 4")
     _max_pool = staticmethod(cplx.max_pool1d)
 
 
-class CplxMaxPool2d(_CplxMaxPoolNd):
+class CplxMaxPool2d(CplxMaxPoolNd):
     __doc__ = _DOC_TEMPLATE.format(n=2, example="1, 3, 8, 8", pooled="1, 3, 4, 4")
     _max_pool = staticmethod(cplx.max_pool2d)
 
 
-class CplxMaxPool3d(_CplxMaxPoolNd):
+class CplxMaxPool3d(CplxMaxPoolNd):
     __doc__ = _DOC_TEMPLATE.format(
         n=3, example="1, 3, 4, 8, 8", pooled="1, 3, 2, 4, 4"
     )

@@ -121,7 +121,9 @@ class GaussianMixin(BaseARD):
 
     @property
     def log_alpha(self):
-        r"""torch.Tensor: :math:`\log\alpha = \log\sigma^2 - \log|\mu|^2`, of the weight's real shape."""
+        r"""torch.Tensor: :math:`\log\alpha = \log\sigma^2 - \log|\mu|^2`, of the weight's real
+        shape.
+        """
         return F.log_alpha(self.log_sigma2, self.weight)
 
     def relevance(self, *, threshold):
@@ -129,7 +131,7 @@ class GaussianMixin(BaseARD):
 
         Parameters
         ----------
-        threshold : float
+        threshold : float or 0-dim float tensor
             Weights whose :math:`\log\alpha` exceeds it are dropped (3.0
             drops the weights whose noise is 20 times their power).
 
@@ -192,13 +194,21 @@ def _real(weight):
 
 def _modulus2(input):
     if isinstance(input, Cplx):
-        return input.real * input.real + input.imag * input.imag
-    return input * input
+        return torch.square(input.real).addcmul_(input.imag, input.imag)
+    return torch.square(input)
 
 
 def _check_threshold(threshold, where):
+    if (
+        isinstance(threshold, torch.Tensor)
+        and threshold.dim() == 0
+        and threshold.is_floating_point()
+    ):
+        return
     if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
-        raise TypeError(f"{where}: `threshold` must be a real number, got {threshold!r}.")
+        raise TypeError(
+            f"{where}: `threshold` must be a real number or a 0-dim float tensor, got {threshold!r}."
+        )
 
 
 _REDUCTIONS = {"sum": torch.sum, "mean": torch.mean, None: None}

@@ -53,35 +53,46 @@ _E1_TERMS_SINGLE = 11, 20
 _KL_SWITCH = 2.0
 _KL_TERMS = {torch.float64: (24, 30)}
 _KL_TERMS_SINGLE = 14, 15
+# Above this z = 1/alpha, E1(z) < 1e-23 of the KL (>= gamma + log 50): the KL
+# clamps z there, which keeps exp(-z) out of the denormal range, where the
+# CPU's exp is 20 times slower.
+_KL_FRACTION_CAP = 50.0
 # Positive Ei: power series up to 40, asymptotic series above (its smallest
 # term at 40 is 7e-17 of the sum); the power series needs 110 terms at 40.
 _EI_SWITCH, _EI_SERIES_TERMS, _EI_ASYMPTOTIC_TERMS = 40.0, 110, 40
 
 # Molchanov et al. (2017), eq. 14: the real VD KL approximation.
 _REAL_VD = 0.63576, 1.87320, 1.48695
-# The same form fitted to the complex VD KL (Nazarov & Burnaev, 2020); the
-# published package's ``*VDApprox`` layers use these constants.
+# The same form fitted to the complex VD KL (Nazarov & Burnaev, 2020): these
+# constants reproduce the published package's ``*VDApprox`` penalty (to 1e-15,
+# compared as a black box).
 _CPLX_VD_APPROX = 0.57810, 1.45926, 1.36526
 
 
 def _exp1_series(z, n_terms):
     r""":math:`P(z) = \sum_{k=1}^{n} (-1)^{k+1} z^k / (k \cdot k!)`, by Horner's rule.
 
-    :math:`E_1(z) = -\gamma - \log z + P(z)`.
+    :math:`E_1(z) = -\gamma - \log z + P(z)`. The loops here run on every
+    weight at every training step: they work in place on one buffer, since
+    on a CPU allocating a fresh weight-sized tensor costs more than a pass
+    of arithmetic over it.
     """
-    coefficients = [(-1) ** (k + 1) / (k * math.factorial(k)) for k in range(1, n_terms + 1)]
-    total = torch.full_like(z, coefficients[-1])
-    for coefficient in reversed(coefficients[:-1]):
-        total = total.mul_(z).add_(coefficient)
-    return total.mul_(z)
+    total = torch.mul(z, (-1) ** (n_terms + 1) / (n_terms * math.factorial(n_terms)))
+    for k in range(n_terms - 1, 0, -1):
+        total.add_((-1) ** (k + 1) / (k * math.factorial(k))).mul_(z)
+    return total
 
 
 def _exp1_fraction(z, depth):
-    r""":math:`E_1(z)` by its continued fraction to ``depth``, evaluated bottom-up."""
-    tail = torch.zeros_like(z)
-    for k in range(depth, 0, -1):
-        tail = torch.sub(z, tail).add_(2 * k + 1).reciprocal_().mul_(k * k)
-    return torch.exp(-z) / (z + 1 - tail)
+    r""":math:`E_1(z)` by its continued fraction to ``depth``, evaluated bottom-up in place.
+
+    The tail :math:`t_k = k^2 / (z + 2k + 1 - t_{k+1})` is updated as
+    :math:`-k^2 / ((t - z) - (2k + 1))`.
+    """
+    tail = torch.add(z, 2 * depth + 1).reciprocal_().mul_(depth * depth)
+    for k in range(depth - 1, 0, -1):
+        tail.sub_(z).sub_(2 * k + 1).reciprocal_().mul_(-k * k)
+    return torch.neg(z).exp_().div_(tail.neg_().add_(z).add_(1))
 
 
 def _exp1(z):
@@ -192,14 +203,16 @@ def expi(input):
     tensor([-0.0489,  0.4542,  9.9338], dtype=torch.float64)
     """
     if not isinstance(input, torch.Tensor) or not input.is_floating_point():
-        raise TypeError(
-            f"expi: `input` must be a floating-point tensor, got {_describe(input)}."
-        )
+        raise TypeError(f"expi: `input` must be a floating-point tensor, got {_describe(input)}.")
     return ExpiFunction.apply(input)
 
 
 def _describe(value):
-    return f"a tensor of dtype {value.dtype}" if isinstance(value, torch.Tensor) else type(value).__name__
+    return (
+        f"a tensor of dtype {value.dtype}"
+        if isinstance(value, torch.Tensor)
+        else type(value).__name__
+    )
 
 
 def log_alpha(log_sigma2, weight):
@@ -239,7 +252,9 @@ def _sigmoid_softplus(log_alpha, k1, k2, k3, scale):
     Both terms are computed stably for every :math:`\log\alpha`: this is
     :math:`k_1 - k_1\sigma(k_2 + k_3\log\alpha) + c\log(1 + 1/\alpha)`.
     """
-    return k1 * torch.sigmoid(-(k2 + k3 * log_alpha)) + scale * torch.nn.functional.softplus(-log_alpha)
+    return k1 * torch.sigmoid(-(k2 + k3 * log_alpha)) + scale * torch.nn.functional.softplus(
+        -log_alpha
+    )
 
 
 def kl_real_vd(log_alpha):
@@ -328,11 +343,11 @@ class _CplxVDKL(torch.autograd.Function):
 
     @staticmethod
     def forward(log_alpha):
-        z = torch.exp(-log_alpha)
+        z = torch.neg(log_alpha).exp_()
         n_terms, depth = _KL_TERMS.get(z.dtype, _KL_TERMS_SINGLE)
         small = _exp1_series(torch.clamp(z, max=_KL_SWITCH), n_terms)
-        fraction = _exp1_fraction(torch.clamp(z, min=_KL_SWITCH), depth)
-        return torch.where(z <= _KL_SWITCH, small, euler_gamma - log_alpha + fraction)
+        large = _exp1_fraction(torch.clamp(z, min=_KL_SWITCH, max=_KL_FRACTION_CAP), depth)
+        return torch.where(z <= _KL_SWITCH, small, large.add_(euler_gamma).sub_(log_alpha))
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -469,7 +484,8 @@ def local_reparameterization(mean, var):
     mean : torch.Tensor or Cplx
         The output of the layer with the mean weight.
     var : torch.Tensor
-        The real output variance, of ``mean``'s shape.
+        The real output variance, of ``mean``'s shape; overwritten with the
+        standard deviation (it is the fresh output of the variance product).
 
     Returns
     -------
@@ -485,9 +501,15 @@ def local_reparameterization(mean, var):
     # ``var`` is 0 where a whole receptive field is 0, where sqrt's infinite
     # derivative times the zero input gradient would give NaN; ``tiny``
     # keeps it finite, and changes no other variance
-    std = torch.sqrt(var + torch.finfo(var.dtype).tiny)
+    # in place: ``var`` is the fresh output of a product, which keeps its
+    # inputs for the backward pass, not its output
+    std = var.add_(torch.finfo(var.dtype).tiny).sqrt_()
     if isinstance(mean, torch.Tensor):
         return torch.addcmul(mean, std, torch.randn_like(var))
     # complex-circular: each part of variance var / 2
-    noise = torch.empty((2, *var.shape), dtype=var.dtype, device=var.device).normal_(0.0, math.sqrt(0.5))
-    return type(mean)(torch.addcmul(mean.real, std, noise[0]), torch.addcmul(mean.imag, std, noise[1]))
+    noise = torch.empty((2, *var.shape), dtype=var.dtype, device=var.device).normal_(
+        0.0, math.sqrt(0.5)
+    )
+    return type(mean)(
+        torch.addcmul(mean.real, std, noise[0]), torch.addcmul(mean.imag, std, noise[1])
+    )

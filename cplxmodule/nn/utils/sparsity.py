@@ -5,9 +5,45 @@ import types
 import torch
 
 from ...cplx import Cplx
-from ..masked.base import BaseMasked
 
-__all__ = ["named_sparsity", "sparsity"]
+__all__ = ["SparsityStats", "named_sparsity", "sparsity"]
+
+
+class SparsityStats:
+    """Base of layers that count their own zeroed parameters for :func:`named_sparsity`.
+
+    A layer deriving from it implements ``sparsity(**kwargs)``, returning
+    pairs ``(parameter, n_zeroed)`` (the published package's first item is
+    ``id(parameter)``; either is accepted and only the counts are used).
+    :func:`named_sparsity` passes its keyword arguments on and counts the
+    layer as one unit: the sum of the counts over all its parameters.
+
+    Examples
+    --------
+    >>> class Pruned(SparsityStats, torch.nn.Linear):
+    ...     def sparsity(self, **kwargs):
+    ...         return [(id(self.weight), int((self.weight == 0).sum()))]
+    >>> layer = Pruned(3, 2, bias=False)
+    >>> with torch.no_grad():
+    ...     _ = layer.weight[0].zero_()
+    >>> dict(named_sparsity(layer))
+    {'': (3, 6)}
+    """
+
+    __sparsity_ignore__ = ()
+
+    def sparsity(self, **kwargs):
+        """Pairs ``(parameter or its id, number of zeroed entries)``; see the class.
+
+        Raises
+        ------
+        NotImplementedError
+            Unless a subclass implements it.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} derives from SparsityStats and must implement "
+            "`sparsity(**kwargs)`"
+        )
 
 
 def named_sparsity(module, prefix="", **kwargs):
@@ -17,8 +53,9 @@ def named_sparsity(module, prefix="", **kwargs):
     zeroes every weight entry whose mask is zero; a complex weight entry
     counts as two real parameters. A layer with a ``relevance(**kwargs)``
     method (the Bayesian layers of :mod:`cplxmodule.nn.relevance`) zeroes
-    the entries its relevance mask drops. Every other parameter counts as
-    dense.
+    the entries its relevance mask drops, and a :class:`SparsityStats`
+    layer the counts its ``sparsity(**kwargs)`` returns. Every other
+    parameter counts as dense.
 
     Parameters
     ----------
@@ -27,7 +64,7 @@ def named_sparsity(module, prefix="", **kwargs):
     prefix : str, optional
         Prepended to every name.
     **kwargs
-        Passed on to ``relevance()`` (e.g. ``threshold``).
+        Passed on to ``relevance()`` (e.g. ``threshold``) and ``sparsity()``.
 
     Yields
     ------
@@ -51,13 +88,10 @@ def named_sparsity(module, prefix="", **kwargs):
     for name, layer in module.named_modules(prefix=prefix):
         if any(owner in layers for owner in _ancestors(name)):
             continue
-        zeroed_mask = _zeroed_mask(layer, kwargs)
-        if zeroed_mask is not None:
+        n_zeroed = _n_zeroed(layer, kwargs)
+        if n_zeroed is not None:
             layers.add(name)
             n_parameters = sum(p.numel() for p in layer.parameters())
-            n_zeroed = int(zeroed_mask.sum())
-            if isinstance(layer.weight, Cplx):
-                n_zeroed *= 2
         else:
             n_parameters = sum(p.numel() for p in layer.parameters(recurse=False))
             n_zeroed = 0
@@ -100,11 +134,13 @@ def _ancestors(name):
     return [".".join(parts[:i]) for i in range(len(parts))]
 
 
-def _zeroed_mask(layer, kwargs):
-    """A boolean tensor of the weight entries ``layer`` zeroes, or ``None``."""
-    if isinstance(layer, BaseMasked):
-        return None if layer.mask is None else torch.eq(layer.mask, 0)
+def _n_zeroed(layer, kwargs):
+    """The number of real parameters ``layer`` zeroes, or ``None`` if it zeroes none."""
+    if isinstance(layer, SparsityStats):  # the masked layers among them
+        return int(sum(count for _, count in layer.sparsity(**kwargs)))
     relevance = getattr(layer, "relevance", None)
-    if isinstance(relevance, types.MethodType):
-        return torch.eq(relevance(**kwargs), 0)
-    return None
+    if not isinstance(relevance, types.MethodType):
+        return None
+    zeroed = torch.eq(relevance(**kwargs), 0)
+    # a complex weight entry is a real and an imaginary parameter
+    return int(zeroed.sum()) * (2 if isinstance(layer.weight, Cplx) else 1)

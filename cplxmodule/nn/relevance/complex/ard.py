@@ -47,7 +47,9 @@ class CplxARDMixin:
 
     @property
     def penalty(self):
-        """torch.Tensor: :func:`~cplxmodule.nn.relevance.functional.kl_cplx_ard` of ``log_alpha``, per weight."""
+        """torch.Tensor: :func:`~cplxmodule.nn.relevance.functional.kl_cplx_ard` of
+        ``log_alpha``, per weight.
+        """
         return F.kl_cplx_ard(self.log_alpha)
 
 
@@ -56,28 +58,49 @@ class CplxLinearARD(CplxARDMixin, CplxLinearGaussian):
 
 
 class CplxBilinearARD(CplxARDMixin, CplxBilinearGaussian):
-    """Complex bilinear layer with ARD; takes the arguments of :class:`~cplxmodule.nn.CplxBilinear`."""
+    """Complex bilinear layer with ARD.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxBilinear`.
+    """
 
 
 class CplxConv1dARD(CplxARDMixin, CplxConv1dGaussian):
-    """Complex 1d convolution with ARD; takes the arguments of :class:`~cplxmodule.nn.CplxConv1d`."""
+    """Complex 1d convolution with ARD.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxConv1d`.
+    """
 
 
 class CplxConv2dARD(CplxARDMixin, CplxConv2dGaussian):
-    """Complex 2d convolution with ARD; takes the arguments of :class:`~cplxmodule.nn.CplxConv2d`."""
+    """Complex 2d convolution with ARD.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxConv2d`.
+    """
 
 
 class CplxConv3dARD(CplxARDMixin, CplxConv3dGaussian):
-    """Complex 3d convolution with ARD; takes the arguments of :class:`~cplxmodule.nn.CplxConv3d`."""
+    """Complex 3d convolution with ARD.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxConv3d`.
+    """
 
 
 class CplxConvTranspose1dARD(CplxARDMixin, CplxConvTranspose1dGaussian):
-    """Complex 1d transposed convolution with ARD; takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose1d`."""
+    """Complex 1d transposed convolution with ARD.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose1d`.
+    """
 
 
 class CplxConvTranspose2dARD(CplxARDMixin, CplxConvTranspose2dGaussian):
-    """Complex 2d transposed convolution with ARD; takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose2d`."""
+    """Complex 2d transposed convolution with ARD.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose2d`.
+    """
 
 
 class CplxConvTranspose3dARD(CplxARDMixin, CplxConvTranspose3dGaussian):
-    """Complex 3d transposed convolution with ARD; takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose3d`."""
+    """Complex 3d transposed convolution with ARD.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose3d`.
+    """

@@ -1,4 +1,5 @@
-r"""Complex Gaussian layers: the complex dense layers plus :class:`GaussianMixin`, without a penalty.
+r"""Complex Gaussian layers: the complex dense layers plus :class:`GaussianMixin`, without a
+penalty.
 
 They are the bases of the complex variational dropout and ARD layers, which
 add a penalty mixin; on their own their ``penalty`` raises
@@ -41,32 +42,48 @@ CplxConvNdGaussianMixin = GaussianMixin
 
 
 class CplxLinearGaussian(GaussianMixin, CplxLinear):
-    """:class:`~cplxmodule.nn.CplxLinear` with a complex Gaussian weight posterior (see :class:`GaussianMixin`)."""
+    """:class:`~cplxmodule.nn.CplxLinear` with a complex Gaussian weight posterior (see
+    :class:`GaussianMixin`).
+    """
 
 
 class CplxBilinearGaussian(GaussianMixin, CplxBilinear):
-    """:class:`~cplxmodule.nn.CplxBilinear` with a complex Gaussian weight posterior (see :class:`GaussianMixin`)."""
+    """:class:`~cplxmodule.nn.CplxBilinear` with a complex Gaussian weight posterior (see
+    :class:`GaussianMixin`).
+    """
 
 
 class CplxConv1dGaussian(GaussianMixin, CplxConv1d):
-    """:class:`~cplxmodule.nn.CplxConv1d` with a complex Gaussian weight posterior (see :class:`GaussianMixin`)."""
+    """:class:`~cplxmodule.nn.CplxConv1d` with a complex Gaussian weight posterior (see
+    :class:`GaussianMixin`).
+    """
 
 
 class CplxConv2dGaussian(GaussianMixin, CplxConv2d):
-    """:class:`~cplxmodule.nn.CplxConv2d` with a complex Gaussian weight posterior (see :class:`GaussianMixin`)."""
+    """:class:`~cplxmodule.nn.CplxConv2d` with a complex Gaussian weight posterior (see
+    :class:`GaussianMixin`).
+    """
 
 
 class CplxConv3dGaussian(GaussianMixin, CplxConv3d):
-    """:class:`~cplxmodule.nn.CplxConv3d` with a complex Gaussian weight posterior (see :class:`GaussianMixin`)."""
+    """:class:`~cplxmodule.nn.CplxConv3d` with a complex Gaussian weight posterior (see
+    :class:`GaussianMixin`).
+    """
 
 
 class CplxConvTranspose1dGaussian(GaussianMixin, CplxConvTranspose1d):
-    """:class:`~cplxmodule.nn.CplxConvTranspose1d` with a complex Gaussian weight posterior (see :class:`GaussianMixin`)."""
+    """:class:`~cplxmodule.nn.CplxConvTranspose1d` with a complex Gaussian weight posterior (see
+    :class:`GaussianMixin`).
+    """
 
 
 class CplxConvTranspose2dGaussian(GaussianMixin, CplxConvTranspose2d):
-    """:class:`~cplxmodule.nn.CplxConvTranspose2d` with a complex Gaussian weight posterior (see :class:`GaussianMixin`)."""
+    """:class:`~cplxmodule.nn.CplxConvTranspose2d` with a complex Gaussian weight posterior (see
+    :class:`GaussianMixin`).
+    """
 
 
 class CplxConvTranspose3dGaussian(GaussianMixin, CplxConvTranspose3d):
-    """:class:`~cplxmodule.nn.CplxConvTranspose3d` with a complex Gaussian weight posterior (see :class:`GaussianMixin`)."""
+    """:class:`~cplxmodule.nn.CplxConvTranspose3d` with a complex Gaussian weight posterior (see
+    :class:`GaussianMixin`).
+    """

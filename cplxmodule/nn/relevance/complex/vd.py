@@ -11,6 +11,7 @@ arguments and loads its state_dict with ``strict=False``.
 from ..base import BaseARD, GaussianMixin
 from .. import functional as F
 from ..functional import ExpiFunction, euler_gamma
+from ...utils.sparsity import SparsityStats  # noqa: F401  (published import path)
 from .base import (
     CplxBilinearGaussian,
     CplxConv1dGaussian,
@@ -54,16 +55,21 @@ torch_expi = F.expi
 
 
 class CplxVDMixin:
-    """The penalty of complex variational dropout; goes before a complex Gaussian layer in the bases."""
+    """The penalty of complex variational dropout; goes before a complex Gaussian layer in the
+    bases.
+    """
 
     @property
     def penalty(self):
-        """torch.Tensor: :func:`~cplxmodule.nn.relevance.functional.kl_cplx_vd` of ``log_alpha``, per weight."""
+        """torch.Tensor: :func:`~cplxmodule.nn.relevance.functional.kl_cplx_vd` of
+        ``log_alpha``, per weight.
+        """
         return F.kl_cplx_vd(self.log_alpha)
 
 
 class CplxLinearVD(CplxVDMixin, CplxLinearGaussian):
-    """Complex linear layer with variational dropout; takes the arguments of :class:`~cplxmodule.nn.CplxLinear`.
+    """Complex linear layer with variational dropout; takes the arguments of
+    :class:`~cplxmodule.nn.CplxLinear`.
 
     Examples
     --------
@@ -77,28 +83,49 @@ class CplxLinearVD(CplxVDMixin, CplxLinearGaussian):
 
 
 class CplxBilinearVD(CplxVDMixin, CplxBilinearGaussian):
-    """Complex bilinear layer with variational dropout; takes the arguments of :class:`~cplxmodule.nn.CplxBilinear`."""
+    """Complex bilinear layer with variational dropout.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxBilinear`.
+    """
 
 
 class CplxConv1dVD(CplxVDMixin, CplxConv1dGaussian):
-    """Complex 1d convolution with variational dropout; takes the arguments of :class:`~cplxmodule.nn.CplxConv1d`."""
+    """Complex 1d convolution with variational dropout.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxConv1d`.
+    """
 
 
 class CplxConv2dVD(CplxVDMixin, CplxConv2dGaussian):
-    """Complex 2d convolution with variational dropout; takes the arguments of :class:`~cplxmodule.nn.CplxConv2d`."""
+    """Complex 2d convolution with variational dropout.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxConv2d`.
+    """
 
 
 class CplxConv3dVD(CplxVDMixin, CplxConv3dGaussian):
-    """Complex 3d convolution with variational dropout; takes the arguments of :class:`~cplxmodule.nn.CplxConv3d`."""
+    """Complex 3d convolution with variational dropout.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxConv3d`.
+    """
 
 
 class CplxConvTranspose1dVD(CplxVDMixin, CplxConvTranspose1dGaussian):
-    """Complex 1d transposed convolution with variational dropout; takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose1d`."""
+    """Complex 1d transposed convolution with variational dropout.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose1d`.
+    """
 
 
 class CplxConvTranspose2dVD(CplxVDMixin, CplxConvTranspose2dGaussian):
-    """Complex 2d transposed convolution with variational dropout; takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose2d`."""
+    """Complex 2d transposed convolution with variational dropout.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose2d`.
+    """
 
 
 class CplxConvTranspose3dVD(CplxVDMixin, CplxConvTranspose3dGaussian):
-    """Complex 3d transposed convolution with variational dropout; takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose3d`."""
+    """Complex 3d transposed convolution with variational dropout.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose3d`.
+    """

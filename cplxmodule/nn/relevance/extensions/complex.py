@@ -74,7 +74,8 @@ __all__ = [
 
 
 def bogus_expi(input):
-    """Zero, with the gradient of Ei (see :class:`~cplxmodule.nn.relevance.functional.BogusExpiFunction`).
+    """Zero, with the gradient of Ei (see
+    :class:`~cplxmodule.nn.relevance.functional.BogusExpiFunction`).
 
     Parameters
     ----------
@@ -93,7 +94,9 @@ class CplxVDScaleFreeMixin:
 
     @property
     def penalty(self):
-        """torch.Tensor: :func:`~cplxmodule.nn.relevance.functional.kl_cplx_vd_scale_free`, per weight."""
+        """torch.Tensor: :func:`~cplxmodule.nn.relevance.functional.kl_cplx_vd_scale_free`, per
+        weight.
+        """
         return F.kl_cplx_vd_scale_free(self.log_alpha, self.log_sigma2)
 
 
@@ -102,7 +105,9 @@ class CplxVDApproxMixin:
 
     @property
     def penalty(self):
-        """torch.Tensor: :func:`~cplxmodule.nn.relevance.functional.kl_cplx_vd_approx`, per weight."""
+        """torch.Tensor: :func:`~cplxmodule.nn.relevance.functional.kl_cplx_vd_approx`, per
+        weight.
+        """
         return F.kl_cplx_vd_approx(self.log_alpha)
 
 
@@ -111,101 +116,181 @@ class CplxVDBogusMixin:
 
     @property
     def penalty(self):
-        """torch.Tensor: :func:`~cplxmodule.nn.relevance.functional.kl_cplx_vd_bogus`, per weight."""
+        """torch.Tensor: :func:`~cplxmodule.nn.relevance.functional.kl_cplx_vd_bogus`, per
+        weight.
+        """
         return F.kl_cplx_vd_bogus(self.log_alpha)
 
 
 class CplxLinearVDScaleFree(CplxVDScaleFreeMixin, CplxLinearGaussian):
-    """Complex linear layer with variational dropout and the scale-free prior's penalty; takes the arguments of :class:`~cplxmodule.nn.CplxLinear`."""
+    """Complex linear layer with variational dropout and the scale-free prior's penalty.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxLinear`.
+    """
 
 
 class CplxBilinearVDScaleFree(CplxVDScaleFreeMixin, CplxBilinearGaussian):
-    """Complex bilinear layer with variational dropout and the scale-free prior's penalty; takes the arguments of :class:`~cplxmodule.nn.CplxBilinear`."""
+    """Complex bilinear layer with variational dropout and the scale-free prior's penalty.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxBilinear`.
+    """
 
 
 class CplxConv1dVDScaleFree(CplxVDScaleFreeMixin, CplxConv1dGaussian):
-    """Complex 1d convolution with variational dropout and the scale-free prior's penalty; takes the arguments of :class:`~cplxmodule.nn.CplxConv1d`."""
+    """Complex 1d convolution with variational dropout and the scale-free prior's penalty.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxConv1d`.
+    """
 
 
 class CplxConv2dVDScaleFree(CplxVDScaleFreeMixin, CplxConv2dGaussian):
-    """Complex 2d convolution with variational dropout and the scale-free prior's penalty; takes the arguments of :class:`~cplxmodule.nn.CplxConv2d`."""
+    """Complex 2d convolution with variational dropout and the scale-free prior's penalty.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxConv2d`.
+    """
 
 
 class CplxConv3dVDScaleFree(CplxVDScaleFreeMixin, CplxConv3dGaussian):
-    """Complex 3d convolution with variational dropout and the scale-free prior's penalty; takes the arguments of :class:`~cplxmodule.nn.CplxConv3d`."""
+    """Complex 3d convolution with variational dropout and the scale-free prior's penalty.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxConv3d`.
+    """
 
 
 class CplxConvTranspose1dVDScaleFree(CplxVDScaleFreeMixin, CplxConvTranspose1dGaussian):
-    """Complex 1d transposed convolution with variational dropout and the scale-free prior's penalty; takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose1d`."""
+    """Complex 1d transposed convolution with variational dropout and the scale-free prior's
+    penalty.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose1d`.
+    """
 
 
 class CplxConvTranspose2dVDScaleFree(CplxVDScaleFreeMixin, CplxConvTranspose2dGaussian):
-    """Complex 2d transposed convolution with variational dropout and the scale-free prior's penalty; takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose2d`."""
+    """Complex 2d transposed convolution with variational dropout and the scale-free prior's
+    penalty.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose2d`.
+    """
 
 
 class CplxConvTranspose3dVDScaleFree(CplxVDScaleFreeMixin, CplxConvTranspose3dGaussian):
-    """Complex 3d transposed convolution with variational dropout and the scale-free prior's penalty; takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose3d`."""
+    """Complex 3d transposed convolution with variational dropout and the scale-free prior's
+    penalty.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose3d`.
+    """
 
 
 class CplxLinearVDApprox(CplxVDApproxMixin, CplxLinearGaussian):
-    """Complex linear layer with variational dropout and the approximate complex VD penalty; takes the arguments of :class:`~cplxmodule.nn.CplxLinear`."""
+    """Complex linear layer with variational dropout and the approximate complex VD penalty.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxLinear`.
+    """
 
 
 class CplxBilinearVDApprox(CplxVDApproxMixin, CplxBilinearGaussian):
-    """Complex bilinear layer with variational dropout and the approximate complex VD penalty; takes the arguments of :class:`~cplxmodule.nn.CplxBilinear`."""
+    """Complex bilinear layer with variational dropout and the approximate complex VD penalty.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxBilinear`.
+    """
 
 
 class CplxConv1dVDApprox(CplxVDApproxMixin, CplxConv1dGaussian):
-    """Complex 1d convolution with variational dropout and the approximate complex VD penalty; takes the arguments of :class:`~cplxmodule.nn.CplxConv1d`."""
+    """Complex 1d convolution with variational dropout and the approximate complex VD penalty.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxConv1d`.
+    """
 
 
 class CplxConv2dVDApprox(CplxVDApproxMixin, CplxConv2dGaussian):
-    """Complex 2d convolution with variational dropout and the approximate complex VD penalty; takes the arguments of :class:`~cplxmodule.nn.CplxConv2d`."""
+    """Complex 2d convolution with variational dropout and the approximate complex VD penalty.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxConv2d`.
+    """
 
 
 class CplxConv3dVDApprox(CplxVDApproxMixin, CplxConv3dGaussian):
-    """Complex 3d convolution with variational dropout and the approximate complex VD penalty; takes the arguments of :class:`~cplxmodule.nn.CplxConv3d`."""
+    """Complex 3d convolution with variational dropout and the approximate complex VD penalty.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxConv3d`.
+    """
 
 
 class CplxConvTranspose1dVDApprox(CplxVDApproxMixin, CplxConvTranspose1dGaussian):
-    """Complex 1d transposed convolution with variational dropout and the approximate complex VD penalty; takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose1d`."""
+    """Complex 1d transposed convolution with variational dropout and the approximate complex VD
+    penalty.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose1d`.
+    """
 
 
 class CplxConvTranspose2dVDApprox(CplxVDApproxMixin, CplxConvTranspose2dGaussian):
-    """Complex 2d transposed convolution with variational dropout and the approximate complex VD penalty; takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose2d`."""
+    """Complex 2d transposed convolution with variational dropout and the approximate complex VD
+    penalty.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose2d`.
+    """
 
 
 class CplxConvTranspose3dVDApprox(CplxVDApproxMixin, CplxConvTranspose3dGaussian):
-    """Complex 3d transposed convolution with variational dropout and the approximate complex VD penalty; takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose3d`."""
+    """Complex 3d transposed convolution with variational dropout and the approximate complex VD
+    penalty.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose3d`.
+    """
 
 
 class CplxLinearVDBogus(CplxVDBogusMixin, CplxLinearGaussian):
-    """Complex linear layer with variational dropout and the bogus complex VD penalty; takes the arguments of :class:`~cplxmodule.nn.CplxLinear`."""
+    """Complex linear layer with variational dropout and the bogus complex VD penalty.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxLinear`.
+    """
 
 
 class CplxBilinearVDBogus(CplxVDBogusMixin, CplxBilinearGaussian):
-    """Complex bilinear layer with variational dropout and the bogus complex VD penalty; takes the arguments of :class:`~cplxmodule.nn.CplxBilinear`."""
+    """Complex bilinear layer with variational dropout and the bogus complex VD penalty.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxBilinear`.
+    """
 
 
 class CplxConv1dVDBogus(CplxVDBogusMixin, CplxConv1dGaussian):
-    """Complex 1d convolution with variational dropout and the bogus complex VD penalty; takes the arguments of :class:`~cplxmodule.nn.CplxConv1d`."""
+    """Complex 1d convolution with variational dropout and the bogus complex VD penalty.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxConv1d`.
+    """
 
 
 class CplxConv2dVDBogus(CplxVDBogusMixin, CplxConv2dGaussian):
-    """Complex 2d convolution with variational dropout and the bogus complex VD penalty; takes the arguments of :class:`~cplxmodule.nn.CplxConv2d`."""
+    """Complex 2d convolution with variational dropout and the bogus complex VD penalty.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxConv2d`.
+    """
 
 
 class CplxConv3dVDBogus(CplxVDBogusMixin, CplxConv3dGaussian):
-    """Complex 3d convolution with variational dropout and the bogus complex VD penalty; takes the arguments of :class:`~cplxmodule.nn.CplxConv3d`."""
+    """Complex 3d convolution with variational dropout and the bogus complex VD penalty.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxConv3d`.
+    """
 
 
 class CplxConvTranspose1dVDBogus(CplxVDBogusMixin, CplxConvTranspose1dGaussian):
-    """Complex 1d transposed convolution with variational dropout and the bogus complex VD penalty; takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose1d`."""
+    """Complex 1d transposed convolution with variational dropout and the bogus complex VD penalty.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose1d`.
+    """
 
 
 class CplxConvTranspose2dVDBogus(CplxVDBogusMixin, CplxConvTranspose2dGaussian):
-    """Complex 2d transposed convolution with variational dropout and the bogus complex VD penalty; takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose2d`."""
+    """Complex 2d transposed convolution with variational dropout and the bogus complex VD penalty.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose2d`.
+    """
 
 
 class CplxConvTranspose3dVDBogus(CplxVDBogusMixin, CplxConvTranspose3dGaussian):
-    """Complex 3d transposed convolution with variational dropout and the bogus complex VD penalty; takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose3d`."""
+    """Complex 3d transposed convolution with variational dropout and the bogus complex VD penalty.
+
+    Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose3d`.
+    """

@@ -41,7 +41,9 @@ class RealARDMixin:
 
     @property
     def penalty(self):
-        """torch.Tensor: :func:`~cplxmodule.nn.relevance.functional.kl_real_ard` of ``log_alpha``, per weight."""
+        """torch.Tensor: :func:`~cplxmodule.nn.relevance.functional.kl_real_ard` of
+        ``log_alpha``, per weight.
+        """
         return F.kl_real_ard(self.log_alpha)
 
 
@@ -76,12 +78,21 @@ class Conv3dARD(RealARDMixin, Conv3dGaussian):
 
 
 class ConvTranspose1dARD(RealARDMixin, ConvTranspose1dGaussian):
-    """1d transposed convolution with ARD; takes the arguments of :class:`torch.nn.ConvTranspose1d`."""
+    """1d transposed convolution with ARD.
+
+    Takes the arguments of :class:`torch.nn.ConvTranspose1d`.
+    """
 
 
 class ConvTranspose2dARD(RealARDMixin, ConvTranspose2dGaussian):
-    """2d transposed convolution with ARD; takes the arguments of :class:`torch.nn.ConvTranspose2d`."""
+    """2d transposed convolution with ARD.
+
+    Takes the arguments of :class:`torch.nn.ConvTranspose2d`.
+    """
 
 
 class ConvTranspose3dARD(RealARDMixin, ConvTranspose3dGaussian):
-    """3d transposed convolution with ARD; takes the arguments of :class:`torch.nn.ConvTranspose3d`."""
+    """3d transposed convolution with ARD.
+
+    Takes the arguments of :class:`torch.nn.ConvTranspose3d`.
+    """

@@ -55,12 +55,18 @@ class Conv3dGaussian(GaussianMixin, _RealConv3d):
 
 
 class ConvTranspose1dGaussian(GaussianMixin, _RealConvTranspose1d):
-    """:class:`torch.nn.ConvTranspose1d` with a Gaussian weight posterior (see :class:`GaussianMixin`)."""
+    """:class:`torch.nn.ConvTranspose1d` with a Gaussian weight posterior (see
+    :class:`GaussianMixin`).
+    """
 
 
 class ConvTranspose2dGaussian(GaussianMixin, _RealConvTranspose2d):
-    """:class:`torch.nn.ConvTranspose2d` with a Gaussian weight posterior (see :class:`GaussianMixin`)."""
+    """:class:`torch.nn.ConvTranspose2d` with a Gaussian weight posterior (see
+    :class:`GaussianMixin`).
+    """
 
 
 class ConvTranspose3dGaussian(GaussianMixin, _RealConvTranspose3d):
-    """:class:`torch.nn.ConvTranspose3d` with a Gaussian weight posterior (see :class:`GaussianMixin`)."""
+    """:class:`torch.nn.ConvTranspose3d` with a Gaussian weight posterior (see
+    :class:`GaussianMixin`).
+    """

@@ -9,6 +9,7 @@ arguments and loads its state_dict with ``strict=False``.
 
 from ..base import BaseARD, GaussianMixin
 from .. import functional as F
+from ...utils.sparsity import SparsityStats  # noqa: F401  (published import path)
 from .base import (
     BilinearGaussian,
     Conv1dGaussian,
@@ -49,7 +50,9 @@ class RealVDMixin:
 
     @property
     def penalty(self):
-        """torch.Tensor: :func:`~cplxmodule.nn.relevance.functional.kl_real_vd` of ``log_alpha``, per weight."""
+        """torch.Tensor: :func:`~cplxmodule.nn.relevance.functional.kl_real_vd` of
+        ``log_alpha``, per weight.
+        """
         return F.kl_real_vd(self.log_alpha)
 
 
@@ -70,7 +73,10 @@ class LinearVD(RealVDMixin, LinearGaussian):
 
 
 class BilinearVD(RealVDMixin, BilinearGaussian):
-    """Bilinear layer with variational dropout; takes the arguments of :class:`torch.nn.Bilinear`."""
+    """Bilinear layer with variational dropout.
+
+    Takes the arguments of :class:`torch.nn.Bilinear`.
+    """
 
 
 class Conv1dVD(RealVDMixin, Conv1dGaussian):
@@ -86,12 +92,21 @@ class Conv3dVD(RealVDMixin, Conv3dGaussian):
 
 
 class ConvTranspose1dVD(RealVDMixin, ConvTranspose1dGaussian):
-    """1d transposed convolution with variational dropout; takes the arguments of :class:`torch.nn.ConvTranspose1d`."""
+    """1d transposed convolution with variational dropout.
+
+    Takes the arguments of :class:`torch.nn.ConvTranspose1d`.
+    """
 
 
 class ConvTranspose2dVD(RealVDMixin, ConvTranspose2dGaussian):
-    """2d transposed convolution with variational dropout; takes the arguments of :class:`torch.nn.ConvTranspose2d`."""
+    """2d transposed convolution with variational dropout.
+
+    Takes the arguments of :class:`torch.nn.ConvTranspose2d`.
+    """
 
 
 class ConvTranspose3dVD(RealVDMixin, ConvTranspose3dGaussian):
-    """3d transposed convolution with variational dropout; takes the arguments of :class:`torch.nn.ConvTranspose3d`."""
+    """3d transposed convolution with variational dropout.
+
+    Takes the arguments of :class:`torch.nn.ConvTranspose3d`.
+    """

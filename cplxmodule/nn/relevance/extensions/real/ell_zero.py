@@ -6,10 +6,15 @@ import torch
 
 from ...base import BaseARD
 from ....modules.linear import _RealLinear
+from ....utils.sparsity import SparsityStats  # noqa: F401  (published import path)
 
 __all__ = ["BaseARD", "LinearL0"]
 
-_GROUPS = {None: lambda out, in_: (out, in_), "input": lambda out, in_: (1, in_), "output": lambda out, in_: (out, 1)}
+_GROUPS = {
+    None: lambda out, in_: (out, in_),
+    "input": lambda out, in_: (1, in_),
+    "output": lambda out, in_: (out, 1),
+}
 
 
 class LinearL0(BaseARD, _RealLinear):
@@ -106,7 +111,9 @@ class LinearL0(BaseARD, _RealLinear):
         """
         with torch.no_grad():
             logit = -self.log_alpha
-            gate = torch.clamp(torch.sigmoid(logit) * (self.zeta - self.gamma) + self.gamma, 0.0, 1.0)
+            gate = torch.clamp(
+                torch.sigmoid(logit) * (self.zeta - self.gamma) + self.gamma, 0.0, 1.0
+            )
             gate = torch.broadcast_to(gate, self.weight.shape)
             return torch.gt(gate, 0).to(gate.dtype) if hard else gate.clone()
 

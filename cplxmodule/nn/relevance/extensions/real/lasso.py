@@ -4,6 +4,7 @@ import torch
 
 from ...base import BaseARD, _check_threshold
 from ....modules.linear import _RealLinear
+from ....utils.sparsity import SparsityStats  # noqa: F401  (published import path)
 
 __all__ = ["BaseARD", "LinearLASSO"]
 
