@@ -22,6 +22,7 @@ from cplxmodule.nn import (
     CplxModReLU,
     CplxToReal,
     RealToCplx,
+    TensorToCplx,
 )
 from cplxmodule.nn.masked import CplxLinearMasked, LinearMasked, compact
 from cplxmodule.nn.relevance import CplxLinearVD
@@ -39,6 +40,7 @@ class Mixed(torch.nn.Module):
     def __init__(self):
         super().__init__()
         self.to_cplx = RealToCplx()
+        self.pairs_to_cplx = TensorToCplx()
         self.conv1 = CplxConv1d(2, 4, 3, padding=1)
         self.bn1 = CplxBatchNorm1d(4)
         self.act = CplxModReLU(0.2)
@@ -52,7 +54,9 @@ class Mixed(torch.nn.Module):
         self.to_real = CplxToReal()
 
     def forward(self, x):
-        z = self.pool1(self.act(self.bn1(self.conv1(self.to_cplx(x)))))  # (N, 4, 4)
+        # the interleaved input read twice: as a flat real tensor and as pairs
+        z = self.to_cplx(x) - self.pairs_to_cplx(x.unflatten(-1, (-1, 2))) * 0.5
+        z = self.pool1(self.act(self.bn1(self.conv1(z))))  # (N, 4, 4)
         z = self.pool2(self.act(self.bn2(self.conv2(z.unsqueeze(2)))))  # (N, 4, 1, 2)
         z = self.masked(self.act(self.vd(self.linear(z.flatten(1)))))
         return self.to_real(z)
