@@ -56,6 +56,12 @@ def sample(complex_, *shape):
     return cplx.randn(*shape) if complex_ else torch.randn(*shape)
 
 
+def sparse_mlp(complex_):
+    """A masked MLP, its compact copy with every linear layer in CSR, an input."""
+    model = masked_mlp(complex_)
+    return model, compact(model, max_density=1.0), sample(complex_, 4, 6)
+
+
 @pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
 @pytest.mark.parametrize("bias", [True, False], ids=["bias", "nobias"])
 @pytest.mark.parametrize("max_density", [0.0, 1.0])
@@ -209,9 +215,7 @@ def test_a_bare_masked_layer_compacts_too():
 
 @pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
 def test_saves_loads_moves_copies(complex_):
-    model = masked_mlp(complex_)
-    small = compact(model, max_density=1.0)
-    x = sample(complex_, 4, 6)
+    model, small, x = sparse_mlp(complex_)
     with torch.no_grad():
         expected = small(x)
         again = compact(model, max_density=1.0)
@@ -377,9 +381,8 @@ def test_masked_layer_without_known_dense_twin_is_refused_naming_it():
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 @pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
 def test_compact_model_moves_to_cuda(complex_):
-    model = masked_mlp(complex_)
-    small = compact(model, max_density=1.0).to("cuda")
-    x = sample(complex_, 4, 6)
+    model, small, x = sparse_mlp(complex_)
+    small = small.to("cuda")
     with torch.no_grad():
         expected = model(x)
         output = small(x.cuda() if not complex_ else x.to("cuda"))
@@ -403,9 +406,7 @@ def test_traced_sparse_product_matches_with_empty_rows(monkeypatch):
 
 @pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
 def test_compact_sparse_model_exports_and_compiles(complex_):
-    model = masked_mlp(complex_)
-    small = compact(model, max_density=1.0)
-    x = sample(complex_, 4, 6)
+    model, small, x = sparse_mlp(complex_)
     with torch.no_grad():
         expected = model(x)
     if not complex_:
