@@ -417,3 +417,27 @@ def test_compact_sparse_model_exports_and_compiles(complex_):
     compiled = torch.compile(small, fullgraph=True, backend="aot_eager")
     with torch.no_grad():
         assert_same(compiled(x), expected)
+
+
+def test_bilinear_and_transposed_layers_become_dense_twins():
+    from cplxmodule.nn.masked import CplxBilinearMasked, ConvTranspose2dMasked
+
+    class Pair(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bilinear = CplxBilinearMasked(3, 4, 2, conjugate=False)
+            self.up = torch.nn.Sequential(ConvTranspose2dMasked(2, 3, 3, stride=2), torch.nn.ReLU())
+
+        def forward(self, z1, z2, image):
+            return self.bilinear(z1, z2), self.up(image)
+
+    model = Pair().eval()
+    model.bilinear.mask = torch.rand(2, 3, 4) < 0.5
+    model.up[0].mask = torch.rand(2, 3, 3, 3) < 0.5
+    small = compact(model)
+    assert type(small.bilinear).__name__ == "CplxBilinear" and not small.bilinear.conjugate
+    assert type(small.up[0]) is torch.nn.ConvTranspose2d and small.up[0].stride == (2, 2)
+    inputs = cplx.randn(5, 3), cplx.randn(5, 4), torch.randn(1, 2, 4, 4)
+    with torch.no_grad():
+        for got, want in zip(small(*inputs), model(*inputs)):
+            assert_same(got, want)
