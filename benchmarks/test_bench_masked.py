@@ -5,7 +5,12 @@ Each group is one layer at one size in one mode (``forward`` under
 ``torch.no_grad()`` in eval mode, or ``forward+backward``), with variants
 
 - ``dense``: the dense twin (``torch.nn.Linear``, ``CplxLinear``, ...);
-- ``masked``: the masked layer (:mod:`cplxmodule.nn.masked`);
+- ``masked``: the masked layer (:mod:`cplxmodule.nn.masked`), which
+  computes ``weight * mask`` at every call;
+- ``cached``: the masked layer inside :func:`cplxmodule.nn.cached`, entered
+  once around all the timed calls for ``forward`` (the product and the
+  packed complex weight are computed once) and at every step for
+  ``forward+backward``;
 - ``prune``: the dense real layer under ``torch.nn.utils.prune.custom_from_mask``
   (real layers only: prune recomputes ``weight`` in a forward pre-hook of the
   module owning the parameter, and a complex weight's parts are owned by a
@@ -18,13 +23,15 @@ its group (min, and median in parentheses; on a busy machine the min is the
 steadier of the two).
 """
 
+import contextlib
+
 import pytest
 import torch
 import torch.nn.utils.parametrize as parametrize
 import torch.nn.utils.prune as prune
 
 import cplxmodule.cplx as cplx
-from cplxmodule.nn import CplxConv2d, CplxLinear
+from cplxmodule.nn import CplxConv2d, CplxLinear, cached
 from cplxmodule.nn.masked import Conv2dMasked, CplxConv2dMasked, CplxLinearMasked, LinearMasked
 
 # kind -> size -> (constructor args, input shape)
@@ -53,10 +60,10 @@ class _Mask(torch.nn.Module):
 def make_layer(kind, is_complex, variant, args):
     torch.manual_seed(0)
     dense_cls, masked_cls = LAYERS[kind, is_complex]
-    layer = (masked_cls if variant == "masked" else dense_cls)(*args)
+    layer = (masked_cls if variant in ("masked", "cached") else dense_cls)(*args)
     shape = layer.weight.real.shape if is_complex else layer.weight.shape
     mask = (torch.rand(shape) > 0.5).float()
-    if variant == "masked":
+    if variant in ("masked", "cached"):
         layer.mask = mask
     elif variant == "prune":
         prune.custom_from_mask(layer, "weight", mask)
@@ -80,7 +87,7 @@ def cases():
         for is_complex in (False, True):
             for size in sizes:
                 for mode in ("forward", "forward+backward"):
-                    variants = ["dense", "masked", "parametrize" if is_complex else "prune"]
+                    variants = ["dense", "masked", "cached", "parametrize" if is_complex else "prune"]
                     for variant in variants:
                         name = f"{'cplx-' if is_complex else ''}{kind}-{size}-{mode}"
                         yield pytest.param(kind, is_complex, size, mode, variant, id=f"{name}-{variant}")
@@ -120,6 +127,7 @@ def test_masked_layer(benchmark, kind, is_complex, size, mode, variant):
     benchmark.group = group
     benchmark.extra_info["variant"] = variant
 
+    context = cached if variant == "cached" else lambda layer: contextlib.nullcontext()
     if mode == "forward":
         layer.eval()
 
@@ -127,13 +135,17 @@ def test_masked_layer(benchmark, kind, is_complex, size, mode, variant):
             with torch.no_grad():
                 return layer(x)
 
+        with context(layer):
+            step()  # warm up (and fill the cache)
+            benchmark(step)
     else:
 
         def step():
-            total(layer(x)).backward()
+            with context(layer):
+                total(layer(x)).backward()
 
-    step()  # warm up (and fill the masked layer's inference cache)
-    benchmark(step)
+        step()  # warm up
+        benchmark(step)
     stats = getattr(benchmark.stats, "stats", None)
     if stats is not None:
         TIMES.setdefault(group, {})[variant] = (stats.min, stats.median)

@@ -382,7 +382,7 @@ def test_copies_keep_masks(clone):
     model = _model()
     x = torch.randn(2, 2, 5)
     with torch.no_grad():
-        expected = model(x)  # fills the inference cache, which must not travel
+        expected = model(x)
     twin = clone(model)
     for (name, mask), (_, twin_mask) in zip(named_masks(model), named_masks(twin)):
         assert torch.equal(mask, twin_mask) and mask is not twin_mask
@@ -408,73 +408,6 @@ def test_torch_save_whole_complex_model(tmp_path):
     torch.save(model, tmp_path / "model.pt")
     twin = torch.load(tmp_path / "model.pt", weights_only=False)
     assert torch.equal(twin[0].mask, model[0].mask)
-
-
-# ---------------------------------------------------------------- inference cache
-
-
-@pytest.mark.parametrize("make, x", [
-    (lambda: LinearMasked(5, 3), torch.randn(4, 5)),
-    (lambda: CplxLinearMasked(5, 3), cplx.randn(4, 5)),
-])
-def test_inference_cache_sees_every_in_place_change(make, x):
-    torch.manual_seed(0)
-    layer = make()
-    layer.mask = random_mask((3, 5))
-
-    def check():
-        weight = native(layer.weight) if isinstance(layer.weight, Cplx) else layer.weight
-        xs = native(x) if isinstance(x, Cplx) else x
-        bias = native(layer.bias) if isinstance(layer.bias, Cplx) else layer.bias
-        expected = xs @ (weight * layer.mask).T + bias
-        out = layer(x)
-        torch.testing.assert_close(native(out) if isinstance(out, Cplx) else out, expected)
-
-    parts = lambda w: (w.real, w.imag) if isinstance(w, Cplx) else (w,)  # noqa: E731
-    with torch.no_grad():
-        check()
-        first = layer.weight_masked
-        assert layer.weight_masked is first  # reused when nothing changed
-        for part in parts(layer.weight):
-            part.mul_(2.0)
-            check()
-        layer.mask[0, 0] = 1 - layer.mask[0, 0]
-        check()
-        layer.mask.zero_()
-        check()
-        layer.mask = torch.ones(1)
-        check()
-        for part in parts(layer.weight_masked):
-            part.add_(1.0)  # the user writes into the returned product
-        check()
-        parts(layer.weight)[0].copy_(torch.randn(3, 5))
-        check()
-    with torch.inference_mode():
-        assert layer.weight_masked is layer.weight_masked  # cached here too
-        parts(layer.weight)[-1].mul_(3.0)
-        check()
-        check()
-    layer.load_state_dict({k: v + 1 for k, v in layer.state_dict().items()})
-    with torch.no_grad():
-        check()
-    layer.double()  # keeps the parameter objects and their versions
-    x = x.to(torch.float64)
-    with torch.no_grad():
-        check()
-
-
-def test_inference_cache_is_invisible_to_autograd():
-    layer = LinearMasked(5, 3)
-    layer.mask = random_mask((3, 5))
-    x = torch.randn(4, 5)
-    with torch.no_grad():
-        cached = layer.weight_masked
-    assert not cached.requires_grad
-    out = layer(x)  # grad mode: recomputed, differentiable
-    assert out.requires_grad
-    out.sum().backward()
-    assert layer.weight.grad is not None
-    assert "_weight_masked_cache" not in layer.__dict__
 
 
 # ---------------------------------------------------------------- helpers

@@ -1,11 +1,10 @@
 """Masked layers under DistributedDataParallel: gloo, two CPU processes."""
 
-import socket
-
 import pytest
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
+
+from _ddp import gathered, run_two_ranks
 
 from cplxmodule.cplx import Cplx
 from cplxmodule.nn.masked import CplxLinearMasked, LinearMasked, named_masks
@@ -43,56 +42,42 @@ def assert_masks(model, expected, rank):
         assert torch.equal(mask, expected[name]), (rank, name)
 
 
-def gathered(tensor):
-    parts = [torch.empty_like(tensor) for _ in range(dist.get_world_size())]
-    dist.all_gather(parts, tensor.contiguous())
-    return parts
 
+def worker(rank):
+    torch.manual_seed(0)
+    model = Model()
+    # DDP decides when wrapping whether the model has buffers to keep in
+    # sync (an unset mask is a None buffer, which does not count): masks
+    # are set first, and made equal by the construction.
+    set_masks(model, rank_masks(rank, seed=10))
+    ddp = torch.nn.parallel.DistributedDataParallel(model)
+    assert_masks(model, rank_masks(0, seed=10), rank)
 
-def worker(rank, port):
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2)
-    try:
-        torch.manual_seed(0)
-        model = Model()
-        # DDP decides when wrapping whether the model has buffers to keep in
-        # sync (an unset mask is a None buffer, which does not count): masks
-        # are set first, and made equal by the construction.
-        set_masks(model, rank_masks(rank, seed=10))
-        ddp = torch.nn.parallel.DistributedDataParallel(model)
-        assert_masks(model, rank_masks(0, seed=10), rank)
+    # masks re-set differently on each rank (fresh buffers): the forward
+    # pass broadcasts rank 0's before computing
+    set_masks(model, rank_masks(rank))
+    x = torch.randn(3, 6, generator=torch.Generator().manual_seed(rank))
+    with torch.no_grad():
+        out = ddp(x)
+    assert_masks(model, rank_masks(0), rank)
+    assert rank == 0 or not torch.equal(rank_masks(0)["real"], rank_masks(1)["real"])
+    with torch.no_grad():
+        reference = Model()
+        reference.load_state_dict(model.state_dict())
+        torch.testing.assert_close(out, reference(x))
 
-        # masks re-set differently on each rank (fresh buffers): the forward
-        # pass broadcasts rank 0's before computing
-        set_masks(model, rank_masks(rank))
-        x = torch.randn(3, 6, generator=torch.Generator().manual_seed(rank))
-        with torch.no_grad():
-            out = ddp(x)
-        assert_masks(model, rank_masks(0), rank)
-        assert rank == 0 or not torch.equal(rank_masks(0)["real"], rank_masks(1)["real"])
-        with torch.no_grad():
-            reference = Model()
-            reference.load_state_dict(model.state_dict())
-            torch.testing.assert_close(out, reference(x))
-
-        # a training step: masked-out weights get no gradient, ranks agree
-        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-        ddp(x).sum().backward()
-        for grad in (model.real.weight.grad, model.cplx.weight.real.grad, model.cplx.weight.imag.grad):
-            assert grad is not None
-        assert torch.all(model.real.weight.grad[model.real.mask == 0] == 0)
-        assert torch.all(model.cplx.weight.real.grad[model.cplx.mask == 0] == 0)
-        optimizer.step()
-        for param in model.parameters():
-            first, second = gathered(param.detach())
-            assert torch.equal(first, second)
-    finally:
-        dist.destroy_process_group()
+    # a training step: masked-out weights get no gradient, ranks agree
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    ddp(x).sum().backward()
+    for grad in (model.real.weight.grad, model.cplx.weight.real.grad, model.cplx.weight.imag.grad):
+        assert grad is not None
+    assert torch.all(model.real.weight.grad[model.real.mask == 0] == 0)
+    assert torch.all(model.cplx.weight.real.grad[model.cplx.mask == 0] == 0)
+    optimizer.step()
+    for param in model.parameters():
+        first, second = gathered(param.detach())
+        assert torch.equal(first, second)
 
 
 def test_ddp_broadcasts_masks_and_trains():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    # spawn, not fork: forking a process that has imported torch._dynamo
-    # (any earlier torch.compile) can deadlock the children
-    mp.spawn(worker, args=(port,), nprocs=2)
+    run_two_ranks(worker)

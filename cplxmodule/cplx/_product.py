@@ -6,6 +6,7 @@ The strategies are described in :mod:`cplxmodule.cplx.linalg`.
 from typing import NamedTuple
 
 import torch
+import torch.nn.functional as F
 
 from .conversions import to_complex
 from .tensor import Cplx
@@ -30,6 +31,32 @@ class Layout(NamedTuple):
     groups: int = 1
 
 
+class Packed(Cplx):
+    """A :class:`Cplx` operand that keeps the forms the strategies derive from it.
+
+    Each packed form of a weight or a bias (the native complex tensor,
+    Gauss's sums of parts, the block matrix, the negated real part) is
+    computed at its first use and reused by every later product. Only
+    :func:`cplxmodule.nn.cached` makes these, for weights it holds fixed;
+    nothing checks whether the parts changed since.
+    """
+
+    __slots__ = ("_forms",)
+
+    def __init__(self, value):
+        self._real, self._imag, self._forms = value.real, value.imag, {}
+
+
+def _form(value, key, make):
+    """``make(value)``, computed once per ``key`` if ``value`` is :class:`Packed`."""
+    if type(value) is not Packed:
+        return make(value)
+    form = value._forms.get(key)
+    if form is None:
+        form = value._forms[key] = make(value)
+    return form
+
+
 # the generic complex product
 def product(op, input, weight, bias, strategy, layout):
     """The complex product ``op(input, weight)`` plus ``bias``, by ``strategy``.
@@ -41,29 +68,49 @@ def product(op, input, weight, bias, strategy, layout):
     strategies ``"cat"``, ``"3m"`` and ``"native"`` pass ``bias`` to ``op``,
     which adds it for free (``addmm``, the convolution kernels), each part
     within exactly one product; ``"naive"`` adds it after its products.
+    A :class:`Packed` weight or bias keeps the forms the strategy makes of it.
     """
-    if bias is None:
-        bias_real = bias_imag = None
-    elif isinstance(bias, Cplx):
-        bias_real, bias_imag = bias.real, bias.imag
-    else:
-        bias_real, bias_imag = bias, None
-
     if isinstance(input, torch.Tensor):
         # real operands throughout (checked by the caller): one real product
         return op(input, weight, bias)
     if isinstance(weight, torch.Tensor):
         # a real weight maps both parts alike
+        bias_real, bias_imag = _bias_parts(bias)
         return Cplx(op(input.real, weight, bias_real), op(input.imag, weight, bias_imag))
-    impl = _STRATEGY_IMPL[strategy]
-    return Cplx(*impl(op, input, weight, bias_real, bias_imag, layout))
+    return _cplx(*_STRATEGY_IMPL[strategy](op, input, weight, bias, layout))
+
+
+def _cplx(real, imag):
+    # the parts of a product agree in shape, dtype and device by construction:
+    # skip the checks of ``Cplx.__init__``, a real cost at small sizes
+    z = Cplx.__new__(Cplx)
+    z._real, z._imag = real, imag
+    return z
+
+
+def _bias_parts(bias):
+    """The real and imaginary parts of a Cplx, real or absent bias (``None`` if absent)."""
+    if bias is None:
+        return None, None
+    if isinstance(bias, Cplx):
+        return bias.real, bias.imag
+    return bias, None
+
+
+def _negated_real(bias):
+    return -_bias_parts(bias)[0]
+
+
+def _complex_bias(bias):
+    real, imag = _bias_parts(bias)
+    return torch.complex(real, torch.zeros_like(real) if imag is None else imag)
 
 
 # Each strategy returns the real and imaginary parts of the output. Results of
 # real products are fresh tensors that no backward formula reads, so sums into
 # them are done in place (but not into the views that `chunk` or `unbind`
 # return: autograd forbids it).
-def _naive(op, x, w, br, bi, layout):
+def _naive(op, x, w, bias, layout):
     # the two parts of the input share one call per weight part, so each
     # weight part is read once (as in a complex product); with a batch
     # dimension they are concatenated along it, otherwise stacked
@@ -74,6 +121,7 @@ def _naive(op, x, w, br, bi, layout):
         both = torch.stack([x.real, x.imag])
         (rr, ir), (ri, ii) = op(both, w.real, None).unbind(), op(both, w.imag, None).unbind()
     real, imag = rr - ii, ri + ir
+    br, bi = _bias_parts(bias)
     if br is not None:
         shape = (-1,) + (1,) * (real.dim() - layout.channel_dim - 1)
         real = real.add_(br.view(shape))
@@ -82,29 +130,54 @@ def _naive(op, x, w, br, bi, layout):
     return real, imag
 
 
-def _gauss(op, x, w, br, bi, layout):
+def _gauss(op, x, w, bias, layout):
     # Two forms of the trick: each needs three additions of operand parts;
-    # put two of them on the smaller operand.
+    # put two of them on the smaller operand, or on a packed weight, whose
+    # sums are computed once.
     xr, xi, wr, wi = x.real, x.imag, w.real, w.imag
-    nbr = None if br is None else -br
-    if xr.numel() <= wr.numel():
+    on_input = type(w) is not Packed and xr.numel() <= wr.numel()
+    if not on_input and op is F.linear:
+        return _gauss_linear(x, w, bias)
+    bi = _bias_parts(bias)[1]
+    nbr = None if bias is None else _form(bias, "-real", _negated_real)
+    if on_input:
         k1, k2, k3 = op(xr, wr + wi, None), op(xi - xr, wr, bi), op(xr + xi, wi, nbr)
     else:
-        k1, k2, k3 = op(xr + xi, wr, None), op(xr, wi - wr, bi), op(xi, wr + wi, nbr)
+        k1 = op(xr + xi, wr, None)
+        k2 = op(xr, _form(w, "imag-real", lambda w: w.imag - w.real), bi)
+        k3 = op(xi, _form(w, "real+imag", lambda w: w.real + w.imag), nbr)
     # re = k1 - k3 and im = k1 + k2: update k2 first, it reads k1
     imag = k2.add_(k1)
     return k1.sub_(k3), imag
 
 
-def _native(op, x, w, br, bi, layout):
-    bias = None
+def _gauss_linear(x, w, bias):
+    # The weight-side form for a linear map, on the input's rows as a matrix:
+    # ``addmm`` adds ``k1 = (xr + xi) wr^T`` within the other two products,
+    # which saves two passes over the output: im = k1 + xr (wi - wr)^T,
+    # then re = k1 - xi (wr + wi)^T in place. The bias is added last, so a
+    # real input and weight give an exactly zero imaginary part.
+    rows = x.shape[:-1]
+    xr, xi = x.real.reshape(-1, x.shape[-1]), x.imag.reshape(-1, x.shape[-1])
+    k1 = torch.mm(xr + xi, w.real.t())
+    imag = torch.addmm(k1, xr, _form(w, "imag-real", lambda w: w.imag - w.real).t())
+    real = k1.addmm_(xi, _form(w, "real+imag", lambda w: w.real + w.imag).t(), alpha=-1)
+    br, bi = _bias_parts(bias)
     if br is not None:
-        bias = torch.complex(br, torch.zeros_like(br) if bi is None else bi)
-    output = op(to_complex(x), to_complex(w), bias)
+        real = real.add_(br)
+    if bi is not None:
+        imag = imag.add_(bi)
+    return real.view(*rows, -1), imag.view(*rows, -1)
+
+
+def _native(op, x, w, bias, layout):
+    weight = _form(w, "complex", to_complex)
+    bias = None if bias is None else _form(bias, "complex", _complex_bias)
+    output = op(to_complex(x), weight, bias)
     return output.real, output.imag
 
 
-def _cat(op, x, w, br, bi, layout):
+def _cat(op, x, w, bias, layout):
     dim, groups = layout.channel_dim, layout.groups
 
     def cat_weight(a, b, d):
@@ -112,15 +185,19 @@ def _cat(op, x, w, br, bi, layout):
         # output channels in a convolution, input channels when transposed)
         return _group_cat(a, b, d, groups if d == 0 else 1)
 
-    # rows producing the real part, then rows producing the imaginary part
-    top = cat_weight(w.real, -w.imag, layout.weight_in)
-    bottom = cat_weight(w.imag, w.real, layout.weight_in)
-    block = cat_weight(top, bottom, layout.weight_out)
-    bias = None
-    if br is not None:
-        bias = _group_cat(br, torch.zeros_like(br) if bi is None else bi, 0, groups)
+    def block(w):
+        # rows producing the real part, then rows producing the imaginary part
+        top = cat_weight(w.real, -w.imag, layout.weight_in)
+        bottom = cat_weight(w.imag, w.real, layout.weight_in)
+        return cat_weight(top, bottom, layout.weight_out)
 
-    output = op(_group_cat(x.real, x.imag, dim, groups), block, bias)
+    def block_bias(bias):
+        br, bi = _bias_parts(bias)
+        return _group_cat(br, torch.zeros_like(br) if bi is None else bi, 0, groups)
+
+    weight = _form(w, ("block", layout.weight_in, layout.weight_out, groups), block)
+    bias = None if bias is None else _form(bias, ("block", groups), block_bias)
+    output = op(_group_cat(x.real, x.imag, dim, groups), weight, bias)
     real, imag = output.unflatten(dim, (groups, 2, -1)).unbind(dim + 1)
     return real.flatten(dim, dim + 1), imag.flatten(dim, dim + 1)
 
@@ -149,8 +226,16 @@ def check_strategy(strategy, where):
 # at small sizes, make the fewest torch calls. Only when the product is bound
 # by reading the weight (many weight elements per row of the input) does
 # "naive" win: it reads each weight part once, 3M reads it twice for its sum.
+# A packed weight (inside ``cplxmodule.nn.cached``) costs nothing to pack:
+# then, without autograd, one product wins below about 4M complex
+# multiply-adds, where the three products and the sums of 3M cost more in
+# torch calls: torch's complex product for linear maps (also when the weight
+# dominates, as it reads each element once), the block matrix for
+# convolutions (torch's complex convolution is slow); above, 3M with its sums
+# on the weight, computed once.
 _WEIGHT_PER_ROW = 16384
 _GAUSS_DTYPES = (torch.float32, torch.float64)
+_SMALL_MACS = 2 ** 22
 
 
 def default_strategy(input, weight, layout):
@@ -158,4 +243,17 @@ def default_strategy(input, weight, layout):
         # the sums of 3M lose too much in half precision
         return "naive"
     rows = input.numel() // max(input.shape[layout.channel_dim], 1)
-    return "naive" if weight.numel() > _WEIGHT_PER_ROW * rows else "3m"
+    weight_bound = weight.numel() > _WEIGHT_PER_ROW * rows
+    if type(weight) is Packed:
+        if torch.is_grad_enabled():
+            # torch's complex backward makes eight real products, 3M's six
+            return "3m"
+        # packing the weight is free: one product wins while torch calls (or
+        # reading the weight) cost more than arithmetic; for a convolution
+        # one real product on the block matrix, as torch's complex
+        # convolution is slower than three real ones
+        small = rows * weight.numel() < _SMALL_MACS
+        if weight.dim() > 2:
+            return "cat" if small else "3m"
+        return "native" if small or weight_bound else "3m"
+    return "naive" if weight_bound else "3m"

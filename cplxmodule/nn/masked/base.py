@@ -1,11 +1,11 @@
 """The masking base shared by every masked layer, and whole-model mask helpers."""
 
 import inspect
-import weakref
 
 import torch
 
 from ...cplx import Cplx
+from ..cache import _cached_attr, _memo
 from ..modules.parameter import _refuse_complex_cast
 from ..utils.sparsity import SparsityStats
 
@@ -18,8 +18,6 @@ __all__ = [
     "binarize_masks",
 ]
 
-# Instance attribute holding the inference-time product ``weight * mask``.
-_CACHE = "_weight_masked_cache"
 # Instance attribute marking a replica's mask stored before its weight was readable.
 _UNSETTLED = "_mask_unsettled"
 
@@ -94,20 +92,11 @@ class BaseMasked(torch.nn.Module, SparsityStats):
     count. Masks re-assigned later are found and broadcast from rank 0 at
     every forward pass, as torch re-collects buffers each time.
 
-    **Inference cache.** When autograd is off (``torch.no_grad()``,
-    ``torch.inference_mode()``) and the code is not being compiled,
-    ``weight_masked`` reuses the last product as long as the weight, the
-    mask and the product itself are the same tensors with unchanged
-    version counters and storage, so every in-place change made through
-    torch (``mul_``, ``copy_``, indexing, ``load_state_dict``, an optimizer
-    step) is seen by the next forward. Writes that bypass version counters
-    (``tensor.data.mul_()``, ``torch.distributed.broadcast`` into a tensor,
-    and DDP's buffer broadcast, which restores the version counters on
-    purpose) are not seen by it, as they are not seen by autograd. After
-    such a write, or after a forward pass outside DDP with masks that
-    differ between ranks, re-assign the mask (``layer.mask = layer.mask``),
-    which drops the cached product. With autograd on,
-    the product is always recomputed and the cache is dropped.
+    **Caching.** ``weight_masked`` multiplies the weight by the mask at
+    every access, so a forward pass always sees the current weight and mask,
+    whatever wrote into them (``.data``, DDP's buffer broadcast). To compute
+    the product once and reuse it over several forward passes, run them
+    inside :func:`cplxmodule.nn.cached`.
 
     **Loading and pickling.** ``load_state_dict`` sets, replaces or keeps
     the mask; under ``strict=True`` a state_dict without ``mask`` is
@@ -155,7 +144,9 @@ class BaseMasked(torch.nn.Module, SparsityStats):
         self._check_inputs(*inputs)
         if _UNSETTLED in self.__dict__:
             self._settle_replica_mask()
-        return self._dense_forward(*inputs, weight=self.weight_masked, bias=self.bias, **kwargs)
+        return self._dense_forward(
+            *inputs, weight=self.weight_masked, bias=_cached_attr(self, "bias"), **kwargs
+        )
 
     def __setattr__(self, name, value):
         # Users, ``replicate`` and old code all assign the mask by name:
@@ -164,13 +155,6 @@ class BaseMasked(torch.nn.Module, SparsityStats):
             self.mask_(value)
         else:
             super().__setattr__(name, value)
-
-    def __getstate__(self):
-        state = super().__getstate__()
-        # The cache holds weak references, which neither pickle nor deepcopy
-        # should see; it is rebuilt on demand.
-        state.pop(_CACHE, None)
-        return state
 
     @property
     def is_sparse(self):
@@ -234,12 +218,7 @@ class BaseMasked(torch.nn.Module, SparsityStats):
                 "`layer.mask = ...` or `deploy_masks(...)`, or load a state_dict "
                 "that has it"
             )
-        if torch.compiler.is_compiling():
-            return self.weight * mask
-        if torch.is_grad_enabled():
-            self.__dict__.pop(_CACHE, None)
-            return self.weight * mask
-        return self._cached_weight_masked(mask)
+        return _memo(self, "weight_masked", lambda: self.weight * mask)
 
     def _mask_target(self):
         """The real tensor the mask takes its shape, dtype and device from.
@@ -305,30 +284,8 @@ class BaseMasked(torch.nn.Module, SparsityStats):
             converted = mask.clone(memory_format=torch.contiguous_format)
         return converted
 
-    def _cached_weight_masked(self, mask):
-        weight = self.weight
-        inputs = (weight.real, weight.imag, mask) if isinstance(weight, Cplx) else (weight, mask)
-        cache = self.__dict__.get(_CACHE)
-        if cache is not None:
-            refs, key, output = cache
-            if all(ref() is t for ref, t in zip(refs, inputs)) and key == _version_key(
-                inputs + _part_tensors(output)
-            ):
-                return output
-        # an ordinary tensor even under inference_mode, whose products have
-        # no version counter to tell whether the user wrote into them
-        with torch.inference_mode(False), torch.no_grad():
-            output = weight * mask
-        key = _version_key(inputs + _part_tensors(output))
-        if key is not None:
-            self.__dict__[_CACHE] = tuple(map(weakref.ref, inputs)), key, output
-        return output
-
     def _apply(self, fn, recurse=True):
         _refuse_complex_cast(self, fn)
-        # conversions may keep the tensor objects and their versions
-        # (``param.data = ...``) while changing dtype or device
-        self.__dict__.pop(_CACHE, None)
         return super()._apply(fn, recurse)
 
     def _load_from_state_dict(
@@ -391,23 +348,6 @@ def _check_mask_values(name, mask):
         and not bool(torch.isfinite(mask).all())
     ):
         raise ValueError(f"{name}: `mask` must be finite, got NaN or infinite values")
-
-
-def _part_tensors(x):
-    """The real tensors of ``x``: its two parts for a Cplx, else ``(x,)``."""
-    return (x.real, x.imag) if isinstance(x, Cplx) else (x,)
-
-
-def _version_key(tensors):
-    """Version counters and storage of ``tensors``; ``None`` if untracked.
-
-    Inference tensors have no version counter and functorch's wrapped
-    tensors no storage: those are never cached.
-    """
-    try:
-        return [(t._version, t.data_ptr()) for t in tensors]
-    except RuntimeError:
-        return None
 
 
 def is_sparse(module):

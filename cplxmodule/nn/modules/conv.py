@@ -12,6 +12,7 @@ from ...cplx._shared import (
     conv_input_shape,
     ntuple,
 )
+from ..cache import _cached_attr
 from .base import CplxToCplx, _check_cplx
 from .linear import _add_weight_and_bias, _reset_weight_and_bias
 
@@ -190,7 +191,8 @@ class _CplxConv(CplxConvNd):
 
     def forward(self, input):
         self._check_inputs(input)
-        return self._dense_forward(input, weight=self.weight, bias=self.bias)
+        weight, bias = _cached_attr(self, "weight"), _cached_attr(self, "bias")
+        return self._dense_forward(input, weight=weight, bias=bias)
 
 
 class CplxConvTransposeNd(CplxConvNd):
@@ -225,9 +227,8 @@ class CplxConvTransposeNd(CplxConvNd):
 
     def forward(self, input, output_size=None):
         self._check_inputs(input)
-        return self._dense_forward(
-            input, weight=self.weight, bias=self.bias, output_size=output_size
-        )
+        weight, bias = _cached_attr(self, "weight"), _cached_attr(self, "bias")
+        return self._dense_forward(input, weight=weight, bias=bias, output_size=output_size)
 
 
 class _CplxConvTranspose(CplxConvTransposeNd):

@@ -8,6 +8,7 @@ import torch.nn.functional as F
 from ... import cplx
 from ...cplx import Cplx
 from ...cplx._shared import check_features
+from ..cache import _cached_attr
 from .base import BaseCplxToReal, CplxToCplx, _check_cplx
 from .parameter import CplxParameter, _factory_kwargs
 
@@ -105,7 +106,8 @@ class CplxLinear(CplxToCplx):
 
     def forward(self, input):
         self._check_inputs(input)
-        return self._dense_forward(input, weight=self.weight, bias=self.bias)
+        weight, bias = _cached_attr(self, "weight"), _cached_attr(self, "bias")
+        return self._dense_forward(input, weight=weight, bias=bias)
 
     def _check_inputs(self, input):
         _check_features(self, input, self.in_features)
@@ -173,7 +175,8 @@ class CplxBilinear(CplxToCplx):
 
     def forward(self, input1, input2):
         self._check_inputs(input1, input2)
-        return self._dense_forward(input1, input2, weight=self.weight, bias=self.bias)
+        weight, bias = _cached_attr(self, "weight"), _cached_attr(self, "bias")
+        return self._dense_forward(input1, input2, weight=weight, bias=bias)
 
     def _check_inputs(self, input1, input2):
         _check_features(self, input1, self.in1_features, "input1")

@@ -14,6 +14,7 @@ import numbers
 import torch
 
 from ...cplx import Cplx
+from ..cache import _cached_attr
 from . import functional as F
 
 __all__ = [
@@ -179,7 +180,8 @@ class GaussianMixin(BaseARD):
             for a transposed convolution).
         """
         self._check_inputs(*inputs)
-        mean = self._dense_forward(*inputs, weight=self.weight, bias=self.bias, **kwargs)
+        weight, bias = _cached_attr(self, "weight"), _cached_attr(self, "bias")
+        mean = self._dense_forward(*inputs, weight=weight, bias=bias, **kwargs)
         if not self.training:
             return mean
         var = self._dense_forward(

@@ -1,0 +1,128 @@
+"""An explicit cache of the weights that layers derive from their parameters."""
+
+import torch
+
+from ..cplx import Cplx
+from ..cplx._product import Packed
+
+__all__ = ["cached"]
+
+# Every module inside at least one ``cached`` context -> its store, a dict of
+# the values computed for it. The store lives here, not on the module, so that
+# ``replicate``'s shallow copies, ``deepcopy`` and pickle never see it.
+_STORES = {}
+# The same modules -> the number of ``cached`` contexts holding them.
+_DEPTHS = {}
+
+
+class cached:
+    r"""Compute the weights of ``module``'s layers once and reuse them, inside a context.
+
+    Inside the context, each masked layer computes ``weight * mask`` at most
+    once, and each complex layer (dense, masked, or Bayesian for its mean)
+    packs its weight and bias at most once in every form its complex
+    products need (torch's native complex dtype, the sums of Gauss's trick,
+    the block matrix); then every forward pass reuses them. On exit
+    everything is dropped. Outside the context nothing is cached, so nothing
+    can be stale: every forward pass reads the parameters and masks as they
+    are, whatever wrote into them (``.data``,
+    :func:`torch.distributed.broadcast`, DDP's buffer broadcast).
+
+    Contexts nest, for the same module or for overlapping parts of a model,
+    and one ``cached`` object may be entered again: a layer keeps its cache
+    until the last context holding it exits, also when the exit is due to an
+    exception.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        The model; the context covers every submodule it has on entry.
+        ``with cached(model) as m`` binds ``m`` to ``model``.
+
+    Raises
+    ------
+    TypeError
+        If ``module`` is not a :class:`torch.nn.Module`.
+
+    Notes
+    -----
+    As :func:`torch.nn.utils.parametrize.cached`, the context promises that
+    the weights do not change while it is active: writes into parameters or
+    masks inside it (an optimizer step, ``load_state_dict``, ``.to()``,
+    :func:`torch.func.functional_call`) may go unseen by the layers until it
+    exits. Each value is computed lazily, at its first use, and once per grad
+    mode: values computed under :func:`torch.no_grad` or
+    :func:`torch.inference_mode` are never used with autograd, and values
+    computed with autograd carry their graph, so gradients reach the
+    parameters; as with ``parametrize.cached``, that graph can be
+    back-propagated once, so enter the context once per training step.
+
+    Only the modules held by the context are cached: the replicas that
+    :class:`torch.nn.DataParallel` makes of them are new modules and compute
+    their weights at every call, on their own device.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> from cplxmodule.nn import CplxLinear
+    >>> model = CplxLinear(4, 3)
+    >>> x = cplx.randn(2, 4)
+    >>> with cached(model), torch.no_grad():
+    ...     outputs = [model(x) for _ in range(3)]  # the weight is packed once
+    >>> outputs[0].shape
+    torch.Size([2, 3])
+    """
+
+    def __init__(self, module):
+        if not isinstance(module, torch.nn.Module):
+            raise TypeError(
+                f"cached: `module` must be a torch.nn.Module, got {type(module).__name__}"
+            )
+        self.module = module
+        # the modules each active entry holds, fixed on entry
+        self._entries = []
+
+    def __enter__(self):
+        held = list(self.module.modules())
+        for layer in held:
+            _DEPTHS[layer] = _DEPTHS.get(layer, 0) + 1
+            _STORES.setdefault(layer, {})
+        self._entries.append(held)
+        return self.module
+
+    def __exit__(self, *exc_info):
+        for layer in self._entries.pop():
+            _DEPTHS[layer] -= 1
+            if not _DEPTHS[layer]:
+                del _DEPTHS[layer], _STORES[layer]
+        return False
+
+
+def _memo(layer, name, make):
+    """``make()``, computed once per grad mode while ``layer`` is inside ``cached``.
+
+    A complex value is returned as a :class:`~cplxmodule.cplx._product.Packed`,
+    which keeps the forms the complex products derive from it. Compiled code
+    always calls ``make``: torch.compile plans its own reuse.
+    """
+    # the hot path outside any context is this one test
+    if not _STORES or torch.compiler.is_compiling():
+        return make()
+    store = _STORES.get(layer)
+    if store is None:
+        return make()
+    key = name, torch.is_grad_enabled(), torch.is_inference_mode_enabled()
+    value = store.get(key)
+    if value is None:
+        value = make()
+        if isinstance(value, Cplx):
+            value = Packed(value)
+        store[key] = value
+    return value
+
+
+def _cached_attr(layer, name):
+    """``getattr(layer, name)``, packed once while ``layer`` is inside ``cached``."""
+    if not _STORES:
+        return getattr(layer, name)
+    return _memo(layer, name, lambda: getattr(layer, name))
