@@ -695,7 +695,10 @@ def test_complex_dtype_casts_are_refused(make, name, cast):
       cplx.randn(1, 2, 5, 5, dtype=torch.float64))],
 )
 def test_dtype_mismatch_names_the_layer_and_both_dtypes(layer, x):
-    expected = f"{type(layer).__name__}: `input` has dtype {x.dtype}.*weight has dtype"
+    expected = (
+        f"{type(layer).__name__}: `input` must have the dtype of the layer's weight,"
+        f" {layer.weight.dtype}, got {x.dtype}"
+    )
     with pytest.raises(TypeError, match=expected):
         layer(x)
 

@@ -11,7 +11,8 @@ import torch
 
 import cplxmodule.cplx as cplx
 import cplxmodule.nn as cnn
-from cplxmodule.nn.masked import CplxLinearMasked, LinearMasked
+from cplxmodule.nn.masked import CplxLinearMasked, LinearMasked, deploy_masks, magnitude_masks
+from cplxmodule.nn.relevance import compute_ard_masks
 
 FORMAT = re.compile(r"^(?P<where>[\w.\[\]]+): `(?P<arg>[\w\[\]]+)` must .*, got .*[^.]$", re.S)
 
@@ -38,6 +39,20 @@ CASES = [
     ("CplxConvTranspose1d", "output_size", lambda: cnn.CplxConvTranspose1d(2, 2, 3)(cplx.randn(1, 2, 4), output_size=[30])),
     ("CplxBatchNorm2d", "input", lambda: cnn.CplxBatchNorm2d(3)(cplx.randn(2, 3, 4))),
     ("CplxLayerNorm", "input", lambda: cnn.CplxLayerNorm(3)(cplx.randn(2, 4))),
+    ("dropout2d", "input", lambda: cplx.dropout2d(cplx.randn(2, 3), 0.5)),
+    ("layer_norm", "input", lambda: cplx.layer_norm(cplx.randn(2, 4), 3)),
+    ("batch_norm", "input", lambda: cplx.batch_norm(cplx.randn(1, 3), None, None, training=True)),
+    ("CplxDropout2d", "input", lambda: cnn.CplxDropout2d()(cplx.randn(2, 3))),
+    ("CplxLinear", "input", lambda: cnn.CplxLinear(3, 4)(cplx.randn(2, 3, dtype=torch.float64))),
+    ("InterleavedRealToCplx", "input", lambda: cnn.InterleavedRealToCplx()(cplx.randn(2))),
+    ("InterleavedRealToCplx", "input", lambda: cnn.InterleavedRealToCplx()(torch.randn(2, 5))),
+    ("TensorToCplx", "input", lambda: cnn.TensorToCplx()(torch.randn(2, 3))),
+    ("AsTypeCplx", "input", lambda: cnn.AsTypeCplx()([1.0])),
+    ("batch_norm", "running_cov", lambda: cplx.batch_norm(cplx.randn(2, 3), torch.zeros(2, 3), None)),
+    ("compute_ard_masks", "module", lambda: compute_ard_masks(torch.nn.ReLU())),
+    ("magnitude_masks", "module", lambda: magnitude_masks(torch.nn.ReLU(), 0.5)),
+    ("magnitude_masks", "keep", lambda: magnitude_masks(torch.nn.Linear(2, 2), 2.0)),
+    ("deploy_masks", "state_dict", lambda: deploy_masks(LinearMasked(3, 2), state_dict={"x.mask": torch.ones(1)}, strict=True)),
     ("LinearMasked", "mask", lambda: LinearMasked(3, 2).mask_([1.0])),
     ("CplxLinearMasked", "mask", lambda: CplxLinearMasked(3, 2).mask_(torch.ones(4))),
 ]

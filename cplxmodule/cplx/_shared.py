@@ -127,6 +127,48 @@ def check_conv_input(input, channels, n, where):
         )
 
 
+def check_spatial_dims(input, n, where):
+    """Raise a ``ValueError`` unless ``input`` is ``(N, C, *spatial)`` or ``(C, *spatial)``."""
+    if input.dim() not in (n + 1, n + 2):
+        raise ValueError(
+            f"{_prefix(where)}`input` must have shape {conv_input_shape('C', n)},"
+            f" got {tuple(input.shape)}"
+        )
+
+
+def check_trailing_shape(input, shape, name, where):
+    """Raise a ``ValueError`` unless ``input`` has shape ``(*, *shape)``."""
+    k = len(shape)
+    if k == 0 or tuple(input.shape[input.dim() - k :]) != tuple(shape):
+        raise ValueError(
+            f"{_prefix(where)}`{name}` must have shape (*, {', '.join(map(str, shape))}),"
+            f" got {tuple(input.shape)}"
+        )
+
+
+def checked_real(input, name="input", where=None):
+    """Return ``input`` if it is a real tensor, else raise a ``TypeError``."""
+    if not isinstance(input, torch.Tensor) or input.is_complex():
+        raise TypeError(
+            f"{_prefix(where)}`{name}` must be a real torch.Tensor, got {describe(input)}"
+        )
+    return input
+
+
+def checked_even_dim(input, dim, where):
+    """Check that the real ``input`` has an even size along ``dim``; return ``dim``, wrapped."""
+    checked_real(input, where=where)
+    if input.dim() == 0:
+        raise ValueError(f"{where}: `input` must have at least one dimension, got shape ()")
+    dim = dim % input.dim()
+    if input.shape[dim] % 2:
+        raise ValueError(
+            f"{where}: `input` must have an even size along dimension {dim},"
+            f" got shape {tuple(input.shape)}"
+        )
+    return dim
+
+
 def ntuple(value, n, name, where=None):
     """``value`` as a tuple of ``n`` ints; the error names the argument ``name``."""
     if isinstance(value, int):

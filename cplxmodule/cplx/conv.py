@@ -51,6 +51,17 @@ def _check_conv_operands(n, input, weight, bias, strategy, where):
     return weight, bias
 
 
+def _conv_product(n, real_op, input, weight, bias, groups, strategy, transposed):
+    """The complex product of an ``n``-d convolution ``real_op`` of real parts."""
+    # a transposed convolution's weight is (in, out / groups, *kernel)
+    weight_out, weight_in = (1, 0) if transposed else (0, 1)
+    layout = Layout(
+        input.dim() - n - 1, weight_out=weight_out, weight_in=weight_in, groups=groups
+    )
+    strategy = strategy or default_strategy(input, weight, layout)
+    return product(real_op, input, weight, bias, strategy, layout)
+
+
 def _convnd(n, op, input, weight, bias, stride, padding, dilation, groups,
             padding_mode, strategy):
     where = f"conv{n}d"
@@ -70,10 +81,7 @@ def _convnd(n, op, input, weight, bias, stride, padding, dilation, groups,
     def real_op(x, w, b):
         return op(x, w, b, stride, padding, dilation, groups)
 
-    channel_dim = input.dim() - n - 1
-    layout = Layout(channel_dim, weight_out=0, weight_in=1, groups=groups)
-    strategy = strategy or default_strategy(input, weight, layout)
-    return product(real_op, input, weight, bias, strategy, layout)
+    return _conv_product(n, real_op, input, weight, bias, groups, strategy, transposed=False)
 
 
 def _conv_transposend(n, op, input, weight, bias, stride, padding, output_padding,
@@ -91,10 +99,7 @@ def _conv_transposend(n, op, input, weight, bias, stride, padding, output_paddin
     def real_op(x, w, b):
         return op(x, w, b, stride, padding, output_padding, groups, dilation)
 
-    channel_dim = input.dim() - n - 1
-    layout = Layout(channel_dim, weight_out=1, weight_in=0, groups=groups)
-    strategy = strategy or default_strategy(input, weight, layout)
-    return product(real_op, input, weight, bias, strategy, layout)
+    return _conv_product(n, real_op, input, weight, bias, groups, strategy, transposed=True)
 
 
 _CONV_DOC = r"""Complex {n}d convolution, as :func:`torch.nn.functional.conv{n}d`.

@@ -2,7 +2,7 @@
 
 import torch
 
-from ._shared import NATIVE_DTYPES, checked_cplx, describe
+from ._shared import NATIVE_DTYPES, checked_cplx, checked_even_dim, checked_real, describe
 from .tensor import Cplx
 
 __all__ = [
@@ -32,7 +32,7 @@ def from_interleaved_real(input, copy=True, dim=-1):
     dim : int, default -1
         The dimension holding the interleaved values.
     """
-    dim = _checked_even_dim(input, dim, "from_interleaved_real")
+    dim = checked_even_dim(input, dim, "from_interleaved_real")
     real, imag = input.unflatten(dim, (-1, 2)).unbind(dim + 1)
     return Cplx(real.clone(), imag.clone()) if copy else Cplx(real, imag)
 
@@ -49,28 +49,9 @@ def from_concatenated_real(input, copy=True, dim=-1):
     dim : int, default -1
         The dimension holding the concatenated parts.
     """
-    dim = _checked_even_dim(input, dim, "from_concatenated_real")
+    dim = checked_even_dim(input, dim, "from_concatenated_real")
     real, imag = input.chunk(2, dim=dim)
     return Cplx(real.clone(), imag.clone()) if copy else Cplx(real, imag)
-
-
-def _checked_real(input, where):
-    if not isinstance(input, torch.Tensor) or input.is_complex():
-        raise TypeError(f"{where}: `input` must be a real torch.Tensor, got {describe(input)}")
-    return input
-
-
-def _checked_even_dim(input, dim, where):
-    _checked_real(input, where)
-    if input.dim() == 0:
-        raise ValueError(f"{where}: `input` must have at least one dimension, got shape ()")
-    dim = dim % input.dim()
-    if input.shape[dim] % 2:
-        raise ValueError(
-            f"{where}: `input` must have an even size along dimension {dim},"
-            f" got shape {tuple(input.shape)}"
-        )
-    return dim
 
 
 def to_interleaved_real(input, flatten=True, dim=-1):
@@ -131,7 +112,7 @@ def from_view_as_real(input, copy=True):
     ValueError
         If the last dimension of ``input`` is not of size two.
     """
-    _checked_real(input, "from_view_as_real")
+    checked_real(input, where="from_view_as_real")
     if input.dim() == 0 or input.shape[-1] != 2:
         raise ValueError(
             "from_view_as_real: `input` must have a last dimension of size 2,"

@@ -6,7 +6,7 @@ phase is snapped to an axis; a complex unit is either kept or dropped whole.
 
 import torch.nn.functional as F
 
-from ._shared import checked_cplx, doc_kwargs
+from ._shared import check_spatial_dims, checked_cplx, doc_kwargs
 from .tensor import Cplx
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d"]
@@ -66,12 +66,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
 
 def _channel_dropout(input, p, training, inplace, n_spatial):
     where = f"dropout{n_spatial}d"
-    checked_cplx(input, where=where)
-    if input.dim() not in (n_spatial + 1, n_spatial + 2):
-        raise ValueError(
-            f"{where}: `input` must have shape (N, C, *spatial) or (C, *spatial)"
-            f" with {n_spatial} spatial dims, got {tuple(input.shape)}"
-        )
+    check_spatial_dims(checked_cplx(input, where=where), n_spatial, where)
     mask_shape = (*input.shape[: input.dim() - n_spatial], *[1] * n_spatial)
     return _masked(input, p, training, inplace, mask_shape, where)
 

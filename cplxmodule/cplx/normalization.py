@@ -10,7 +10,7 @@ preserve the complex structure under rotation.
 
 import torch
 
-from ._shared import check_shape, checked_cplx
+from ._shared import check_shape, check_trailing_shape, checked_cplx
 from .tensor import Cplx
 
 __all__ = ["batch_norm", "layer_norm"]
@@ -165,8 +165,8 @@ def batch_norm(
         n_values = input.numel() // max(n_channels, 1)
         if n_values < 2:
             raise ValueError(
-                f"{where}: expected more than 1 value per channel when training,"
-                f" got `input` of shape {tuple(input.shape)}"
+                f"{where}: `input` must have more than 1 value per channel when"
+                f" training, got shape {tuple(input.shape)}"
             )
         mean_r = input.real.mean(dims, keepdim=True)
         mean_i = input.imag.mean(dims, keepdim=True)
@@ -179,11 +179,9 @@ def batch_norm(
             rr, ri, ii = (c * (n_values / (n_values - 1)) for c in cov)
             _update_running(running_cov, [rr, ri, ri, ii], momentum)
     else:
-        if running_mean is None or running_cov is None:
-            raise ValueError(
-                f"{where}: `running_mean` and `running_cov` must be given "
-                "when not training"
-            )
+        for name, value in (("running_mean", running_mean), ("running_cov", running_cov)):
+            if value is None:
+                raise ValueError(f"{where}: `{name}` must be given when not training, got None")
         mean = running_mean.reshape(2, *shape)
         xr, xi = input.real - mean[0], input.imag - mean[1]
         cov = running_cov.reshape(2, 2, *shape)
@@ -246,16 +244,11 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
-    k = len(normalized_shape)
-    if k == 0 or tuple(input.shape[input.dim() - k :]) != normalized_shape:
-        raise ValueError(
-            f"{where}: `input` of shape {tuple(input.shape)} does not end with "
-            f"`normalized_shape` {normalized_shape}"
-        )
+    check_trailing_shape(input, normalized_shape, "input", where)
     check_shape(weight, (2, 2, *normalized_shape), "weight", where)
     _check_affine_bias(bias, normalized_shape, where)
 
-    dims = list(range(input.dim() - k, input.dim()))
+    dims = list(range(input.dim() - len(normalized_shape), input.dim()))
     xr = input.real - input.real.mean(dims, keepdim=True)
     xi = input.imag - input.imag.mean(dims, keepdim=True)
     cov = _covariance(xr, xi, dims)

@@ -44,7 +44,7 @@ def _fans(tensor, where):
     """``(fan_in, fan_out)`` of a weight, as :mod:`torch.nn.init` computes them."""
     if tensor.dim() < 2:
         raise ValueError(
-            f"{where}: fan in and fan out need a `tensor` of at least 2 dimensions,"
+            f"{where}: `tensor` must have at least 2 dimensions for fan in and fan out,"
             f" got shape {tuple(tensor.shape)}"
         )
     receptive_field = math.prod(tensor.shape[2:])

@@ -61,8 +61,8 @@ def _window_tensor(window, nperseg, n_samples, x):
         )
     if nperseg is not None and _as_int(nperseg, "nperseg") != len(window):
         raise ValueError(
-            f"`nperseg` = {nperseg} must equal the length of `window` "
-            f"({len(window)}) when `window` is an array"
+            f"`nperseg` must equal the length of an array `window`, {len(window)},"
+            f" got {nperseg}"
         )
     return window
 
@@ -224,8 +224,8 @@ def pwelch(
     nperseg = len(window)
     if nperseg > n_samples:
         raise ValueError(
-            f"`nperseg` = {nperseg} exceeds the length of `x` along `dim` = {dim} "
-            f"({n_samples})"
+            f"`nperseg` must be at most the length of `x` along `dim` = {dim},"
+            f" {n_samples}, got {nperseg}"
         )
     n_overlap = nperseg // 2 if n_overlap is None else _as_int(n_overlap, "n_overlap")
     if not 0 <= n_overlap < nperseg:
@@ -234,7 +234,7 @@ def pwelch(
         )
     nfft = nperseg if nfft is None else _as_int(nfft, "nfft")
     if nfft < nperseg:
-        raise ValueError(f"`nfft` = {nfft} must be at least `nperseg` = {nperseg}")
+        raise ValueError(f"`nfft` must be at least `nperseg`, {nperseg}, got {nfft}")
     onesided = not x.is_complex() if return_onesided is None else bool(return_onesided)
     if onesided and x.is_complex():
         raise ValueError(

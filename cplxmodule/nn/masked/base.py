@@ -441,7 +441,7 @@ def deploy_masks(module, *, state_dict=None, prefix="", reset=False, reduce_fn=N
     >>> deploy_masks(model, state_dict={"2.mask": torch.ones(2, 2)}, strict=True)
     Traceback (most recent call last):
     ...
-    ValueError: deploy_masks: `state_dict` has masks for no masked layer of `module`: ['2.mask']
+    ValueError: deploy_masks: `state_dict` must hold masks of masked layers of `module` only, got masks of no layer: ['2.mask']
     """
     if state_dict is None:
         return module
@@ -462,7 +462,8 @@ def deploy_masks(module, *, state_dict=None, prefix="", reset=False, reduce_fn=N
         unused = [k for k in state_dict if (k == "mask" or k.endswith(".mask")) and k not in used]
         if unused:
             raise ValueError(
-                f"deploy_masks: `state_dict` has masks for no masked layer of `module`: {unused}"
+                "deploy_masks: `state_dict` must hold masks of masked layers of `module`"
+                f" only, got masks of no layer: {unused}"
             )
     for layer, mask in new_masks:
         layer.register_buffer("mask", mask)

@@ -224,13 +224,14 @@ def magnitude_masks(module, keep, scope="global"):
     (['0.mask', '1.mask'], 4)
     """
     if isinstance(keep, bool) or not isinstance(keep, numbers.Real) or not 0 < keep <= 1:
-        raise ValueError(f"magnitude_masks: `keep` must be a fraction in (0, 1], got {keep!r}.")
+        raise ValueError(f"magnitude_masks: `keep` must be a fraction in (0, 1], got {keep!r}")
     if scope not in ("global", "layer"):
-        raise ValueError(f"magnitude_masks: `scope` must be 'global' or 'layer', got {scope!r}.")
+        raise ValueError(f"magnitude_masks: `scope` must be 'global' or 'layer', got {scope!r}")
     layers = [(name, layer) for name, layer in module.named_modules() if type(layer) in _FAMILY]
     if not layers:
         raise ValueError(
-            f"magnitude_masks: `module` ({type(module).__name__}) has no layer with a masked twin."
+            "magnitude_masks: `module` must have a layer with a masked twin,"
+            f" got a {type(module).__name__} with none"
         )
     magnitudes = [_magnitude(layer.weight) for _, layer in layers]
     if scope == "global":

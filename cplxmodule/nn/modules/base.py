@@ -301,8 +301,8 @@ def _check_cplx(layer, input, shape=None, name="input"):
     weight = layer._modules.get("weight", layer._parameters.get("weight"))
     if weight is not None and weight.dtype != input.dtype:
         raise TypeError(
-            f"{layer._get_name()}: `{name}` has dtype {input.dtype} but the "
-            f"layer's weight has dtype {weight.dtype}: cast one to the other "
-            "(e.g. `layer.to(input.dtype)` or `input.to(weight.dtype)`)"
+            f"{layer._get_name()}: `{name}` must have the dtype of the layer's weight,"
+            f" {weight.dtype}, got {input.dtype} (cast one to the other, e.g."
+            " `layer.to(input.dtype)` or `input.to(weight.dtype)`)"
         )
     return input

@@ -152,8 +152,15 @@ class _CplxNormBase(CplxToCplx):
             error_msgs,
         )
 
+    #: The input shapes a subclass accepts, by number of dimensions.
+    _input_shapes = {}
+
     def _check_input_dim(self, input):
-        raise NotImplementedError
+        if input.dim() not in self._input_shapes:
+            raise ValueError(
+                f"{self._get_name()}: `input` must have shape"
+                f" {' or '.join(self._input_shapes.values())}, got {tuple(input.shape)}"
+            )
 
     def _check_input(self, input):
         name = type(self).__name__
@@ -271,13 +278,7 @@ class CplxBatchNorm1d(_CplxBatchNorm):
         shape=":math:`(N, C)` or :math:`(N, C, L)`",
         example="8, 3, 5",
     )
-
-    def _check_input_dim(self, input):
-        if input.dim() not in (2, 3):
-            raise ValueError(
-                f"{type(self).__name__}: `input` must have shape (N, C) or (N, C, L),"
-                f" got {tuple(input.shape)}"
-            )
+    _input_shapes = {2: "(N, C)", 3: "(N, C, L)"}
 
 
 class CplxBatchNorm2d(_CplxBatchNorm):
@@ -287,13 +288,7 @@ class CplxBatchNorm2d(_CplxBatchNorm):
         shape=":math:`(N, C, H, W)`",
         example="8, 3, 4, 4",
     )
-
-    def _check_input_dim(self, input):
-        if input.dim() != 4:
-            raise ValueError(
-                f"{type(self).__name__}: `input` must have shape (N, C, H, W),"
-                f" got {tuple(input.shape)}"
-            )
+    _input_shapes = {4: "(N, C, H, W)"}
 
 
 class CplxBatchNorm3d(_CplxBatchNorm):
@@ -303,13 +298,7 @@ class CplxBatchNorm3d(_CplxBatchNorm):
         shape=":math:`(N, C, D, H, W)`",
         example="4, 3, 2, 4, 4",
     )
-
-    def _check_input_dim(self, input):
-        if input.dim() != 5:
-            raise ValueError(
-                f"{type(self).__name__}: `input` must have shape (N, C, D, H, W),"
-                f" got {tuple(input.shape)}"
-            )
+    _input_shapes = {5: "(N, C, D, H, W)"}
 
 
 def whiten2x2(

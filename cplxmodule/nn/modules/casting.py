@@ -4,6 +4,7 @@ import torch
 
 from ... import cplx
 from ...cplx import Cplx
+from ...cplx._shared import check_features, checked_even_dim, checked_real
 from .base import BaseCplxToReal, BaseRealToCplx, _check_cplx
 
 __all__ = [
@@ -17,21 +18,6 @@ __all__ = [
     "TensorToCplx",
     "CplxToTensor",
 ]
-
-
-def _check_real(layer, input, name="input"):
-    if isinstance(input, torch.Tensor) and not input.is_complex():
-        return input
-    got = f"a {input.dtype} tensor" if isinstance(input, torch.Tensor) else type(input).__name__
-    raise TypeError(f"{layer._get_name()}: `{name}` must be a real torch.Tensor, got {got}")
-
-
-def _check_even(layer, input, dim):
-    if input.dim() == 0 or input.shape[dim] % 2:
-        raise ValueError(
-            f"{layer._get_name()}: `input` must have an even size along dimension {dim},"
-            f" got shape {tuple(input.shape)}"
-        )
 
 
 class InterleavedRealToCplx(BaseRealToCplx):
@@ -54,7 +40,7 @@ class InterleavedRealToCplx(BaseRealToCplx):
         self.copy, self.dim = copy, dim
 
     def forward(self, input):
-        _check_even(self, _check_real(self, input), self.dim)
+        checked_even_dim(input, self.dim, self._get_name())
         return cplx.from_interleaved_real(input, self.copy, self.dim)
 
     def extra_repr(self):
@@ -81,7 +67,7 @@ class ConcatenatedRealToCplx(BaseRealToCplx):
         self.copy, self.dim = copy, dim
 
     def forward(self, input):
-        _check_even(self, _check_real(self, input), self.dim)
+        checked_even_dim(input, self.dim, self._get_name())
         return cplx.from_concatenated_real(input, self.copy, self.dim)
 
     def extra_repr(self):
@@ -183,12 +169,8 @@ class TensorToCplx(BaseRealToCplx):
     """
 
     def forward(self, input):
-        _check_real(self, input)
-        if input.dim() == 0 or input.shape[-1] != 2:
-            raise ValueError(
-                f"{self._get_name()}: `input` must have shape (..., 2), "
-                f"got {tuple(input.shape)}"
-            )
+        where = self._get_name()
+        check_features(checked_real(input, where=where), 2, "input", where)
         return Cplx(*input.unbind(-1))
 
 

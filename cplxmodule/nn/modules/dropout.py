@@ -3,22 +3,29 @@
 import torch
 
 from ... import cplx
+from ...cplx._shared import check_spatial_dims
 from .base import CplxToCplx, _check_cplx
 
 __all__ = ["CplxDropout", "CplxDropout1d", "CplxDropout2d", "CplxDropout3d"]
 
 
-def _check_input(module, input, n_spatial=None):
-    name = type(module).__name__
-    _check_cplx(module, input)
-    if n_spatial is not None and input.dim() not in (n_spatial + 1, n_spatial + 2):
-        raise ValueError(
-            f"{name}: expected a {n_spatial + 2}D (N, C, *spatial) or "
-            f"{n_spatial + 1}D (C, *spatial) input, got shape {tuple(input.shape)}"
-        )
+class _DropoutMixin:
+    """``forward`` of the dropout layers: the layer's checks, then the op ``_dropout``.
+
+    ``_n`` is the number of spatial dimensions of a channel dropout, ``None``
+    for element-wise dropout. Goes before torch's dropout layer in the bases.
+    """
+
+    _n, _dropout = None, None
+
+    def forward(self, input):
+        _check_cplx(self, input)
+        if self._n is not None:
+            check_spatial_dims(input, self._n, self._get_name())
+        return self._dropout(input, self.p, self.training, self.inplace)
 
 
-class CplxDropout(torch.nn.Dropout, CplxToCplx):
+class CplxDropout(_DropoutMixin, torch.nn.Dropout, CplxToCplx):
     r"""Zero complex elements with probability ``p``, the same in both parts.
 
     Kept elements are scaled by :math:`1/(1-p)` during training; in eval
@@ -46,9 +53,7 @@ class CplxDropout(torch.nn.Dropout, CplxToCplx):
     True
     """
 
-    def forward(self, input):
-        _check_input(self, input)
-        return cplx.dropout(input, self.p, self.training, self.inplace)
+    _dropout = staticmethod(cplx.dropout)
 
 
 _DOC_TEMPLATE = r"""Zero whole channels of a complex {n}d input, the same in both parts.
@@ -80,25 +85,16 @@ _DOC_TEMPLATE = r"""Zero whole channels of a complex {n}d input, the same in bot
     """
 
 
-class CplxDropout1d(torch.nn.Dropout1d, CplxToCplx):
+class CplxDropout1d(_DropoutMixin, torch.nn.Dropout1d, CplxToCplx):
     __doc__ = _DOC_TEMPLATE.format(n=1, dims="L", example="2, 3, 5")
-
-    def forward(self, input):
-        _check_input(self, input, 1)
-        return cplx.dropout1d(input, self.p, self.training, self.inplace)
+    _n, _dropout = 1, staticmethod(cplx.dropout1d)
 
 
-class CplxDropout2d(torch.nn.Dropout2d, CplxToCplx):
+class CplxDropout2d(_DropoutMixin, torch.nn.Dropout2d, CplxToCplx):
     __doc__ = _DOC_TEMPLATE.format(n=2, dims="H, W", example="2, 3, 4, 4")
-
-    def forward(self, input):
-        _check_input(self, input, 2)
-        return cplx.dropout2d(input, self.p, self.training, self.inplace)
+    _n, _dropout = 2, staticmethod(cplx.dropout2d)
 
 
-class CplxDropout3d(torch.nn.Dropout3d, CplxToCplx):
+class CplxDropout3d(_DropoutMixin, torch.nn.Dropout3d, CplxToCplx):
     __doc__ = _DOC_TEMPLATE.format(n=3, dims="D, H, W", example="2, 3, 2, 4, 4")
-
-    def forward(self, input):
-        _check_input(self, input, 3)
-        return cplx.dropout3d(input, self.p, self.training, self.inplace)
+    _n, _dropout = 3, staticmethod(cplx.dropout3d)

@@ -5,6 +5,7 @@ import numbers
 import torch
 
 from ... import cplx
+from ...cplx._shared import check_trailing_shape
 from .base import CplxToCplx, _check_cplx
 from .parameter import _factory_kwargs
 from .batchnorm import _eye_
@@ -97,15 +98,8 @@ class CplxLayerNorm(CplxToCplx):
                 torch.nn.init.zeros_(self.bias)
 
     def forward(self, input):
-        name = type(self).__name__
         _check_cplx(self, input)
-        k = len(self.normalized_shape)
-        if tuple(input.shape[input.dim() - k :]) != self.normalized_shape:
-            raise ValueError(
-                f"{name}: `input` must have shape"
-                f" (*, {', '.join(map(str, self.normalized_shape))}) (normalized_shape),"
-                f" got {tuple(input.shape)}"
-            )
+        check_trailing_shape(input, self.normalized_shape, "input", self._get_name())
         return cplx.layer_norm(
             input, self.normalized_shape, self.weight, self.bias, self.eps
         )

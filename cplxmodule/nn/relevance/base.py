@@ -361,7 +361,7 @@ def compute_ard_masks(module, *, prefix="", **kwargs):
     }
     if not masks:
         raise ValueError(
-            f"compute_ard_masks: `module` ({type(module).__name__}) has no Bayesian "
-            "layers (BaseARD), so there are no masks to compute."
+            "compute_ard_masks: `module` must have a Bayesian layer (BaseARD) to"
+            f" compute masks of, got a {type(module).__name__} with none"
         )
     return masks
