@@ -246,14 +246,15 @@ def _weight_and_mask(name, layer, threshold):
     if isinstance(layer, BaseMasked):
         if layer.mask is None:
             raise RuntimeError(
-                f"compact: masked layer `{name}` ({layer._get_name()}) has no mask."
+                "compact: `module` must have a mask on every masked layer, "
+                f"got none on `{name}` ({layer._get_name()})"
             )
         mask = layer.mask
     elif callable(getattr(layer, "relevance", None)):
         if threshold is None:
             raise ValueError(
-                f"compact: `{name}` ({layer._get_name()}) is a Bayesian layer: "
-                "pass `threshold=` to choose its mask."
+                "compact: `threshold` must be a number for the Bayesian layer "
+                f"`{name}` ({layer._get_name()}), got None"
             )
         mask = layer.relevance(threshold=threshold)
     else:
@@ -261,8 +262,8 @@ def _weight_and_mask(name, layer, threshold):
     mask = mask.detach()
     if not bool(((mask == 0) | (mask == 1)).all()):
         raise ValueError(
-            f"compact: the mask of `{name}` ({layer._get_name()}) is not binary; "
-            "fold its values into the weights first with `binarize_masks`."
+            "compact: `module` must have binary masks (`binarize_masks` folds other "
+            f"values into the weights), got another on `{name}` ({layer._get_name()})"
         )
     return layer.weight, mask.bool()
 
@@ -520,7 +521,8 @@ def compact(module, *, max_density=0.15, threshold=None):
             continue
         if found is not None and _dense_twin(layer) is None:
             raise TypeError(
-                f"compact: `{name}` ({layer._get_name()}) has no dense twin known to compact."
+                "compact: `module` must hold masked layers of known dense twins, "
+                f"got `{name}` ({layer._get_name()})"
             )
         weight, mask = found if found is not None else (layer.weight, None)
         with torch.no_grad():
