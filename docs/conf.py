@@ -40,5 +40,17 @@ def _skip_torch_members(app, what, name, obj, skip, options):
     return True if module.startswith("torch") else None
 
 
+def _run_guide_examples(app):
+    """Run the guides' ``>>>`` examples; a failing one stops the build."""
+    import doctest
+    import pathlib
+
+    for guide in sorted(pathlib.Path(app.srcdir, "guides").glob("*.rst")):
+        result = doctest.testfile(str(guide), module_relative=False, optionflags=doctest.ELLIPSIS)
+        if result.failed:
+            raise RuntimeError(f"docs/guides/{guide.name}: {result.failed} example(s) failed")
+
+
 def setup(app):
     app.connect("autodoc-skip-member", _skip_torch_members)
+    app.connect("builder-inited", _run_guide_examples)

@@ -1,0 +1,315 @@
+"""Train, sparsify with variational dropout, fine-tune masked: the pipeline of the demo.
+
+Four stages, each a few calls to the library:
+
+1. *dense*: train the dense model;
+2. *VD*: train its variational dropout twin
+   (:func:`~cplxmodule.nn.relevance.to_bayesian`), initialised from the
+   dense weights, with the KL penalty
+   (:func:`~cplxmodule.nn.relevance.penalties`) weighted up from zero;
+3. *masked*: the masked twin (:func:`~cplxmodule.nn.masked.to_masked`)
+   with the relevance masks of the VD model
+   (:func:`~cplxmodule.nn.relevance.compute_ard_masks`), fine-tuned;
+4. *magnitude*: the baseline, the dense model pruned to the same number of
+   weights by magnitude (:func:`~cplxmodule.nn.masked.magnitude_masks`)
+   and fine-tuned as long.
+"""
+
+import dataclasses
+import math
+import time
+
+import torch
+import torch.nn.functional as F
+
+from ..nn.masked import BaseMasked, magnitude_masks, to_masked
+from ..nn.relevance import compute_ard_masks, penalties, to_bayesian
+from ..nn.utils.sparsity import named_sparsity
+from .data import MODULATIONS, generate
+from .model import ModulationNet, as_input
+
+__all__ = ["Config", "Stage", "train", "accuracy", "run", "threshold_sweep", "format_table"]
+
+
+@dataclasses.dataclass
+class Config:
+    """Sizes and settings of a demo run.
+
+    Attributes
+    ----------
+    n_train, n_test : int
+        Bursts per class in the training and the test set.
+    length : int
+        Samples per burst.
+    width : int
+        Width of :class:`~cplxmodule.demo.model.ModulationNet`.
+    epochs : int
+        Epochs of dense training and of VD training.
+    finetune_epochs : int
+        Epochs of fine-tuning of each masked model.
+    batch_size : int
+    lr : float
+        Peak learning rate of Adam under the one-cycle schedule.
+    kl_weight : float
+        The final weight of the KL penalty (per training example); 1 is
+        the evidence lower bound, more trades accuracy for compression.
+    kl_warmup : float
+        Fraction of the VD steps over which the weight of the KL penalty
+        grows linearly from 0 to ``kl_weight``.
+    threshold : float
+        The ``log_alpha`` threshold of the relevance masks.
+    seed : int
+        Seeds the data (:func:`~cplxmodule.demo.data.generate`) and torch.
+    device : str or torch.device
+    progress : bool
+        Show tqdm progress bars.
+    """
+
+    n_train: int = 4000
+    n_test: int = 1000
+    length: int = 128
+    width: int = 16
+    epochs: int = 6
+    finetune_epochs: int = 3
+    batch_size: int = 128
+    lr: float = 1e-2
+    kl_weight: float = 15.0
+    kl_warmup: float = 0.5
+    threshold: float = 3.0
+    seed: int = 0
+    device: str = "cpu"
+    progress: bool = True
+
+
+@dataclasses.dataclass
+class Stage:
+    """One row of the results table.
+
+    Attributes
+    ----------
+    model : str
+        ``"complex"`` or ``"real"``.
+    name : str
+        The stage.
+    accuracy : float
+        Test accuracy, in ``[0, 1]``.
+    kept, total : int
+        Kept and all real parameters (weights and biases) of the layers
+        that are sparsified, as :func:`~cplxmodule.nn.utils.named_sparsity`
+        counts them in the masked model; for the VD stage, the masked twin
+        under its relevance masks; for the dense stage, all.
+    seconds : float
+        Wall-clock time of the stage.
+    """
+
+    model: str
+    name: str
+    accuracy: float
+    kept: int
+    total: int
+    seconds: float
+
+    @property
+    def compression(self):
+        """float: ``total / kept``."""
+        return self.total / max(self.kept, 1)
+
+
+def _datasets(config, complex):
+    """The training and the test set, as the model takes them, on the device."""
+    for stream, n_per_class in enumerate((config.n_train, config.n_test)):
+        data = generate(n_per_class, length=config.length, seed=(config.seed, stream))
+        yield as_input(data.signal, complex).to(config.device), torch.from_numpy(data.label).to(config.device)
+
+
+def _progress(total, desc, enabled):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, leave=False, disable=not enabled, dynamic_ncols=True)
+
+
+def train(model, data, epochs, config, desc, kl_warmup=None):
+    """Train ``model`` with Adam under a one-cycle schedule, in place.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+    data : (input, label)
+        The training set, on the model's device.
+    epochs : int
+    config : Config
+    desc : str
+        The progress bar's label.
+    kl_warmup : float, optional
+        Add the KL penalty of the model's Bayesian layers over the training
+        set size, its weight growing linearly from 0 to ``config.kl_weight``
+        over this fraction of the steps.
+
+    Returns
+    -------
+    model : torch.nn.Module
+    """
+    input, label = data
+    n, batch = len(label), config.batch_size
+    steps = epochs * math.ceil(n / batch)
+    optimizer = torch.optim.Adam(model.parameters())
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, config.lr, total_steps=steps)
+    batches = (index for _ in range(epochs) for index in torch.randperm(n, device=label.device).split(batch))
+    model.train()
+    with _progress(steps, desc, config.progress) as bar:
+        for step, index in enumerate(batches):
+            loss = F.cross_entropy(model(input[index]), label[index])
+            if kl_warmup is not None:
+                ramp = min(1.0, step / max(kl_warmup * steps, 1))
+                loss = loss + config.kl_weight * ramp * sum(penalties(model)) / n
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            schedule.step()
+            bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)
+            bar.update()
+    return model
+
+
+@torch.no_grad()
+def accuracy(model, data, batch=2048):
+    """Fraction of ``data`` that ``model`` (in eval mode) classifies right.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+    data : (input, label)
+    batch : int, default 2048
+
+    Returns
+    -------
+    float
+    """
+    input, label = data
+    model.eval()
+    hits = sum(
+        int((model(input[i : i + batch]).argmax(-1) == label[i : i + batch]).sum())
+        for i in range(0, len(label), batch)
+    )
+    return hits / len(label)
+
+
+def _counts(model):
+    """Kept and all real parameters of the masked layers of ``model``."""
+    kept = total = 0
+    for name, (n_zeroed, n_parameters) in named_sparsity(model):
+        if isinstance(model.get_submodule(name), BaseMasked):
+            kept, total = kept + n_parameters - n_zeroed, total + n_parameters
+    return kept, total
+
+
+def _kept_fraction(masks):
+    """The fraction of the weights that ``masks`` keep."""
+    return float(sum(mask.sum() for mask in masks.values()) / sum(mask.numel() for mask in masks.values()))
+
+
+def run(config=None, complex=True):
+    """Run the four stages of the pipeline on freshly generated data.
+
+    Parameters
+    ----------
+    config : Config, optional
+        The default :class:`Config` if omitted.
+    complex : bool, default True
+        The complex :class:`~cplxmodule.demo.model.ModulationNet`, or its
+        real twin.
+
+    Returns
+    -------
+    stages : list of Stage
+        ``dense``, ``VD``, ``masked`` and ``magnitude``, in this order.
+    models : dict of str to torch.nn.Module
+        The trained models, keyed by stage name.
+    test_set : (input, label)
+        The test data, as the models take it.
+    """
+    config = config or Config()
+    torch.manual_seed(config.seed)
+    train_set, test_set = _datasets(config, complex)
+    kind = "complex" if complex else "real"
+    stages, models = [], {}
+
+    def stage(name, fit, masked=lambda model: model):
+        start = time.perf_counter()
+        models[name] = model = fit()
+        kept, total = _counts(masked(model))
+        stages.append(Stage(kind, name, accuracy(model, test_set), kept, total, time.perf_counter() - start))
+        return model
+
+    dense = ModulationNet(len(MODULATIONS), config.width, complex, device=config.device)
+    dense = stage("dense", lambda: train(dense, train_set, config.epochs, config, f"{kind} dense"))
+    vd = stage(
+        "VD",
+        lambda: train(to_bayesian(dense), train_set, config.epochs, config, f"{kind} VD", config.kl_warmup),
+        masked=lambda vd: to_masked(vd, compute_ard_masks(vd, threshold=config.threshold)),
+    )
+    masks = compute_ard_masks(vd, threshold=config.threshold)
+    stage("masked", lambda: train(to_masked(vd, masks), train_set, config.finetune_epochs, config, f"{kind} masked"))
+    baseline = magnitude_masks(dense, keep=_kept_fraction(masks))
+    stage(
+        "magnitude",
+        lambda: train(to_masked(dense, baseline), train_set, config.finetune_epochs, config, f"{kind} magnitude"),
+    )
+    # the dense model is the uncompressed reference of the same layers
+    stages[0].kept = stages[0].total = stages[2].total
+    return stages, models, test_set
+
+
+def threshold_sweep(model, test_set, thresholds):
+    """Accuracy and compression of the masked twin of a Bayesian model, per threshold.
+
+    No fine-tuning: each point is the VD model's weights under the
+    relevance masks of one ``log_alpha`` threshold.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        A model with Bayesian layers (e.g. the ``"VD"`` model of :func:`run`).
+    test_set : (input, label)
+    thresholds : sequence of float
+
+    Returns
+    -------
+    list of (float, float, float)
+        ``(threshold, accuracy, compression)`` per threshold.
+    """
+    points = []
+    for threshold in thresholds:
+        masked = to_masked(model, compute_ard_masks(model, threshold=threshold))
+        kept, total = _counts(masked)
+        points.append((threshold, accuracy(masked, test_set), total / max(kept, 1)))
+    return points
+
+
+def format_table(stages):
+    """The results as a plain-text table.
+
+    Parameters
+    ----------
+    stages : iterable of Stage
+
+    Returns
+    -------
+    str
+    """
+    header = ("model", "stage", "accuracy", "kept parameters", "compression", "time")
+    rows = [
+        (
+            s.model,
+            s.name,
+            f"{100 * s.accuracy:.1f} %",
+            f"{s.kept} / {s.total}",
+            f"{s.compression:.1f} x",
+            f"{s.seconds:.1f} s",
+        )
+        for s in stages
+    ]
+    widths = [max(len(row[i]) for row in [header] + rows) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)) for row in [header] + rows]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(line.rstrip() for line in lines)
