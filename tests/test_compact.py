@@ -56,6 +56,12 @@ def sample(complex_, *shape):
     return cplx.randn(*shape) if complex_ else torch.randn(*shape)
 
 
+def sparse_mlp(complex_):
+    """A masked MLP, its compact copy with every linear layer in CSR, an input."""
+    model = masked_mlp(complex_)
+    return model, compact(model, max_density=1.0), sample(complex_, 4, 6)
+
+
 @pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
 @pytest.mark.parametrize("bias", [True, False], ids=["bias", "nobias"])
 @pytest.mark.parametrize("max_density", [0.0, 1.0])
@@ -209,9 +215,7 @@ def test_a_bare_masked_layer_compacts_too():
 
 @pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
 def test_saves_loads_moves_copies(complex_):
-    model = masked_mlp(complex_)
-    small = compact(model, max_density=1.0)
-    x = sample(complex_, 4, 6)
+    model, small, x = sparse_mlp(complex_)
     with torch.no_grad():
         expected = small(x)
         again = compact(model, max_density=1.0)
@@ -246,13 +250,13 @@ def test_the_original_model_is_unchanged():
 def test_non_binary_mask_is_refused_naming_the_layer():
     model = masked_mlp(False)
     model[2].mask = torch.full((7, 8), 0.5)
-    with pytest.raises(ValueError, match=r"`2` \(LinearMasked\).*binarize_masks"):
+    with pytest.raises(ValueError, match=r"binary masks .*binarize_masks.*, got another on `2` \(LinearMasked\)$"):
         compact(model)
 
 
 def test_missing_mask_is_refused_naming_the_layer():
     model = torch.nn.Sequential(torch.nn.Identity(), CplxLinearMasked(3, 2))
-    with pytest.raises(RuntimeError, match=r"`1` \(CplxLinearMasked\) has no mask"):
+    with pytest.raises(RuntimeError, match=r"got none on `1` \(CplxLinearMasked\)$"):
         compact(model)
 
 
@@ -274,7 +278,7 @@ class _StandInVD(torch.nn.Linear):
 
 def test_bayesian_layers_plug_in_through_relevance():
     model = torch.nn.Sequential(_StandInVD(5, 4), torch.nn.ReLU(), _StandInVD(4, 2)).eval()
-    with pytest.raises(ValueError, match="threshold"):
+    with pytest.raises(ValueError, match=r"`threshold` must be .* `0` \(_StandInVD\), got None$"):
         compact(model)
     small = compact(model, threshold=1.0, max_density=1.0)
     x = torch.randn(3, 5)
@@ -282,6 +286,52 @@ def test_bayesian_layers_plug_in_through_relevance():
         hidden = torch.relu(x @ (model[0].weight * (model[0].log_alpha <= 1)).T + model[0].bias)
         expected = hidden @ (model[2].weight * (model[2].log_alpha <= 1)).T + model[2].bias
         assert_same(small(x), expected)
+
+
+@pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
+def test_variational_dropout_and_ard_layers_compact_by_threshold(complex_):
+    from cplxmodule.nn.relevance import (
+        Conv1dARD,
+        Conv1dVD,
+        CplxConv1dARD,
+        CplxConv1dVD,
+        CplxLinearARD,
+        CplxLinearVD,
+        LinearARD,
+        LinearVD,
+    )
+
+    torch.manual_seed(0)
+    if complex_:
+        layers = [CplxConv1dVD(2, 4, 3), CplxModReLU(0.1), CplxConv1dARD(4, 3, 1)]
+        head = [CplxLinearVD(12, 6), CplxModReLU(0.1), CplxLinearARD(6, 2)]
+        Sequential, x = CplxSequential, cplx.randn(5, 2, 6)
+    else:
+        layers = [Conv1dVD(2, 4, 3), torch.nn.ReLU(), Conv1dARD(4, 3, 1)]
+        head = [LinearVD(12, 6), torch.nn.ReLU(), LinearARD(6, 2)]
+        Sequential, x = torch.nn.Sequential, torch.randn(5, 2, 6)
+    model = torch.nn.Sequential(Sequential(*layers), torch.nn.Flatten(-2), Sequential(*head))
+    bayesian = [model[0][0], model[0][2], model[2][0], model[2][2]]
+    with torch.no_grad():
+        for layer in bayesian:
+            layer.log_sigma2.uniform_(-6, 6)  # about half of log alpha above 1
+        model[2][0].log_sigma2[1] = 10.0  # a whole output row dropped
+    model.eval()
+    small = compact(model, threshold=1.0, max_density=0.6)
+    assert not any(hasattr(m, "log_sigma2") for m in small.modules())
+    assert small[2][0].out_features <= 5 and small[2][2].in_features == small[2][0].out_features
+    # the reference: every Bayesian layer's eval output with weight * relevance
+    masked = copy.deepcopy(model)
+    with torch.no_grad():
+        for layer in [masked[0][0], masked[0][2], masked[2][0], masked[2][2]]:
+            mask = layer.relevance(threshold=1.0)
+            weight = layer.weight
+            if isinstance(weight, Cplx):
+                weight.real.mul_(mask)
+                weight.imag.mul_(mask)
+            else:
+                weight.mul_(mask)
+        assert_same(small(x), masked(x))
 
 
 def test_report_lists_changes_and_times_both_models():
@@ -324,5 +374,70 @@ def test_masked_layer_without_known_dense_twin_is_refused_naming_it():
 
     model = torch.nn.Sequential(Scale())
     model[0].mask = torch.ones(3)
-    with pytest.raises(TypeError, match=r"`0` \(Scale\) has no dense twin"):
+    with pytest.raises(TypeError, match=r"known dense twins, got `0` \(Scale\)$"):
         compact(model)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
+def test_compact_model_moves_to_cuda(complex_):
+    model, small, x = sparse_mlp(complex_)
+    small = small.to("cuda")
+    with torch.no_grad():
+        expected = model(x)
+        output = small(x.cuda() if not complex_ else x.to("cuda"))
+    assert_same(output.cpu() if not complex_ else output.to("cpu"), expected)
+
+
+def test_traced_sparse_product_matches_with_empty_rows(monkeypatch):
+    # what exports run: the gathered and scattered product, against the CSR one
+    weight = torch.randn(6, 5) * (torch.rand(6, 5) < 0.5)
+    weight[[0, 2, 3, 5]] = 0  # empty first, middle (two) and last rows
+    weight[1, 4] = weight[4, 0] = 1.5
+    zc = cplx.randn(6, 5)
+    cweight = Cplx(zc.real * (weight != 0), zc.imag * (weight != 0))
+    layers = [SparseLinear(weight, torch.randn(6)), CplxSparseLinear(cweight, None, cplx.randn(6))]
+    inputs = [torch.randn(3, 5), cplx.randn(3, 5)]
+    expected = [layer(x) for layer, x in zip(layers, inputs)]
+    monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)
+    for layer, x, want in zip(layers, inputs, expected):
+        assert_same(layer(x), want)
+
+
+@pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
+def test_compact_sparse_model_exports_and_compiles(complex_):
+    model, small, x = sparse_mlp(complex_)
+    with torch.no_grad():
+        expected = model(x)
+    if not complex_:
+        # torch.export takes tensors; the complex model is compiled instead
+        program = torch.export.export(small, (x,))
+        assert_same(program.module()(x), expected)
+    torch._dynamo.reset()
+    compiled = torch.compile(small, fullgraph=True, backend="aot_eager")
+    with torch.no_grad():
+        assert_same(compiled(x), expected)
+
+
+def test_bilinear_and_transposed_layers_become_dense_twins():
+    from cplxmodule.nn.masked import CplxBilinearMasked, ConvTranspose2dMasked
+
+    class Pair(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bilinear = CplxBilinearMasked(3, 4, 2, conjugate=False)
+            self.up = torch.nn.Sequential(ConvTranspose2dMasked(2, 3, 3, stride=2), torch.nn.ReLU())
+
+        def forward(self, z1, z2, image):
+            return self.bilinear(z1, z2), self.up(image)
+
+    model = Pair().eval()
+    model.bilinear.mask = torch.rand(2, 3, 4) < 0.5
+    model.up[0].mask = torch.rand(2, 3, 3, 3) < 0.5
+    small = compact(model)
+    assert type(small.bilinear).__name__ == "CplxBilinear" and not small.bilinear.conjugate
+    assert type(small.up[0]) is torch.nn.ConvTranspose2d and small.up[0].stride == (2, 2)
+    inputs = cplx.randn(5, 3), cplx.randn(5, 4), torch.randn(1, 2, 4, 4)
+    with torch.no_grad():
+        for got, want in zip(small(*inputs), model(*inputs)):
+            assert_same(got, want)

@@ -21,10 +21,12 @@ from cplxmodule.nn import (
     RealToCplx,
 )
 from cplxmodule.nn.masked import CplxConv1dMasked, CplxLinearMasked, LinearMasked
+from cplxmodule.nn.relevance import CplxLinearVD, LinearARD
 
 
 class Net(torch.nn.Module):
-    """Real interleaved input -> complex conv, batchnorm, modReLU, pool, masked layers -> real."""
+    """Real interleaved input -> complex conv, batchnorm, modReLU, pool, masked and
+    Bayesian layers -> real."""
 
     def __init__(self):
         super().__init__()
@@ -34,15 +36,18 @@ class Net(torch.nn.Module):
         self.act = CplxModReLU(0.1)
         self.pool = CplxMaxPool1d(2)
         self.linear = CplxLinear(8, 6)
+        self.vd = CplxLinearVD(6, 6)
         self.masked = CplxLinearMasked(6, 4)
         self.to_real = CplxToReal()
         self.modulus = CplxModulus()
-        self.head = LinearMasked(12, 3)
+        self.ard = LinearARD(12, 5)
+        self.head = LinearMasked(5, 3)
 
     def forward(self, x):
         z = self.pool(self.act(self.bn(self.conv(self.to_cplx(x)))))
-        z = self.masked(self.act(self.linear(z.flatten(1))))
-        return self.head(torch.cat([self.to_real(z), self.modulus(z)], dim=-1))
+        z = self.masked(self.act(self.vd(self.linear(z.flatten(1)))))
+        h = self.ard(torch.cat([self.to_real(z), self.modulus(z)], dim=-1))
+        return self.head(torch.relu(h))
 
 
 def make_net():
@@ -50,12 +55,19 @@ def make_net():
     net = Net()
     net.conv.mask = torch.rand(4, 2, 3) < 0.7
     net.masked.mask = torch.rand(4, 6) < 0.6
-    net.head.mask = torch.rand(3, 12) < 0.8
+    net.head.mask = torch.rand(3, 5) < 0.8
+    with torch.no_grad():  # noise of the local reparameterisation that shows
+        net.vd.log_sigma2.uniform_(-4, 0)
+        net.ard.log_sigma2.uniform_(-4, 0)
     return net
 
 
 def run(model, x, module):
-    """Output, gradients and buffers of ``module`` after one call of ``model`` (its wrapper)."""
+    """Output, gradients and buffers of ``module`` after one call of ``model`` (its wrapper).
+
+    The Bayesian layers draw noise in training: every run starts from one seed.
+    """
+    torch.manual_seed(1)
     output = model(x)
     grads = {}
     if module.training:
@@ -96,7 +108,9 @@ def test_torch_export_matches_eager(training):
     program = torch.export.export(copy.deepcopy(net), (x,))
     exported = program.module()
     # the exported module has no train/eval switch: it runs the traced mode
+    torch.manual_seed(1)
     output = exported(x)
+    torch.manual_seed(1)
     torch.testing.assert_close(output, eager(x), rtol=1e-5, atol=1e-6)
     if training:
         # batch-norm statistics were updated as in eager mode

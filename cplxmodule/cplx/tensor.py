@@ -607,14 +607,47 @@ _TORCH_OPERATORS = _operator_table()
 def _modulus(real, imag):
     """The modulus of ``real + i imag`` on the parts, with torch's subgradient 0 at zero.
 
-    Computed with real elementwise ops that ONNX and inductor handle
-    (``torch.hypot`` has no ONNX export, and packing the parts into a native
-    complex tensor copies them and stops inductor). The parts are divided by
-    the larger of their magnitudes, so the squares neither overflow nor
-    underflow, in half precision too. That scale is detached: the modulus does
-    not depend on it, so the gradient is exactly ``part / modulus``; at zero
-    (and at an infinite part) every ``where`` routes the gradient to a
-    constant, which gives 0 as torch's complex ``abs`` does.
+    Never through a native complex tensor, which costs a copy and which
+    inductor cannot compile. Eagerly and under :func:`torch.compile` it is
+    :func:`torch.hypot` (one fused, exact kernel) with the gradient of
+    :class:`_Hypot`; ONNX has no ``hypot``, so for an export it is
+    :func:`_scaled_modulus`, made of ops every exporter knows.
+    """
+    if torch.onnx.is_in_onnx_export() or torch.compiler.is_exporting():
+        return _scaled_modulus(real, imag)
+    return _Hypot.apply(real, imag)
+
+
+class _Hypot(torch.autograd.Function):
+    """``hypot`` whose gradient ``part / modulus`` is 0 at zero, as torch's complex ``abs``'s.
+
+    ``torch.hypot``'s own gradient there is NaN (0 / 0).
+    """
+
+    @staticmethod
+    def forward(real, imag):
+        return torch.hypot(real, imag)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs, output)
+
+    @staticmethod
+    def backward(ctx, grad):
+        real, imag, modulus = ctx.saved_tensors
+        scale = torch.where(modulus == 0, 0, grad / modulus)
+        return real * scale, imag * scale
+
+
+def _scaled_modulus(real, imag):
+    """The modulus by real elementwise ops that every exporter knows.
+
+    The parts are divided by the larger of their magnitudes, so the squares
+    neither overflow nor underflow, in half precision too. That scale is
+    detached: the modulus does not depend on it, so the gradient is exactly
+    ``part / modulus``; at zero (and at an infinite part) every ``where``
+    routes the gradient to a constant, which gives 0 as torch's complex
+    ``abs`` does.
     """
     inf = float("inf")
     big = torch.maximum(real.abs(), imag.abs()).detach()

@@ -169,10 +169,10 @@ def _refuse(module, table, where, name):
     known = ", ".join(sorted(cls.__name__ for cls in table))
     identity = _IDENTITY[where][0].__name__
     got = type(module).__name__
-    at = f"; layer `{name}` is a {got}" if name else f", got {got}"
+    at = f" at `{name}`" if name else ""
     raise TypeError(
-        f"{where}: `module` must be one of {known}, {identity}, or a model of them{at}, "
-        "which has no twin"
+        f"{where}: `module` must be one of {known}, {identity}, or a model of them, "
+        f"got {got}{at}"
     )
 
 
