@@ -164,7 +164,7 @@ def test_command_line(tmp_path, capsys, keep_threads):
     assert torch.get_num_threads() == 1
     assert [(s.model, s.name) for s in stages][::4] == [("complex", "dense"), ("real", "dense")]
     out = capsys.readouterr().out
-    for word in ("complex", "real", "dense", "VD", "masked", "magnitude", "compression", "total"):
+    for word in ("complex", "real", "dense", "VD", "masked", "magnitude", "compression", "total", "compacted"):
         assert word in out
     assert plot.read_bytes().startswith(b"\x89PNG")
 

@@ -13,6 +13,7 @@ import time
 import numpy as np
 import torch
 
+from ..nn.masked import compact, compact_report
 from .pipeline import Config, format_table, run, threshold_sweep
 
 __all__ = ["main", "parser"]
@@ -85,9 +86,20 @@ def main(argv=None, config=None):
         f"total {time.perf_counter() - wall:.0f} s wall, {time.process_time() - cpu:.0f} s CPU,"
         f" {torch.get_num_threads()} threads, device {config.device}"
     )
+    for rows, models, test_set in runs:
+        _print_compact(rows[0].model, models["masked"], test_set)
     if args.plot:
         _plot(args.plot, runs, config)
     return stages
+
+
+def _print_compact(kind, masked, test_set, batch=64):
+    # the deployable form of the fine-tuned model: what it drops, how much faster
+    model = masked.eval()
+    compacted = compact(model)
+    inputs = (test_set[0][:batch],)
+    print(f"\n{kind} masked model, compacted for inference (batch {batch}):")
+    print(compact_report(model, compacted, inputs))
 
 
 def _plot(path, runs, config):
