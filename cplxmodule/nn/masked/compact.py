@@ -587,7 +587,7 @@ class CompactReport(NamedTuple):
         if self.speedup is not None:
             lines.append(
                 f"forward: {self.masked_seconds * 1e3:.3f} ms masked, "
-                f"{self.compact_seconds * 1e3:.3f} ms compact: {self.speedup:.2f}x faster"
+                f"{self.compact_seconds * 1e3:.3f} ms compact: speedup {self.speedup:.2f}x"
             )
         return "\n".join(lines)
 
