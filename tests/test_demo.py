@@ -1,5 +1,7 @@
 """The demo: its generated task against numpy, its models, a tiny run of the pipeline and of the command."""
 
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -7,8 +9,8 @@ import torch
 from cplxmodule.demo.data import MODULATIONS, constellation, generate, rrc_taps
 from cplxmodule.demo.__main__ import main
 from cplxmodule.demo.model import ModulationNet, as_input
-from cplxmodule.demo.pipeline import Config, run
-from cplxmodule.nn.relevance import compute_ard_masks
+from cplxmodule.demo.pipeline import Config, accuracy, run, train
+from cplxmodule.nn.relevance import compute_ard_masks, to_bayesian
 
 
 def test_generate_shapes_and_dtypes():
@@ -183,3 +185,26 @@ def test_guide_runs():
     guide = pathlib.Path(__file__).resolve().parent.parent / "docs" / "guides" / "sparsifying.rst"
     result = doctest.testfile(str(guide), module_relative=False, optionflags=doctest.ELLIPSIS)
     assert result.attempted and not result.failed
+
+
+@pytest.mark.parametrize("bayesian", [False, True], ids=["dense", "VD"])
+def test_compiled_model_trains_as_eager(bayesian):
+    # the demo's model and training loop under torch.compile(fullgraph=True):
+    # the same seed gives the same weights and the same test accuracy
+    config = Config(**{**TINY, "n_train": 24, "batch_size": 32})
+    data = generate(config.n_train, length=config.length, seed=0)
+    train_set = as_input(data.signal), torch.from_numpy(data.label)
+    torch.manual_seed(0)
+    model = ModulationNet(len(MODULATIONS), config.width)
+    if bayesian:
+        model = to_bayesian(model)
+    twin = copy.deepcopy(model)
+    compiled = torch.compile(twin, fullgraph=True, backend="aot_eager")
+    outcomes = []
+    for candidate in (model, compiled):
+        torch.manual_seed(1)
+        train(candidate, train_set, 2, config, "test", kl_warmup=0.5 if bayesian else None)
+        outcomes.append(accuracy(candidate, train_set))
+    for (name, eager), compiled_param in zip(model.named_parameters(), twin.parameters()):
+        torch.testing.assert_close(compiled_param, eager, rtol=1e-4, atol=1e-5, msg=name)
+    assert outcomes[0] == outcomes[1]
