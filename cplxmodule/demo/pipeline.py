@@ -10,9 +10,9 @@ Four stages, each a few calls to the library:
 3. *masked*: the masked twin (:func:`~cplxmodule.nn.masked.to_masked`)
    with the relevance masks of the VD model
    (:func:`~cplxmodule.nn.relevance.compute_ard_masks`), fine-tuned;
-4. *magnitude*: the baseline, the dense model pruned to the same number of
-   weights by magnitude (:func:`~cplxmodule.nn.masked.magnitude_masks`)
-   and fine-tuned as long.
+4. *magnitude*: the baseline, the dense model pruned by magnitude
+   (:func:`~cplxmodule.nn.masked.magnitude_masks`) to the number of weights
+   the VD masks keep in each layer, and fine-tuned as long.
 """
 
 import dataclasses
@@ -203,9 +203,18 @@ def _counts(model):
     return kept, total
 
 
-def _kept_fraction(masks):
-    """The fraction of the weights that ``masks`` keep."""
-    return float(sum(mask.sum() for mask in masks.values()) / sum(mask.numel() for mask in masks.values()))
+def _magnitude_baseline(dense, masks):
+    """Magnitude masks of ``dense`` with the budget of ``masks`` in every layer.
+
+    Only the choice of the weights differs from the VD masks: a global
+    budget would spend it on the layers of largest weights and empty others.
+    """
+    baseline = {}
+    for key, mask in masks.items():
+        layer = dense.get_submodule(key.rpartition(".")[0])
+        keep = max(float(mask.mean()), 1 / mask.numel())
+        baseline[key] = magnitude_masks(layer, keep=keep)["mask"]
+    return baseline
 
 
 def run(config=None, complex=True):
@@ -250,7 +259,7 @@ def run(config=None, complex=True):
     )
     masks = compute_ard_masks(vd, threshold=config.threshold)
     stage("masked", lambda: train(to_masked(vd, masks), train_set, config.finetune_epochs, config, f"{kind} masked"))
-    baseline = magnitude_masks(dense, keep=_kept_fraction(masks))
+    baseline = _magnitude_baseline(dense, masks)
     stage(
         "magnitude",
         lambda: train(to_masked(dense, baseline), train_set, config.finetune_epochs, config, f"{kind} magnitude"),
