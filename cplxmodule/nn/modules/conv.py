@@ -195,6 +195,20 @@ class _CplxConv(CplxConvNd):
         return self._dense_forward(input, weight=weight, bias=bias)
 
 
+def _transposed_dense_forward(self, input, *, weight, bias, output_size=None):
+    """The entry point of every transposed convolution, real and complex: ``self._conv`` is its op."""
+    return self._conv(
+        input,
+        weight,
+        bias,
+        self.stride,
+        self.padding,
+        _output_padding(self, input, output_size),
+        self.groups,
+        self.dilation,
+    )
+
+
 class CplxConvTransposeNd(CplxConvNd):
     """Dimension-generic base of the complex transposed convolutions.
 
@@ -213,17 +227,7 @@ class CplxConvTransposeNd(CplxConvNd):
     torch.Size([1, 3, 9])
     """
 
-    def _dense_forward(self, input, *, weight, bias, output_size=None):
-        return self._conv(
-            input,
-            weight,
-            bias,
-            self.stride,
-            self.padding,
-            _output_padding(self, input, output_size),
-            self.groups,
-            self.dilation,
-        )
+    _dense_forward = _transposed_dense_forward
 
     def forward(self, input, output_size=None):
         self._check_inputs(input)
@@ -407,7 +411,7 @@ class _RealConvMixin:
 class _RealConvTransposeMixin:
     """``forward`` and ``_dense_forward`` of the real transposed convolutions."""
 
-    _conv_transpose = None
+    _conv = None
 
     def _check_inputs(self, input):
         if self.padding_mode != "zeros":
@@ -416,17 +420,7 @@ class _RealConvTransposeMixin:
                 f" convolution, got {self.padding_mode!r}"
             )
 
-    def _dense_forward(self, input, *, weight, bias, output_size=None):
-        return self._conv_transpose(
-            input,
-            weight,
-            bias,
-            self.stride,
-            self.padding,
-            _output_padding(self, input, output_size),
-            self.groups,
-            self.dilation,
-        )
+    _dense_forward = _transposed_dense_forward
 
     def forward(self, input, output_size=None):
         self._check_inputs(input)
@@ -450,16 +444,16 @@ class _RealConv3d(_RealConvMixin, torch.nn.Conv3d):
 class _RealConvTranspose1d(_RealConvTransposeMixin, torch.nn.ConvTranspose1d):
     """:class:`torch.nn.ConvTranspose1d` with the dense entry point ``_dense_forward``."""
 
-    _conv_transpose = staticmethod(F.conv_transpose1d)
+    _conv = staticmethod(F.conv_transpose1d)
 
 
 class _RealConvTranspose2d(_RealConvTransposeMixin, torch.nn.ConvTranspose2d):
     """:class:`torch.nn.ConvTranspose2d` with the dense entry point ``_dense_forward``."""
 
-    _conv_transpose = staticmethod(F.conv_transpose2d)
+    _conv = staticmethod(F.conv_transpose2d)
 
 
 class _RealConvTranspose3d(_RealConvTransposeMixin, torch.nn.ConvTranspose3d):
     """:class:`torch.nn.ConvTranspose3d` with the dense entry point ``_dense_forward``."""
 
-    _conv_transpose = staticmethod(F.conv_transpose3d)
+    _conv = staticmethod(F.conv_transpose3d)
