@@ -1,11 +1,15 @@
 """Two-process gloo runs on the CPU, shared by the DDP tests."""
 
+import faulthandler
 import functools
-import socket
+import os
+import tempfile
 
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
+
+_WORLD_SIZE = 2
 
 
 def gathered(tensor):
@@ -15,13 +19,24 @@ def gathered(tensor):
     return parts
 
 
-def _run(rank, port, body):
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2)
+def _leave_together(store, rank):
+    # gloo tears a pair down as soon as one side destroys its context, and a
+    # rank still draining the last collective then aborts (pytorch/gloo#155):
+    # every rank waits, through the store rather than gloo, until all ranks
+    # are past their last collective.
+    store.set(f"done/{rank}", "1")
+    store.wait([f"done/{other}" for other in range(_WORLD_SIZE)])
+
+
+def _run(rank, store_path, body):
+    # a crash in C++ prints the Python stack of every thread
+    faulthandler.enable()
+    # a file store has no host rank that could leave before the others
+    store = dist.FileStore(store_path, _WORLD_SIZE)
+    dist.init_process_group("gloo", store=store, rank=rank, world_size=_WORLD_SIZE)
     try:
         body(rank)
-        # Rank 0 hosts the store: leaving before rank 1 is done with it makes
-        # gloo abort the process on a loaded machine.
-        dist.barrier()
+        _leave_together(store, rank)
     finally:
         dist.destroy_process_group()
 
@@ -31,9 +46,11 @@ def run_two_ranks(body):
 
     ``body`` must be a module-level function (spawn pickles it by name).
     """
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    # spawn, not fork: forking a process that has imported torch._dynamo
-    # (any earlier torch.compile) can deadlock the children
-    mp.spawn(functools.partial(_run, body=body), args=(port,), nprocs=2)
+    with tempfile.TemporaryDirectory() as folder:
+        # spawn, not fork: forking a process that has imported torch._dynamo
+        # (any earlier torch.compile) can deadlock the children
+        mp.spawn(
+            functools.partial(_run, body=body),
+            args=(os.path.join(folder, "store"),),
+            nprocs=_WORLD_SIZE,
+        )
