@@ -82,6 +82,9 @@ def check_operands(inputs, weight, bias, where):
     """
     weight = check_operand(weight, "weight", where=where)
     bias = check_operand(bias, "bias", optional=True, where=where)
+    if all(type(x) is tensor.Cplx for x in inputs.values()):
+        # the common case, decided at the cost of one test per input
+        return weight, bias
     operands = (*inputs.values(), weight) + (() if bias is None else (bias,))
     if all(isinstance(x, torch.Tensor) and not x.is_complex() for x in operands):
         return weight, bias

@@ -209,7 +209,15 @@ def _interleaved_buffer(real, imag):
     routes the gradient of either half to it; a view of ``real`` alone would
     silently drop the gradient of ``imag``.
     """
-    if real.dtype not in NATIVE_DTYPES:
+    offset = real.storage_offset()
+    # the cheap tests first: separate parts fail them at no cost
+    if (
+        real.dtype not in NATIVE_DTYPES
+        or imag.storage_offset() != offset + 1
+        or offset % 2
+        or real.stride() != imag.stride()
+        or any(s % 2 for s in real.stride())
+    ):
         return None
     base = real._base
     if base is None or imag._base is not base:
@@ -219,14 +227,7 @@ def _interleaved_buffer(real, imag):
         base = real
     if base.is_complex():
         base = torch.view_as_real(base)
-    offset = real.storage_offset()
-    if (
-        base.dtype != real.dtype
-        or real.stride() != imag.stride()
-        or imag.storage_offset() != offset + 1
-        or offset % 2
-        or any(s % 2 for s in real.stride())
-    ):
+    if base.dtype != real.dtype:
         return None
     return base.as_strided((*real.shape, 2), (*real.stride(), 1), offset)
 
