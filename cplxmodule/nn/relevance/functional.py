@@ -506,10 +506,12 @@ def local_reparameterization(mean, var):
     std = var.add_(torch.finfo(var.dtype).tiny).sqrt_()
     if isinstance(mean, torch.Tensor):
         return torch.addcmul(mean, std, torch.randn_like(var))
-    # complex-circular: each part of variance var / 2
-    noise = torch.empty((2, *var.shape), dtype=var.dtype, device=var.device).normal_(
-        0.0, math.sqrt(0.5)
-    )
+    # complex-circular: each part of variance var / 2. One draw for both
+    # parts, so that compiled code (which may reorder independent draws)
+    # takes the same random numbers as eager.
+    noise = torch.randn(2 * var.numel(), dtype=var.dtype, device=var.device).view(2, *var.shape)
+    scale = 0.5**0.5
     return type(mean)(
-        torch.addcmul(mean.real, std, noise[0]), torch.addcmul(mean.imag, std, noise[1])
+        torch.addcmul(mean.real, std, noise[0], value=scale),
+        torch.addcmul(mean.imag, std, noise[1], value=scale),
     )
