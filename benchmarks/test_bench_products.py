@@ -189,5 +189,6 @@ def test_model(benchmark, threads, variant, name, backward):
 
         benchmark(step)
         return
-    with torch.no_grad(), context(model):
+    # inference as deployed: torch.inference_mode, for both sides
+    with torch.inference_mode(), context(model):
         benchmark(model, x)
