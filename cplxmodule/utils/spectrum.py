@@ -12,19 +12,29 @@ import scipy.signal
 import torch
 
 from ..cplx import Cplx, to_complex
-from .views import _as_int, fix_dim, window_view
+from .views import _as_int, _fixed_index, window_view
 
 __all__ = ["pwelch", "fftshift", "bandwidth_power", "acpr_calc"]
 
 
-def _as_signal(x):
+# Every message reads "{where}: `{argument}` must be ..., got ...", where
+# ``where`` is the public function the user called: the private helpers
+# below serve several of them, so they take it as an argument (and
+# ``bandwidth_power`` and ``acpr_calc`` call the private implementations of
+# ``pwelch`` and ``bandwidth_power`` so that their own name reaches it).
+def _as_signal(x, where, name="x"):
     """``x`` as a floating point or complex torch tensor."""
     if isinstance(x, Cplx):
         return to_complex(x)
     if not isinstance(x, torch.Tensor):
-        raise TypeError(f"`x` must be a torch.Tensor or a Cplx, got {type(x).__name__}")
+        raise TypeError(
+            f"{where}: `{name}` must be a torch.Tensor or a Cplx,"
+            f" got {type(x).__name__}"
+        )
     if x.dim() == 0:
-        raise ValueError("`x` must have at least one dimension, got a scalar")
+        raise ValueError(
+            f"{where}: `{name}` must have at least one dimension, got a scalar"
+        )
     if not (x.is_floating_point() or x.is_complex()):
         return x.to(torch.get_default_dtype())
     return x
@@ -34,40 +44,60 @@ def _real_dtype_of(x):
     return x.real.dtype if x.is_complex() else x.dtype
 
 
-def _positive(value, name):
+def _positive(value, name, where):
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or value <= 0:
-        raise ValueError(f"`{name}` must be a positive number, got {value!r}")
+        raise ValueError(f"{where}: `{name}` must be a positive number, got {value!r}")
     return float(value)
 
 
-def _window_tensor(window, nperseg, n_samples, x):
+def _segment_length(nperseg, where):
+    """``nperseg`` as a positive Python int."""
+    nperseg = _as_int(nperseg, "nperseg", where)
+    if nperseg < 1:
+        raise ValueError(
+            f"{where}: `nperseg` must be a positive integer, got {nperseg}"
+        )
+    return nperseg
+
+
+def _window_tensor(window, nperseg, n_samples, x, where):
     """The 1d window tensor (real dtype of ``x``, on its device)."""
     dtype = _real_dtype_of(x)
     if isinstance(window, (str, tuple)):
         # scipy's default segment length, shortened for short signals
-        nperseg = (
-            min(256, n_samples) if nperseg is None else _as_int(nperseg, "nperseg")
-        )
-        if nperseg < 1:
-            raise ValueError(f"`nperseg` must be a positive integer, got {nperseg}")
-        values = scipy.signal.get_window(window, nperseg)
+        if nperseg is None:
+            nperseg = min(256, n_samples)
+        nperseg = _segment_length(nperseg, where)
+        try:
+            values = scipy.signal.get_window(window, nperseg)
+        except ValueError as error:
+            raise ValueError(
+                f"{where}: `window` must be a window of scipy.signal.get_window,"
+                f" got {window!r} ({error})"
+            ) from None
         return torch.as_tensor(values, dtype=dtype, device=x.device)
 
-    window = torch.as_tensor(window, dtype=dtype, device=x.device)
+    try:
+        window = torch.as_tensor(window, dtype=dtype, device=x.device)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"{where}: `window` must be a name, a tuple or a 1d array of numbers,"
+            f" got {type(window).__name__}"
+        ) from None
     if window.dim() != 1 or window.numel() == 0:
         raise ValueError(
-            f"`window` must be a name, a tuple or a nonempty 1d array, "
+            f"{where}: `window` must be a name, a tuple or a nonempty 1d array, "
             f"got shape {tuple(window.shape)}"
         )
-    if nperseg is not None and _as_int(nperseg, "nperseg") != len(window):
+    if nperseg is not None and _as_int(nperseg, "nperseg", where) != len(window):
         raise ValueError(
-            f"`nperseg` must equal the length of an array `window`, {len(window)},"
-            f" got {nperseg}"
+            f"{where}: `nperseg` must equal the length of an array `window`,"
+            f" {len(window)}, got {nperseg}"
         )
     return window
 
 
-def _detrended(segments, detrend):
+def _detrended(segments, detrend, where):
     """Remove a constant or linear trend along the last dimension."""
     if detrend is False or detrend is None:
         return segments
@@ -85,7 +115,8 @@ def _detrended(segments, detrend):
         slope = (centred * t).sum(dim=-1, keepdim=True) / t.square().sum().clamp_min(1)
         return centred - slope * t
     raise ValueError(
-        f"`detrend` must be False, 'constant', 'linear' or a callable, got {detrend!r}"
+        f"{where}: `detrend` must be False, 'constant', 'linear' or a callable,"
+        f" got {detrend!r}"
     )
 
 
@@ -99,13 +130,15 @@ def _median_bias(n):
     )
 
 
-def _scale(window, fs, scaling):
+def _scale(window, fs, scaling, where):
     """The factor turning ``|FFT(window * x)|^2`` into a density or a spectrum."""
     if scaling == "density":
         return 1.0 / (fs * window.square().sum())
     if scaling == "spectrum":
         return 1.0 / window.sum().square()
-    raise ValueError(f"`scaling` must be 'density' or 'spectrum', got {scaling!r}")
+    raise ValueError(
+        f"{where}: `scaling` must be 'density' or 'spectrum', got {scaling!r}"
+    )
 
 
 def pwelch(
@@ -186,15 +219,16 @@ def pwelch(
     Raises
     ------
     TypeError
-        If ``x`` is not a tensor or a Cplx, or an integer argument is not an
-        integer.
+        If ``x`` is not a tensor or a Cplx, an integer argument is not an
+        integer, or an array ``window`` does not hold numbers.
     IndexError
         If ``dim`` is out of range.
     ValueError
         If ``nperseg`` exceeds the signal length or disagrees with an array
         ``window``, ``n_overlap`` or ``nfft`` are out of range, ``fs`` is not
         positive, ``return_onesided=True`` for a complex signal, or
-        ``scaling``, ``detrend`` or ``average`` is unknown.
+        ``window``, ``scaling``, ``detrend`` or ``average`` is unknown.
+        Every message starts with ``"pwelch: "`` and names the argument.
 
     Notes
     -----
@@ -216,37 +250,57 @@ def pwelch(
     >>> f[p.argmax()].item(), round(p.max().item(), 4)
     (0.25, 1.0)
     """
-    x = _as_signal(x)
-    dim = fix_dim(dim, x.dim())
-    fs = _positive(fs, "fs")
+    return _pwelch(
+        x, dim, window, fs, scaling, n_overlap, nperseg=nperseg, nfft=nfft,
+        detrend=detrend, return_onesided=return_onesided, average=average,
+        where="pwelch",
+    )
+
+
+def _pwelch(
+    x, dim, window, fs, scaling, n_overlap, *, nperseg=None, nfft=None,
+    detrend=False, return_onesided=None, average="mean", where,
+):
+    """:func:`pwelch`, its messages starting with ``where``."""
+    x = _as_signal(x, where)
+    dim = _fixed_index(dim, x.dim(), "dim", where)
+    fs = _positive(fs, "fs", where)
     n_samples = x.shape[dim]
-    window = _window_tensor(window, nperseg, n_samples, x)
+    window = _window_tensor(window, nperseg, n_samples, x, where)
     nperseg = len(window)
     if nperseg > n_samples:
         raise ValueError(
-            f"`nperseg` must be at most the length of `x` along `dim` = {dim},"
-            f" {n_samples}, got {nperseg}"
+            f"{where}: `nperseg` must be at most the signal's length along `dim` ="
+            f" {dim}, {n_samples}, got {nperseg}"
         )
-    n_overlap = nperseg // 2 if n_overlap is None else _as_int(n_overlap, "n_overlap")
+    n_overlap = (
+        nperseg // 2 if n_overlap is None else _as_int(n_overlap, "n_overlap", where)
+    )
     if not 0 <= n_overlap < nperseg:
         raise ValueError(
-            f"`n_overlap` must be in [0, nperseg) = [0, {nperseg}), got {n_overlap}"
+            f"{where}: `n_overlap` must be in [0, nperseg) = [0, {nperseg}),"
+            f" got {n_overlap}"
         )
-    nfft = nperseg if nfft is None else _as_int(nfft, "nfft")
+    nfft = nperseg if nfft is None else _as_int(nfft, "nfft", where)
     if nfft < nperseg:
-        raise ValueError(f"`nfft` must be at least `nperseg`, {nperseg}, got {nfft}")
+        raise ValueError(
+            f"{where}: `nfft` must be at least `nperseg`, {nperseg}, got {nfft}"
+        )
     onesided = not x.is_complex() if return_onesided is None else bool(return_onesided)
     if onesided and x.is_complex():
         raise ValueError(
-            "`return_onesided` must be False for a complex `x`: its spectrum is two-sided"
+            f"{where}: `return_onesided` must be False or None for a complex `x`"
+            f" (its spectrum is two-sided), got {return_onesided!r}"
         )
     if average not in ("mean", "median"):
-        raise ValueError(f"`average` must be 'mean' or 'median', got {average!r}")
-    scale = _scale(window, fs, scaling)
+        raise ValueError(
+            f"{where}: `average` must be 'mean' or 'median', got {average!r}"
+        )
+    scale = _scale(window, fs, scaling, where)
 
     # segments along the last dimension, the segment index at `dim`
     segments = window_view(x, dim, nperseg, nperseg - n_overlap, at=-1)
-    windowed = _detrended(segments, detrend) * window
+    windowed = _detrended(segments, detrend, where) * window
     fft = torch.fft.rfft if onesided else torch.fft.fft
     spectrum = fft(windowed, n=nfft, dim=-1)
     power = spectrum.real.square() + spectrum.imag.square()
@@ -296,7 +350,8 @@ def fftshift(x, dim=-1):
     Raises
     ------
     TypeError
-        If ``x`` is not a tensor or a Cplx.
+        If ``x`` is not a tensor or a Cplx, or a dimension in ``dim`` is not
+        an integer.
     IndexError
         If a dimension in ``dim`` is out of range.
 
@@ -308,40 +363,42 @@ def fftshift(x, dim=-1):
     if isinstance(x, Cplx):
         return x.apply(fftshift, dim=dim)
     if not isinstance(x, torch.Tensor):
-        raise TypeError(f"`x` must be a torch.Tensor or a Cplx, got {type(x).__name__}")
+        raise TypeError(
+            f"fftshift: `x` must be a torch.Tensor or a Cplx, got {type(x).__name__}"
+        )
     if dim is None:
         dims = range(x.dim())
     elif isinstance(dim, (tuple, list)):
-        dims = [fix_dim(d, x.dim()) for d in dim]
+        dims = [_fixed_index(d, x.dim(), "dim", "fftshift") for d in dim]
     else:
-        dims = [fix_dim(dim, x.dim())]
+        dims = [_fixed_index(dim, x.dim(), "dim", "fftshift")]
     dims = list(dims)
     if not dims:
         return x.clone()
     return torch.roll(x, [x.shape[d] // 2 for d in dims], dims)
 
 
-def _as_baseband(x, dim):
+def _as_baseband(x, dim, where, name="x"):
     """A complex tensor and the time dimension; reads the ``(..., T, 2)`` layout."""
     if isinstance(x, torch.Tensor) and not x.is_complex():
         if x.dim() < 2 or x.shape[-1] != 2:
             raise ValueError(
-                "`x` must be complex (a complex tensor or a Cplx), or a real tensor "
-                f"with (re, im) pairs in a last dimension of size 2, got shape "
-                f"{tuple(x.shape)}"
+                f"{where}: `{name}` must be complex (a complex tensor or a Cplx), or a"
+                f" real tensor with (re, im) pairs in a last dimension of size 2,"
+                f" got shape {tuple(x.shape)}"
             )
-        dim = fix_dim(-2 if dim is None else dim, x.dim())
-        if dim == x.dim() - 1:
+        fixed = _fixed_index(-2 if dim is None else dim, x.dim(), "dim", where)
+        if fixed == x.dim() - 1:
             raise ValueError(
-                "`dim` must not be the last dimension of a real `x`: it holds the "
-                "(re, im) pairs"
+                f"{where}: `dim` must not be the last dimension of a real `{name}`"
+                f" (it holds the (re, im) pairs), got {dim}"
             )
-        return torch.complex(x[..., 0], x[..., 1]), dim
-    x = _as_signal(x)
-    return x, fix_dim(-1 if dim is None else dim, x.dim())
+        return torch.complex(x[..., 0], x[..., 1]), fixed
+    x = _as_signal(x, where, name)
+    return x, _fixed_index(-1 if dim is None else dim, x.dim(), "dim", where)
 
 
-def _bands_tensor(bands):
+def _bands_tensor(bands, where):
     """The ``(n_bands, 2)`` float64 tensor of ``(lo, hi)`` band edges."""
     if not isinstance(bands, (torch.Tensor, numpy.ndarray)):
         bands = list(bands)
@@ -349,17 +406,18 @@ def _bands_tensor(bands):
         edges = numpy.asarray(bands, dtype=numpy.float64)
     except (TypeError, ValueError):
         raise TypeError(
-            f"`bands` must be a sequence of (lo, hi) pairs, got {bands!r}"
+            f"{where}: `bands` must be a sequence of (lo, hi) pairs, got {bands!r}"
         ) from None
     if edges.size == 0:
         edges = edges.reshape(0, 2)
     if edges.ndim != 2 or edges.shape[1] != 2:
         raise ValueError(
-            f"`bands` must be a sequence of (lo, hi) pairs, got shape {edges.shape}"
+            f"{where}: `bands` must be a sequence of (lo, hi) pairs,"
+            f" got shape {edges.shape}"
         )
     if (edges[:, 0] >= edges[:, 1]).any():
         raise ValueError(
-            f"every band in `bands` must have lo < hi, got {edges.tolist()}"
+            f"{where}: `bands` must have lo < hi in every band, got {edges.tolist()}"
         )
     return torch.from_numpy(edges)
 
@@ -426,7 +484,8 @@ def bandwidth_power(
     ------
     TypeError, IndexError, ValueError
         For a bad ``x``, ``dim``, ``bands`` (a band with ``lo >= hi``) or
-        Welch argument, naming it.
+        Welch argument; the message starts with ``"bandwidth_power: "`` and
+        names the argument.
 
     Notes
     -----
@@ -446,21 +505,27 @@ def bandwidth_power(
     >>> pwr.round(decimals=2)                   # 10 log10(4), 10 log10(1/4)
     tensor([ 6.0200, -6.0200])
     """
-    x, dim = _as_baseband(x, dim)
-    fs = _positive(fs, "fs")
+    return _bandwidth_power(
+        x, fs, bands, dim, n_overlap, nperseg, scaling, window=window,
+        where="bandwidth_power",
+    )
+
+
+def _bandwidth_power(x, fs, bands, dim, n_overlap, nperseg, scaling, *, window, where):
+    """:func:`bandwidth_power`, its messages starting with ``where``."""
+    x, dim = _as_baseband(x, dim, where)
+    fs = _positive(fs, "fs", where)
     n_samples = x.shape[dim]
     if window is None:
-        length = n_samples if nperseg is None else _as_int(nperseg, "nperseg")
-        if length < 1:
-            raise ValueError(f"`nperseg` must be a positive integer, got {length}")
+        length = n_samples if nperseg is None else _segment_length(nperseg, where)
         window = torch.hamming_window(
             length, periodic=False, dtype=_real_dtype_of(x), device=x.device
         )
     elif isinstance(window, (str, tuple)) and nperseg is None:
         nperseg = n_samples
-    window = _window_tensor(window, nperseg, n_samples, x)
-    bands = _bands_tensor(bands)
-    freq, density = pwelch(x, dim, window, fs=fs, n_overlap=n_overlap)
+    window = _window_tensor(window, nperseg, n_samples, x, where)
+    bands = _bands_tensor(bands, where)
+    freq, density = _pwelch(x, dim, window, fs, "density", n_overlap, where=where)
     freq, density = fftshift(freq), fftshift(density, dim=dim)
 
     # 0/1 matrix of the bins (rows) in each band (columns), times the bin width
@@ -469,11 +534,19 @@ def bandwidth_power(
     weight = inside.to(density.dtype) * (fs / len(freq))
     band_power = 10 * torch.log10(density.movedim(dim, -1) @ weight)
 
-    rescale = _scale(window, fs, scaling) / _scale(window, fs, "density")
+    rescale = _scale(window, fs, scaling, where) / _scale(window, fs, "density", where)
     return freq, density * rescale, band_power
 
 
-def _as_floats(values, name):
+def _as_float(value, name, where):
+    """``value`` as a Python float; a ``TypeError`` naming ``name`` otherwise."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{where}: `{name}` must be a number, got {value!r}") from None
+
+
+def _as_floats(values, name, where):
     """A list of floats from a number or a 1d sequence."""
     if isinstance(values, numbers.Real):
         return [float(values)]
@@ -481,7 +554,8 @@ def _as_floats(values, name):
         return numpy.asarray(values, dtype=numpy.float64).reshape(-1).tolist()
     except (TypeError, ValueError):
         raise TypeError(
-            f"`{name}` must be a number or a sequence of numbers, got {values!r}"
+            f"{where}: `{name}` must be a number or a sequence of numbers,"
+            f" got {values!r}"
         ) from None
 
 
@@ -529,11 +603,15 @@ def acpr_calc(
     Raises
     ------
     TypeError
-        If ``acf`` or ``acb`` is not a number or a sequence of numbers, or
-        ``signal`` has a bad type.
+        If ``mcf`` is not a number, ``acf`` or ``acb`` is not a number or a
+        sequence of numbers, or ``signal`` has a bad type.
+    IndexError
+        If ``dim`` is out of range.
     ValueError
-        If ``mcb`` or an ``acb`` is not positive, or ``acb`` has a length
-        other than 1 or ``len(acf)``.
+        If ``sample_rate``, ``mcb`` or an ``acb`` is not positive, ``acb`` has
+        a length other than 1 or ``len(acf)``, or ``signal`` or ``nperseg``
+        is bad. Every message starts with ``"acpr_calc: "`` and names the
+        argument.
 
     Notes
     -----
@@ -551,22 +629,28 @@ def acpr_calc(
     >>> (adj - main).round(decimals=1)[0].item()
     -20.0
     """
-    mcb = _positive(mcb, "mcb")
-    acf = [] if acf is None else _as_floats(acf, "acf")
-    acb = [mcb] if acb is None else _as_floats(acb, "acb")
+    where = "acpr_calc"
+    # checked here, where they have the names the caller knows them by
+    signal, dim = _as_baseband(signal, dim, where, "signal")
+    sample_rate = _positive(sample_rate, "sample_rate", where)
+    mcf = _as_float(mcf, "mcf", where)
+    mcb = _positive(mcb, "mcb", where)
+    acf = [] if acf is None else _as_floats(acf, "acf", where)
+    acb = [mcb] if acb is None else _as_floats(acb, "acb", where)
     if len(acb) == 1:
         acb = acb * len(acf)
     if len(acb) != len(acf):
         raise ValueError(
-            f"`acb` must hold one bandwidth or one per channel in `acf` "
-            f"({len(acf)}), got {len(acb)}"
+            f"{where}: `acb` must hold one bandwidth or one per channel in `acf`"
+            f" ({len(acf)}), got {len(acb)}"
         )
     for b in acb:
-        _positive(b, "acb")
+        _positive(b, "acb", where)
 
-    centres, widths = [float(mcf)] + acf, [mcb] + acb
+    centres, widths = [mcf] + acf, [mcb] + acb
     bands = [(f - b / 2, f + b / 2) for f, b in zip(centres, widths)]
-    _, _, power = bandwidth_power(
-        signal, sample_rate, bands, dim=dim, nperseg=nperseg, n_overlap=0
+    _, _, power = _bandwidth_power(
+        signal, sample_rate, bands, dim, 0, nperseg, "density", window=None,
+        where=where,
     )
     return power[..., :1], power[..., 1:]

@@ -35,7 +35,7 @@ def fix_dim(dim, n_dim):
     Raises
     ------
     TypeError
-        If ``dim`` is not an integer.
+        If ``dim`` or ``n_dim`` is not an integer.
     IndexError
         If ``dim`` is out of range. The error is also a :class:`ValueError`,
         so code written for the published package, which raised
@@ -48,34 +48,38 @@ def fix_dim(dim, n_dim):
     >>> fix_dim(1, 3)
     1
     """
-    return _fixed_index(dim, n_dim, "dim")
+    return _fixed_index(dim, _as_int(n_dim, "n_dim", "fix_dim"), "dim", "fix_dim")
 
 
-def _as_int(value, name):
+# Every message reads "{where}: `{argument}` must be ..., got ...", where
+# ``where`` is the public function the user called: the private helpers
+# below serve several of them, so they take it as an argument.
+def _as_int(value, name, where):
     """``value`` as a Python int; a ``TypeError`` naming ``name`` otherwise."""
     if isinstance(value, bool):
-        raise TypeError(f"`{name}` must be an integer, got bool")
+        raise TypeError(f"{where}: `{name}` must be an integer, got bool")
     try:
         return operator.index(value)
     except TypeError:
         raise TypeError(
-            f"`{name}` must be an integer, got {type(value).__name__}"
+            f"{where}: `{name}` must be an integer, got {type(value).__name__}"
         ) from None
 
 
-def _fixed_index(value, n_dim, name):
-    value = _as_int(value, name)
+def _fixed_index(value, n_dim, name, where):
+    """The dimension index ``value`` in ``[0, n_dim)``; see :func:`fix_dim`."""
+    value = _as_int(value, name, where)
     if not -n_dim <= value < n_dim:
         raise _DimOutOfRange(
-            f"`{name}` = {value} is out of range for {n_dim} dimension(s) "
-            f"(expected to be in [{-n_dim}, {n_dim - 1}])"
+            f"{where}: `{name}` must be in [{-n_dim}, {n_dim - 1}] for {n_dim}"
+            f" dimension(s), got {value}"
         )
     return value + n_dim if value < 0 else value
 
 
-def _checked_tensor(x):
+def _checked_tensor(x, where):
     if not isinstance(x, torch.Tensor):
-        raise TypeError(f"`x` must be a torch.Tensor, got {type(x).__name__}")
+        raise TypeError(f"{where}: `x` must be a torch.Tensor, got {type(x).__name__}")
     return x
 
 
@@ -144,17 +148,19 @@ def complex_view(x, dim=-1, squeeze=True):
     >>> re.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
     True
     """
-    x = _checked_tensor(x)
+    where = "complex_view"
+    x = _checked_tensor(x, where)
     if x.is_complex():
-        raise TypeError(f"`x` must be a real tensor, got {x.dtype}")
-    dim = fix_dim(dim, x.dim())
+        raise TypeError(f"{where}: `x` must be a real tensor, got {x.dtype}")
+    dim = _fixed_index(dim, x.dim(), "dim", where)
     # only a whole single pair is squeezed, not one left after trimming
     squeeze = squeeze and x.shape[dim] == 2
     if x.shape[dim] % 2:
+        # the published words first: code filters this warning by them
         warnings.warn(
-            f"Odd dimension size for the complex data unpacking: `x` of shape "
-            f"{tuple(x.shape)} has no imaginary partner for its last value along "
-            f"`dim` = {dim}, which is left out",
+            f"Odd dimension size for the complex data unpacking in {where}:"
+            f" `x` of shape {tuple(x.shape)} has no imaginary partner for its last"
+            f" value along `dim` = {dim}, which is left out",
             RuntimeWarning,
             stacklevel=2,
         )
@@ -220,15 +226,16 @@ def window_view(x, dim, size, stride, at=None):
             [1., 3.],
             [2., 4.]])
     """
-    x = _checked_tensor(x)
-    dim = fix_dim(dim, x.dim())
-    size, stride = _as_int(size, "size"), _as_int(stride, "stride")
+    where = "window_view"
+    x = _checked_tensor(x, where)
+    dim = _fixed_index(dim, x.dim(), "dim", where)
+    size, stride = _as_int(size, "size", where), _as_int(stride, "stride", where)
     if not 1 <= size <= x.shape[dim]:
         raise ValueError(
-            f"`size` must be in [1, {x.shape[dim]}] (the length of `x` along "
-            f"`dim` = {dim}), got {size}"
+            f"{where}: `size` must be in [1, {x.shape[dim]}] (the length of `x`"
+            f" along `dim` = {dim}), got {size}"
         )
     if stride < 1:
-        raise ValueError(f"`stride` must be a positive integer, got {stride}")
-    at = dim + 1 if at is None else _fixed_index(at, x.dim() + 1, "at")
+        raise ValueError(f"{where}: `stride` must be a positive integer, got {stride}")
+    at = dim + 1 if at is None else _fixed_index(at, x.dim() + 1, "at", where)
     return x.unfold(dim, size, stride).movedim(-1, at)
