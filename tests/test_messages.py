@@ -6,6 +6,7 @@ in a layer; the same mistake gets the same words from both.
 
 import re
 
+import numpy
 import pytest
 import torch
 
@@ -13,6 +14,9 @@ import cplxmodule.cplx as cplx
 import cplxmodule.nn as cnn
 from cplxmodule.nn.masked import CplxLinearMasked, LinearMasked, deploy_masks, magnitude_masks
 from cplxmodule.nn.relevance import compute_ard_masks
+from cplxmodule.utils import (
+    acpr_calc, bandwidth_power, complex_view, fftshift, fix_dim, pwelch, window_view,
+)
 
 FORMAT = re.compile(r"^(?P<where>[\w.\[\]]+): `(?P<arg>[\w\[\]]+)` must .*, got .*[^.]$", re.S)
 
@@ -57,6 +61,95 @@ CASES = [
     ("CplxLinearMasked", "mask", lambda: CplxLinearMasked(3, 2).mask_(torch.ones(4))),
 ]
 
+# cplxmodule.utils: every raise site, reached from each public function whose
+# private helpers it lives in (the message names the function the user called)
+t = torch.randn(8)
+xc = torch.randn(2, 64, dtype=torch.complex64)
+
+
+def bw(x=xc, **kwargs):
+    return bandwidth_power(x, **{"fs": 1.0, "bands": [(0.1, 0.2)], **kwargs})
+
+
+def acpr(signal=xc, sample_rate=1.0, mcf=0.0, mcb=0.1, **kwargs):
+    return acpr_calc(signal, sample_rate, mcf, mcb, **kwargs)
+
+
+UTILS_CASES = [
+    ("fix_dim", "dim", lambda: fix_dim(3, 3)),
+    ("fix_dim", "dim", lambda: fix_dim(1.0, 3)),
+    ("fix_dim", "dim", lambda: fix_dim(True, 3)),
+    ("fix_dim", "n_dim", lambda: fix_dim(0, "3")),
+    ("complex_view", "x", lambda: complex_view([1.0, 2.0])),
+    ("complex_view", "x", lambda: complex_view(xc)),
+    ("complex_view", "dim", lambda: complex_view(t, dim=1)),
+    ("window_view", "x", lambda: window_view(numpy.zeros(8), 0, 2, 1)),
+    ("window_view", "dim", lambda: window_view(t, 1, 2, 1)),
+    ("window_view", "dim", lambda: window_view(t, "0", 2, 1)),
+    ("window_view", "size", lambda: window_view(t, 0, 9, 1)),
+    ("window_view", "size", lambda: window_view(t, 0, 2.0, 1)),
+    ("window_view", "stride", lambda: window_view(t, 0, 2, 0)),
+    ("window_view", "at", lambda: window_view(t, 0, 2, 1, at=2)),
+    ("pwelch", "x", lambda: pwelch([1.0, 2.0])),
+    ("pwelch", "x", lambda: pwelch(torch.tensor(1.0))),
+    ("pwelch", "dim", lambda: pwelch(xc, dim=2)),
+    ("pwelch", "fs", lambda: pwelch(xc, fs=0)),
+    ("pwelch", "nperseg", lambda: pwelch(xc, nperseg=32.0)),
+    ("pwelch", "nperseg", lambda: pwelch(xc, nperseg=0)),
+    ("pwelch", "nperseg", lambda: pwelch(xc, nperseg=128)),
+    ("pwelch", "nperseg", lambda: pwelch(xc, window=torch.ones(10), nperseg=12)),
+    ("pwelch", "window", lambda: pwelch(xc, window="foo")),
+    ("pwelch", "window", lambda: pwelch(xc, window=["a", "b"])),
+    ("pwelch", "window", lambda: pwelch(xc, window=torch.ones(2, 5))),
+    ("pwelch", "n_overlap", lambda: pwelch(xc, nperseg=32, n_overlap=32)),
+    ("pwelch", "n_overlap", lambda: pwelch(xc, nperseg=32, n_overlap=1.5)),
+    ("pwelch", "nfft", lambda: pwelch(xc, nperseg=32, nfft=16)),
+    ("pwelch", "nfft", lambda: pwelch(xc, nperseg=32, nfft="64")),
+    ("pwelch", "return_onesided", lambda: pwelch(xc, return_onesided=True)),
+    ("pwelch", "average", lambda: pwelch(xc, average="max")),
+    ("pwelch", "scaling", lambda: pwelch(xc, scaling="psd")),
+    ("pwelch", "detrend", lambda: pwelch(xc, detrend="cubic")),
+    ("fftshift", "x", lambda: fftshift([1.0])),
+    ("fftshift", "dim", lambda: fftshift(t, dim=1)),
+    ("fftshift", "dim", lambda: fftshift(t, dim=(0, 1))),
+    ("fftshift", "dim", lambda: fftshift(t, dim=0.5)),
+    ("bandwidth_power", "x", lambda: bw("signal")),
+    ("bandwidth_power", "x", lambda: bw(torch.randn(64))),
+    ("bandwidth_power", "x", lambda: bw(torch.tensor(1j))),
+    ("bandwidth_power", "dim", lambda: bw(torch.randn(64, 2), dim=-1)),
+    ("bandwidth_power", "dim", lambda: bw(dim=2)),
+    ("bandwidth_power", "fs", lambda: bw(fs=-1.0)),
+    ("bandwidth_power", "nperseg", lambda: bw(nperseg=0)),
+    ("bandwidth_power", "nperseg", lambda: bw(nperseg=2.5)),
+    ("bandwidth_power", "nperseg", lambda: bw(nperseg=128)),
+    ("bandwidth_power", "nperseg", lambda: bw(window="hann", nperseg=-1)),
+    ("bandwidth_power", "window", lambda: bw(window="foo")),
+    ("bandwidth_power", "window", lambda: bw(window=torch.ones(2, 2))),
+    ("bandwidth_power", "bands", lambda: bw(bands=5)),
+    ("bandwidth_power", "bands", lambda: bw(bands=[("a", "b")])),
+    ("bandwidth_power", "bands", lambda: bw(bands=[(0.1, 0.2, 0.3)])),
+    ("bandwidth_power", "bands", lambda: bw(bands=[(0.2, 0.1)])),
+    ("bandwidth_power", "n_overlap", lambda: bw(n_overlap=64)),
+    ("bandwidth_power", "scaling", lambda: bw(scaling="psd")),
+    ("acpr_calc", "signal", lambda: acpr("signal")),
+    ("acpr_calc", "signal", lambda: acpr(torch.randn(64))),
+    ("acpr_calc", "signal", lambda: acpr(torch.tensor(1j))),
+    ("acpr_calc", "dim", lambda: acpr(torch.randn(64, 2), dim=-1)),
+    ("acpr_calc", "dim", lambda: acpr(dim=2)),
+    ("acpr_calc", "sample_rate", lambda: acpr(sample_rate=0.0)),
+    ("acpr_calc", "mcf", lambda: acpr(mcf="near")),
+    ("acpr_calc", "mcf", lambda: acpr(mcf=[0.1])),
+    ("acpr_calc", "mcb", lambda: acpr(mcb=0.0)),
+    ("acpr_calc", "acf", lambda: acpr(acf="near")),
+    ("acpr_calc", "acb", lambda: acpr(acf=[0.2], acb={"a": 1})),
+    ("acpr_calc", "acb", lambda: acpr(acf=[0.2, -0.2], acb=[0.1] * 3)),
+    ("acpr_calc", "acb", lambda: acpr(acf=[0.2], acb=-0.1)),
+    ("acpr_calc", "nperseg", lambda: acpr(nperseg=0)),
+    ("acpr_calc", "nperseg", lambda: acpr(nperseg=2.5)),
+    ("acpr_calc", "nperseg", lambda: acpr(nperseg=128)),
+]
+CASES += UTILS_CASES
+
 
 @pytest.mark.parametrize("where, arg, call", CASES, ids=[f"{w}-{a}" for w, a, _ in CASES])
 def test_message_format(where, arg, call):
@@ -78,3 +171,12 @@ def test_layer_and_core_say_the_same_for_one_mistake():
         assert message.startswith(f"{where}: ")
         messages.append(message[len(where) + 2:])
     assert messages[0] == messages[1] == "`input` must have shape (..., 8), got (4, 7)"
+
+
+def test_odd_size_warning_keeps_the_published_words_and_names_the_function():
+    # code written for the published package filters the warning by its start
+    with pytest.warns(RuntimeWarning) as record:
+        complex_view(torch.randn(3, 5))
+    (message,) = [str(w.message) for w in record]
+    assert message.startswith("Odd dimension size for the complex data unpacking")
+    assert "complex_view: `x`" in message and "`dim` = 1" in message

@@ -163,12 +163,12 @@ def test_pwelch_default_nperseg_is_scipy_default():
 )
 def test_pwelch_errors_name_the_argument(kwargs, error, name):
     x = torch.randn(2, 500, dtype=torch.complex64)
-    with pytest.raises(error, match=name):
+    with pytest.raises(error, match=f"^pwelch: {name}"):
         pwelch(x, **kwargs)
 
 
 def test_pwelch_rejects_non_tensors():
-    with pytest.raises(TypeError, match="`x`"):
+    with pytest.raises(TypeError, match="^pwelch: `x`"):
         pwelch(numpy.zeros(100))
 
 
@@ -203,9 +203,9 @@ def test_fftshift_of_cplx_and_frequencies():
 
 
 def test_fftshift_errors():
-    with pytest.raises(IndexError, match="`dim`"):
+    with pytest.raises(IndexError, match="^fftshift: `dim`"):
         fftshift(torch.randn(4), dim=1)
-    with pytest.raises(TypeError, match="`x`"):
+    with pytest.raises(TypeError, match="^fftshift: `x`"):
         fftshift(numpy.zeros(4))
 
 
@@ -360,7 +360,7 @@ def test_bandwidth_power_without_bands():
 def test_bandwidth_power_errors_name_the_argument(x, kwargs, error, name):
     arguments = dict(fs=1.0, bands=[(0.1, 0.2)])
     arguments.update(kwargs)
-    with pytest.raises(error, match=name):
+    with pytest.raises(error, match=f"^bandwidth_power: {name}"):
         bandwidth_power(x, **arguments)
 
 
@@ -412,7 +412,7 @@ def test_acpr_without_adjacent_channels():
 def test_acpr_errors_name_the_argument(kwargs, error, name):
     arguments = dict(mcf=0.0, mcb=0.1)
     arguments.update(kwargs)
-    with pytest.raises(error, match=name):
+    with pytest.raises(error, match=f"^acpr_calc: {name}"):
         acpr_calc(torch.randn(128, dtype=torch.complex64), 1.0, **arguments)
 
 

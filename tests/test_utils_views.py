@@ -23,16 +23,16 @@ def test_fix_dim_matches_python_indexing(n_dim):
 
 @pytest.mark.parametrize("dim, n_dim", [(3, 3), (-4, 3), (0, 0), (7, 2)])
 def test_fix_dim_out_of_range(dim, n_dim):
-    with pytest.raises(IndexError, match="`dim`"):
+    with pytest.raises(IndexError, match="^fix_dim: `dim`"):
         fix_dim(dim, n_dim)
     # the published package raised ValueError: that still catches it
-    with pytest.raises(ValueError, match="`dim`"):
+    with pytest.raises(ValueError, match="^fix_dim: `dim`"):
         fix_dim(dim, n_dim)
 
 
 @pytest.mark.parametrize("dim", [1.0, "0", None, True])
 def test_fix_dim_not_an_integer(dim):
-    with pytest.raises(TypeError, match="`dim`"):
+    with pytest.raises(TypeError, match="^fix_dim: `dim`"):
         fix_dim(dim, 3)
 
 
@@ -123,11 +123,11 @@ def test_complex_view_odd_size_warns_and_leaves_the_last_value_out():
 
 
 def test_complex_view_errors_name_the_argument():
-    with pytest.raises(IndexError, match="`dim`"):
+    with pytest.raises(IndexError, match="^complex_view: `dim`"):
         complex_view(torch.randn(3, 4), dim=2)
-    with pytest.raises(TypeError, match="`x`"):
+    with pytest.raises(TypeError, match="^complex_view: `x`"):
         complex_view(numpy.zeros((3, 4)))
-    with pytest.raises(TypeError, match="`x`"):
+    with pytest.raises(TypeError, match="^complex_view: `x`"):
         complex_view(torch.randn(3, 4, dtype=torch.complex64))
 
 
@@ -191,5 +191,5 @@ def test_window_view_is_zero_copy_and_differentiable():
     ],
 )
 def test_window_view_errors_name_the_argument(kwargs, error, name):
-    with pytest.raises(error, match=name):
+    with pytest.raises(error, match=f"^window_view: {name}"):
         window_view(torch.randn(8, 3), **kwargs)

@@ -400,9 +400,9 @@ def _as_baseband(x, dim, where, name="x"):
 
 def _bands_tensor(bands, where):
     """The ``(n_bands, 2)`` float64 tensor of ``(lo, hi)`` band edges."""
-    if not isinstance(bands, (torch.Tensor, numpy.ndarray)):
-        bands = list(bands)
     try:
+        if not isinstance(bands, (torch.Tensor, numpy.ndarray)):
+            bands = list(bands)
         edges = numpy.asarray(bands, dtype=numpy.float64)
     except (TypeError, ValueError):
         raise TypeError(
