@@ -6,6 +6,7 @@ the penalty :func:`~cplxmodule.nn.relevance.functional.kl_cplx_ard`.
 """
 
 from .. import functional as F
+from .._doc import layer_doc
 from .base import (
     CplxBilinearGaussian,
     CplxConv1dGaussian,
@@ -41,6 +42,8 @@ __all__ = [
     "CplxConvTranspose3dARD",
 ]
 
+_ARD = "ARD"
+
 
 class CplxARDMixin:
     """The penalty of complex ARD; goes before a complex Gaussian layer in the bases."""
@@ -54,53 +57,32 @@ class CplxARDMixin:
 
 
 class CplxLinearARD(CplxARDMixin, CplxLinearGaussian):
-    """Complex linear layer with ARD; takes the arguments of :class:`~cplxmodule.nn.CplxLinear`."""
+    __doc__ = layer_doc("CplxLinearARD", _ARD)
 
 
 class CplxBilinearARD(CplxARDMixin, CplxBilinearGaussian):
-    """Complex bilinear layer with ARD.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxBilinear`.
-    """
+    __doc__ = layer_doc("CplxBilinearARD", _ARD)
 
 
 class CplxConv1dARD(CplxARDMixin, CplxConv1dGaussian):
-    """Complex 1d convolution with ARD.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxConv1d`.
-    """
+    __doc__ = layer_doc("CplxConv1dARD", _ARD)
 
 
 class CplxConv2dARD(CplxARDMixin, CplxConv2dGaussian):
-    """Complex 2d convolution with ARD.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxConv2d`.
-    """
+    __doc__ = layer_doc("CplxConv2dARD", _ARD)
 
 
 class CplxConv3dARD(CplxARDMixin, CplxConv3dGaussian):
-    """Complex 3d convolution with ARD.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxConv3d`.
-    """
+    __doc__ = layer_doc("CplxConv3dARD", _ARD)
 
 
 class CplxConvTranspose1dARD(CplxARDMixin, CplxConvTranspose1dGaussian):
-    """Complex 1d transposed convolution with ARD.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose1d`.
-    """
+    __doc__ = layer_doc("CplxConvTranspose1dARD", _ARD)
 
 
 class CplxConvTranspose2dARD(CplxARDMixin, CplxConvTranspose2dGaussian):
-    """Complex 2d transposed convolution with ARD.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose2d`.
-    """
+    __doc__ = layer_doc("CplxConvTranspose2dARD", _ARD)
 
 
 class CplxConvTranspose3dARD(CplxARDMixin, CplxConvTranspose3dGaussian):
-    """Complex 3d transposed convolution with ARD.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose3d`.
-    """
+    __doc__ = layer_doc("CplxConvTranspose3dARD", _ARD)

@@ -10,6 +10,7 @@ arguments and loads its state_dict with ``strict=False``.
 
 from ..base import BaseARD, GaussianMixin
 from .. import functional as F
+from .._doc import layer_doc
 from ..functional import ExpiFunction, euler_gamma
 from ...utils.sparsity import SparsityStats  # noqa: F401  (published import path)
 from .base import (
@@ -53,6 +54,8 @@ RelevanceMixin = GaussianMixin
 #: see :func:`~cplxmodule.nn.relevance.functional.expi`.
 torch_expi = F.expi
 
+_VD = "variational dropout"
+
 
 class CplxVDMixin:
     """The penalty of complex variational dropout; goes before a complex Gaussian layer in the
@@ -68,64 +71,32 @@ class CplxVDMixin:
 
 
 class CplxLinearVD(CplxVDMixin, CplxLinearGaussian):
-    """Complex linear layer with variational dropout; takes the arguments of
-    :class:`~cplxmodule.nn.CplxLinear`.
-
-    Examples
-    --------
-    >>> import cplxmodule.cplx as cplx
-    >>> layer = CplxLinearVD(4, 3)
-    >>> layer(cplx.randn(2, 4)).shape
-    torch.Size([2, 3])
-    >>> bool(layer.penalty.sum() > 0)
-    True
-    """
+    __doc__ = layer_doc("CplxLinearVD", _VD)
 
 
 class CplxBilinearVD(CplxVDMixin, CplxBilinearGaussian):
-    """Complex bilinear layer with variational dropout.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxBilinear`.
-    """
+    __doc__ = layer_doc("CplxBilinearVD", _VD)
 
 
 class CplxConv1dVD(CplxVDMixin, CplxConv1dGaussian):
-    """Complex 1d convolution with variational dropout.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxConv1d`.
-    """
+    __doc__ = layer_doc("CplxConv1dVD", _VD)
 
 
 class CplxConv2dVD(CplxVDMixin, CplxConv2dGaussian):
-    """Complex 2d convolution with variational dropout.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxConv2d`.
-    """
+    __doc__ = layer_doc("CplxConv2dVD", _VD)
 
 
 class CplxConv3dVD(CplxVDMixin, CplxConv3dGaussian):
-    """Complex 3d convolution with variational dropout.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxConv3d`.
-    """
+    __doc__ = layer_doc("CplxConv3dVD", _VD)
 
 
 class CplxConvTranspose1dVD(CplxVDMixin, CplxConvTranspose1dGaussian):
-    """Complex 1d transposed convolution with variational dropout.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose1d`.
-    """
+    __doc__ = layer_doc("CplxConvTranspose1dVD", _VD)
 
 
 class CplxConvTranspose2dVD(CplxVDMixin, CplxConvTranspose2dGaussian):
-    """Complex 2d transposed convolution with variational dropout.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose2d`.
-    """
+    __doc__ = layer_doc("CplxConvTranspose2dVD", _VD)
 
 
 class CplxConvTranspose3dVD(CplxVDMixin, CplxConvTranspose3dGaussian):
-    """Complex 3d transposed convolution with variational dropout.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose3d`.
-    """
+    __doc__ = layer_doc("CplxConvTranspose3dVD", _VD)

@@ -12,6 +12,7 @@ Each ``Cplx*VD<variant>`` layer is the complex Gaussian layer of
 """
 
 from .. import functional as F
+from .._doc import layer_doc
 from ..complex.base import (
     CplxBilinearGaussian,
     CplxConv1dGaussian,
@@ -72,6 +73,10 @@ __all__ = [
     "CplxConvTranspose3dVDBogus",
 ]
 
+_SCALE_FREE = "variational dropout and the scale-free prior's penalty"
+_APPROX = "variational dropout and the approximate complex VD penalty"
+_BOGUS = "variational dropout and the bogus complex VD penalty"
+
 
 def bogus_expi(input):
     """Zero, with the gradient of Ei (see
@@ -123,174 +128,96 @@ class CplxVDBogusMixin:
 
 
 class CplxLinearVDScaleFree(CplxVDScaleFreeMixin, CplxLinearGaussian):
-    """Complex linear layer with variational dropout and the scale-free prior's penalty.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxLinear`.
-    """
+    __doc__ = layer_doc("CplxLinearVDScaleFree", _SCALE_FREE)
 
 
 class CplxBilinearVDScaleFree(CplxVDScaleFreeMixin, CplxBilinearGaussian):
-    """Complex bilinear layer with variational dropout and the scale-free prior's penalty.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxBilinear`.
-    """
+    __doc__ = layer_doc("CplxBilinearVDScaleFree", _SCALE_FREE)
 
 
 class CplxConv1dVDScaleFree(CplxVDScaleFreeMixin, CplxConv1dGaussian):
-    """Complex 1d convolution with variational dropout and the scale-free prior's penalty.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxConv1d`.
-    """
+    __doc__ = layer_doc("CplxConv1dVDScaleFree", _SCALE_FREE)
 
 
 class CplxConv2dVDScaleFree(CplxVDScaleFreeMixin, CplxConv2dGaussian):
-    """Complex 2d convolution with variational dropout and the scale-free prior's penalty.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxConv2d`.
-    """
+    __doc__ = layer_doc("CplxConv2dVDScaleFree", _SCALE_FREE)
 
 
 class CplxConv3dVDScaleFree(CplxVDScaleFreeMixin, CplxConv3dGaussian):
-    """Complex 3d convolution with variational dropout and the scale-free prior's penalty.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxConv3d`.
-    """
+    __doc__ = layer_doc("CplxConv3dVDScaleFree", _SCALE_FREE)
 
 
 class CplxConvTranspose1dVDScaleFree(CplxVDScaleFreeMixin, CplxConvTranspose1dGaussian):
-    """Complex 1d transposed convolution with variational dropout and the scale-free prior's
-    penalty.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose1d`.
-    """
+    __doc__ = layer_doc("CplxConvTranspose1dVDScaleFree", _SCALE_FREE)
 
 
 class CplxConvTranspose2dVDScaleFree(CplxVDScaleFreeMixin, CplxConvTranspose2dGaussian):
-    """Complex 2d transposed convolution with variational dropout and the scale-free prior's
-    penalty.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose2d`.
-    """
+    __doc__ = layer_doc("CplxConvTranspose2dVDScaleFree", _SCALE_FREE)
 
 
 class CplxConvTranspose3dVDScaleFree(CplxVDScaleFreeMixin, CplxConvTranspose3dGaussian):
-    """Complex 3d transposed convolution with variational dropout and the scale-free prior's
-    penalty.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose3d`.
-    """
+    __doc__ = layer_doc("CplxConvTranspose3dVDScaleFree", _SCALE_FREE)
 
 
 class CplxLinearVDApprox(CplxVDApproxMixin, CplxLinearGaussian):
-    """Complex linear layer with variational dropout and the approximate complex VD penalty.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxLinear`.
-    """
+    __doc__ = layer_doc("CplxLinearVDApprox", _APPROX)
 
 
 class CplxBilinearVDApprox(CplxVDApproxMixin, CplxBilinearGaussian):
-    """Complex bilinear layer with variational dropout and the approximate complex VD penalty.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxBilinear`.
-    """
+    __doc__ = layer_doc("CplxBilinearVDApprox", _APPROX)
 
 
 class CplxConv1dVDApprox(CplxVDApproxMixin, CplxConv1dGaussian):
-    """Complex 1d convolution with variational dropout and the approximate complex VD penalty.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxConv1d`.
-    """
+    __doc__ = layer_doc("CplxConv1dVDApprox", _APPROX)
 
 
 class CplxConv2dVDApprox(CplxVDApproxMixin, CplxConv2dGaussian):
-    """Complex 2d convolution with variational dropout and the approximate complex VD penalty.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxConv2d`.
-    """
+    __doc__ = layer_doc("CplxConv2dVDApprox", _APPROX)
 
 
 class CplxConv3dVDApprox(CplxVDApproxMixin, CplxConv3dGaussian):
-    """Complex 3d convolution with variational dropout and the approximate complex VD penalty.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxConv3d`.
-    """
+    __doc__ = layer_doc("CplxConv3dVDApprox", _APPROX)
 
 
 class CplxConvTranspose1dVDApprox(CplxVDApproxMixin, CplxConvTranspose1dGaussian):
-    """Complex 1d transposed convolution with variational dropout and the approximate complex VD
-    penalty.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose1d`.
-    """
+    __doc__ = layer_doc("CplxConvTranspose1dVDApprox", _APPROX)
 
 
 class CplxConvTranspose2dVDApprox(CplxVDApproxMixin, CplxConvTranspose2dGaussian):
-    """Complex 2d transposed convolution with variational dropout and the approximate complex VD
-    penalty.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose2d`.
-    """
+    __doc__ = layer_doc("CplxConvTranspose2dVDApprox", _APPROX)
 
 
 class CplxConvTranspose3dVDApprox(CplxVDApproxMixin, CplxConvTranspose3dGaussian):
-    """Complex 3d transposed convolution with variational dropout and the approximate complex VD
-    penalty.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose3d`.
-    """
+    __doc__ = layer_doc("CplxConvTranspose3dVDApprox", _APPROX)
 
 
 class CplxLinearVDBogus(CplxVDBogusMixin, CplxLinearGaussian):
-    """Complex linear layer with variational dropout and the bogus complex VD penalty.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxLinear`.
-    """
+    __doc__ = layer_doc("CplxLinearVDBogus", _BOGUS)
 
 
 class CplxBilinearVDBogus(CplxVDBogusMixin, CplxBilinearGaussian):
-    """Complex bilinear layer with variational dropout and the bogus complex VD penalty.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxBilinear`.
-    """
+    __doc__ = layer_doc("CplxBilinearVDBogus", _BOGUS)
 
 
 class CplxConv1dVDBogus(CplxVDBogusMixin, CplxConv1dGaussian):
-    """Complex 1d convolution with variational dropout and the bogus complex VD penalty.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxConv1d`.
-    """
+    __doc__ = layer_doc("CplxConv1dVDBogus", _BOGUS)
 
 
 class CplxConv2dVDBogus(CplxVDBogusMixin, CplxConv2dGaussian):
-    """Complex 2d convolution with variational dropout and the bogus complex VD penalty.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxConv2d`.
-    """
+    __doc__ = layer_doc("CplxConv2dVDBogus", _BOGUS)
 
 
 class CplxConv3dVDBogus(CplxVDBogusMixin, CplxConv3dGaussian):
-    """Complex 3d convolution with variational dropout and the bogus complex VD penalty.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxConv3d`.
-    """
+    __doc__ = layer_doc("CplxConv3dVDBogus", _BOGUS)
 
 
 class CplxConvTranspose1dVDBogus(CplxVDBogusMixin, CplxConvTranspose1dGaussian):
-    """Complex 1d transposed convolution with variational dropout and the bogus complex VD penalty.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose1d`.
-    """
+    __doc__ = layer_doc("CplxConvTranspose1dVDBogus", _BOGUS)
 
 
 class CplxConvTranspose2dVDBogus(CplxVDBogusMixin, CplxConvTranspose2dGaussian):
-    """Complex 2d transposed convolution with variational dropout and the bogus complex VD penalty.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose2d`.
-    """
+    __doc__ = layer_doc("CplxConvTranspose2dVDBogus", _BOGUS)
 
 
 class CplxConvTranspose3dVDBogus(CplxVDBogusMixin, CplxConvTranspose3dGaussian):
-    """Complex 3d transposed convolution with variational dropout and the bogus complex VD penalty.
-
-    Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose3d`.
-    """
+    __doc__ = layer_doc("CplxConvTranspose3dVDBogus", _BOGUS)

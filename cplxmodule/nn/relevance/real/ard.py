@@ -6,6 +6,7 @@ its dense torch twin with a Gaussian posterior and the penalty
 """
 
 from .. import functional as F
+from .._doc import layer_doc
 from .base import (
     BilinearGaussian,
     Conv1dGaussian,
@@ -35,6 +36,8 @@ __all__ = [
     "ConvTranspose3dARD",
 ]
 
+_ARD = "ARD"
+
 
 class RealARDMixin:
     """The penalty of real ARD; goes before a Gaussian layer in the bases."""
@@ -48,51 +51,32 @@ class RealARDMixin:
 
 
 class LinearARD(RealARDMixin, LinearGaussian):
-    r"""Linear layer with ARD.
-
-    Takes the arguments of :class:`torch.nn.Linear`.
-
-    Examples
-    --------
-    >>> import torch
-    >>> layer = LinearARD(4, 3)
-    >>> layer(torch.randn(2, 4)).shape
-    torch.Size([2, 3])
-    """
+    __doc__ = layer_doc("LinearARD", _ARD)
 
 
 class BilinearARD(RealARDMixin, BilinearGaussian):
-    """Bilinear layer with ARD; takes the arguments of :class:`torch.nn.Bilinear`."""
+    __doc__ = layer_doc("BilinearARD", _ARD)
 
 
 class Conv1dARD(RealARDMixin, Conv1dGaussian):
-    """1d convolution with ARD; takes the arguments of :class:`torch.nn.Conv1d`."""
+    __doc__ = layer_doc("Conv1dARD", _ARD)
 
 
 class Conv2dARD(RealARDMixin, Conv2dGaussian):
-    """2d convolution with ARD; takes the arguments of :class:`torch.nn.Conv2d`."""
+    __doc__ = layer_doc("Conv2dARD", _ARD)
 
 
 class Conv3dARD(RealARDMixin, Conv3dGaussian):
-    """3d convolution with ARD; takes the arguments of :class:`torch.nn.Conv3d`."""
+    __doc__ = layer_doc("Conv3dARD", _ARD)
 
 
 class ConvTranspose1dARD(RealARDMixin, ConvTranspose1dGaussian):
-    """1d transposed convolution with ARD.
-
-    Takes the arguments of :class:`torch.nn.ConvTranspose1d`.
-    """
+    __doc__ = layer_doc("ConvTranspose1dARD", _ARD)
 
 
 class ConvTranspose2dARD(RealARDMixin, ConvTranspose2dGaussian):
-    """2d transposed convolution with ARD.
-
-    Takes the arguments of :class:`torch.nn.ConvTranspose2d`.
-    """
+    __doc__ = layer_doc("ConvTranspose2dARD", _ARD)
 
 
 class ConvTranspose3dARD(RealARDMixin, ConvTranspose3dGaussian):
-    """3d transposed convolution with ARD.
-
-    Takes the arguments of :class:`torch.nn.ConvTranspose3d`.
-    """
+    __doc__ = layer_doc("ConvTranspose3dARD", _ARD)

@@ -9,6 +9,7 @@ arguments and loads its state_dict with ``strict=False``.
 
 from ..base import BaseARD, GaussianMixin
 from .. import functional as F
+from .._doc import layer_doc
 from ...utils.sparsity import SparsityStats  # noqa: F401  (published import path)
 from .base import (
     BilinearGaussian,
@@ -44,6 +45,8 @@ __all__ = [
 #: from ``log_alpha``): here part of :class:`GaussianMixin`.
 RelevanceMixin = GaussianMixin
 
+_VD = "variational dropout"
+
 
 class RealVDMixin:
     """The penalty of real variational dropout; goes before a Gaussian layer in the bases."""
@@ -57,56 +60,32 @@ class RealVDMixin:
 
 
 class LinearVD(RealVDMixin, LinearGaussian):
-    r"""Linear layer with variational dropout.
-
-    Takes the arguments of :class:`torch.nn.Linear`.
-
-    Examples
-    --------
-    >>> import torch
-    >>> layer = LinearVD(4, 3)
-    >>> layer(torch.randn(2, 4)).shape
-    torch.Size([2, 3])
-    >>> layer.penalty.shape
-    torch.Size([3, 4])
-    """
+    __doc__ = layer_doc("LinearVD", _VD)
 
 
 class BilinearVD(RealVDMixin, BilinearGaussian):
-    """Bilinear layer with variational dropout.
-
-    Takes the arguments of :class:`torch.nn.Bilinear`.
-    """
+    __doc__ = layer_doc("BilinearVD", _VD)
 
 
 class Conv1dVD(RealVDMixin, Conv1dGaussian):
-    """1d convolution with variational dropout; takes the arguments of :class:`torch.nn.Conv1d`."""
+    __doc__ = layer_doc("Conv1dVD", _VD)
 
 
 class Conv2dVD(RealVDMixin, Conv2dGaussian):
-    """2d convolution with variational dropout; takes the arguments of :class:`torch.nn.Conv2d`."""
+    __doc__ = layer_doc("Conv2dVD", _VD)
 
 
 class Conv3dVD(RealVDMixin, Conv3dGaussian):
-    """3d convolution with variational dropout; takes the arguments of :class:`torch.nn.Conv3d`."""
+    __doc__ = layer_doc("Conv3dVD", _VD)
 
 
 class ConvTranspose1dVD(RealVDMixin, ConvTranspose1dGaussian):
-    """1d transposed convolution with variational dropout.
-
-    Takes the arguments of :class:`torch.nn.ConvTranspose1d`.
-    """
+    __doc__ = layer_doc("ConvTranspose1dVD", _VD)
 
 
 class ConvTranspose2dVD(RealVDMixin, ConvTranspose2dGaussian):
-    """2d transposed convolution with variational dropout.
-
-    Takes the arguments of :class:`torch.nn.ConvTranspose2d`.
-    """
+    __doc__ = layer_doc("ConvTranspose2dVD", _VD)
 
 
 class ConvTranspose3dVD(RealVDMixin, ConvTranspose3dGaussian):
-    """3d transposed convolution with variational dropout.
-
-    Takes the arguments of :class:`torch.nn.ConvTranspose3d`.
-    """
+    __doc__ = layer_doc("ConvTranspose3dVD", _VD)

@@ -47,9 +47,19 @@ class LinearL0(BaseARD, _RealLinear):
     beta, gamma, zeta : float
         The hard-concrete temperature and stretch interval.
 
+    Shape
+    -----
+    - Input and output: as for :class:`torch.nn.Linear`; in training mode
+      the gates are drawn anew at each call, in eval mode they are fixed.
+    - ``log_alpha`` and ``penalty``: ``(out_features, in_features)``, or
+      ``(1, in_features)`` with ``group="input"``, ``(out_features, 1)``
+      with ``group="output"``; ``relevance()``: the weight's shape.
+
     Examples
     --------
     >>> layer = LinearL0(4, 3, group="input")
+    >>> layer(torch.randn(2, 4)).shape
+    torch.Size([2, 3])
     >>> layer.log_alpha.shape
     torch.Size([1, 4])
     >>> layer.relevance().shape
@@ -60,7 +70,9 @@ class LinearL0(BaseARD, _RealLinear):
 
     def __init__(self, in_features, out_features, bias=True, group=None, device=None, dtype=None):
         if group not in _GROUPS:
-            raise ValueError(f"LinearL0: `group` must be None, 'input' or 'output', got {group!r}.")
+            raise ValueError(
+                f"LinearL0: `group` must be None, 'input' or 'output', got {group!r}."
+            )
         super().__init__(in_features, out_features, bias=bias, device=device, dtype=dtype)
         self.group = group
         shape = _GROUPS[group](out_features, in_features)

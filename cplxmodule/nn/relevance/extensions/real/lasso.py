@@ -16,9 +16,16 @@ class LinearLASSO(BaseARD, _RealLinear):
     :math:`|w|` per weight, ``relevance(threshold=t)`` keeps the weights
     with :math:`|w| > t`. Takes the arguments of :class:`torch.nn.Linear`.
 
+    Shape
+    -----
+    - Input and output: as for :class:`torch.nn.Linear`.
+    - ``penalty`` and ``relevance(threshold=t)``: the weight's shape.
+
     Examples
     --------
     >>> layer = LinearLASSO(3, 2)
+    >>> layer(torch.randn(4, 3)).shape
+    torch.Size([4, 2])
     >>> bool((layer.penalty == layer.weight.abs()).all())
     True
     >>> layer.relevance(threshold=0.0).sum().item()
