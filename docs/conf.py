@@ -29,6 +29,8 @@ extensions = [
     "sphinx.ext.mathjax",
     "sphinx.ext.viewcode",
     "sphinx_copybutton",
+    # MathJax shipped with the pages: the maths renders without network access
+    "sphinx-mathjax-offline",
 ]
 
 # The copy button copies the code of an example without prompts or output.
