@@ -146,3 +146,33 @@ def test_functional_bilinear_real_operands():
         torch.testing.assert_close(output, F.bilinear(x1, x2, w, b))
     with pytest.raises(TypeError, match="`input2` must be a Cplx"):
         cplx.bilinear(cplx.Cplx(x1), x2, w)
+
+
+@pytest.mark.parametrize("cplx_cls, torch_cls, args, kwargs, shapes, call", CASES, ids=IDS)
+def test_layers_check_their_input_once(monkeypatch, cplx_cls, torch_cls, args, kwargs, shapes, call):
+    # ``forward`` checks the input, naming the layer; the op behind the entry
+    # point must not check the operands again (the public ops do, through
+    # ``check_operands``, which each layer's op module would call)
+    import cplxmodule.cplx.conv as conv_ops
+    import cplxmodule.cplx.linalg as linalg_ops
+
+    calls = []
+
+    def counted(check):
+        def wrapper(*args, **kwargs):
+            calls.append(check.__name__)
+            return check(*args, **kwargs)
+
+        return wrapper
+
+    for module in (conv_ops, linalg_ops):
+        monkeypatch.setattr(module, "check_operands", counted(module.check_operands))
+    torch.manual_seed(0)
+    layer = cplx_cls(*args, **kwargs)
+    inputs = [cplx.randn(*shape) for shape in shapes]
+    layer(*inputs, **call)
+    assert not calls
+    # the count is live: the public ops do check
+    cplx.linear(cplx.randn(2, 3), cplx.randn(4, 3))
+    cplx.conv1d(cplx.randn(1, 2, 5), cplx.randn(3, 2, 2))
+    assert calls == ["check_operands", "check_operands"]

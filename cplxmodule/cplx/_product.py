@@ -1,6 +1,12 @@
 """The complex product of a real bilinear operation, by strategy, and the default choice.
 
-The strategies are described in :mod:`cplxmodule.cplx.linalg`.
+The strategies are described in :mod:`cplxmodule.cplx.linalg`. The ops at
+the end (``linear``, ``bilinear``, ``convnd``, ``conv_transposend``) are the
+public ones of :mod:`~cplxmodule.cplx.linalg` and :mod:`~cplxmodule.cplx.conv`
+without their argument checks: each layer checks its input once, in its
+``forward``, naming itself, and owns its weight, so its entry point
+``_dense_forward`` calls these, and each public op is its checks followed
+by one of these.
 """
 
 from typing import NamedTuple
@@ -8,6 +14,7 @@ from typing import NamedTuple
 import torch
 import torch.nn.functional as F
 
+from ._shared import ntuple
 from .conversions import to_complex
 from .tensor import Cplx
 
@@ -257,3 +264,80 @@ def default_strategy(input, weight, layout):
             return "cat" if small else "3m"
         return "native" if small or weight_bound else "3m"
     return "naive" if weight_bound else "3m"
+
+
+# the ops, unchecked (see the module's docstring)
+def linear(input, weight, bias=None, strategy=None):
+    """:func:`cplxmodule.cplx.linear` without its checks."""
+    layout = Layout(channel_dim=input.dim() - 1, weight_out=0, weight_in=1)
+    strategy = strategy or default_strategy(input, weight, layout)
+    return product(F.linear, input, weight, bias, strategy, layout)
+
+
+def bilinear(input1, input2, weight, bias=None, conjugate=True, strategy=None):
+    """:func:`cplxmodule.cplx.bilinear` without its checks."""
+    if conjugate and isinstance(input1, Cplx):
+        input1 = input1.conj
+    # t[..., k, j] = sum_i x1[..., i] W[k, i, j] is a linear map of ``input1``
+    out_features, in1_features, in2_features = weight.shape
+    flat = weight.permute(0, 2, 1).reshape(out_features * in2_features, in1_features)
+    t = linear(input1, flat, None, strategy)
+    t = t.reshape(*t.shape[:-1], out_features, in2_features)
+    output = (t @ input2.unsqueeze(-1)).squeeze(-1)
+    return output if bias is None else output + bias
+
+
+def convnd(n, op, input, weight, bias, stride, padding, dilation, groups, padding_mode,
+           strategy=None):
+    """:func:`cplxmodule.cplx.conv2d` without its checks, for ``n = 2``, ``op = F.conv2d``."""
+    if padding_mode != "zeros":
+        pad = _explicit_padding(padding, weight.shape[2:], dilation, n)
+        if isinstance(input, Cplx):
+            input = input.apply(F.pad, pad, mode=padding_mode)
+        else:
+            input = F.pad(input, pad, mode=padding_mode)
+        padding = 0
+
+    def real_op(x, w, b):
+        return op(x, w, b, stride, padding, dilation, groups)
+
+    return _conv_product(n, real_op, input, weight, bias, groups, strategy, transposed=False)
+
+
+def conv_transposend(n, op, input, weight, bias, stride, padding, output_padding, groups,
+                     dilation, strategy=None):
+    """:func:`cplxmodule.cplx.conv_transpose2d` without its checks, for ``n = 2``,
+    ``op = F.conv_transpose2d``."""
+
+    def real_op(x, w, b):
+        return op(x, w, b, stride, padding, output_padding, groups, dilation)
+
+    return _conv_product(n, real_op, input, weight, bias, groups, strategy, transposed=True)
+
+
+def _conv_product(n, real_op, input, weight, bias, groups, strategy, transposed):
+    """The complex product of an ``n``-d convolution ``real_op`` of real parts."""
+    # a transposed convolution's weight is (in, out / groups, *kernel)
+    weight_out, weight_in = (1, 0) if transposed else (0, 1)
+    layout = Layout(
+        input.dim() - n - 1, weight_out=weight_out, weight_in=weight_in, groups=groups
+    )
+    strategy = strategy or default_strategy(input, weight, layout)
+    return product(real_op, input, weight, bias, strategy, layout)
+
+
+def _explicit_padding(padding, kernel_size, dilation, n):
+    """The per-side padding amounts for :func:`torch.nn.functional.pad`.
+
+    Returns the pad list in :func:`torch.nn.functional.pad`'s order (last
+    dimension first), resolving ``"same"`` as torch's convolution modules do.
+    """
+    if padding == "valid":
+        return [0] * (2 * n)
+    if padding == "same":
+        pad = []
+        for d, k in zip(reversed(ntuple(dilation, n, "dilation")), reversed(kernel_size)):
+            total = d * (k - 1)
+            pad += [total // 2, total - total // 2]
+        return pad
+    return [p for p in reversed(ntuple(padding, n, "padding")) for _ in range(2)]

@@ -2,16 +2,14 @@
 
 import torch.nn.functional as F
 
-from ._product import Layout, check_strategy, default_strategy, product
+from ._product import check_strategy, conv_transposend, convnd
 from ._shared import (
     check_conv_input,
     check_operands,
     check_padding,
     check_shape,
     doc_kwargs,
-    ntuple,
 )
-from .tensor import Cplx
 
 __all__ = [
     "conv1d",
@@ -21,23 +19,6 @@ __all__ = [
     "conv_transpose2d",
     "conv_transpose3d",
 ]
-
-
-def _explicit_padding(padding, kernel_size, dilation, n):
-    """The per-side padding amounts for :func:`torch.nn.functional.pad`.
-
-    Returns the pad list in :func:`torch.nn.functional.pad`'s order (last
-    dimension first), resolving ``"same"`` as torch's convolution modules do.
-    """
-    if padding == "valid":
-        return [0] * (2 * n)
-    if padding == "same":
-        pad = []
-        for d, k in zip(reversed(ntuple(dilation, n, "dilation")), reversed(kernel_size)):
-            total = d * (k - 1)
-            pad += [total // 2, total - total // 2]
-        return pad
-    return [p for p in reversed(ntuple(padding, n, "padding")) for _ in range(2)]
 
 
 def _check_conv_operands(n, input, weight, bias, strategy, where):
@@ -51,41 +32,19 @@ def _check_conv_operands(n, input, weight, bias, strategy, where):
     return weight, bias
 
 
-def _conv_product(n, real_op, input, weight, bias, groups, strategy, transposed):
-    """The complex product of an ``n``-d convolution ``real_op`` of real parts."""
-    # a transposed convolution's weight is (in, out / groups, *kernel)
-    weight_out, weight_in = (1, 0) if transposed else (0, 1)
-    layout = Layout(
-        input.dim() - n - 1, weight_out=weight_out, weight_in=weight_in, groups=groups
-    )
-    strategy = strategy or default_strategy(input, weight, layout)
-    return product(real_op, input, weight, bias, strategy, layout)
-
-
-def _convnd(n, op, input, weight, bias, stride, padding, dilation, groups,
-            padding_mode, strategy):
+def _convnd(n, op, input, weight, bias, stride, padding, dilation, groups, padding_mode,
+            strategy):
     where = f"conv{n}d"
     weight, bias = _check_conv_operands(n, input, weight, bias, strategy, where)
     check_shape(bias, weight.shape[:1], "bias", where)
     check_padding(padding, padding_mode, stride, n, where)
     check_conv_input(input, weight.shape[1] * groups, n, where)
-
-    if padding_mode != "zeros":
-        pad = _explicit_padding(padding, weight.shape[2:], dilation, n)
-        if isinstance(input, Cplx):
-            input = input.apply(F.pad, pad, mode=padding_mode)
-        else:
-            input = F.pad(input, pad, mode=padding_mode)
-        padding = 0
-
-    def real_op(x, w, b):
-        return op(x, w, b, stride, padding, dilation, groups)
-
-    return _conv_product(n, real_op, input, weight, bias, groups, strategy, transposed=False)
+    return convnd(n, op, input, weight, bias, stride, padding, dilation, groups, padding_mode,
+                  strategy)
 
 
-def _conv_transposend(n, op, input, weight, bias, stride, padding, output_padding,
-                      groups, dilation, padding_mode, strategy):
+def _conv_transposend(n, op, input, weight, bias, stride, padding, output_padding, groups,
+                      dilation, padding_mode, strategy):
     where = f"conv_transpose{n}d"
     if padding_mode != "zeros":
         raise ValueError(
@@ -95,11 +54,8 @@ def _conv_transposend(n, op, input, weight, bias, stride, padding, output_paddin
     weight, bias = _check_conv_operands(n, input, weight, bias, strategy, where)
     check_shape(bias, (weight.shape[1] * groups,), "bias", where)
     check_conv_input(input, weight.shape[0], n, where)
-
-    def real_op(x, w, b):
-        return op(x, w, b, stride, padding, output_padding, groups, dilation)
-
-    return _conv_product(n, real_op, input, weight, bias, groups, strategy, transposed=True)
+    return conv_transposend(n, op, input, weight, bias, stride, padding, output_padding,
+                            groups, dilation, strategy)
 
 
 _CONV_DOC = r"""Complex {n}d convolution, as :func:`torch.nn.functional.conv{n}d`.

@@ -37,10 +37,11 @@ and ``benchmarks/test_bench_products.py``.
 """
 
 import torch
-import torch.nn.functional as F
+
+from . import _product
 
 # STRATEGIES, the names ``strategy=`` accepts besides ``None``, is read from here
-from ._product import STRATEGIES, Layout, check_strategy, default_strategy, product  # noqa: F401
+from ._product import STRATEGIES, check_strategy  # noqa: F401
 from ._shared import check_features, check_operands, check_shape, describe
 from .conversions import from_complex, to_complex
 from .tensor import Cplx
@@ -154,9 +155,7 @@ def linear(input, weight, bias=None, *, strategy=None):
     check_features(input, weight.shape[1], "input", "linear")
     check_shape(bias, weight.shape[:1], "bias", "linear")
     check_strategy(strategy, "linear")
-    layout = Layout(channel_dim=input.dim() - 1, weight_out=0, weight_in=1)
-    strategy = strategy or default_strategy(input, weight, layout)
-    return product(F.linear, input, weight, bias, strategy, layout)
+    return _product.linear(input, weight, bias, strategy)
 
 
 def bilinear(input1, input2, weight, bias=None, conjugate=True, *, strategy=None):
@@ -212,15 +211,8 @@ def bilinear(input1, input2, weight, bias=None, conjugate=True, *, strategy=None
     check_features(input1, in1_features, "input1", "bilinear")
     check_features(input2, in2_features, "input2", "bilinear")
     check_shape(bias, (out_features,), "bias", "bilinear")
-    if conjugate and isinstance(input1, Cplx):
-        input1 = input1.conj
-
-    # t[..., k, j] = sum_i x1[..., i] W[k, i, j] is a linear map of ``input1``
-    flat = weight.permute(0, 2, 1).reshape(out_features * in2_features, in1_features)
-    t = linear(input1, flat, bias=None, strategy=strategy)
-    t = t.reshape(*t.shape[:-1], out_features, in2_features)
-    output = (t @ input2.unsqueeze(-1)).squeeze(-1)
-    return output if bias is None else output + bias
+    check_strategy(strategy, "bilinear")
+    return _product.bilinear(input1, input2, weight, bias, conjugate, strategy)
 
 
 def einsum(equation, *tensors):

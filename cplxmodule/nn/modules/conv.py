@@ -1,11 +1,12 @@
 """Complex convolutions and transposed convolutions in one, two and three dimensions."""
 
+import functools
 import math
 
 import torch
 import torch.nn.functional as F
 
-from ... import cplx
+from ...cplx._product import conv_transposend, convnd
 from ...cplx._shared import (
     check_conv_input,
     check_padding,
@@ -33,12 +34,14 @@ class CplxConvNd(CplxToCplx):
     Checks the arguments, creates and initialises the parameters and writes
     ``extra_repr`` once, like :class:`torch.nn.modules.conv._ConvNd`.
     Subclasses set the number of spatial dimensions ``_n`` and the functional
-    op ``_conv``. ``forward`` checks the input (``_check_inputs``) and calls
-    ``_dense_forward(input, *, weight, bias)`` (transposed: also
-    ``output_size=``), the single place where a weight meets the op and
-    which re-checks nothing, so a masked or Bayesian subclass passes its own
-    weight, or a real weight with a real input.  Padding modes are handled
-    by the functional op.
+    op ``_conv``, called as :func:`cplxmodule.cplx.conv2d` (or
+    :func:`~cplxmodule.cplx.conv_transpose2d`) is. ``forward`` checks the
+    input (``_check_inputs``) and calls ``_dense_forward(input, *, weight,
+    bias)`` (transposed: also ``output_size=``), the single place where a
+    weight meets the op, so a masked or Bayesian subclass passes its own
+    weight, or a real weight with a real input. The layers of this package
+    set the op without its argument checks (the layer checks its input,
+    and owns its weight); padding modes are handled by the op.
 
     Parameters
     ----------
@@ -326,32 +329,32 @@ _CONV_TRANSPOSE_DOC = """Complex {n}d transposed convolution.
 
 class CplxConv1d(_CplxConv):
     __doc__ = _CONV_DOC.format(n=1, spatial="5")
-    _n, _conv = 1, staticmethod(cplx.conv1d)
+    _n, _conv = 1, staticmethod(functools.partial(convnd, 1, F.conv1d))
 
 
 class CplxConv2d(_CplxConv):
     __doc__ = _CONV_DOC.format(n=2, spatial="5, 5")
-    _n, _conv = 2, staticmethod(cplx.conv2d)
+    _n, _conv = 2, staticmethod(functools.partial(convnd, 2, F.conv2d))
 
 
 class CplxConv3d(_CplxConv):
     __doc__ = _CONV_DOC.format(n=3, spatial="5, 5, 5")
-    _n, _conv = 3, staticmethod(cplx.conv3d)
+    _n, _conv = 3, staticmethod(functools.partial(convnd, 3, F.conv3d))
 
 
 class CplxConvTranspose1d(_CplxConvTranspose):
     __doc__ = _CONV_TRANSPOSE_DOC.format(n=1, spatial="5")
-    _n, _conv = 1, staticmethod(cplx.conv_transpose1d)
+    _n, _conv = 1, staticmethod(functools.partial(conv_transposend, 1, F.conv_transpose1d))
 
 
 class CplxConvTranspose2d(_CplxConvTranspose):
     __doc__ = _CONV_TRANSPOSE_DOC.format(n=2, spatial="5, 5")
-    _n, _conv = 2, staticmethod(cplx.conv_transpose2d)
+    _n, _conv = 2, staticmethod(functools.partial(conv_transposend, 2, F.conv_transpose2d))
 
 
 class CplxConvTranspose3d(_CplxConvTranspose):
     __doc__ = _CONV_TRANSPOSE_DOC.format(n=3, spatial="5, 5, 5")
-    _n, _conv = 3, staticmethod(cplx.conv_transpose3d)
+    _n, _conv = 3, staticmethod(functools.partial(conv_transposend, 3, F.conv_transpose3d))
 
 
 def _output_padding(layer, input, output_size):

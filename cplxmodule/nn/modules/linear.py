@@ -7,6 +7,7 @@ import torch.nn.functional as F
 
 from ... import cplx
 from ...cplx import Cplx
+from ...cplx import _product
 from ...cplx._shared import check_features
 from ..cache import _cached_attr
 from .base import BaseCplxToReal, CplxToCplx, _check_cplx
@@ -118,8 +119,9 @@ class CplxLinear(CplxToCplx):
         _check_features(self, input, self.in_features)
 
     def _dense_forward(self, input, *, weight, bias):
-        # the one place where a weight meets the math: no checks here
-        return cplx.linear(input, weight, bias)
+        # the one place where a weight meets the math: ``forward`` checked
+        # the input, the weight is the layer's, so the op runs unchecked
+        return _product.linear(input, weight, bias)
 
     def extra_repr(self):
         return (
@@ -201,7 +203,7 @@ class CplxBilinear(CplxToCplx):
         _check_features(self, input2, self.in2_features, "input2")
 
     def _dense_forward(self, input1, input2, *, weight, bias):
-        return cplx.bilinear(input1, input2, weight, bias, self.conjugate)
+        return _product.bilinear(input1, input2, weight, bias, self.conjugate)
 
     def extra_repr(self):
         return (
