@@ -124,21 +124,23 @@ def linear(input, weight, bias=None, *, strategy=None):
     convolution is slower than three real ones); above it is ``"3m"`` with
     its sums on the weight, and with autograd always ``"3m"``.
     The layer's time over torch's complex64 layer (``test_model`` in the
-    same file; best of ten rounds, the range over two runs; the forward pass
-    under :func:`torch.inference_mode`; 1 thread in CPU time, 2 in wall time)::
+    same file; best of ten rounds, the range over three or four runs; the
+    forward pass under :func:`torch.inference_mode`; 1 thread in CPU time,
+    2 in wall time)::
 
                                         fwd, cached      fwd+bwd, cached each step
         (batch, in, out)             1 thread   2 threads   1 thread   2 threads
-        (32, 64, 64)                 1.8-2.3    1.65-1.7    2.5-3.1    2.5-2.6
-        (256, 512, 512)              0.88-0.96  0.77-0.79   0.76-0.84  0.86-0.88
-        conv2d (8, 16, 32, 32, k=3)  0.52-0.71  0.32-0.46   0.70-0.77  0.60-0.66
-        MLP 256-512-512-8, batch 256 0.79-0.89  0.95-1.02   0.97-0.99  0.96-1.02
+        (32, 64, 64)                 1.28-1.57  1.59-1.94   2.28-2.41  2.58-2.69
+        (256, 512, 512)              0.84-0.96  0.77-0.83   0.76-0.84  0.86-0.90
+        conv2d (8, 16, 32, 32, k=3)  0.47-0.71  0.32-0.91   0.63-0.77  0.60-0.66
+        MLP 256-512-512-8, batch 256 0.79-0.89  0.86-1.02   0.82-1.02  0.96-1.24
 
     Entering the context at every training step costs a few microseconds,
     which shows only at the smallest size. There, packing the input and
     viewing the output's parts are two torch calls around torch's own
     complex product, which alone makes 1.2-1.35x; the Python of the layer
-    and the checks make the rest.
+    (its one check of the input, the cache lookup, the strategy's dispatch)
+    makes the rest.
 
     Examples
     --------
