@@ -289,7 +289,7 @@ def bilinear(input1, input2, weight, bias=None, conjugate=True, strategy=None):
 
 def convnd(n, op, input, weight, bias, stride, padding, dilation, groups, padding_mode,
            strategy=None):
-    """:func:`cplxmodule.cplx.conv2d` without its checks, for ``n = 2``, ``op = F.conv2d``."""
+    """:func:`cplxmodule.cplx.conv2d` without its checks (for ``n=2, op=F.conv2d``)."""
     if padding_mode != "zeros":
         pad = _explicit_padding(padding, weight.shape[2:], dilation, n)
         if isinstance(input, Cplx):
@@ -306,8 +306,7 @@ def convnd(n, op, input, weight, bias, stride, padding, dilation, groups, paddin
 
 def conv_transposend(n, op, input, weight, bias, stride, padding, output_padding, groups,
                      dilation, strategy=None):
-    """:func:`cplxmodule.cplx.conv_transpose2d` without its checks, for ``n = 2``,
-    ``op = F.conv_transpose2d``."""
+    """:func:`cplxmodule.cplx.conv_transpose2d` without its checks (``n=2``, ``op=F.conv_transpose2d``)."""
 
     def real_op(x, w, b):
         return op(x, w, b, stride, padding, output_padding, groups, dilation)
