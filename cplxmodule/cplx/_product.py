@@ -306,7 +306,7 @@ def convnd(n, op, input, weight, bias, stride, padding, dilation, groups, paddin
 
 def conv_transposend(n, op, input, weight, bias, stride, padding, output_padding, groups,
                      dilation, strategy=None):
-    """:func:`cplxmodule.cplx.conv_transpose2d` without its checks (``n=2``, ``op=F.conv_transpose2d``)."""
+    """:func:`cplxmodule.cplx.conv_transpose2d` without its checks (for ``n=2``)."""
 
     def real_op(x, w, b):
         return op(x, w, b, stride, padding, output_padding, groups, dilation)
