@@ -1,38 +1,52 @@
-"""Print every benchmark's time relative to torch's native complex64 in its group.
+"""Print every benchmark's time relative to the reference variant of its group.
 
-``python -m pytest benchmarks/test_bench_products.py --benchmark-enable`` ends
-with a table of ``min time / native min time`` (and the same for medians), one
-line per benchmark group, one column per variant. Below 1 is faster than native.
+Each benchmark names its variant (``benchmark.extra_info["variant"]``) and
+the variant its group is measured against (``extra_info["reference"]``):
+torch's native complex64 for the products, the dense layer for masking and
+variational dropout, the compact model for compact inference. The session
+ends with one table per reference, for the minimum and for the median time:
+a line per group, the reference's time, then each variant's time divided by
+it (below 1 is faster than the reference).
 """
 
-NATIVE = "torch-complex64"
 
-
-def _ratios(benchmarks):
-    groups = {}
+def _tables(benchmarks):
+    """(file, reference) -> group -> variant -> stats, for the groups holding their reference."""
+    tables = {}
     for bench in benchmarks:
-        variant = bench.extra_info.get("variant")
-        if variant is not None and bench.stats:
-            groups.setdefault(bench.group, {})[variant] = bench.stats
-    return groups
+        info = bench.extra_info
+        if bench.stats and "variant" in info and "reference" in info:
+            key = bench.fullname.split("::")[0], info["reference"]
+            groups = tables.setdefault(key, {})
+            groups.setdefault(bench.group, {})[info["variant"]] = bench.stats
+    return {
+        key: {group: stats for group, stats in groups.items() if key[1] in stats}
+        for key, groups in tables.items()
+    }
+
+
+def _write_table(terminalreporter, path, reference, groups):
+    variants = sorted({v for stats in groups.values() for v in stats if v != reference})
+    group_width = max(len(group) for group in groups) + 2
+    widths = [max(9, len(v) + 2) for v in variants]
+    write = terminalreporter.write_line
+    for stat in ("min", "median"):
+        terminalreporter.section(f"{path}: time / {reference} time ({stat})")
+        header = "".join(f"{v:>{w}}" for v, w in zip(variants, widths))
+        write(f"{'group':<{group_width}}{'ms':>10}" + header)
+        for group, stats in groups.items():
+            base = getattr(stats[reference], stat)
+            cells = "".join(
+                f"{getattr(stats[v], stat) / base:>{w}.2f}" if v in stats else f"{'-':>{w}}"
+                for v, w in zip(variants, widths)
+            )
+            write(f"{group:<{group_width}}{base * 1e3:>10.3f}" + cells)
 
 
 def pytest_terminal_summary(terminalreporter, config):
     session = getattr(config, "_benchmarksession", None)
     if session is None or not session.benchmarks:
         return
-    groups = {g: stats for g, stats in _ratios(session.benchmarks).items() if NATIVE in stats}
-    if not groups:
-        return
-    variants = sorted({v for g in groups.values() for v in g if v != NATIVE})
-    write = terminalreporter.write_line
-    for stat in ("min", "median"):
-        terminalreporter.section(f"time / {NATIVE} time ({stat})")
-        write(f"{'group':<34}{'native ms':>10}" + "".join(f"{v:>9}" for v in variants))
-        for group, stats in groups.items():
-            base = getattr(stats[NATIVE], stat)
-            cells = "".join(
-                f"{getattr(stats[v], stat) / base:>9.2f}" if v in stats else f"{'-':>9}"
-                for v in variants
-            )
-            write(f"{group:<34}{base * 1e3:>10.3f}" + cells)
+    for (path, reference), groups in _tables(session.benchmarks).items():
+        if groups:
+            _write_table(terminalreporter, path, reference, groups)

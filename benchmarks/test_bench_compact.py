@@ -14,8 +14,11 @@ Unstructured groups are one 2048 x 2048 layer (real, or complex) with a
 random mask keeping 10 % or 1 % of the weight. Structured groups are
 ``Linear(2048, 2048) -> ReLU -> Linear(2048, 2048)`` whose first mask zeroes
 half of the rows (no bias): ``compact`` removes those features from both
-layers. Runs on one thread (see ``ratio_table``). At the end the session prints ``masked / compact`` (the speedup) and
-``compact / shrunk-dense`` for each group, from the minimum and the median.
+layers. Runs on one thread (see ``one_thread``). At the end the session
+prints each variant's time over the compact model's (``benchmarks/conftest.py``):
+``masked`` is then the speedup, and ``shrunk-dense`` is at least 1 when the
+compact model is as fast as the dense model of its size; from the minimum and
+from the median.
 """
 
 import pytest
@@ -27,7 +30,6 @@ from cplxmodule.nn import CplxLinear, CplxModReLU, CplxSequential
 from cplxmodule.nn.masked import CplxLinearMasked, LinearMasked, compact
 
 SIZE = 2048
-TIMES = {}  # group -> variant -> (min, median) seconds
 
 
 class _DenseMasked(torch.nn.Module):
@@ -91,31 +93,13 @@ def cases():
 
 
 @pytest.fixture(scope="module", autouse=True)
-def ratio_table(request):
+def one_thread():
     # one thread: on the shared 2-core machine a second OpenMP thread waits
     # for a busy core, and sparse products then vary by 100x between runs
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
-    if not TIMES:
-        return
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    with request.config.pluginmanager.get_plugin("capturemanager").global_and_fixture_disabled():
-        reporter.write_line("")
-        reporter.write_line("ratios as min (median)")
-        for group, times in TIMES.items():
-            if "masked" not in times or "compact" not in times:
-                continue
-            cells = [_ratio("masked/compact", times["masked"], times["compact"])]
-            if "shrunk-dense" in times:
-                cells.append(_ratio("compact/shrunk-dense", times["compact"], times["shrunk-dense"]))
-            compact_ms = times["compact"][0] * 1e3
-            reporter.write_line(f"  {group:<36} compact={compact_ms:8.3f} ms  " + "  ".join(cells))
-
-
-def _ratio(name, top, bottom):
-    return f"{name}={top[0] / bottom[0]:.2f} ({top[1] / bottom[1]:.2f})"
 
 
 @pytest.mark.parametrize("is_complex, batch, density, variant, group", list(cases()))
@@ -126,7 +110,7 @@ def test_compact_inference(benchmark, is_complex, batch, density, variant, group
         model = unstructured(is_complex, density, variant)
     x = _input(is_complex, batch)
     benchmark.group = group
-    benchmark.extra_info["variant"] = variant
+    benchmark.extra_info.update(variant=variant, reference="compact")
 
     def step():
         with torch.inference_mode():
@@ -134,6 +118,3 @@ def test_compact_inference(benchmark, is_complex, batch, density, variant, group
 
     step()
     benchmark(step)
-    stats = getattr(benchmark.stats, "stats", None)
-    if stats is not None:
-        TIMES.setdefault(group, {})[variant] = (stats.min, stats.median)

@@ -19,8 +19,8 @@ Each group is one layer at one size in one mode (``forward`` under
   ``torch.nn.utils.parametrize`` (complex layers only).
 
 At the end the session prints each variant's time over the dense time of
-its group (min, and median in parentheses; on a busy machine the min is the
-steadier of the two).
+its group (``benchmarks/conftest.py``; min and median, on a busy machine the
+min is the steadier of the two).
 """
 
 import contextlib
@@ -45,7 +45,6 @@ LAYERS = {  # (kind, complex) -> (dense class, masked class)
     ("linear", True): (CplxLinear, CplxLinearMasked),
     ("conv2d", True): (CplxConv2d, CplxConv2dMasked),
 }
-TIMES = {}  # group -> variant -> (min, median) seconds
 
 
 class _Mask(torch.nn.Module):
@@ -93,39 +92,13 @@ def cases():
                         yield pytest.param(kind, is_complex, size, mode, variant, id=f"{name}-{variant}")
 
 
-@pytest.fixture(scope="module", autouse=True)
-def ratio_table(request):
-    yield
-    if not TIMES:
-        return
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    with request.config.pluginmanager.get_plugin("capturemanager").global_and_fixture_disabled():
-        _write_ratios(reporter)
-
-
-def _write_ratios(reporter):
-    reporter.write_line("")
-    reporter.write_line("time / dense time, as min (median)")
-    for group, times in TIMES.items():
-        if "dense" not in times:
-            continue
-        (dense_min, dense_median) = times["dense"]
-        cells = "  ".join(
-            f"{variant}={low / dense_min:.3f} ({mid / dense_median:.3f})"
-            for variant, (low, mid) in times.items()
-            if variant != "dense"
-        )
-        reporter.write_line(f"  {group:<34} dense={dense_min * 1e3:8.3f} ms  {cells}")
-
-
 @pytest.mark.parametrize("kind, is_complex, size, mode, variant", list(cases()))
 def test_masked_layer(benchmark, kind, is_complex, size, mode, variant):
     args, input_shape = SIZES[kind][size]
     layer = make_layer(kind, is_complex, variant, args)
     x = make_input(input_shape, is_complex)
-    group = f"{'cplx-' if is_complex else ''}{kind}-{size}-{mode}"
-    benchmark.group = group
-    benchmark.extra_info["variant"] = variant
+    benchmark.group = f"{'cplx-' if is_complex else ''}{kind}-{size}-{mode}"
+    benchmark.extra_info.update(variant=variant, reference="dense")
 
     context = cached if variant == "cached" else lambda layer: contextlib.nullcontext()
     if mode == "forward":
@@ -146,6 +119,3 @@ def test_masked_layer(benchmark, kind, is_complex, size, mode, variant):
 
         step()  # warm up
         benchmark(step)
-    stats = getattr(benchmark.stats, "stats", None)
-    if stats is not None:
-        TIMES.setdefault(group, {})[variant] = (stats.min, stats.median)

@@ -52,7 +52,7 @@ def threads(request):
 def _run(benchmark, group, variant, native_fn, cplx_fn, native_args, cplx_args, backward):
     """Time ``variant`` (native, default or a strategy), optionally with backward."""
     benchmark.group = group
-    benchmark.extra_info["variant"] = variant
+    benchmark.extra_info.update(variant=variant, reference=NATIVE)
     if variant == NATIVE:
         fn, args = native_fn, native_args
     elif variant == "packed":
@@ -173,7 +173,7 @@ def test_model(benchmark, threads, variant, name, backward):
     if variant == NATIVE:
         x = cplx.to_complex(x)
     benchmark.group = f"{name} {'fwd+bwd' if backward else 'fwd'} t{threads}"
-    benchmark.extra_info["variant"] = variant
+    benchmark.extra_info.update(variant=variant, reference=NATIVE)
 
     def loss(out):
         out = torch.view_as_real(out) if isinstance(out, torch.Tensor) else out

@@ -29,30 +29,14 @@ LAYERS = {
     False: {"dense": torch.nn.Linear, "vd": LinearVD},
     True: {"dense": CplxLinear, "vd": CplxLinearVD},
 }
-TIMES = {}  # group -> variant -> (min, median) seconds
 
 
 @pytest.fixture(scope="module", autouse=True)
-def one_thread(request):
+def one_thread():
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
-    if TIMES:
-        reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-        with request.config.pluginmanager.get_plugin(
-            "capturemanager"
-        ).global_and_fixture_disabled():
-            reporter.write_line("")
-            reporter.write_line("time / dense time, as min (median)")
-            for group, times in TIMES.items():
-                dense_min, dense_median = times["dense"]
-                cells = "  ".join(
-                    f"{variant}={low / dense_min:.3f} ({mid / dense_median:.3f})"
-                    for variant, (low, mid) in times.items()
-                    if variant != "dense"
-                )
-                reporter.write_line(f"  {group:<24} dense={dense_min * 1e3:8.3f} ms  {cells}")
 
 
 def total(output):
@@ -75,11 +59,7 @@ def test_training_step(benchmark, is_complex, variant):
             loss = loss + layer.penalty.sum()
         loss.backward()
 
-    group = f"{'cplx-' if is_complex else ''}linear-train"
-    benchmark.group = group
-    benchmark.extra_info["variant"] = variant
+    benchmark.group = f"{'cplx-' if is_complex else ''}linear-train"
+    benchmark.extra_info.update(variant=variant, reference="dense")
     step()
     benchmark(step)
-    stats = getattr(benchmark.stats, "stats", None)
-    if stats is not None:
-        TIMES.setdefault(group, {})[variant] = (stats.min, stats.median)
