@@ -1,13 +1,25 @@
-"""Print every benchmark's time relative to the reference variant of its group.
+"""What the benchmarks share: a one-thread fixture, and the ratio tables.
 
 Each benchmark names its variant (``benchmark.extra_info["variant"]``) and
 the variant its group is measured against (``extra_info["reference"]``):
 torch's native complex64 for the products, the dense layer for masking and
 variational dropout, the compact model for compact inference. The session
-ends with one table per reference, for the minimum and for the median time:
-a line per group, the reference's time, then each variant's time divided by
-it (below 1 is faster than the reference).
+ends with a table per file and reference, for the minimum and the median
+time: a line per group, the reference's time, then each variant's time
+divided by it (below 1 is faster than the reference).
 """
+
+import pytest
+import torch
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    """Time a module's benchmarks on one thread (``pytestmark = usefixtures("one_thread")``)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 def _tables(benchmarks):

@@ -14,7 +14,7 @@ Unstructured groups are one 2048 x 2048 layer (real, or complex) with a
 random mask keeping 10 % or 1 % of the weight. Structured groups are
 ``Linear(2048, 2048) -> ReLU -> Linear(2048, 2048)`` whose first mask zeroes
 half of the rows (no bias): ``compact`` removes those features from both
-layers. Runs on one thread (see ``one_thread``). At the end the session
+layers. Runs on one thread. At the end the session
 prints each variant's time over the compact model's (``benchmarks/conftest.py``):
 ``masked`` is then the speedup, and ``shrunk-dense`` is at least 1 when the
 compact model is as fast as the dense model of its size; from the minimum and
@@ -30,6 +30,9 @@ from cplxmodule.nn import CplxLinear, CplxModReLU, CplxSequential
 from cplxmodule.nn.masked import CplxLinearMasked, LinearMasked, compact
 
 SIZE = 2048
+# one thread: on the shared 2-core machine a second OpenMP thread waits for
+# a busy core, and sparse products then vary by 100x between runs
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 class _DenseMasked(torch.nn.Module):
@@ -90,16 +93,6 @@ def cases():
             for variant in ("masked", "compact", "shrunk-dense"):
                 group = f"{kind}-{SIZE}-structured-batch{batch}"
                 yield pytest.param(is_complex, batch, None, variant, group, id=f"{group}-{variant}")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    # one thread: on the shared 2-core machine a second OpenMP thread waits
-    # for a busy core, and sparse products then vary by 100x between runs
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.mark.parametrize("is_complex, batch, density, variant, group", list(cases()))

@@ -25,18 +25,11 @@ from cplxmodule.nn import CplxLinear
 from cplxmodule.nn.relevance import CplxLinearVD, LinearVD
 
 SHAPE = (256, 512, 512)  # batch, in_features, out_features
+pytestmark = pytest.mark.usefixtures("one_thread")
 LAYERS = {
     False: {"dense": torch.nn.Linear, "vd": LinearVD},
     True: {"dense": CplxLinear, "vd": CplxLinearVD},
 }
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def total(output):
