@@ -3,6 +3,7 @@
 import faulthandler
 import functools
 import os
+import sys
 import tempfile
 
 import torch
@@ -39,6 +40,19 @@ def _run(rank, store_path, body):
         _leave_together(store, rank)
     finally:
         dist.destroy_process_group()
+    _exit_now()
+
+
+def _exit_now():
+    # Reached only when the body succeeded: a failure raised above, and spawn
+    # reports it. gloo's threads can still abort the process ("terminate
+    # called without an active exception") in C++ static destructors at
+    # interpreter exit, after every Python frame is gone; leaving with
+    # ``os._exit`` skips those destructors. The streams are flushed first,
+    # since ``os._exit`` does not flush them.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def run_two_ranks(body):

@@ -81,3 +81,15 @@ def worker(rank):
 
 def test_ddp_broadcasts_masks_and_trains():
     run_two_ranks(worker)
+
+
+def failing_worker(rank):
+    # both ranks take part in a collective, then one of them fails
+    gathered(torch.tensor([rank]))
+    if rank == 1:
+        raise ValueError("rank 1 fails on purpose")
+
+
+def test_a_failing_rank_fails_the_run():
+    with pytest.raises(Exception, match="rank 1 fails on purpose"):
+        run_two_ranks(failing_worker)
