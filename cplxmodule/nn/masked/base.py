@@ -7,7 +7,7 @@ import torch
 from ...cplx import Cplx
 from ..cache import _cached_attr, _memo
 from ..modules.parameter import _refuse_complex_cast
-from ..utils.sparsity import SparsityStats
+from ..utils.sparsity import SparsityStats, _weight_counts
 
 __all__ = [
     "BaseMasked",
@@ -122,6 +122,7 @@ class BaseMasked(torch.nn.Module, SparsityStats):
     """
 
     __signature__ = _TwinSignature()
+    __sparsity_ignore__ = ("mask",)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -161,16 +162,29 @@ class BaseMasked(torch.nn.Module, SparsityStats):
         """bool: whether a mask is set."""
         return self.mask is not None
 
-    def sparsity(self, **kwargs):
-        """``[(id(part), n_zeroed), ...]`` for the weight's real parameters, as published.
+    def sparsity(self, *, hard=True, **kwargs):
+        """``[(part, n_zeroed), ...]`` for the weight's real parameters, as published.
 
-        A complex weight gives one pair per part. Without a mask nothing is
-        zeroed. Keyword arguments are accepted and ignored.
+        Parameters
+        ----------
+        hard : bool, default True
+            Count the entries whose mask is not positive; ``False`` counts
+            the sum of ``1 - mask`` (a soft count for a mask of scores).
+        **kwargs
+            Accepted and ignored (e.g. the ``threshold`` of the Bayesian
+            layers), so that one :func:`~cplxmodule.nn.utils.named_sparsity`
+            call serves every layer.
+
+        Returns
+        -------
+        list of (torch.Tensor, float)
+            One pair per weight parameter (a complex weight's two parts);
+            nothing is zeroed without a mask.
         """
-        weight = self.weight
-        parts = (weight.real, weight.imag) if isinstance(weight, Cplx) else (weight,)
-        n_zeroed = 0 if self.mask is None else int(torch.eq(self.mask, 0).sum())
-        return [(id(part), n_zeroed) for part in parts]
+        mask = self._buffers.get("mask")
+        if mask is None:
+            mask = torch.ones(())
+        return _weight_counts(self, torch.le(mask, 0) if hard else 1 - mask)
 
     def mask_(self, mask):
         r"""Set, replace or remove the mask, in place.

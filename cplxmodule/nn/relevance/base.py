@@ -15,6 +15,7 @@ import torch
 
 from ...cplx import Cplx
 from ..cache import _cached_attr
+from ..utils.sparsity import SparsityStats, _weight_counts
 from . import functional as F
 
 __all__ = [
@@ -60,7 +61,7 @@ class BaseARD(torch.nn.Module):
         raise NotImplementedError(f"{type(self).__name__} must define `relevance(**kwargs)`.")
 
 
-class GaussianMixin(BaseARD):
+class GaussianMixin(BaseARD, SparsityStats):
     r"""The Gaussian posterior shared by every variational dropout and ARD layer.
 
     A Bayesian layer is this base (with a penalty, e.g.
@@ -127,7 +128,9 @@ class GaussianMixin(BaseARD):
         """
         return F.log_alpha(self.log_sigma2, self.weight)
 
-    def relevance(self, *, threshold):
+    __sparsity_ignore__ = ("log_sigma2",)
+
+    def relevance(self, *, threshold, **kwargs):
         r"""The mask of the weights to keep: :math:`\log\alpha \leq` ``threshold``.
 
         Parameters
@@ -135,6 +138,9 @@ class GaussianMixin(BaseARD):
         threshold : float or 0-dim float tensor
             Weights whose :math:`\log\alpha` exceeds it are dropped (3.0
             drops the weights whose noise is 20 times their power).
+        **kwargs
+            Accepted and ignored, as published: code passes ``hard=`` to
+            every layer of a model, which only ``LinearL0`` reads.
 
         Returns
         -------
@@ -151,24 +157,23 @@ class GaussianMixin(BaseARD):
             log_alpha = self.log_alpha
             return torch.le(log_alpha, threshold).to(log_alpha.dtype)
 
-    def sparsity(self, *, threshold):
+    def sparsity(self, *, threshold, **kwargs):
         """The number of weight entries the relevance mask drops, per weight parameter.
 
         Parameters
         ----------
         threshold : float
             As for :meth:`relevance`.
+        **kwargs
+            Accepted and ignored (e.g. ``hard``).
 
         Returns
         -------
-        list of (int, int)
-            ``(id(parameter), n_dropped)`` for the weight (a complex weight:
-            its real and imaginary parameters), the published package's form.
+        list of (torch.Tensor, float)
+            The weight (a complex weight: its real and imaginary parameters)
+            and the count, for :func:`~cplxmodule.nn.utils.named_sparsity`.
         """
-        n_dropped = int(torch.eq(self.relevance(threshold=threshold), 0).sum())
-        weight = self.weight
-        parts = (weight.real, weight.imag) if isinstance(weight, Cplx) else (weight,)
-        return [(id(part), n_dropped) for part in parts]
+        return _weight_counts(self, 1 - self.relevance(threshold=threshold))
 
     def forward(self, *inputs, **kwargs):
         """The dense twin's forward pass, sampled by local reparameterisation in training.

@@ -1,7 +1,5 @@
 """Sparsity statistics: how many parameters the masks switch off."""
 
-import types
-
 import torch
 
 from ...cplx import Cplx
@@ -13,27 +11,36 @@ class SparsityStats:
     """Base of layers that count their own zeroed parameters for :func:`named_sparsity`.
 
     A layer deriving from it implements ``sparsity(**kwargs)``, returning
-    pairs ``(parameter, n_zeroed)`` (the published package's first item is
-    ``id(parameter)``; either is accepted and only the counts are used).
-    :func:`named_sparsity` passes its keyword arguments on and counts the
-    layer as one unit: the sum of the counts over all its parameters.
+    pairs ``(tensor, n_zeroed)``: a parameter or buffer anywhere in the model
+    (or its ``id``, the published package's form) and how many of its
+    entries the layer zeroes. :func:`named_sparsity` passes its keyword
+    arguments on. The masked and Bayesian layers of cplxmodule are
+    ``SparsityStats``.
+
+    Attributes
+    ----------
+    __sparsity_ignore__ : tuple of str
+        Names of the layer's own parameters and buffers that
+        :func:`named_sparsity` leaves out (``("mask",)`` for a masked layer,
+        ``("log_sigma2",)`` for a Bayesian one): they are not weights of the
+        model.
 
     Examples
     --------
     >>> class Pruned(SparsityStats, torch.nn.Linear):
     ...     def sparsity(self, **kwargs):
-    ...         return [(id(self.weight), int((self.weight == 0).sum()))]
+    ...         return [(self.weight, int((self.weight == 0).sum()))]
     >>> layer = Pruned(3, 2, bias=False)
     >>> with torch.no_grad():
     ...     _ = layer.weight[0].zero_()
     >>> dict(named_sparsity(layer))
-    {'': (3, 6)}
+    {'weight': (3, 6)}
     """
 
     __sparsity_ignore__ = ()
 
     def sparsity(self, **kwargs):
-        """Pairs ``(parameter or its id, number of zeroed entries)``; see the class.
+        """Pairs ``(tensor or its id, number of zeroed entries)``; see the class.
 
         Raises
         ------
@@ -47,72 +54,77 @@ class SparsityStats:
 
 
 def named_sparsity(module, prefix="", **kwargs):
-    r"""Iterate over the layers of ``module`` with their count of zeroed parameters.
+    r"""Iterate over the parameters and buffers of ``module`` with their count of zeroed entries.
 
-    A masked layer (:class:`~cplxmodule.nn.masked.BaseMasked`) with a mask
-    zeroes every weight entry whose mask is zero; a complex weight entry
-    counts as two real parameters. A layer with a ``relevance(**kwargs)``
-    method (the Bayesian layers of :mod:`cplxmodule.nn.relevance`) zeroes
-    the entries its relevance mask drops, and a :class:`SparsityStats`
-    layer the counts its ``sparsity(**kwargs)`` returns. Every other
-    parameter counts as dense.
+    The figures are the published package's. Every :class:`SparsityStats`
+    layer reports the entries it zeroes (its ``sparsity(**kwargs)``):
+
+    - a masked layer (:class:`~cplxmodule.nn.masked.BaseMasked`) the entries
+      of its weight whose mask is not positive (with ``hard=False``, the sum
+      of ``1 - mask``); nothing without a mask;
+    - a Bayesian layer (:mod:`cplxmodule.nn.relevance`) the entries its
+      relevance mask drops (the sum of ``1 - relevance(**kwargs)``).
+
+    The real and imaginary parts of a complex weight each count them. Every
+    other parameter and buffer counts as dense (no zeroed entries), and the
+    names in a layer's ``__sparsity_ignore__`` (its mask, ``log_sigma2``,
+    ``log_alpha``) are left out.
 
     Parameters
     ----------
     module : torch.nn.Module
-        The model to walk, in the order of :meth:`torch.nn.Module.named_modules`.
+        The model to walk.
     prefix : str, optional
         Prepended to every name.
     **kwargs
-        Passed on to ``relevance()`` (e.g. ``threshold``) and ``sparsity()``.
+        Passed on to each layer's ``sparsity()``: ``threshold`` for the
+        Bayesian layers, ``hard`` for masked layers and ``LinearL0`` (the
+        others accept and ignore it).
 
     Yields
     ------
     name : str
-        The layer's name. A masked or Bayesian layer counts all the
-        parameters below it (a complex weight's two parts included); any
-        other module only its own.
-    counts : tuple of int
-        ``(n_zeroed, n_parameters)``. Modules without parameters are
-        skipped.
+        The parameter's or buffer's name, as in
+        :meth:`~torch.nn.Module.named_parameters` (``weight.real`` and
+        ``weight.imag`` for a complex weight): every parameter first, then
+        every buffer.
+    counts : tuple
+        ``(n_zeroed, numel)``; ``n_zeroed`` is a float, as published (a
+        soft count need not be whole).
 
     Examples
     --------
-    >>> from cplxmodule.nn.masked import LinearMasked
-    >>> layer = LinearMasked(4, 2, bias=False)
+    >>> from cplxmodule.nn.masked import CplxLinearMasked
+    >>> layer = CplxLinearMasked(4, 2)
     >>> layer.mask = torch.tensor([1.0, 0.0, 0.0, 1.0])
     >>> dict(named_sparsity(layer))
-    {'': (4, 8)}
+    {'weight.real': (4.0, 8), 'weight.imag': (4.0, 8), 'bias.real': (0.0, 2), 'bias.imag': (0.0, 2)}
     """
-    layers = set()
-    for name, layer in module.named_modules(prefix=prefix):
-        if any(owner in layers for owner in _ancestors(name)):
-            continue
-        n_zeroed = _n_zeroed(layer, kwargs)
-        if n_zeroed is not None:
-            layers.add(name)
-            n_parameters = sum(p.numel() for p in layer.parameters())
-        else:
-            n_parameters = sum(p.numel() for p in layer.parameters(recurse=False))
-            n_zeroed = 0
-        if n_parameters:
-            yield name, (n_zeroed, n_parameters)
+    n_zeroed = {}
+    for layer in module.modules():
+        if isinstance(layer, SparsityStats):
+            for tensor, count in layer.sparsity(**kwargs):
+                n_zeroed[id(tensor) if isinstance(tensor, torch.Tensor) else tensor] = count
+    for kind in ("_parameters", "_buffers"):
+        for name, tensor in _named_counted(module, prefix, kind):
+            yield name, (n_zeroed.get(id(tensor), 0.0), tensor.numel())
 
 
 def sparsity(module, **kwargs):
-    r"""The fraction of the parameters of ``module`` that its masks zero.
+    r"""The fraction of the parameters and buffers of ``module`` that its layers zero.
 
     Parameters
     ----------
     module : torch.nn.Module
     **kwargs
-        Passed on to :func:`named_sparsity`.
+        Passed on to :func:`named_sparsity` (e.g. ``threshold`` for the
+        Bayesian layers).
 
     Returns
     -------
     float
-        Zeroed parameters over all parameters (see :func:`named_sparsity`),
-        ``0.0`` for a model without parameters.
+        Zeroed entries over all entries, as :func:`named_sparsity` counts
+        them; ``0.0`` for a model without parameters or buffers.
 
     Examples
     --------
@@ -122,25 +134,36 @@ def sparsity(module, **kwargs):
     >>> sparsity(model)
     0.2
     """
-    n_zeroed = n_parameters = 0
+    n_zeroed = n_total = 0
     for _, (zeroed, total) in named_sparsity(module, **kwargs):
-        n_zeroed, n_parameters = n_zeroed + zeroed, n_parameters + total
-    return n_zeroed / n_parameters if n_parameters else 0.0
+        n_zeroed, n_total = n_zeroed + zeroed, n_total + total
+    return float(n_zeroed / n_total) if n_total else 0.0
 
 
-def _ancestors(name):
-    """The names of the modules strictly above ``name``."""
-    parts = name.split(".") if name else []
-    return [".".join(parts[:i]) for i in range(len(parts))]
+def _named_counted(module, prefix, kind):
+    """The named parameters (``kind="_parameters"``) or buffers that :func:`named_sparsity` counts.
+
+    As :meth:`~torch.nn.Module.named_parameters`, each tensor once, less the
+    names each :class:`SparsityStats` owner ignores.
+    """
+    seen = set()
+    for owner_name, owner in module.named_modules(prefix=prefix):
+        ignore = owner.__sparsity_ignore__ if isinstance(owner, SparsityStats) else ()
+        for name, tensor in getattr(owner, kind).items():
+            if tensor is None or name in ignore or id(tensor) in seen:
+                continue
+            seen.add(id(tensor))
+            yield (f"{owner_name}.{name}" if owner_name else name), tensor
 
 
-def _n_zeroed(layer, kwargs):
-    """The number of real parameters ``layer`` zeroes, or ``None`` if it zeroes none."""
-    if isinstance(layer, SparsityStats):  # the masked layers among them
-        return int(sum(count for _, count in layer.sparsity(**kwargs)))
-    relevance = getattr(layer, "relevance", None)
-    if not isinstance(relevance, types.MethodType):
-        return None
-    zeroed = torch.eq(relevance(**kwargs), 0)
-    # a complex weight entry is a real and an imaginary parameter
-    return int(zeroed.sum()) * (2 if isinstance(layer.weight, Cplx) else 1)
+def _weight_counts(layer, dropped):
+    """``[(part, n)]`` for each real part of ``layer.weight``: ``n`` is the sum of ``dropped``.
+
+    ``dropped`` is 1 where a weight entry is switched off (or ``1 - keep``
+    for a soft count); a complex weight's real and imaginary parts count
+    the same entries.
+    """
+    weight = layer.weight
+    parts = (weight.real, weight.imag) if isinstance(weight, Cplx) else (weight,)
+    count = float(torch.sum(dropped))
+    return [(part, count) for part in parts]

@@ -6,7 +6,7 @@ import torch
 
 from ...base import BaseARD
 from ....modules.linear import _RealLinear
-from ....utils.sparsity import SparsityStats  # noqa: F401  (published import path)
+from ....utils.sparsity import SparsityStats, _weight_counts
 
 __all__ = ["BaseARD", "LinearL0"]
 
@@ -17,7 +17,7 @@ _GROUPS = {
 }
 
 
-class LinearL0(BaseARD, _RealLinear):
+class LinearL0(BaseARD, SparsityStats, _RealLinear):
     r"""Linear layer whose weights pass through stochastic hard-concrete gates.
 
     Each weight (or each input column, or output row, with ``group``) is
@@ -67,6 +67,7 @@ class LinearL0(BaseARD, _RealLinear):
     """
 
     beta, gamma, zeta = 2.0 / 3.0, -0.1, 1.1
+    __sparsity_ignore__ = ("log_alpha",)
 
     def __init__(self, in_features, out_features, bias=True, group=None, device=None, dtype=None):
         if group not in _GROUPS:
@@ -128,6 +129,23 @@ class LinearL0(BaseARD, _RealLinear):
             )
             gate = torch.broadcast_to(gate, self.weight.shape)
             return torch.gt(gate, 0).to(gate.dtype) if hard else gate.clone()
+
+    def sparsity(self, *, hard=True, **kwargs):
+        """The weight entries the gates close, for :func:`~cplxmodule.nn.utils.named_sparsity`.
+
+        Parameters
+        ----------
+        hard : bool, default True
+            Count the closed gates; ``False`` sums ``1 - gate``.
+        **kwargs
+            Ignored (e.g. ``threshold``).
+
+        Returns
+        -------
+        list of (torch.Tensor, float)
+            The weight and the count.
+        """
+        return _weight_counts(self, 1 - self.relevance(hard=hard))
 
     def forward(self, input):
         return self._dense_forward(input, weight=self.weight * self.gate(), bias=self.bias)

@@ -4,17 +4,20 @@ import torch
 
 from ...base import BaseARD, _check_threshold
 from ....modules.linear import _RealLinear
-from ....utils.sparsity import SparsityStats  # noqa: F401  (published import path)
+from ....utils.sparsity import SparsityStats, _weight_counts
 
 __all__ = ["BaseARD", "LinearLASSO"]
 
 
-class LinearLASSO(BaseARD, _RealLinear):
+class LinearLASSO(BaseARD, SparsityStats, _RealLinear):
     r"""Linear layer with an L1 penalty on its weight (Tibshirani, 1996).
 
     A deterministic baseline for the Bayesian layers: ``penalty`` is
     :math:`|w|` per weight, ``relevance(threshold=t)`` keeps the weights
-    with :math:`|w| > t`. Takes the arguments of :class:`torch.nn.Linear`.
+    with :math:`\log|w| > t`, as published: the threshold is on a log
+    scale, like that of :math:`\log\alpha`, so one ``threshold`` serves a
+    model that mixes the layers. Takes the arguments of
+    :class:`torch.nn.Linear`.
 
     Shape
     -----
@@ -28,7 +31,7 @@ class LinearLASSO(BaseARD, _RealLinear):
     torch.Size([4, 2])
     >>> bool((layer.penalty == layer.weight.abs()).all())
     True
-    >>> layer.relevance(threshold=0.0).sum().item()
+    >>> layer.relevance(threshold=-100.0).sum().item()  # keeps every non-zero weight
     6.0
     """
 
@@ -37,12 +40,16 @@ class LinearLASSO(BaseARD, _RealLinear):
         """torch.Tensor: :math:`|w|`, per weight."""
         return torch.abs(self.weight)
 
-    def relevance(self, *, threshold):
-        """The 0/1 mask of the weights with :math:`|w|` above ``threshold``.
+    def relevance(self, *, threshold, **kwargs):
+        """The 0/1 mask of the weights with :math:`\\log|w|` above ``threshold``.
 
         Parameters
         ----------
         threshold : float
+            On the log scale: ``threshold=0.0`` keeps the weights of
+            modulus above 1.
+        **kwargs
+            Accepted and ignored (e.g. ``hard``).
 
         Returns
         -------
@@ -56,4 +63,21 @@ class LinearLASSO(BaseARD, _RealLinear):
         """
         _check_threshold(threshold, type(self).__name__)
         with torch.no_grad():
-            return torch.gt(torch.abs(self.weight), threshold).to(self.weight.dtype)
+            return torch.gt(torch.log(torch.abs(self.weight)), threshold).to(self.weight.dtype)
+
+    def sparsity(self, *, threshold, **kwargs):
+        """The weight entries :meth:`relevance` drops, for :func:`~cplxmodule.nn.utils.named_sparsity`.
+
+        Parameters
+        ----------
+        threshold : float
+            As for :meth:`relevance`.
+        **kwargs
+            Ignored (e.g. ``hard``).
+
+        Returns
+        -------
+        list of (torch.Tensor, float)
+            The weight and the count.
+        """
+        return _weight_counts(self, 1 - self.relevance(threshold=threshold))
