@@ -282,7 +282,7 @@ def test_sparsity_stats_subclass_is_counted():
         layer.weight.copy_(torch.arange(12.0).reshape(3, 4))
     model = torch.nn.Sequential(layer, torch.nn.Linear(3, 2))
     stats = dict(named_sparsity(model, below=5))
-    assert stats["0"] == (5, 15) and layer.seen == {"below": 5}
+    assert stats["0.weight"] == (5, 12) and stats["0.bias"] == (0, 3) and layer.seen == {"below": 5}
     assert sparsity(model, below=5) == pytest.approx(5 / (15 + 8))
     with pytest.raises(NotImplementedError, match="sparsity"):
         SparsityStats().sparsity()
@@ -719,3 +719,109 @@ def test_whole_masked_model_loads_with_weights_only():
     x = cplx.randn(4, 3)
     torch.testing.assert_close(cplx.to_complex(loaded[0](x)), cplx.to_complex(model[0](x)))
     assert torch.equal(loaded[1].mask, model[1].mask)
+
+
+# ---------------------------------------- code written for the published package runs
+
+
+def test_published_relevance_keywords_are_accepted():
+    # the published VD/ARD layers take `hard` and ignore it; LinearL0 reads it
+    from cplxmodule.nn import relevance
+    from cplxmodule.nn.relevance.extensions import LinearL0
+    from cplxmodule.nn.utils import sparsity
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(relevance.LinearVD(4, 3), relevance.CplxLinearARD(3, 2))
+    with torch.no_grad():
+        model[0].log_sigma2.normal_(0, 4)
+    expected = (model[0].log_alpha <= 1.0).float()
+    assert torch.equal(model[0].relevance(hard=True, threshold=1.0), expected)
+    assert torch.equal(model[0].relevance(threshold=1.0, hard=False), expected)
+    masks = relevance.compute_ard_masks(model, hard=True, threshold=1.0)
+    assert sorted(masks) == ["0.mask", "1.mask"] and torch.equal(masks["0.mask"], expected)
+    dropped = int((expected == 0).sum())
+    total = sum(p.numel() for n, p in model.named_parameters() if "log_sigma2" not in n)
+    assert sparsity(model, hard=True, threshold=1.0) == pytest.approx(dropped / total)
+    l0 = LinearL0(3, 2)
+    assert l0.relevance(hard=True, threshold=1.0).shape == (2, 3)
+
+
+def test_compute_ard_masks_of_a_dense_model_is_empty():
+    # the published MNIST example calls it on the dense model
+    from cplxmodule.nn.relevance import compute_ard_masks
+
+    dense = torch.nn.Sequential(torch.nn.Linear(3, 2), cnn.CplxLinear(2, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert compute_ard_masks(dense, hard=True, threshold=3.0) == {}
+
+
+def test_pruning_every_weight_of_a_layer_warns_with_its_name():
+    from cplxmodule.nn.relevance import LinearVD, compute_ard_masks, named_relevance
+
+    model = torch.nn.Sequential(LinearVD(3, 2), LinearVD(2, 2))
+    with torch.no_grad():
+        model[1].log_sigma2.fill_(20.0)
+    with pytest.warns(UserWarning, match=r"compute_ard_masks: layer '1' \(LinearVD\)") as record:
+        masks = compute_ard_masks(model, threshold=3.0)
+    assert len(record) == 1 and float(masks["1.mask"].sum()) == 0.0
+    with pytest.warns(UserWarning, match=r"named_relevance: layer 'net.1'"):
+        dict(named_relevance(model, prefix="net", threshold=3.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compute_ard_masks(model, threshold=30.0)  # every weight kept: no warning
+
+
+def test_modrelu_threshold_none_is_learnable():
+    torch.manual_seed(0)
+    layer = cnn.CplxModReLU(threshold=None)
+    (name, threshold), = layer.named_parameters()
+    assert name == "threshold" and threshold.shape == (1,) and threshold.requires_grad
+    # drawn from U(0, 0.25), as the published layer draws it
+    assert 0.0 <= threshold.detach().item() <= 0.25
+    assert list(layer.state_dict()) == ["threshold"]
+    z = cplx.randn(4, 5)
+    out = layer(z)
+    native = cplx.to_complex(z)
+    modulus = native.abs()
+    expected = torch.clamp(modulus - threshold.detach(), min=0) / modulus * native
+    torch.testing.assert_close(cplx.to_complex(out).detach(), expected)
+    out.real.sum().backward()
+    assert threshold.grad is not None
+    fixed = cnn.CplxModReLU(0.3)
+    assert not list(fixed.parameters()) and fixed.threshold == 0.3
+
+
+@pytest.mark.parametrize("threshold", ["0.1", [0.1], True, 1j])
+def test_modrelu_refuses_non_number_thresholds(threshold):
+    with pytest.raises(TypeError, match="CplxModReLU: `threshold` must be a real number or None"):
+        cnn.CplxModReLU(threshold)
+
+
+@pytest.mark.parametrize("layer_cls", [masked.LinearMasked, masked.CplxLinearMasked])
+def test_loading_a_none_mask_unsets_it(layer_cls):
+    layer = layer_cls(3, 2)
+    layer.load_state_dict({"mask": None}, strict=False)
+    assert layer.mask is None  # kept unset
+    layer.mask = torch.ones(2, 3)
+    weight = {k: v.clone() for k, v in layer.state_dict().items() if k != "mask"}
+    result = layer.load_state_dict({**weight, "mask": None})
+    assert layer.mask is None and not result.missing_keys and not result.unexpected_keys
+    assert "mask" not in layer.state_dict()
+
+
+def test_mask_keys_that_name_no_masked_layer():
+    from cplxmodule.nn.masked import to_masked
+
+    model = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.Linear(2, 2))
+    typo = {"0.mask": torch.ones(2, 3), "l.mask": torch.ones(2, 2)}
+    with pytest.raises(ValueError, match="'l.mask'"):
+        to_masked(model, typo, strict=True)
+    with pytest.warns(UserWarning, match=r"deploy_masks: .*\['l.mask'\]"):
+        twin = to_masked(model, typo)
+    assert twin[0].mask is not None and twin[1].mask is None
+    with pytest.warns(UserWarning, match="'2.mask'"):
+        masked.deploy_masks(twin, state_dict={"1.mask": torch.ones(1), "2.mask": torch.ones(1)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        masked.deploy_masks(twin, state_dict={"1.mask": torch.ones(1), "0.weight": torch.ones(1)})

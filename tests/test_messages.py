@@ -13,7 +13,6 @@ import torch
 import cplxmodule.cplx as cplx
 import cplxmodule.nn as cnn
 from cplxmodule.nn.masked import CplxLinearMasked, LinearMasked, deploy_masks, magnitude_masks
-from cplxmodule.nn.relevance import compute_ard_masks
 from cplxmodule.utils import (
     acpr_calc, bandwidth_power, complex_view, fftshift, fix_dim, pwelch, window_view,
 )
@@ -53,7 +52,7 @@ CASES = [
     ("TensorToCplx", "input", lambda: cnn.TensorToCplx()(torch.randn(2, 3))),
     ("AsTypeCplx", "input", lambda: cnn.AsTypeCplx()([1.0])),
     ("batch_norm", "running_cov", lambda: cplx.batch_norm(cplx.randn(2, 3), torch.zeros(2, 3), None)),
-    ("compute_ard_masks", "module", lambda: compute_ard_masks(torch.nn.ReLU())),
+    ("CplxModReLU", "threshold", lambda: cnn.CplxModReLU("0.1")),
     ("magnitude_masks", "module", lambda: magnitude_masks(torch.nn.ReLU(), 0.5)),
     ("magnitude_masks", "keep", lambda: magnitude_masks(torch.nn.Linear(2, 2), 2.0)),
     ("deploy_masks", "state_dict", lambda: deploy_masks(LinearMasked(3, 2), state_dict={"x.mask": torch.ones(1)}, strict=True)),
@@ -180,3 +179,34 @@ def test_odd_size_warning_keeps_the_published_words_and_names_the_function():
     (message,) = [str(w.message) for w in record]
     assert message.startswith("Odd dimension size for the complex data unpacking")
     assert "complex_view: `x`" in message and "`dim` = 1" in message
+
+
+# Where the published package raised with its own words, ours start with them
+# (compared with the published package: "`Cplx.einsum` does not support more
+# than 2 tensors. Got 3." and "Complex parameter disallows redundant key(s) in
+# state_dict: ['foo']."), so that code matching on them keeps working.
+
+
+def test_einsum_with_too_many_operands_keeps_the_published_words():
+    with pytest.raises(RuntimeError) as info:
+        cplx.einsum("ij,jk->ik", z.t(), z, z)
+    assert str(info.value).startswith("`Cplx.einsum` does not support more")
+    assert "3" in str(info.value) and "'ij,jk->ik'" in str(info.value)
+
+
+@pytest.mark.parametrize("strict", [True, False])
+@pytest.mark.parametrize("extra", ["", "foo"])
+def test_redundant_parameter_keys_keep_the_published_words(strict, extra):
+    par = cnn.CplxParameter(cplx.randn(3))
+    before = par.real.clone(), par.imag.clone()
+    state = {"real": torch.ones(3), "imag": torch.ones(3), extra: torch.ones(3)}
+    with pytest.raises(RuntimeError) as info:
+        par.load_state_dict(state, strict=strict)
+    (line,) = [s for s in str(info.value).splitlines() if "redundant" in s]
+    assert line.strip().startswith("Complex parameter disallows redundant key(s) in state_dict: ")
+    assert repr(extra) in line
+    assert torch.equal(par.real, before[0]) and torch.equal(par.imag, before[1])
+    layer = cnn.CplxLinear(3, 2)
+    state = {**layer.state_dict(), "weight.foo": torch.ones(1)}
+    with pytest.raises(RuntimeError, match=r"disallows redundant key\(s\) in state_dict: \['weight.foo'\]"):
+        layer.load_state_dict(state, strict=strict)

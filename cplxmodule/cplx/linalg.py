@@ -236,6 +236,10 @@ def einsum(equation, *tensors):
     TypeError
         If ``equation`` is not a string or an operand is neither a
         :class:`Cplx` nor a tensor.
+    RuntimeError
+        If there are more operands than ``equation`` has terms (the message
+        starts as the published package's, ``"`Cplx.einsum` does not
+        support more ..."``), or torch's :func:`torch.einsum` refuses the operands.
 
     Notes
     -----
@@ -259,6 +263,13 @@ def einsum(equation, *tensors):
                 f"einsum: `tensors[{i}]` must be a Cplx or a torch.Tensor,"
                 f" got {describe(z)}"
             )
+    n_terms = equation.split("->")[0].count(",") + 1
+    if len(tensors) > n_terms:
+        # the published package's words, which code may match on
+        raise RuntimeError(
+            f"`Cplx.einsum` does not support more operands than `equation` has terms:"
+            f" got {len(tensors)} for {equation!r}"
+        )
     operands = [to_complex(z) if isinstance(z, Cplx) else z for z in tensors]
     # torch.einsum does not promote, so real operands join the complex dtype
     dtypes = [z.dtype for z in operands if z.is_complex()]

@@ -196,10 +196,11 @@ def accuracy(model, data, batch=2048):
 
 def _counts(model):
     """Kept and all real parameters of the masked layers of ``model``."""
+    layers = [f"{name}." for name, layer in model.named_modules() if isinstance(layer, BaseMasked)]
     kept = total = 0
     for name, (n_zeroed, n_parameters) in named_sparsity(model):
-        if isinstance(model.get_submodule(name), BaseMasked):
-            kept, total = kept + n_parameters - n_zeroed, total + n_parameters
+        if name.startswith(tuple(layers)):
+            kept, total = kept + n_parameters - int(n_zeroed), total + n_parameters
     return kept, total
 
 

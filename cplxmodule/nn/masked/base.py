@@ -1,6 +1,7 @@
 """The masking base shared by every masked layer, and whole-model mask helpers."""
 
 import inspect
+import warnings
 
 import torch
 
@@ -99,8 +100,9 @@ class BaseMasked(torch.nn.Module, SparsityStats):
     inside :func:`cplxmodule.nn.cached`.
 
     **Loading and pickling.** ``load_state_dict`` sets, replaces or keeps
-    the mask; under ``strict=True`` a state_dict without ``mask`` is
-    reported as missing it, whether or not the layer has one. The mask is
+    the mask, and unsets it for ``{"mask": None}``, as published; under
+    ``strict=True`` a state_dict without ``mask`` is reported as missing
+    it, whether or not the layer has one. The mask is
     loaded by the method ``_load_from_state_dict``, not by a load hook, so
     a pickled masked layer holds no reference to a private function:
     ``torch.save(model)`` then ``torch.load(path, weights_only=True)``
@@ -177,8 +179,9 @@ class BaseMasked(torch.nn.Module, SparsityStats):
 
         Returns
         -------
-        list of (torch.Tensor, float)
-            One pair per weight parameter (a complex weight's two parts);
+        list of (int, float)
+            ``(id(parameter), count)`` per weight parameter (a complex
+            weight's two parts), the published package's form;
             nothing is zeroed without a mask.
         """
         mask = self._buffers.get("mask")
@@ -318,8 +321,10 @@ class BaseMasked(torch.nn.Module, SparsityStats):
                 state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
             )
         try:
-            # validate now, so that a bad mask leaves the whole layer untouched
-            self._mask_like_weight(state_dict[key])
+            # validate now, so that a bad mask leaves the whole layer untouched;
+            # ``None`` (a state_dict of an unmasked layer, as published) unsets it
+            if state_dict[key] is not None:
+                self._mask_like_weight(state_dict[key])
         except (TypeError, ValueError, RuntimeError) as e:
             error_msgs.append(f"While loading {key!r}: {e}")
             return
@@ -334,8 +339,10 @@ class BaseMasked(torch.nn.Module, SparsityStats):
         if key in missing_keys:
             missing_keys.remove(key)
         if len(error_msgs) == n_errors:  # a failed load leaves the layer as it was
-            target = self._loaded_weight(state_dict, prefix, local_metadata)
-            self.register_buffer("mask", self._mask_like_weight(mask, target))
+            if mask is not None:
+                target = self._loaded_weight(state_dict, prefix, local_metadata)
+                mask = self._mask_like_weight(mask, target)
+            self.register_buffer("mask", mask)
 
     def _loaded_weight(self, state_dict, prefix, local_metadata):
         """The real tensor the weight will be once loading ends.
@@ -416,11 +423,12 @@ def deploy_masks(module, *, state_dict=None, prefix="", reset=False, reduce_fn=N
     ----------
     module : torch.nn.Module
         The model whose masked layers get masks.
-    state_dict : Mapping[str, torch.Tensor], optional
+    state_dict : Mapping[str, torch.Tensor or None], optional
         Masks keyed ``<layer name>.mask`` (``mask`` for ``module`` itself),
         as in a state_dict or the output of
-        :func:`~cplxmodule.nn.relevance.compute_ard_masks`. Other entries
-        (weights) are ignored. ``None`` deploys nothing.
+        :func:`~cplxmodule.nn.relevance.compute_ard_masks`; a ``None`` mask
+        unsets the layer's. Other entries (weights) are ignored. ``None``
+        deploys nothing.
     prefix : str, optional
         Prefix of the layer names in ``state_dict``.
     reset : bool, default False
@@ -430,7 +438,8 @@ def deploy_masks(module, *, state_dict=None, prefix="", reset=False, reduce_fn=N
         Applied to each mask before it is set (e.g. ``lambda m: m > 0.5``).
     strict : bool, default False
         Raise if a ``...mask`` key matches no masked layer (a typo, or a
-        layer name from another model); by default such keys are ignored.
+        layer name from another model); by default such keys are left out
+        with a warning.
 
     Returns
     -------
@@ -444,6 +453,11 @@ def deploy_masks(module, *, state_dict=None, prefix="", reset=False, reduce_fn=N
         layer's weight (see :meth:`BaseMasked.mask_`), or, with ``strict``,
         if mask keys match no masked layer. Everything is checked before any
         mask is set, so on error no layer changes.
+
+    Warns
+    -----
+    UserWarning
+        Without ``strict``, naming the mask keys that match no masked layer.
 
     Examples
     --------
@@ -466,19 +480,21 @@ def deploy_masks(module, *, state_dict=None, prefix="", reset=False, reduce_fn=N
         key = f"{name}.mask" if name else "mask"
         if key in state_dict:
             mask = state_dict[key]
-            if reduce_fn is not None:
-                mask = reduce_fn(mask)
-            new_masks.append((layer, layer._mask_like_weight(mask)))
+            if mask is not None:  # ``None`` unsets the mask, as published
+                mask = layer._mask_like_weight(mask if reduce_fn is None else reduce_fn(mask))
+            new_masks.append((layer, mask))
             used.add(key)
         elif reset:
             new_masks.append((layer, None))
-    if strict:
-        unused = [k for k in state_dict if (k == "mask" or k.endswith(".mask")) and k not in used]
-        if unused:
-            raise ValueError(
-                "deploy_masks: `state_dict` must hold masks of masked layers of `module`"
-                f" only, got masks of no layer: {unused}"
-            )
+    unused = [k for k in state_dict if (k == "mask" or k.endswith(".mask")) and k not in used]
+    if unused:
+        message = (
+            "deploy_masks: `state_dict` must hold masks of masked layers of `module`"
+            f" only, got masks of no layer: {unused}"
+        )
+        if strict:
+            raise ValueError(message)
+        warnings.warn(message + " (left out)", UserWarning, stacklevel=2)
     for layer, mask in new_masks:
         layer.register_buffer("mask", mask)
     return module

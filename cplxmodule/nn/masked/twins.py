@@ -158,7 +158,7 @@ def _convert(module, kind, memo):
     return converted
 
 
-def to_masked(module, masks=None):
+def to_masked(module, masks=None, strict=False):
     """The masked twin of ``module``: every layer with a masked twin swapped for it.
 
     Parameters
@@ -170,6 +170,9 @@ def to_masked(module, masks=None):
         :func:`~cplxmodule.nn.relevance.compute_ard_masks` or
         :func:`magnitude_masks`), deployed with
         :func:`~cplxmodule.nn.masked.deploy_masks`.
+    strict : bool, default False
+        Raise if a mask key names no masked layer of the twin (a typo);
+        by default such keys are left out with a warning.
 
     Returns
     -------
@@ -184,7 +187,7 @@ def to_masked(module, masks=None):
     """
     from .base import deploy_masks
 
-    return deploy_masks(convert_layers(module, "masked"), state_dict=masks)
+    return deploy_masks(convert_layers(module, "masked"), state_dict=masks, strict=strict)
 
 
 def magnitude_masks(module, keep, scope="global"):

@@ -1,5 +1,7 @@
 """Complex activations and complex-to-real reductions."""
 
+import numbers
+
 import torch
 
 from ... import cplx
@@ -17,12 +19,20 @@ __all__ = [
 
 
 class CplxModReLU(CplxToCplx):
-    r"""The modulus ReLU :math:`z \max(0, 1 - b / |z|)` with a fixed threshold.
+    r"""The modulus ReLU :math:`z \max(0, 1 - b / |z|)` with a fixed or learnable threshold.
 
     Parameters
     ----------
-    threshold : float, default 0.5
-        The shrinkage :math:`b` of the modulus.
+    threshold : float or None, default 0.5
+        The shrinkage :math:`b` of the modulus. ``None`` makes it a
+        learnable parameter of shape ``(1,)``, drawn from :math:`U(0, 0.25)`
+        as in the published package.
+
+    Raises
+    ------
+    TypeError
+        If ``threshold`` is neither a real number nor ``None`` (a string
+        such as ``"0.1"`` included).
 
     Shape
     -----
@@ -42,16 +52,36 @@ class CplxModReLU(CplxToCplx):
     >>> import cplxmodule.cplx as cplx
     >>> CplxModReLU(threshold=0.1)(cplx.randn(8, 4)).shape
     torch.Size([8, 4])
+    >>> [(name, p.shape) for name, p in CplxModReLU(threshold=None).named_parameters()]
+    [('threshold', torch.Size([1]))]
     """
 
     def __init__(self, threshold=0.5):
+        if threshold is not None and (
+            isinstance(threshold, bool) or not isinstance(threshold, numbers.Real)
+        ):
+            raise TypeError(
+                f"CplxModReLU: `threshold` must be a real number or None, got {threshold!r}"
+            )
         super().__init__()
-        self.threshold = threshold
+        if threshold is None:
+            self.threshold = torch.nn.Parameter(torch.empty(1))
+            self.reset_parameters()
+        else:
+            self.threshold = float(threshold)
+
+    def reset_parameters(self):
+        """Draw a learnable threshold from :math:`U(0, 0.25)`; a fixed one stays."""
+        if isinstance(self.threshold, torch.nn.Parameter):
+            with torch.no_grad():
+                torch.nn.init.uniform_(self.threshold, 0.0, 0.25)
 
     def forward(self, input):
         return cplx.modrelu(_check_cplx(self, input), self.threshold)
 
     def extra_repr(self):
+        if isinstance(self.threshold, torch.nn.Parameter):
+            return "threshold=learnable"
         return f"threshold={self.threshold}"
 
 

@@ -200,6 +200,8 @@ class CplxParameter(torch.nn.Module, Cplx):
         if errors:
             error_msgs.extend(errors)
             missing_keys.extend(missing)
+            if strict:
+                unexpected_keys.extend(_redundant_keys(state_dict, prefix))
             return
         super()._load_from_state_dict(
             state_dict,
@@ -214,9 +216,17 @@ class CplxParameter(torch.nn.Module, Cplx):
     def _part_errors(self, state_dict, prefix):
         """``(errors, missing keys)`` that forbid loading the parts from ``state_dict``.
 
-        Both parts must be present, or neither, and of the parameters' shapes;
-        otherwise neither is loaded.
+        Both parts must be present, or neither, and of the parameters' shapes,
+        and nothing else under ``prefix``; otherwise neither is loaded.
         """
+        redundant = _redundant_keys(state_dict, prefix)
+        if redundant:
+            # the published package's words, which code may match on
+            message = (
+                f"Complex parameter disallows redundant key(s) in state_dict: {redundant};"
+                " it holds only `.real` and `.imag`, and neither part was loaded"
+            )
+            return [message], []
         keys = [prefix + "real", prefix + "imag"]
         present = [key for key in keys if key in state_dict]
         if len(present) == 1:
@@ -237,6 +247,12 @@ class CplxParameter(torch.nn.Module, Cplx):
                     f"is {param.shape}."
                 )
         return errors, []
+
+
+def _redundant_keys(state_dict, prefix):
+    """The keys under ``prefix`` that are neither part of a complex parameter."""
+    parts = (prefix + "real", prefix + "imag")
+    return [key for key in state_dict if key.startswith(prefix) and key not in parts]
 
 
 def _split_whole(state_dict, key):
@@ -282,6 +298,9 @@ def _load_complex_children(module, state_dict, prefix, error_msgs, missing_keys)
         child_errors, child_missing = child._part_errors(state_dict, key + ".")
         errors += child_errors
         missing += child_missing
+        # reported here once: the child must not report them again
+        for redundant in _redundant_keys(state_dict, key + "."):
+            del state_dict[redundant]
     if not errors:
         return
     error_msgs.extend(errors)

@@ -10,6 +10,7 @@ real or complex, adds to its dense twin.
 """
 
 import numbers
+import warnings
 
 import torch
 
@@ -169,9 +170,9 @@ class GaussianMixin(BaseARD, SparsityStats):
 
         Returns
         -------
-        list of (torch.Tensor, float)
-            The weight (a complex weight: its real and imaginary parameters)
-            and the count, for :func:`~cplxmodule.nn.utils.named_sparsity`.
+        list of (int, float)
+            ``id`` of the weight (a complex weight: of its real and imaginary
+            parameters) and the count, for :func:`~cplxmodule.nn.utils.named_sparsity`.
         """
         return _weight_counts(self, 1 - self.relevance(threshold=threshold))
 
@@ -305,12 +306,19 @@ def named_relevance(module, prefix="", **kwargs):
     prefix : str, optional
         Prepended to every name.
     **kwargs
-        Passed to each layer's ``relevance`` (e.g. ``threshold=3.0``).
+        Passed to each layer's ``relevance`` (e.g. ``threshold=3.0``, and
+        ``hard`` for ``LinearL0``, which the others ignore).
 
     Returns
     -------
     iterator of (str, torch.Tensor)
         The name and relevance mask of every :class:`BaseARD` layer.
+
+    Warns
+    -----
+    UserWarning
+        Naming the layer, when its mask drops every weight (the threshold
+        is likely too low, or the layer was never trained).
 
     Examples
     --------
@@ -319,9 +327,27 @@ def named_relevance(module, prefix="", **kwargs):
     >>> [(name, mask.shape) for name, mask in named_relevance(model, threshold=3.0)]
     [('0', torch.Size([2, 3]))]
     """
+    # the warning points at the loop that draws the masks
+    return _named_relevance(module, prefix, kwargs, "named_relevance", stacklevel=2)
+
+
+def _named_relevance(module, prefix, kwargs, where, stacklevel):
     for name, layer in module.named_modules(prefix=prefix):
         if isinstance(layer, BaseARD):
-            yield name, layer.relevance(**kwargs)
+            mask = layer.relevance(**kwargs)
+            if mask.numel() and not bool(mask.any()):
+                warnings.warn(
+                    f"{where}: layer {name!r} ({type(layer).__name__}) drops every weight"
+                    f" with {_describe_kwargs(kwargs)}; its masked twin will output its"
+                    " bias only",
+                    UserWarning,
+                    stacklevel=stacklevel,
+                )
+            yield name, mask
+
+
+def _describe_kwargs(kwargs):
+    return ", ".join(f"{key}={value!r}" for key, value in kwargs.items()) or "no arguments"
 
 
 def compute_ard_masks(module, *, prefix="", **kwargs):
@@ -339,19 +365,24 @@ def compute_ard_masks(module, *, prefix="", **kwargs):
     prefix : str, optional
         Prepended to every name.
     **kwargs
-        Passed to each layer's ``relevance`` (e.g. ``threshold=3.0``).
+        Passed to each layer's ``relevance`` (e.g. ``threshold=3.0``, and
+        ``hard`` for ``LinearL0``, which the others ignore).
 
     Returns
     -------
     dict of str to torch.Tensor
+        Empty if ``module`` has no :class:`BaseARD` layer, as published
+        (code calls it on a model before it is made Bayesian).
 
     Raises
     ------
-    ValueError
-        If ``module`` has no :class:`BaseARD` layer (an empty dict would
-        leave the masked twin unmasked without a word).
     TypeError
         If ``threshold`` is not a real number.
+
+    Warns
+    -----
+    UserWarning
+        Naming the layer, when a mask drops every weight of its layer.
 
     Examples
     --------
@@ -360,13 +391,7 @@ def compute_ard_masks(module, *, prefix="", **kwargs):
     >>> sorted(compute_ard_masks(model, threshold=3.0))
     ['0.mask', '2.mask']
     """
-    masks = {
-        f"{name}.mask" if name else "mask": mask
-        for name, mask in named_relevance(module, prefix=prefix, **kwargs)
-    }
-    if not masks:
-        raise ValueError(
-            "compute_ard_masks: `module` must have a Bayesian layer (BaseARD) to"
-            f" compute masks of, got a {type(module).__name__} with none"
-        )
+    masks = {}
+    for name, mask in _named_relevance(module, prefix, kwargs, "compute_ard_masks", stacklevel=3):
+        masks[f"{name}.mask" if name else "mask"] = mask
     return masks

@@ -157,7 +157,7 @@ def _named_counted(module, prefix, kind):
 
 
 def _weight_counts(layer, dropped):
-    """``[(part, n)]`` for each real part of ``layer.weight``: ``n`` is the sum of ``dropped``.
+    """``[(id(part), n)]`` for each real part of ``layer.weight``: ``n`` is the sum of ``dropped``.
 
     ``dropped`` is 1 where a weight entry is switched off (or ``1 - keep``
     for a soft count); a complex weight's real and imaginary parts count
@@ -166,4 +166,4 @@ def _weight_counts(layer, dropped):
     weight = layer.weight
     parts = (weight.real, weight.imag) if isinstance(weight, Cplx) else (weight,)
     count = float(torch.sum(dropped))
-    return [(part, count) for part in parts]
+    return [(id(part), count) for part in parts]

@@ -142,8 +142,8 @@ class LinearL0(BaseARD, SparsityStats, _RealLinear):
 
         Returns
         -------
-        list of (torch.Tensor, float)
-            The weight and the count.
+        list of (int, float)
+            ``id`` of the weight and the count.
         """
         return _weight_counts(self, 1 - self.relevance(hard=hard))
 
