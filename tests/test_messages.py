@@ -183,8 +183,9 @@ def test_odd_size_warning_keeps_the_published_words_and_names_the_function():
 
 # Where the published package raised with its own words, ours start with them
 # (compared with the published package: "`Cplx.einsum` does not support more
-# than 2 tensors. Got 3." and "Complex parameter disallows redundant key(s) in
-# state_dict: ['foo']."), so that code matching on them keeps working.
+# than 2 tensors. Got 3.", "`einsum()` requires at least one tensor." and
+# "Complex parameter disallows redundant key(s) in state_dict: ['foo']."), so
+# that code matching on them keeps working.
 
 
 def test_einsum_with_too_many_operands_keeps_the_published_words():
@@ -192,6 +193,9 @@ def test_einsum_with_too_many_operands_keeps_the_published_words():
         cplx.einsum("ij,jk->ik", z.t(), z, z)
     assert str(info.value).startswith("`Cplx.einsum` does not support more")
     assert "3" in str(info.value) and "'ij,jk->ik'" in str(info.value)
+    with pytest.raises(RuntimeError) as info:
+        cplx.einsum("ij->ji")
+    assert str(info.value).startswith("`einsum()` requires at least one tensor")
 
 
 @pytest.mark.parametrize("strict", [True, False])

@@ -237,9 +237,11 @@ def einsum(equation, *tensors):
         If ``equation`` is not a string or an operand is neither a
         :class:`Cplx` nor a tensor.
     RuntimeError
-        If there are more operands than ``equation`` has terms (the message
-        starts as the published package's, ``"`Cplx.einsum` does not
-        support more ..."``), or torch's :func:`torch.einsum` refuses the operands.
+        If there is no operand, or more operands than ``equation`` has
+        terms (the messages start as the published package's,
+        ``"`einsum()` requires at least one tensor"`` and ``"`Cplx.einsum`
+        does not support more ..."``), or torch's :func:`torch.einsum`
+        refuses the operands.
 
     Notes
     -----
@@ -263,9 +265,11 @@ def einsum(equation, *tensors):
                 f"einsum: `tensors[{i}]` must be a Cplx or a torch.Tensor,"
                 f" got {describe(z)}"
             )
+    # the published package's words for these two, which code may match on
+    if not tensors:
+        raise RuntimeError(f"`einsum()` requires at least one tensor: got none for {equation!r}")
     n_terms = equation.split("->")[0].count(",") + 1
     if len(tensors) > n_terms:
-        # the published package's words, which code may match on
         raise RuntimeError(
             f"`Cplx.einsum` does not support more operands than `equation` has terms:"
             f" got {len(tensors)} for {equation!r}"
