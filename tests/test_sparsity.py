@@ -13,6 +13,8 @@ under test.
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, strategies as st
+from hypothesis.extra import numpy as hnp
 
 import cplxmodule.nn.masked as masked
 import cplxmodule.nn.relevance as relevance
@@ -126,6 +128,20 @@ def test_mask_counts_hard_and_soft():
     assert dict(named_sparsity(layer)) == {"weight": (int((mask <= 0).sum()), 6)}
     (zeroed, total), = dict(named_sparsity(layer, hard=False)).values()
     assert zeroed == pytest.approx(float((1 - mask).sum())) and total == 6
+
+
+@given(
+    mask=hnp.arrays(np.float32, (3, 4), elements=st.sampled_from([0.0, 1.0, -1.0, 0.5, 2.0, 1e-9])),
+    complex_=st.booleans(),
+)
+def test_any_mask_counts_as_published(mask, complex_):
+    layer = (CplxLinearMasked if complex_ else LinearMasked)(4, 3, bias=False)
+    layer.mask = torch.from_numpy(mask)
+    parts = ["weight.real", "weight.imag"] if complex_ else ["weight"]
+    assert dict(named_sparsity(layer)) == {p: (int((mask <= 0).sum()), 12) for p in parts}
+    soft = dict(named_sparsity(layer, hard=False))
+    for p in parts:
+        assert soft[p][0] == pytest.approx(float((1 - mask.astype(np.float64)).sum()), abs=1e-5)
 
 
 def test_l0_and_lasso_count_as_published():
