@@ -252,13 +252,20 @@ def test_size_mismatch_loads_neither_part(layer):
     assert _unchanged(layer, snapshot)
 
 
-def test_unexpected_and_missing_keys_strict(layer):
-    state = dict(layer.state_dict())
+@pytest.mark.parametrize("strict", [True, False])
+def test_keys_under_a_parameter_besides_its_parts_are_refused(layer, strict):
+    # as published, whatever `strict` says: nothing else belongs under `weight.`
+    snapshot = _snapshot(layer)
+    state = {k: torch.ones_like(v) for k, v in layer.state_dict().items()}
     state["weight.extra"] = torch.zeros(1)
+    with pytest.raises(RuntimeError, match=r"disallows redundant key\(s\) in state_dict: \['weight.extra'\]"):
+        layer.load_state_dict(state, strict=strict)
+    assert _unchanged(layer, snapshot)
+    # a key outside any complex parameter is torch's business
+    state = {**layer.state_dict(), "extra": torch.zeros(1)}
     with pytest.raises(RuntimeError, match="Unexpected key"):
         layer.load_state_dict(state)
-    result = layer.load_state_dict(state, strict=False)
-    assert result.unexpected_keys == ["weight.extra"]
+    assert layer.load_state_dict(state, strict=False).unexpected_keys == ["extra"]
 
 
 @pytest.mark.parametrize("strict", [True, False])
