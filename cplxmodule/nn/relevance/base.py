@@ -105,6 +105,9 @@ class GaussianMixin(BaseARD, SparsityStats):
     torch.Size([2, 3])
     """
 
+    # not a weight of the model: left out of the sparsity figures, as published
+    __sparsity_ignore__ = ("log_sigma2",)
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.log_sigma2 = torch.nn.Parameter(torch.empty_like(_real(self.weight)))
@@ -128,8 +131,6 @@ class GaussianMixin(BaseARD, SparsityStats):
         shape.
         """
         return F.log_alpha(self.log_sigma2, self.weight)
-
-    __sparsity_ignore__ = ("log_sigma2",)
 
     def relevance(self, *, threshold, **kwargs):
         r"""The mask of the weights to keep: :math:`\log\alpha \leq` ``threshold``.
