@@ -11,7 +11,7 @@ import torch.nn.functional as F
 
 import cplxmodule.cplx as cplx
 import cplxmodule.nn as cnn
-from cplxmodule.nn import masked
+from cplxmodule.nn import masked, relevance
 
 # (complex layer, torch layer, args, kwargs, input shapes, call kwargs)
 CASES = [
@@ -178,3 +178,18 @@ def test_layers_check_their_input_once(monkeypatch, cplx_cls, torch_cls, args, k
     cplx.linear(cplx.randn(2, 3), cplx.randn(4, 3))
     cplx.conv1d(cplx.randn(1, 2, 5), cplx.randn(3, 2, 2))
     assert calls == ["check_operands", "check_operands"]
+
+
+@pytest.mark.parametrize("base", [masked.BaseMasked, relevance.GaussianMixin],
+                         ids=["masked", "gaussian"])
+def test_a_base_refuses_a_twin_whose_forward_bypasses_it(base):
+    # torch's Linear.forward never calls ``_weighted_forward``: the layer would run dense
+    with pytest.raises(TypeError, match=rf"Bypass: `forward` must come from .*, got the"
+                                        rf" `forward` of Linear, which would bypass {base.__name__}"):
+        type("Bypass", (base, torch.nn.Linear), {})
+
+    class Own(base, torch.nn.Linear):  # a forward of the class's own is the user's choice
+        def forward(self, input):
+            return input
+
+    assert Own(3, 2)(torch.ones(3)).shape == (3,)

@@ -6,6 +6,7 @@ import torch
 
 from ...cplx import Cplx
 from ..cache import _cached_attr, _memo
+from ..modules.linear import _check_forward_calls_base
 from ..modules.parameter import _refuse_complex_cast
 from ..utils.sparsity import SparsityStats
 
@@ -125,6 +126,10 @@ class BaseMasked(torch.nn.Module, SparsityStats):
     """
 
     __signature__ = _TwinSignature()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        _check_forward_calls_base(cls, BaseMasked)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

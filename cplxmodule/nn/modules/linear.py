@@ -73,6 +73,25 @@ class _WeightedForward:
         return self._dense_forward(*inputs, weight=weight, bias=bias, **kwargs)
 
 
+def _check_forward_calls_base(cls, base):
+    """Refuse a subclass of ``base`` whose ``forward`` would bypass ``base._weighted_forward``.
+
+    The bases supply the weight through ``_weighted_forward``; a ``forward``
+    that does not call it (a torch layer's, as in ``class M(BaseMasked,
+    torch.nn.Linear)``) would silently run the dense layer. ``forward`` must
+    come from a dense layer of this package, or from a subclass of ``base``
+    (the user's own).
+    """
+    owner = next(c for c in cls.__mro__ if "forward" in vars(c))
+    if owner is torch.nn.Module or issubclass(owner, (base, _WeightedForward)):
+        return
+    raise TypeError(
+        f"{cls.__name__}: `forward` must come from a dense layer of cplxmodule (it calls"
+        f" `_weighted_forward`) or from the class itself, got the `forward` of"
+        f" {owner.__name__}, which would bypass {base.__name__}"
+    )
+
+
 class CplxLinear(_WeightedForward, CplxToCplx):
     r"""Complex affine map :math:`y = x W^T + b`, the twin of :class:`torch.nn.Linear`.
 

@@ -15,6 +15,7 @@ import torch
 
 from ...cplx import Cplx
 from ..cache import _cached_attr
+from ..modules.linear import _check_forward_calls_base
 from . import functional as F
 
 __all__ = [
@@ -107,6 +108,10 @@ class GaussianMixin(BaseARD):
     >>> layer.relevance(threshold=3.0).shape
     torch.Size([2, 3])
     """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        _check_forward_calls_base(cls, GaussianMixin)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
