@@ -253,9 +253,11 @@ def _known(condition):
     dynamic batch axis (``torch.export``, the ONNX exporters) takes one
     without installing a guard on the batch size, which would bound it.
     """
+    if type(condition) is bool:  # eager
+        return condition
     if isinstance(condition, torch.SymBool):
         return statically_known_true(condition)
-    return bool(condition)  # a bool, or a traced tensor under torch.jit.trace
+    return bool(condition)  # a traced tensor under torch.jit.trace
 
 
 def default_strategy(input, weight, layout):
