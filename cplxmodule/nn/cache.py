@@ -114,7 +114,9 @@ class cached:
             stores.setdefault(layer, {})
         entries = _ENTRIES.get()
         entries = {**entries, self: entries.get(self, ()) + (held,)}
-        _STORES.set(stores), _DEPTHS.set(depths), _ENTRIES.set(entries)
+        _STORES.set(stores)
+        _DEPTHS.set(depths)
+        _ENTRIES.set(entries)
         _count_active(+1)
         return self.module
 
@@ -133,7 +135,9 @@ class cached:
             depths[layer] -= 1
             if not depths[layer]:
                 del depths[layer], stores[layer]
-        _STORES.set(stores), _DEPTHS.set(depths), _ENTRIES.set(entries)
+        _STORES.set(stores)
+        _DEPTHS.set(depths)
+        _ENTRIES.set(entries)
         _count_active(-1)
         return False
 
