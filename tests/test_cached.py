@@ -3,6 +3,7 @@
 import contextlib
 import copy
 import importlib
+import threading
 
 import pytest
 import torch
@@ -18,7 +19,7 @@ from cplxmodule.nn import (
     CplxLinear,
     cached,
 )
-from cplxmodule.nn.cache import _STORES
+from cplxmodule.nn.cache import _stores
 from cplxmodule.nn.masked import (
     CplxConv2dMasked,
     CplxConvTranspose2dMasked,
@@ -144,7 +145,7 @@ def test_outside_the_context_every_write_is_seen(name, mode):
             check(layer, x, reference)
             broadcast_like_write(tensor, torch.randn_like(tensor))
             check(layer, x, reference)
-    assert not _STORES
+    assert not _stores()
 
 
 def test_outside_the_context_each_access_computes_the_product():
@@ -176,7 +177,7 @@ def test_inside_the_context_outputs_match_and_products_are_reused(name, mode):
         for out in outputs:
             torch.testing.assert_close(as_native(out), expected, rtol=1e-4, atol=1e-4)
         check(layer, x, reference)  # on exit everything is dropped
-    assert not _STORES
+    assert not _stores()
 
 
 @pytest.mark.parametrize("name", ["linear", "linear-masked-3m", "conv2d"])
@@ -184,7 +185,7 @@ def test_packed_forms_are_computed_once(name):
     layer, x, _ = make(name)
     with torch.no_grad(), cached(layer):
         layer(x)
-        store = _STORES[layer]
+        store = _stores()[layer]
         packed = [v for v in store.values() if isinstance(v, Packed)]
         forms = [dict(p._forms) for p in packed]
         assert packed and any(forms)
@@ -260,7 +261,7 @@ def test_nested_contexts_keep_the_cache_until_the_outermost_exits():
         # the outermost exit dropped it
         hidden = _linear_reference(model[0], native(x))
         torch.testing.assert_close(as_native(model(x)), _linear_reference(model[1], hidden))
-    assert not _STORES
+    assert not _stores()
 
 
 def test_an_exception_inside_still_clears_the_cache():
@@ -270,7 +271,7 @@ def test_an_exception_inside_still_clears_the_cache():
             with cached(layer), cached(layer):
                 layer(x)
                 1 / 0
-        assert not _STORES
+        assert not _stores()
         layer.mask.data.zero_()
         check(layer, x, reference)
 
@@ -281,14 +282,14 @@ def test_a_module_added_inside_is_not_held():
     with torch.no_grad(), cached(model):
         model.append(_masked(CplxLinearMasked(4, 2)))
         model(x)
-        assert model[1] not in _STORES
-    assert not _STORES
+        assert model[1] not in _stores()
+    assert not _stores()
 
 
 def test_cached_rejects_a_non_module():
     with pytest.raises(TypeError, match="cached: `module` must be a torch.nn.Module"):
         cached(cplx.randn(2))
-    assert not _STORES
+    assert not _stores()
 
 
 def test_one_context_object_entered_twice():
@@ -302,7 +303,110 @@ def test_one_context_object_entered_twice():
             layer.mask.data.zero_()
             torch.testing.assert_close(as_native(layer(x)), expected)
         check(layer, x, reference)
-    assert not _STORES
+    assert not _stores()
+
+
+# ------------------------------------------------------------ threads
+
+
+def _in_thread(target):
+    """Run ``target`` in a new thread and return its result, or raise its error."""
+    result = {}
+
+    def run():
+        try:
+            result["value"] = target()
+        except BaseException as e:  # re-raised in the calling thread
+            result["error"] = e
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(timeout=60)
+    assert not thread.is_alive()
+    if "error" in result:
+        raise result["error"]
+    return result["value"]
+
+
+def test_another_thread_outside_the_context_reads_its_own_weights():
+    # thread B runs the layer with new parameters while this thread holds
+    # the layer's cached masked weight and bias
+    layer = _masked(LinearMasked(6, 4))
+    x = torch.randn(3, 6)
+    weight, bias = torch.randn(4, 6), torch.randn(4)
+    with torch.no_grad(), cached(layer):
+        layer(x)
+        assert layer in _stores()
+
+        def other():  # grad mode is per thread: the same as this thread's
+            with torch.no_grad():
+                return not _stores(), torch.func.functional_call(
+                    layer, {"weight": weight, "bias": bias}, (x,)
+                )
+
+        output = _in_thread(other)
+    torch.testing.assert_close(output[1], F.linear(x, weight * layer.mask, bias))
+    assert output[0]  # B holds nothing
+
+
+def test_a_context_of_another_thread_neither_shares_nor_drops_the_store():
+    layer, x, reference = make("linear-masked")
+    with torch.no_grad(), cached(layer):
+        expected = reference(layer, native(x))
+        layer(x)
+        store = dict(_stores()[layer])
+
+        def other():
+            with cached(layer):
+                fresh = not _stores()[layer]  # its own store, empty on entry
+                layer(x)
+            return fresh, not _stores()
+
+        assert _in_thread(other) == (True, True)
+        # B's exit dropped its own store only: this thread's values are reused
+        assert _stores()[layer] == store
+        layer.mask.data.zero_()
+        torch.testing.assert_close(as_native(layer(x)), expected)
+    assert not _stores()
+
+
+def test_many_threads_enter_and_exit_concurrently():
+    model = torch.nn.Sequential(_masked(CplxLinearMasked(4, 4)), _masked(CplxLinearMasked(4, 2)))
+    x = cplx.randn(3, 4)
+    with torch.no_grad():
+        expected = as_native(model(x))
+    barrier = threading.Barrier(4)
+
+    def worker():
+        barrier.wait(timeout=30)
+        outputs = []
+        for _ in range(20):
+            with torch.no_grad(), cached(model), cached(model[1]):
+                outputs.append(as_native(model(x)))
+        return outputs, not _stores()
+
+    threads_results = []
+    threads = [threading.Thread(target=lambda: threads_results.append(worker())) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(threads_results) == 4
+    for outputs, empty in threads_results:
+        assert empty
+        for output in outputs:
+            torch.testing.assert_close(output, expected)
+    assert not _stores()
+
+
+def test_exit_in_another_thread_is_an_error():
+    layer = CplxLinear(3, 2)
+    context = cached(layer)
+    with context:
+        with pytest.raises(RuntimeError, match="cached: a context must exit in the thread"):
+            _in_thread(lambda: context.__exit__(None, None, None))
+        assert layer in _stores()
+    assert not _stores()
 
 
 # ------------------------------------------------------------ copies and replicas
@@ -315,7 +419,7 @@ def test_copies_made_inside_are_not_cached():
         twin = copy.deepcopy(layer)
         twin.mask.zero_()
         check(twin, x, reference)  # not cached: the write is seen
-        assert twin not in _STORES
+        assert twin not in _stores()
 
 
 def _distinct_copies(tensors, devices, detach=False):
@@ -335,7 +439,7 @@ def test_replicas_made_inside_compute_their_own_weights(monkeypatch):
         replicas = replicate(model, [0, 1], detach=True)
         for replica in replicas:
             torch.testing.assert_close(as_native(replica(x)), expected)
-            assert not any(m in _STORES for m in replica.modules())
+            assert not any(m in _stores() for m in replica.modules())
         # a replica reads its own tensors at every call
         first = replicas[1][0]
         first.mask.zero_()
@@ -426,4 +530,4 @@ def test_a_bayesian_layer_packs_its_mean_weight(training):
         with cached(layer):
             torch.manual_seed(1)
             torch.testing.assert_close(as_native(layer(x)), expected)
-            assert any(isinstance(v, Packed) for v in _STORES[layer].values())
+            assert any(isinstance(v, Packed) for v in _stores()[layer].values())

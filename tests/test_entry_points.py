@@ -11,7 +11,7 @@ import torch.nn.functional as F
 
 import cplxmodule.cplx as cplx
 import cplxmodule.nn as cnn
-from cplxmodule.nn import masked
+from cplxmodule.nn import masked, relevance
 
 # (complex layer, torch layer, args, kwargs, input shapes, call kwargs)
 CASES = [
@@ -79,7 +79,9 @@ def test_real_twin_entry_point_matches_torch(cplx_cls, torch_cls, args, kwargs, 
 def test_masked_classes_are_base_plus_twin(cplx_cls):
     for cls in MASKED[cplx_cls]:
         assert cls.__mro__[1] is masked.BaseMasked
-        assert cls.forward is masked.BaseMasked.forward
+        # the base supplies the weight; ``forward`` and its signature are the twin's
+        assert cls._weighted_forward is masked.BaseMasked._weighted_forward
+        assert cls.forward is cls.__mro__[2].forward
         assert set(vars(cls)) <= {"__module__", "__qualname__", "__doc__", "__firstlineno__",
                                   "__static_attributes__"}
 
@@ -176,3 +178,18 @@ def test_layers_check_their_input_once(monkeypatch, cplx_cls, torch_cls, args, k
     cplx.linear(cplx.randn(2, 3), cplx.randn(4, 3))
     cplx.conv1d(cplx.randn(1, 2, 5), cplx.randn(3, 2, 2))
     assert calls == ["check_operands", "check_operands"]
+
+
+@pytest.mark.parametrize("base", [masked.BaseMasked, relevance.GaussianMixin],
+                         ids=["masked", "gaussian"])
+def test_a_base_refuses_a_twin_whose_forward_bypasses_it(base):
+    # torch's Linear.forward never calls ``_weighted_forward``: the layer would run dense
+    with pytest.raises(TypeError, match=rf"Bypass: `forward` must come from .*, got the"
+                                        rf" `forward` of Linear, which would bypass {base.__name__}"):
+        type("Bypass", (base, torch.nn.Linear), {})
+
+    class Own(base, torch.nn.Linear):  # a forward of the class's own is the user's choice
+        def forward(self, input):
+            return input
+
+    assert Own(3, 2)(torch.ones(3)).shape == (3,)

@@ -536,6 +536,57 @@ def test_l0_gates():
     assert E.LinearL0(4, 3, group="output").log_alpha.shape == (3, 1)
 
 
+def _hard_concrete_cdf(value, log_alpha, beta=2 / 3, gamma=-0.1, zeta=1.1):
+    """P(z <= value) of a hard-concrete gate, 0 <= value < 1 (Louizos et al., 2018).
+
+    z = clip(s (zeta - gamma) + gamma, 0, 1) with s = sigmoid((L - log_alpha) / beta),
+    L standard logistic: s <= t iff L <= log_alpha + beta logit(t).
+    """
+    t = (value - gamma) / (zeta - gamma)
+    return 1 / (1 + np.exp(-(log_alpha + beta * np.log(t / (1 - t)))))
+
+
+@pytest.mark.parametrize("group", ["input", "output"])
+def test_l0_grouped_gates_are_drawn_per_example(group):
+    # identity weight, ones in: each output is one example's gate (plus the bias)
+    torch.manual_seed(0)
+    layer = E.LinearL0(4, 4, group=group)
+    log_alpha = np.array([-2.0, -0.5, 0.5, 2.0])
+    with torch.no_grad():
+        layer.weight.copy_(torch.eye(4))
+        layer.bias.fill_(5.0)
+        layer.log_alpha.copy_(torch.tensor(log_alpha).view(layer.log_alpha.shape))
+    n = 6000
+    output = layer(torch.ones(n, 4))
+    gates = (output - 5.0).detach().numpy()
+    assert gates.min() >= 0 and gates.max() <= 1 + 1e-6
+    # one call: the rows are independent draws of the hard-concrete law
+    assert len(np.unique(gates[:, 1])) > n // 2
+    for value in (0.0, 0.25, 0.5, 0.75, 1 - 1e-6):
+        np.testing.assert_allclose(
+            (gates <= value).mean(0), _hard_concrete_cdf(value, log_alpha), atol=0.025
+        )
+    # the features of one example are drawn independently too
+    c = np.corrcoef(gates[:, 1], gates[:, 2])[0, 1]
+    assert abs(c) < 0.05
+    output.sum().backward()
+    assert layer.log_alpha.grad is not None and torch.all(layer.log_alpha.grad != 0)
+    # unbatched input: one gate per feature
+    assert layer(torch.ones(4)).shape == (4,)
+    # eval mode: the fixed gates, the same for every row
+    layer.eval()
+    rows = layer(torch.ones(3, 4))
+    torch.testing.assert_close(rows, rows[:1].expand(3, 4))
+
+
+def test_l0_weight_gates_are_drawn_once_per_call():
+    # a gate per weight and example would take a weight matrix per example
+    torch.manual_seed(1)
+    layer = E.LinearL0(4, 3)
+    out = layer(torch.ones(8, 4))
+    torch.testing.assert_close(out, out[:1].expand(8, 3))
+
+
 def test_lasso():
     layer = E.LinearLASSO(4, 3)
     torch.testing.assert_close(layer.penalty, layer.weight.abs())

@@ -169,6 +169,24 @@ def test_expi_matches_scipy_on_both_sides_of_zero(dtype, rtol):
     np.testing.assert_allclose(got.double().numpy(), reference, rtol=rtol, atol=1e-36)
 
 
+def test_expi_float32_is_finite_where_ei_is():
+    # e^x overflows float32 above 88.72; Ei(x) ~ e^x / x does above 93.2
+    x = np.concatenate([np.linspace(85, 94, 901), [88.72, 88.73, 93.0]]).astype(np.float32)
+    reference = special.expi(x.astype(np.float64))
+    representable = reference < np.finfo(np.float32).max
+    assert representable.any() and not representable.all()
+    xt = torch.tensor(x, requires_grad=True)
+    got = F.expi(xt)
+    np.testing.assert_allclose(got.detach().double().numpy()[representable],
+                               reference[representable], rtol=5e-6)
+    assert torch.isinf(got[~torch.from_numpy(representable)]).all()
+    # the gradient e^x / x: likewise finite where representable
+    got.sum().backward()
+    gradient = np.exp(x.astype(np.float64)) / x
+    fits = gradient < np.finfo(np.float32).max
+    np.testing.assert_allclose(xt.grad.double().numpy()[fits], gradient[fits], rtol=5e-6)
+
+
 def test_expi_gradient_is_exp_over_x():
     x = torch.tensor(
         [-30.0, -3.0, -0.5, -1e-3, 0.2, 2.0, 50.0], dtype=torch.float64, requires_grad=True

@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
+from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from ._shared import ntuple
 from .conversions import to_complex
@@ -142,7 +143,7 @@ def _gauss(op, x, w, bias, layout):
     # put two of them on the smaller operand, or on a packed weight, whose
     # sums are computed once.
     xr, xi, wr, wi = x.real, x.imag, w.real, w.imag
-    on_input = type(w) is not Packed and xr.numel() <= wr.numel()
+    on_input = type(w) is not Packed and _known(xr.numel() <= wr.numel())
     if not on_input and op is F.linear:
         return _gauss_linear(x, w, bias)
     bi = _bias_parts(bias)[1]
@@ -245,12 +246,26 @@ _GAUSS_DTYPES = (torch.float32, torch.float64)
 _SMALL_MACS = 2 ** 22
 
 
+def _known(condition):
+    """A condition on sizes, ``False`` where a dynamic size of a trace leaves it open.
+
+    Every strategy computes the same product, so a traced model with a
+    dynamic batch axis (``torch.export``, the ONNX exporters) takes one
+    without installing a guard on the batch size, which would bound it.
+    """
+    if type(condition) is bool:  # eager
+        return condition
+    if isinstance(condition, torch.SymBool):
+        return statically_known_true(condition)
+    return bool(condition)  # a traced tensor under torch.jit.trace
+
+
 def default_strategy(input, weight, layout):
     if input.dtype not in _GAUSS_DTYPES:
         # the sums of 3M lose too much in half precision
         return "naive"
     rows = input.numel() // max(input.shape[layout.channel_dim], 1)
-    weight_bound = weight.numel() > _WEIGHT_PER_ROW * rows
+    weight_bound = _known(weight.numel() > _WEIGHT_PER_ROW * rows)
     if type(weight) is Packed:
         if torch.is_grad_enabled():
             # torch's complex backward makes eight real products, 3M's six
@@ -259,7 +274,7 @@ def default_strategy(input, weight, layout):
         # reading the weight) cost more than arithmetic; for a convolution
         # one real product on the block matrix, as torch's complex
         # convolution is slower than three real ones
-        small = rows * weight.numel() < _SMALL_MACS
+        small = _known(rows * weight.numel() < _SMALL_MACS)
         if weight.dim() > 2:
             return "cat" if small else "3m"
         return "native" if small or weight_bound else "3m"

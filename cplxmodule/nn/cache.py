@@ -1,5 +1,8 @@
 """An explicit cache of the weights that layers derive from their parameters."""
 
+import contextvars
+import threading
+
 import torch
 
 from ..cplx import Cplx
@@ -7,12 +10,26 @@ from ..cplx._product import Packed
 
 __all__ = ["cached"]
 
-# Every module inside at least one ``cached`` context -> its store, a dict of
-# the values computed for it. The store lives here, not on the module, so that
-# ``replicate``'s shallow copies, ``deepcopy`` and pickle never see it.
-_STORES = {}
-# The same modules -> the number of ``cached`` contexts holding them.
-_DEPTHS = {}
+# What ``cached`` holds, per thread and per context (``contextvars``), so that
+# a context caches for the code that entered it alone: every module held ->
+# its store, a dict of the values computed for it; the same modules -> the
+# number of contexts holding them; each ``cached`` object -> the module lists
+# of its active entries. The mappings are replaced on entry and exit, never
+# changed in place, and live here, not on the module, so that
+# ``replicate``'s shallow copies, ``deepcopy`` and pickle never see them.
+_STORES = contextvars.ContextVar("cplxmodule_cached_stores", default={})
+_DEPTHS = contextvars.ContextVar("cplxmodule_cached_depths", default={})
+_ENTRIES = contextvars.ContextVar("cplxmodule_cached_entries", default={})
+# The number of contexts active in every thread: the hot path's one test
+# outside them (dynamo cannot trace ``ContextVar.get``, a plain global it can).
+_ACTIVE = 0
+_ACTIVE_LOCK = threading.Lock()
+
+
+def _count_active(change):
+    global _ACTIVE
+    with _ACTIVE_LOCK:
+        _ACTIVE += change
 
 
 class cached:
@@ -33,6 +50,13 @@ class cached:
     until the last context holding it exits, also when the exit is due to an
     exception.
 
+    The context holds the layers for the thread, and the :mod:`contextvars`
+    context, that entered it: another thread running the same model at the
+    same time computes its weights at every call, from its own parameters
+    and masks, as outside any context. A context copied inside it (an
+    :mod:`asyncio` task created there) shares it, as with any context
+    variable.
+
     Parameters
     ----------
     module : torch.nn.Module
@@ -43,6 +67,8 @@ class cached:
     ------
     TypeError
         If ``module`` is not a :class:`torch.nn.Module`.
+    RuntimeError
+        On exit in a thread or context where the object is not active.
 
     Notes
     -----
@@ -79,23 +105,46 @@ class cached:
                 f"cached: `module` must be a torch.nn.Module, got {type(module).__name__}"
             )
         self.module = module
-        # the modules each active entry holds, fixed on entry
-        self._entries = []
 
     def __enter__(self):
         held = list(self.module.modules())
+        stores, depths = dict(_STORES.get()), dict(_DEPTHS.get())
         for layer in held:
-            _DEPTHS[layer] = _DEPTHS.get(layer, 0) + 1
-            _STORES.setdefault(layer, {})
-        self._entries.append(held)
+            depths[layer] = depths.get(layer, 0) + 1
+            stores.setdefault(layer, {})
+        entries = _ENTRIES.get()
+        entries = {**entries, self: entries.get(self, ()) + (held,)}
+        _STORES.set(stores)
+        _DEPTHS.set(depths)
+        _ENTRIES.set(entries)
+        _count_active(+1)
         return self.module
 
     def __exit__(self, *exc_info):
-        for layer in self._entries.pop():
-            _DEPTHS[layer] -= 1
-            if not _DEPTHS[layer]:
-                del _DEPTHS[layer], _STORES[layer]
+        entries = dict(_ENTRIES.get())
+        if self not in entries:
+            raise RuntimeError(
+                "cached: a context must exit in the thread (and contextvars context)"
+                " that entered it, got an exit where it is not active"
+            )
+        *rest, held = entries.pop(self)
+        if rest:
+            entries[self] = tuple(rest)
+        stores, depths = dict(_STORES.get()), dict(_DEPTHS.get())
+        for layer in held:
+            depths[layer] -= 1
+            if not depths[layer]:
+                del depths[layer], stores[layer]
+        _STORES.set(stores)
+        _DEPTHS.set(depths)
+        _ENTRIES.set(entries)
+        _count_active(-1)
         return False
+
+
+def _stores():
+    """The stores of the modules held in this thread and context: module -> dict."""
+    return _STORES.get()
 
 
 def _memo(layer, name, make):
@@ -106,9 +155,9 @@ def _memo(layer, name, make):
     always calls ``make``: torch.compile plans its own reuse.
     """
     # the hot path outside any context is this one test
-    if not _STORES or torch.compiler.is_compiling():
+    if not _ACTIVE or torch.compiler.is_compiling():
         return make()
-    store = _STORES.get(layer)
+    store = _STORES.get().get(layer)
     if store is None:
         return make()
     key = name, torch.is_grad_enabled(), torch.is_inference_mode_enabled()
@@ -123,6 +172,6 @@ def _memo(layer, name, make):
 
 def _cached_attr(layer, name):
     """``getattr(layer, name)``, packed once while ``layer`` is inside ``cached``."""
-    if not _STORES:
+    if not _ACTIVE:
         return getattr(layer, name)
     return _memo(layer, name, lambda: getattr(layer, name))

@@ -7,6 +7,7 @@ import torch
 
 from ...cplx import Cplx
 from ..cache import _cached_attr, _memo
+from ..modules.linear import _check_forward_calls_base
 from ..modules.parameter import _refuse_complex_cast
 from ..utils.sparsity import SparsityStats, _weight_counts
 
@@ -62,13 +63,16 @@ class BaseMasked(torch.nn.Module, SparsityStats):
     **Composition.** Put the base first: ``class M(BaseMasked, Dense)``.
     ``__init__`` is cooperative: it passes ``*args, **kwargs`` on to the
     dense twin first, so the weight exists, then registers the mask. The
-    base's :meth:`forward` calls the twin's input check
-    ``_check_inputs(*inputs)`` and then its entry point
+    layer's ``forward`` is the dense twin's, with torch's signature
+    (``input``; ``input1, input2``; ``input, output_size=None``), so
+    ``torch.export`` and the ONNX exporters name its inputs as torch's: it
+    checks the inputs (``_check_inputs``) and calls ``_weighted_forward``,
+    which the base overrides to call the twin's entry point
     ``_dense_forward(*inputs, weight=self.weight_masked, bias=self.bias,
-    **kwargs)``, which every dense layer of cplxmodule has (the real masked
-    layers use private twins of torch's layers that add it). A user class
-    with its own ``forward`` may also put the base after a dense torch
-    layer, ``class M(torch.nn.Linear, BaseMasked)``.
+    **kwargs)``. Every dense layer of cplxmodule has both methods (the real
+    masked layers use private twins of torch's layers that add them). A
+    user class with its own ``forward`` may also put the base after a dense
+    torch layer, ``class M(torch.nn.Linear, BaseMasked)``.
 
     **Device synchronisation.** The mask follows the weight whenever it is
     assigned, and module-wide moves (``.to()``, ``.half()``, ``to_empty()``)
@@ -126,25 +130,26 @@ class BaseMasked(torch.nn.Module, SparsityStats):
     __signature__ = _TwinSignature()
     __sparsity_ignore__ = ("mask",)
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        _check_forward_calls_base(cls, BaseMasked)
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.register_buffer("mask", None)
 
-    def forward(self, *inputs, **kwargs):
+    def _weighted_forward(self, *inputs, **kwargs):
         """The dense twin's forward pass with :attr:`weight_masked` as its weight.
 
-        Parameters
-        ----------
-        *inputs, **kwargs
-            What the dense twin's ``forward`` takes (e.g. ``output_size=``
-            for a transposed convolution).
+        The dense twin's ``forward``, whose signature the layer keeps, checks
+        the inputs and calls this with them and its keyword arguments (e.g.
+        ``output_size=`` for a transposed convolution).
 
         Raises
         ------
         RuntimeError
             If the layer has no mask.
         """
-        self._check_inputs(*inputs)
         if _UNSETTLED in self.__dict__:
             self._settle_replica_mask()
         return self._dense_forward(

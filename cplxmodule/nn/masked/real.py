@@ -5,7 +5,7 @@ and has the same state_dict keys (plus ``mask``): a trained dense checkpoint
 loads with ``load_state_dict(state_dict, strict=False)``. The twin is a
 private subclass of torch's layer (``isinstance(layer, torch.nn.Linear)``
 holds) that adds the entry point ``_dense_forward`` which
-:meth:`BaseMasked.forward` calls with ``self.weight_masked``.
+``BaseMasked._weighted_forward`` calls with ``self.weight_masked``.
 """
 
 from ..modules.conv import (

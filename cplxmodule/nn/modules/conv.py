@@ -13,9 +13,8 @@ from ...cplx._shared import (
     conv_input_shape,
     ntuple,
 )
-from ..cache import _cached_attr
 from .base import CplxToCplx, _check_cplx
-from .linear import _add_weight_and_bias, _reset_weight_and_bias
+from .linear import _add_weight_and_bias, _reset_weight_and_bias, _WeightedForward
 
 __all__ = [
     "CplxConvNd",
@@ -28,7 +27,7 @@ __all__ = [
     "CplxConvTranspose3d",
 ]
 
-class CplxConvNd(CplxToCplx):
+class CplxConvNd(_WeightedForward, CplxToCplx):
     """Dimension-generic base of the complex (transposed) convolutions.
 
     Checks the arguments, creates and initialises the parameters and writes
@@ -36,10 +35,11 @@ class CplxConvNd(CplxToCplx):
     Subclasses set the number of spatial dimensions ``_n`` and the functional
     op ``_conv``, called as :func:`cplxmodule.cplx.conv2d` (or
     :func:`~cplxmodule.cplx.conv_transpose2d`) is. ``forward`` checks the
-    input (``_check_inputs``) and calls ``_dense_forward(input, *, weight,
-    bias)`` (transposed: also ``output_size=``), the single place where a
-    weight meets the op, so a masked or Bayesian subclass passes its own
-    weight, or a real weight with a real input. The layers of this package
+    input (``_check_inputs``) and calls ``_weighted_forward``, which passes
+    the weight and bias to ``_dense_forward(input, *, weight, bias)``
+    (transposed: also ``output_size=``), the single place where a weight
+    meets the op, so a masked or Bayesian subclass passes its own weight,
+    or a real weight with a real input, and keeps ``forward``. The layers of this package
     set the op without its argument checks (the layer checks its input,
     and owns its weight); padding modes are handled by the op.
 
@@ -194,8 +194,7 @@ class _CplxConv(CplxConvNd):
 
     def forward(self, input):
         self._check_inputs(input)
-        weight, bias = _cached_attr(self, "weight"), _cached_attr(self, "bias")
-        return self._dense_forward(input, weight=weight, bias=bias)
+        return self._weighted_forward(input)
 
 
 def _transposed_dense_forward(self, input, *, weight, bias, output_size=None):
@@ -234,8 +233,7 @@ class CplxConvTransposeNd(CplxConvNd):
 
     def forward(self, input, output_size=None):
         self._check_inputs(input)
-        weight, bias = _cached_attr(self, "weight"), _cached_attr(self, "bias")
-        return self._dense_forward(input, weight=weight, bias=bias, output_size=output_size)
+        return self._weighted_forward(input, output_size=output_size)
 
 
 class _CplxConvTranspose(CplxConvTransposeNd):
@@ -398,7 +396,7 @@ def _output_padding(layer, input, output_size):
 # complex ones, for the real masked and Bayesian layers. torch's own
 # ``_conv_forward`` is the convolutions' entry point; its transposed
 # convolutions have none (``_ConvNd._conv_forward`` returns ``None`` there).
-class _RealConvMixin:
+class _RealConvMixin(_WeightedForward):
     """``forward`` and ``_dense_forward`` of the real (non-transposed) convolutions."""
 
     def _check_inputs(self, input):
@@ -408,10 +406,10 @@ class _RealConvMixin:
         return self._conv_forward(input, weight, bias)
 
     def forward(self, input):
-        return self._dense_forward(input, weight=self.weight, bias=self.bias)
+        return self._weighted_forward(input)
 
 
-class _RealConvTransposeMixin:
+class _RealConvTransposeMixin(_WeightedForward):
     """``forward`` and ``_dense_forward`` of the real transposed convolutions."""
 
     _conv = None
@@ -427,9 +425,7 @@ class _RealConvTransposeMixin:
 
     def forward(self, input, output_size=None):
         self._check_inputs(input)
-        return self._dense_forward(
-            input, weight=self.weight, bias=self.bias, output_size=output_size
-        )
+        return self._weighted_forward(input, output_size=output_size)
 
 
 class _RealConv1d(_RealConvMixin, torch.nn.Conv1d):

@@ -53,7 +53,46 @@ def _reset_weight_and_bias(weight, bias, fan_in):
             torch.nn.init.uniform_(part, -bound, bound)
 
 
-class CplxLinear(CplxToCplx):
+class _WeightedForward:
+    """The step of a dense layer's ``forward`` after its input check.
+
+    Every dense layer's ``forward`` has its torch twin's signature (``input``;
+    ``input1, input2``; ``input, output_size=None``), which ``torch.export``
+    and the ONNX exporters read to name the inputs, checks its inputs
+    (``_check_inputs``) and calls :meth:`_weighted_forward`. The masking and
+    Gaussian bases override this method alone, so a masked or Bayesian layer
+    keeps its dense twin's ``forward`` and signature.
+    """
+
+    def _weighted_forward(self, *inputs, **kwargs):
+        """The entry point ``_dense_forward`` with the layer's weight and bias.
+
+        Both are read once inside :func:`~cplxmodule.nn.cached`.
+        """
+        weight, bias = _cached_attr(self, "weight"), _cached_attr(self, "bias")
+        return self._dense_forward(*inputs, weight=weight, bias=bias, **kwargs)
+
+
+def _check_forward_calls_base(cls, base):
+    """Refuse a subclass of ``base`` whose ``forward`` would bypass ``base._weighted_forward``.
+
+    The bases supply the weight through ``_weighted_forward``; a ``forward``
+    that does not call it (a torch layer's, as in ``class M(BaseMasked,
+    torch.nn.Linear)``) would silently run the dense layer. ``forward`` must
+    come from a dense layer of this package, or from a subclass of ``base``
+    (the user's own).
+    """
+    owner = next(c for c in cls.__mro__ if "forward" in vars(c))
+    if owner is torch.nn.Module or issubclass(owner, (base, _WeightedForward)):
+        return
+    raise TypeError(
+        f"{cls.__name__}: `forward` must come from a dense layer of cplxmodule (it calls"
+        f" `_weighted_forward`) or from the class itself, got the `forward` of"
+        f" {owner.__name__}, which would bypass {base.__name__}"
+    )
+
+
+class CplxLinear(_WeightedForward, CplxToCplx):
     r"""Complex affine map :math:`y = x W^T + b`, the twin of :class:`torch.nn.Linear`.
 
     Parameters
@@ -112,8 +151,7 @@ class CplxLinear(CplxToCplx):
 
     def forward(self, input):
         self._check_inputs(input)
-        weight, bias = _cached_attr(self, "weight"), _cached_attr(self, "bias")
-        return self._dense_forward(input, weight=weight, bias=bias)
+        return self._weighted_forward(input)
 
     def _check_inputs(self, input):
         _check_features(self, input, self.in_features)
@@ -130,7 +168,7 @@ class CplxLinear(CplxToCplx):
         )
 
 
-class CplxBilinear(CplxToCplx):
+class CplxBilinear(_WeightedForward, CplxToCplx):
     r"""Complex bilinear map, the twin of :class:`torch.nn.Bilinear`.
 
     .. math::
@@ -195,8 +233,7 @@ class CplxBilinear(CplxToCplx):
 
     def forward(self, input1, input2):
         self._check_inputs(input1, input2)
-        weight, bias = _cached_attr(self, "weight"), _cached_attr(self, "bias")
-        return self._dense_forward(input1, input2, weight=weight, bias=bias)
+        return self._weighted_forward(input1, input2)
 
     def _check_inputs(self, input1, input2):
         _check_features(self, input1, self.in1_features, "input1")
@@ -215,7 +252,7 @@ class CplxBilinear(CplxToCplx):
 
 # Real twins: torch's layers with the entry point of the complex ones, for
 # the real masked and Bayesian layers (torch's have none).
-class _RealLinear(torch.nn.Linear):
+class _RealLinear(_WeightedForward, torch.nn.Linear):
     """:class:`torch.nn.Linear` with the dense entry point ``_dense_forward``."""
 
     def _check_inputs(self, input):
@@ -225,10 +262,10 @@ class _RealLinear(torch.nn.Linear):
         return F.linear(input, weight, bias)
 
     def forward(self, input):
-        return self._dense_forward(input, weight=self.weight, bias=self.bias)
+        return self._weighted_forward(input)
 
 
-class _RealBilinear(torch.nn.Bilinear):
+class _RealBilinear(_WeightedForward, torch.nn.Bilinear):
     """:class:`torch.nn.Bilinear` with the dense entry point ``_dense_forward``."""
 
     def _check_inputs(self, input1, input2):
@@ -238,7 +275,7 @@ class _RealBilinear(torch.nn.Bilinear):
         return F.bilinear(input1, input2, weight, bias)
 
     def forward(self, input1, input2):
-        return self._dense_forward(input1, input2, weight=self.weight, bias=self.bias)
+        return self._weighted_forward(input1, input2)
 
 
 class CplxIdentity(CplxToCplx):

@@ -16,6 +16,7 @@ import torch
 
 from ...cplx import Cplx
 from ..cache import _cached_attr
+from ..modules.linear import _check_forward_calls_base
 from ..utils.sparsity import SparsityStats, _weight_counts
 from . import functional as F
 
@@ -80,7 +81,12 @@ class GaussianMixin(BaseARD, SparsityStats):
     point on the squared modulus of the input (same stride, padding,
     dilation, groups and ``output_size``), and one sample is drawn per
     output, complex-circular for complex layers (real and imaginary parts
-    of half the variance each). In eval mode the output is the mean.
+    of half the variance each). In eval mode the output is the mean. The
+    layer's ``forward`` is the dense twin's, with torch's signature
+    (``input``; ``input1, input2``; ``input, output_size=None``), so
+    ``torch.export`` and the ONNX exporters name its inputs as torch's: it
+    checks the inputs and calls ``_weighted_forward``, which this base
+    overrides.
 
     Attributes
     ----------
@@ -107,6 +113,10 @@ class GaussianMixin(BaseARD, SparsityStats):
 
     # not a weight of the model: left out of the sparsity figures, as published
     __sparsity_ignore__ = ("log_sigma2",)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        _check_forward_calls_base(cls, GaussianMixin)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -177,16 +187,13 @@ class GaussianMixin(BaseARD, SparsityStats):
         """
         return _weight_counts(self, 1 - self.relevance(threshold=threshold))
 
-    def forward(self, *inputs, **kwargs):
+    def _weighted_forward(self, *inputs, **kwargs):
         """The dense twin's forward pass, sampled by local reparameterisation in training.
 
-        Parameters
-        ----------
-        *inputs, **kwargs
-            What the dense twin's ``forward`` takes (e.g. ``output_size=``
-            for a transposed convolution).
+        The dense twin's ``forward``, whose signature the layer keeps, checks
+        the inputs and calls this with them and its keyword arguments (e.g.
+        ``output_size=`` for a transposed convolution).
         """
-        self._check_inputs(*inputs)
         weight, bias = _cached_attr(self, "weight"), _cached_attr(self, "bias")
         mean = self._dense_forward(*inputs, weight=weight, bias=bias, **kwargs)
         if not self.training:

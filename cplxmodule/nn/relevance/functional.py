@@ -117,8 +117,19 @@ def _expi_positive(x):
     for k in range(1, _EI_ASYMPTOTIC_TERMS + 1):
         term = term * k / large
         total = total + term
-    asymptotic = torch.exp(large) / large * total
+    asymptotic = _exp_over_x(large) * total
     return torch.where(x <= _EI_SWITCH, series, asymptotic)
+
+
+def _exp_over_x(x):
+    r""":math:`e^x / x`, finite wherever it is representable.
+
+    As :math:`e^{x/2} / x \cdot e^{x/2}`: :math:`e^x` alone overflows
+    float32 above 88.7, where :math:`\operatorname{Ei}(x) \approx e^x / x`
+    is finite up to 93; halving is exact, so the result is as accurate.
+    """
+    half = torch.exp(x / 2)
+    return half / x * half
 
 
 class ExpiFunction(torch.autograd.Function):
@@ -148,7 +159,7 @@ class ExpiFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         (x,) = ctx.saved_tensors
-        return grad_output * torch.exp(x) / x
+        return grad_output * _exp_over_x(x)
 
 
 class BogusExpiFunction(ExpiFunction):

@@ -49,8 +49,11 @@ class LinearL0(BaseARD, SparsityStats, _RealLinear):
 
     Shape
     -----
-    - Input and output: as for :class:`torch.nn.Linear`; in training mode
-      the gates are drawn anew at each call, in eval mode they are fixed.
+    - Input and output: as for :class:`torch.nn.Linear`. In training mode
+      the gates are drawn anew at each call: grouped gates for each example
+      (each row of the input), as Louizos et al. draw them, gates of single
+      weights once for the whole call (per example they would make a
+      weight matrix per example); in eval mode they are fixed.
     - ``log_alpha`` and ``penalty``: ``(out_features, in_features)``, or
       ``(1, in_features)`` with ``group="input"``, ``(out_features, 1)``
       with ``group="output"``; ``relevance()``: the weight's shape.
@@ -93,11 +96,16 @@ class LinearL0(BaseARD, SparsityStats, _RealLinear):
         torch.Tensor
             Of ``log_alpha``'s shape, in :math:`[0, 1]`.
         """
-        logit = -self.log_alpha
         if self.training:
-            u = torch.rand_like(logit).clamp_(1e-6, 1 - 1e-6)
-            logit = (torch.log(u) - torch.log1p(-u) + logit) / self.beta
-        s = torch.sigmoid(logit)
+            return self._sample_gates(self.log_alpha, self.log_alpha.shape)
+        s = torch.sigmoid(-self.log_alpha)
+        return torch.clamp(s * (self.zeta - self.gamma) + self.gamma, 0.0, 1.0)
+
+    def _sample_gates(self, log_alpha, shape):
+        """Independent hard-concrete gates of ``shape``, ``log_alpha`` broadcast to it."""
+        u = torch.rand(shape, dtype=log_alpha.dtype, device=log_alpha.device)
+        u = u.clamp_(1e-6, 1 - 1e-6)
+        s = torch.sigmoid((torch.log(u) - torch.log1p(-u) - log_alpha) / self.beta)
         return torch.clamp(s * (self.zeta - self.gamma) + self.gamma, 0.0, 1.0)
 
     @property
@@ -148,7 +156,20 @@ class LinearL0(BaseARD, SparsityStats, _RealLinear):
         return _weight_counts(self, 1 - self.relevance(hard=hard))
 
     def forward(self, input):
-        return self._dense_forward(input, weight=self.weight * self.gate(), bias=self.bias)
+        if not self.training or self.group is None:
+            # gates of single weights are drawn once per call: per example
+            # they would make a weight matrix per example
+            return self._dense_forward(input, weight=self.weight * self.gate(), bias=self.bias)
+        # grouped gates are drawn per example (per row of the input), as
+        # Louizos et al. do: a gate of an input feature scales that feature,
+        # one of an output feature scales that output before the bias
+        rows = input.shape[:-1]
+        if self.group == "input":
+            gates = self._sample_gates(self.log_alpha[0], (*rows, self.in_features))
+            return self._dense_forward(input * gates, weight=self.weight, bias=self.bias)
+        gates = self._sample_gates(self.log_alpha[:, 0], (*rows, self.out_features))
+        output = self._dense_forward(input, weight=self.weight, bias=None) * gates
+        return output if self.bias is None else output + self.bias
 
     def extra_repr(self):
         return super().extra_repr() + ("" if self.group is None else f", group={self.group!r}")
