@@ -44,6 +44,24 @@ def check_positive(value, name, where):
     return value
 
 
+def check_weights(where, **weights):
+    """Raise a ``ValueError`` unless every keyword is a real number ``>= 0``."""
+    for name, value in weights.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+            raise ValueError(f"{_prefix(where)}`{name}` must be a number >= 0, got {value!r}")
+
+
+def check_ssim_options(window_size, sigma, data_range, k1, k2, where):
+    """Raise a ``ValueError`` unless the options of :func:`ssim_loss` are in range."""
+    if (isinstance(window_size, bool) or not isinstance(window_size, int)
+            or window_size < 1 or window_size % 2 == 0):
+        raise ValueError(
+            f"{_prefix(where)}`window_size` must be an odd positive int, got {window_size!r}"
+        )
+    for name, value in (("sigma", sigma), ("data_range", data_range), ("k1", k1), ("k2", k2)):
+        check_positive(value, name, where)
+
+
 def _checked_pair(input, target, reduction, where):
     checked_cplx(input, "input", where=where)
     checked_cplx(target, "target", where=where)
@@ -338,9 +356,7 @@ def phase_aware_loss(input, target, modulus_weight=1.0, phase_weight=1.0, reduct
     """
     where = "phase_aware_loss"
     _checked_pair(input, target, reduction, where)
-    for name, value in (("modulus_weight", modulus_weight), ("phase_weight", phase_weight)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
-            raise ValueError(f"{where}: `{name}` must be a number >= 0, got {value!r}")
+    check_weights(where, modulus_weight=modulus_weight, phase_weight=phase_weight)
     size_x, size_y = abs(input), abs(target)
     dot = input.real * target.real + input.imag * target.imag
     product = size_x * size_y
@@ -419,11 +435,7 @@ def ssim_loss(input, target, window_size=11, sigma=1.5, data_range=1.0, k1=0.01,
     """
     where = "ssim_loss"
     _checked_pair(input, target, reduction, where)
-    if (isinstance(window_size, bool) or not isinstance(window_size, int)
-            or window_size < 1 or window_size % 2 == 0):
-        raise ValueError(f"{where}: `window_size` must be an odd positive int, got {window_size!r}")
-    for name, value in (("sigma", sigma), ("data_range", data_range), ("k1", k1), ("k2", k2)):
-        check_positive(value, name, where)
+    check_ssim_options(window_size, sigma, data_range, k1, k2, where)
     if input.dim() != 4 or min(input.shape[-2:]) < window_size:
         raise ValueError(
             f"{where}: `input` must have shape (N, C, H, W) with H and W at least"
