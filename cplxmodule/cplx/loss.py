@@ -442,14 +442,17 @@ def ssim_loss(input, target, window_size=11, sigma=1.5, data_range=1.0, k1=0.01,
             f" `window_size`={window_size}, got {tuple(input.shape)}"
         )
     a, b = abs(input), abs(target)
-    n, channels = a.shape[:2]
-    window = _gaussian_window(window_size, sigma, a.dtype, a.device)
-    # one separable Gaussian filter over the five maps at once
-    maps = torch.stack([a, b, a * a, b * b, a * b]).flatten(1, 2)
-    rows = window.view(1, 1, -1, 1).expand(maps.shape[1], 1, -1, 1)
-    filtered = F.conv2d(maps, rows, groups=maps.shape[1])
-    filtered = F.conv2d(filtered, rows.transpose(2, 3), groups=maps.shape[1])
-    mu_a, mu_b, aa, bb, ab = filtered.unflatten(1, (n, channels))
+    channels = a.shape[1]
+    rows = _gaussian_window(window_size, sigma, a.dtype, a.device).view(1, 1, -1, 1)
+    rows = rows.repeat(channels, 1, 1, 1)
+    columns = rows.transpose(2, 3)
+
+    def blur(image):
+        # the separable Gaussian, one channel at a time; a call per map is
+        # faster than one call on the maps stacked (which costs a copy)
+        return F.conv2d(F.conv2d(image, rows, groups=channels), columns, groups=channels)
+
+    mu_a, mu_b, aa, bb, ab = (blur(m) for m in (a, b, a * a, b * b, a * b))
     c1, c2 = (k1 * data_range) ** 2, (k2 * data_range) ** 2
     mu_ab, mu_aa, mu_bb = mu_a * mu_b, mu_a * mu_a, mu_b * mu_b
     ssim = ((2 * mu_ab + c1) * (2 * (ab - mu_ab) + c2)) / (

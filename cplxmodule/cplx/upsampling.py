@@ -9,10 +9,10 @@ from .tensor import Cplx
 __all__ = ["interpolate"]
 
 
-def _safe_divide(numerator, denominator):
-    """``numerator / denominator``, 0 where the denominator is 0 (gradient included)."""
-    zero = denominator == 0
-    return torch.where(zero, 0, numerator / torch.where(zero, 1, denominator))
+def _reciprocal_or_zero(value):
+    """``1 / value``, and 0 where ``value`` is 0, with a gradient free of NaN there."""
+    zero = value == 0
+    return torch.where(zero, 0, torch.where(zero, 1, value).reciprocal())
 
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
@@ -80,7 +80,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     modulus_out = resize(modulus)
     if mode == "bicubic":
         modulus_out = modulus_out.clamp(min=0)
-    cos = resize(_safe_divide(input.real, modulus))
-    sin = resize(_safe_divide(input.imag, modulus))
-    scale = _safe_divide(modulus_out, abs(Cplx(cos, sin)))
+    inverse = _reciprocal_or_zero(modulus)
+    cos, sin = resize(input.real * inverse), resize(input.imag * inverse)
+    # where the phasors cancel, cos = sin = 0 and so is the output whatever
+    # the divisor: 1 there keeps it finite, with one ``where`` on the large grid
+    norm = abs(Cplx(cos, sin))
+    scale = modulus_out / torch.where(norm == 0, 1, norm)
     return Cplx(cos * scale, sin * scale)
