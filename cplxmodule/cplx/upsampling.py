@@ -82,8 +82,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         modulus_out = modulus_out.clamp(min=0)
     inverse = _reciprocal_or_zero(modulus)
     cos, sin = resize(input.real * inverse), resize(input.imag * inverse)
-    # where the phasors cancel, cos = sin = 0 and so is the output whatever
-    # the divisor: 1 there keeps it finite, with one ``where`` on the large grid
-    norm = abs(Cplx(cos, sin))
-    scale = modulus_out / torch.where(norm == 0, 1, norm)
-    return Cplx(cos * scale, sin * scale)
+    # Where the phasors cancel, cos = sin = 0: any positive divisor gives the
+    # output 0 there, so a clamp (one cheap pass on the large grid) replaces
+    # a test and a ``where``; dividing the parts first keeps each ratio <= 1,
+    # so the product with the modulus cannot overflow.
+    norm = abs(Cplx(cos, sin)).clamp_min(torch.finfo(cos.dtype).tiny)
+    return Cplx(cos / norm * modulus_out, sin / norm * modulus_out)
