@@ -5,6 +5,8 @@ tensors of one shape and returns a real tensor, reduced as torch's losses
 reduce (``reduction="mean"``, ``"sum"`` or ``"none"``).
 """
 
+import inspect
+
 from torch.nn.modules.loss import _Loss
 
 from ... import cplx
@@ -51,10 +53,14 @@ class _CplxLoss(BaseCplxToReal, _Loss):
         return self._loss(input, target, reduction=self.reduction, **options)
 
     def extra_repr(self):
-        options = [f"{name}={getattr(self, name)!r}" for name in self._options]
-        if self.reduction != "mean":
-            options.append(f"reduction={self.reduction!r}")
-        return ", ".join(options)
+        # the settings that differ from the constructor's defaults
+        defaults = inspect.signature(type(self).__init__).parameters
+        names = (*self._options, "reduction")
+        return ", ".join(
+            f"{name}={getattr(self, name)!r}"
+            for name in names
+            if getattr(self, name) != defaults[name].default
+        )
 
 
 _SHAPE = """
