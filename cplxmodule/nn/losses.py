@@ -1,6 +1,6 @@
 """Complex losses, as ``torch.nn``'s: the import path ``cplxmodule.nn.losses``.
 
-The classes live in :mod:`cplxmodule.nn.modules.loss` (as torch's in
+The classes live in ``cplxmodule/nn/modules/loss.py`` (as torch's in
 ``torch/nn/modules/loss.py``) and are also importable from
 :mod:`cplxmodule.nn`; their math is in :mod:`cplxmodule.cplx.loss`.
 """
