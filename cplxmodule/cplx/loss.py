@@ -14,7 +14,13 @@ import math
 import torch
 import torch.nn.functional as F
 
-from ._shared import _prefix, checked_cplx
+from ._shared import (
+    check_positive,
+    check_reduction,
+    check_ssim_options,
+    check_weights,
+    checked_cplx,
+)
 __all__ = [
     "mse_loss",
     "l1_loss",
@@ -24,43 +30,6 @@ __all__ = [
     "phase_aware_loss",
     "ssim_loss",
 ]
-
-REDUCTIONS = ("none", "mean", "sum")
-
-
-def check_reduction(reduction, where):
-    """Raise a ``ValueError`` unless ``reduction`` is one of torch's three."""
-    if not isinstance(reduction, str) or reduction not in REDUCTIONS:
-        raise ValueError(
-            f"{_prefix(where)}`reduction` must be one of {REDUCTIONS}, got {reduction!r}"
-        )
-    return reduction
-
-
-def check_positive(value, name, where):
-    """Raise a ``ValueError`` unless ``value`` is a positive real number."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ValueError(f"{_prefix(where)}`{name}` must be a positive number, got {value!r}")
-    return value
-
-
-def check_weights(where, **weights):
-    """Raise a ``ValueError`` unless every keyword is a real number ``>= 0``."""
-    for name, value in weights.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
-            raise ValueError(f"{_prefix(where)}`{name}` must be a number >= 0, got {value!r}")
-
-
-def check_ssim_options(window_size, sigma, data_range, k1, k2, where):
-    """Raise a ``ValueError`` unless the options of :func:`ssim_loss` are in range."""
-    if (isinstance(window_size, bool) or not isinstance(window_size, int)
-            or window_size < 1 or window_size % 2 == 0):
-        raise ValueError(
-            f"{_prefix(where)}`window_size` must be an odd positive int, got {window_size!r}"
-        )
-    for name, value in (("sigma", sigma), ("data_range", data_range), ("k1", k1), ("k2", k2)):
-        check_positive(value, name, where)
-
 
 def _checked_pair(input, target, reduction, where):
     checked_cplx(input, "input", where=where)
@@ -310,10 +279,11 @@ def log_error_loss(input, target, reduction="mean"):
 
 
 def phase_aware_loss(input, target, modulus_weight=1.0, phase_weight=1.0, reduction="mean"):
-    r"""A modulus term plus a phase term: :math:`\alpha(|x| - |y|)^2 + \beta(1 - \cos(\arg x - \arg y))`.
+    r"""Modulus and phase terms, :math:`\alpha(|x| - |y|)^2 + \beta(1 - \cos\Delta\varphi)`.
 
-    The two weights set how much the magnitude and the phase of the
-    prediction count, which the MSE ties together.
+    Here :math:`\Delta\varphi = \arg x - \arg y`. The two weights set how
+    much the magnitude and the phase of the prediction count, which the
+    MSE ties together.
 
     Parameters
     ----------

@@ -10,8 +10,13 @@ import inspect
 from torch.nn.modules.loss import _Loss
 
 from ... import cplx
-from ...cplx._shared import checked_cplx
-from ...cplx.loss import check_positive, check_reduction, check_ssim_options, check_weights
+from ...cplx._shared import (
+    check_positive,
+    check_reduction,
+    check_ssim_options,
+    check_weights,
+    checked_cplx,
+)
 from .base import BaseCplxToReal
 
 __all__ = [
@@ -71,7 +76,7 @@ _SHAPE = """
 
 
 class CplxMSELoss(_CplxLoss):
-    r"""The mean squared modulus of the error, :math:`|x - y|^2`: the complex :class:`torch.nn.MSELoss`.
+    r"""The mean squared modulus of the error, :math:`|x - y|^2` (complex ``MSELoss``).
 
     As :math:`|e|^2 = (\operatorname{Re} e)^2 + (\operatorname{Im} e)^2`,
     it is also the sum of torch's real MSE on the two parts: the complex
@@ -237,7 +242,7 @@ class CplxLogErrorLoss(_CplxLoss):
 
 
 class CplxPhaseAwareLoss(_CplxLoss):
-    r"""A weighted modulus term plus a phase term: :math:`\alpha(|x| - |y|)^2 + \beta(1 - \cos\Delta\varphi)`.
+    r"""Modulus and phase terms, :math:`\alpha(|x| - |y|)^2 + \beta(1 - \cos\Delta\varphi)`.
 
     :math:`\Delta\varphi = \arg x - \arg y`; the phase term is smooth and
     periodic, :math:`0` for equal phases and :math:`2` for opposite ones,

@@ -163,9 +163,13 @@ class _PoolMixin:
         return self._op(input, *(getattr(self, name) for name in self._arguments))
 
 
-_SHAPE = {1: ("L", "L_{out}"), 2: ("H, W", "H_{out}, W_{out}"), 3: ("D, H, W", "D_{out}, H_{out}, W_{out}")}
+_SHAPE = {
+    1: ("L", "L_{out}"),
+    2: ("H, W", "H_{out}, W_{out}"),
+    3: ("D, H, W", "D_{out}, H_{out}, W_{out}"),
+}
 
-_ADAPTIVE_MAX_DOC = r"""Complex {n}d adaptive max pooling: each window yields its element of largest modulus.
+_ADAPTIVE_MAX_DOC = r"""Complex {n}d adaptive max pooling: in each window, the element of largest |z|.
 
     The windows are those of :class:`torch.nn.AdaptiveMaxPool{n}d`, which
     splits the input into ``output_size`` nearly equal, possibly overlapping
