@@ -169,7 +169,7 @@ _SHAPE = {
     3: ("D, H, W", "D_{out}, H_{out}, W_{out}"),
 }
 
-_ADAPTIVE_MAX_DOC = r"""Complex {n}d adaptive max pooling: in each window, the element of largest |z|.
+_ADAPTIVE_MAX_DOC = r"""Complex {n}d adaptive max pooling by modulus.
 
     The windows are those of :class:`torch.nn.AdaptiveMaxPool{n}d`, which
     splits the input into ``output_size`` nearly equal, possibly overlapping
