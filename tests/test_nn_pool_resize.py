@@ -240,6 +240,18 @@ def test_upsample_polar_bicubic_keeps_modulus_nonnegative_and_zero_where_undefin
     assert not zero.real.any() and not zero.imag.any()
 
 
+def test_upsample_polar_gradient_is_finite_on_zeros():
+    # zero padding and masked inputs hold exact zeros, where the phase is undefined
+    native = native_randn(1, 2, 4, 4)
+    native[..., :2, :] = 0
+    re, im = (part.clone().requires_grad_() for part in (native.real, native.imag))
+    out = cnn.CplxUpsample(scale_factor=2, mode="bilinear", polar=True)(Cplx(re, im))
+    (out.real.sum() + out.imag.sum()).backward()
+    assert torch.isfinite(re.grad).all() and torch.isfinite(im.grad).all()
+    # and the output is zero where it interpolates zeros only
+    assert not out.real[..., :2, :].any() and not out.imag[..., :2, :].any()
+
+
 def test_upsample_rejects_wrong_input():
     layer = cnn.CplxUpsample(scale_factor=2)
     with pytest.raises(ValueError, match=r"CplxUpsample: `input` must have shape \(N, C, L\)"):
