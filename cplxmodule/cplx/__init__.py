@@ -8,7 +8,8 @@ complex layouts), :mod:`~cplxmodule.cplx.creation` (random tensors),
 :mod:`~cplxmodule.cplx.shape` (joining, splitting, squeezing),
 :mod:`~cplxmodule.cplx.elementwise`, :mod:`~cplxmodule.cplx.linalg` (linear
 maps, einsum and the complex-product strategies), :mod:`~cplxmodule.cplx.conv`,
-:mod:`~cplxmodule.cplx.pooling`, :mod:`~cplxmodule.cplx.normalization` and
+:mod:`~cplxmodule.cplx.pooling`, :mod:`~cplxmodule.cplx.upsampling`,
+:mod:`~cplxmodule.cplx.loss`, :mod:`~cplxmodule.cplx.normalization` and
 :mod:`~cplxmodule.cplx.dropout`; everything is importable from here.
 """
 
@@ -28,6 +29,10 @@ from .conv import *  # noqa: F401,F403
 from .conv import __all__ as _conv_all
 from .pooling import *  # noqa: F401,F403
 from .pooling import __all__ as _pooling_all
+from .upsampling import *  # noqa: F401,F403
+from .upsampling import __all__ as _upsampling_all
+from .loss import *  # noqa: F401,F403
+from .loss import __all__ as _loss_all
 from .normalization import *  # noqa: F401,F403
 from .normalization import __all__ as _normalization_all
 from .dropout import *  # noqa: F401,F403
@@ -47,6 +52,8 @@ __all__ = (
     + _linalg_all
     + _conv_all
     + _pooling_all
+    + _upsampling_all
+    + _loss_all
     + _normalization_all
     + _dropout_all
     + _compat_all

@@ -222,3 +222,41 @@ def doc_kwargs(n):
         n=n, dims=_DIMS[n][0], kdims=_DIMS[n][1], example=sizes(8),
         kexample=sizes(3), texample=sizes(17), pexample=sizes(4),
     )
+
+
+# --- losses -------------------------------------------------------------------
+REDUCTIONS = ("none", "mean", "sum")
+
+
+def check_reduction(reduction, where):
+    """Raise a ``ValueError`` unless ``reduction`` is one of torch's three."""
+    if not isinstance(reduction, str) or reduction not in REDUCTIONS:
+        raise ValueError(
+            f"{_prefix(where)}`reduction` must be one of {REDUCTIONS}, got {reduction!r}"
+        )
+    return reduction
+
+
+def check_positive(value, name, where):
+    """Raise a ``ValueError`` unless ``value`` is a positive real number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"{_prefix(where)}`{name}` must be a positive number, got {value!r}")
+    return value
+
+
+def check_weights(where, **weights):
+    """Raise a ``ValueError`` unless every keyword is a real number ``>= 0``."""
+    for name, value in weights.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+            raise ValueError(f"{_prefix(where)}`{name}` must be a number >= 0, got {value!r}")
+
+
+def check_ssim_options(window_size, sigma, data_range, k1, k2, where):
+    """Raise a ``ValueError`` unless the options of :func:`ssim_loss` are in range."""
+    if (isinstance(window_size, bool) or not isinstance(window_size, int)
+            or window_size < 1 or window_size % 2 == 0):
+        raise ValueError(
+            f"{_prefix(where)}`window_size` must be an odd positive int, got {window_size!r}"
+        )
+    for name, value in (("sigma", sigma), ("data_range", data_range), ("k1", k1), ("k2", k2)):
+        check_positive(value, name, where)

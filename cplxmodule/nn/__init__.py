@@ -5,6 +5,6 @@ from .modules import __all__ as _modules_all
 from .parallel import *  # noqa: F401,F403
 from .parallel import __all__ as _parallel_all
 from .cache import cached
-from . import init
+from . import init, losses
 
-__all__ = _modules_all + _parallel_all + ["cached", "init"]
+__all__ = _modules_all + _parallel_all + ["cached", "init", "losses"]

@@ -11,6 +11,9 @@ from .batchnorm import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
+from .upsampling import *  # noqa: F401,F403
+from .flatten import *  # noqa: F401,F403
+from .loss import *  # noqa: F401,F403
 from .native import *  # noqa: F401,F403
 from . import (
     parameter,
@@ -24,6 +27,9 @@ from . import (
     normalization,
     dropout,
     pooling,
+    upsampling,
+    flatten,
+    loss,
     native,
     extra,
 )
@@ -42,6 +48,9 @@ __all__ = [
         normalization,
         dropout,
         pooling,
+        upsampling,
+        flatten,
+        loss,
         native,
     )
     for name in module.__all__

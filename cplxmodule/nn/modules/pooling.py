@@ -1,10 +1,26 @@
-"""Complex max pooling by modulus."""
+"""Complex pooling: (adaptive) max pooling by modulus, (adaptive) average pooling."""
 
+import torch
 
 from ... import cplx
+from ...cplx._shared import check_spatial_dims
 from .base import CplxToCplx, _check_cplx
 
-__all__ = ["CplxMaxPoolNd", "CplxMaxPool1d", "CplxMaxPool2d", "CplxMaxPool3d"]
+__all__ = [
+    "CplxMaxPoolNd",
+    "CplxMaxPool1d",
+    "CplxMaxPool2d",
+    "CplxMaxPool3d",
+    "CplxAdaptiveMaxPool1d",
+    "CplxAdaptiveMaxPool2d",
+    "CplxAdaptiveMaxPool3d",
+    "CplxAvgPool1d",
+    "CplxAvgPool2d",
+    "CplxAvgPool3d",
+    "CplxAdaptiveAvgPool1d",
+    "CplxAdaptiveAvgPool2d",
+    "CplxAdaptiveAvgPool3d",
+]
 
 
 class CplxMaxPoolNd(CplxToCplx):
@@ -129,3 +145,197 @@ class CplxMaxPool3d(CplxMaxPoolNd):
         n=3, example="1, 3, 4, 8, 8", pooled="1, 3, 2, 4, 4"
     )
     _max_pool = staticmethod(cplx.max_pool3d)
+
+
+class _PoolMixin:
+    """``forward`` of the pooling layers built on torch's: the layer's checks, then ``_op``.
+
+    ``_n`` is the number of spatial dimensions; ``_arguments`` the names of
+    the torch layer's attributes that the functional op ``_op`` takes after
+    the input. Goes before torch's pooling layer in the bases.
+    """
+
+    _n, _op, _arguments = None, None, ()
+
+    def forward(self, input):
+        _check_cplx(self, input)
+        check_spatial_dims(input, self._n, self._get_name())
+        return self._op(input, *(getattr(self, name) for name in self._arguments))
+
+
+_SHAPE = {
+    1: ("L", "L_{out}"),
+    2: ("H, W", "H_{out}, W_{out}"),
+    3: ("D, H, W", "D_{out}, H_{out}, W_{out}"),
+}
+
+_ADAPTIVE_MAX_DOC = r"""Complex {n}d adaptive max pooling by modulus.
+
+    The windows are those of :class:`torch.nn.AdaptiveMaxPool{n}d`, which
+    splits the input into ``output_size`` nearly equal, possibly overlapping
+    ranges along each dimension; each yields its element of largest
+    :math:`|z|`, whole, so the phase is kept. The arguments are those of
+    :class:`torch.nn.AdaptiveMaxPool{n}d`; see
+    :func:`cplxmodule.cplx.adaptive_max_pool{n}d`.
+
+    Parameters
+    ----------
+    output_size : int or tuple of int
+        The output's spatial size (``None`` keeps the input's along a dimension).
+    return_indices : bool
+        Also return the indices of the selected elements, flat within each
+        plane (sample and channel), as :func:`torch.nn.functional.max_unpool{n}d` takes.
+
+    Shape
+    -----
+    - Input: ``(N, C, {dims})`` or ``(C, {dims})``.
+    - Output: ``(N, C, {out})`` or ``(C, {out})``, with ``{out}`` = ``output_size``.
+
+    Raises
+    ------
+    TypeError
+        If the input is not a :class:`~cplxmodule.cplx.Cplx`.
+    ValueError
+        If the input has the wrong number of dimensions.
+
+    Examples
+    --------
+    >>> pool = CplxAdaptiveMaxPool{n}d(2, return_indices=True)
+    >>> out, indices = pool(cplx.randn({example}))
+    >>> out.shape, indices.shape
+    (torch.Size([{pooled}]), torch.Size([{pooled}]))
+    """
+
+_AVG_DOC = r"""Complex {n}d average pooling: the mean of each window.
+
+    The mean is linear, so it is taken part by part. The arguments are
+    those of :class:`torch.nn.AvgPool{n}d`; see :func:`cplxmodule.cplx.avg_pool{n}d`.
+
+    Parameters
+    ----------
+    kernel_size : int or tuple of int
+        The size of the window.
+    stride : int or tuple of int, optional
+        The stride of the window; ``kernel_size`` by default.
+    padding : int or tuple of int
+        Implicit zero padding on both sides.
+    ceil_mode : bool
+        Use ceil instead of floor for the output shape.
+    count_include_pad : bool
+        Count the zero padding in the mean's divisor.{divisor}
+
+    Shape
+    -----
+    - Input: ``(N, C, {dims})`` or ``(C, {dims})``.
+    - Output: ``(N, C, {out})`` or ``(C, {out})``, as for :class:`torch.nn.AvgPool{n}d`.
+
+    Raises
+    ------
+    TypeError
+        If the input is not a :class:`~cplxmodule.cplx.Cplx`.
+    ValueError
+        If the input has the wrong number of dimensions.
+
+    Examples
+    --------
+    >>> pool = CplxAvgPool{n}d(2)
+    >>> pool(cplx.randn({example})).shape
+    torch.Size([{halved}])
+    """
+
+_ADAPTIVE_AVG_DOC = r"""Complex {n}d adaptive average pooling: the mean of each window.
+
+    The windows are those of :class:`torch.nn.AdaptiveAvgPool{n}d` for the
+    requested ``output_size``; the mean is linear, so it is taken part by
+    part. See :func:`cplxmodule.cplx.adaptive_avg_pool{n}d`.
+
+    Parameters
+    ----------
+    output_size : int or tuple of int
+        The output's spatial size (``None`` keeps the input's along a dimension).
+
+    Shape
+    -----
+    - Input: ``(N, C, {dims})`` or ``(C, {dims})``.
+    - Output: ``(N, C, {out})`` or ``(C, {out})``, with ``{out}`` = ``output_size``.
+
+    Raises
+    ------
+    TypeError
+        If the input is not a :class:`~cplxmodule.cplx.Cplx`.
+    ValueError
+        If the input has the wrong number of dimensions.
+
+    Examples
+    --------
+    >>> pool = CplxAdaptiveAvgPool{n}d(2)
+    >>> pool(cplx.randn({example})).shape
+    torch.Size([{pooled}])
+    """
+
+_DIVISOR = """
+    divisor_override : int, optional
+        The divisor of every window's sum, instead of the window's size."""
+
+
+def _doc(template, n):
+    example = {1: "1, 3, 8", 2: "1, 3, 8, 8", 3: "1, 3, 4, 8, 8"}[n]
+    halved = {1: "1, 3, 4", 2: "1, 3, 4, 4", 3: "1, 3, 2, 4, 4"}[n]
+    pooled = ", ".join(["1", "3"] + ["2"] * n)
+    return template.format(
+        n=n, dims=_SHAPE[n][0], out=_SHAPE[n][1], example=example, halved=halved,
+        pooled=pooled, divisor="" if n == 1 else _DIVISOR,
+    )
+
+
+class CplxAdaptiveMaxPool1d(_PoolMixin, torch.nn.AdaptiveMaxPool1d, CplxToCplx):
+    __doc__ = _doc(_ADAPTIVE_MAX_DOC, 1)
+    _n, _op = 1, staticmethod(cplx.adaptive_max_pool1d)
+    _arguments = ("output_size", "return_indices")
+
+
+class CplxAdaptiveMaxPool2d(_PoolMixin, torch.nn.AdaptiveMaxPool2d, CplxToCplx):
+    __doc__ = _doc(_ADAPTIVE_MAX_DOC, 2)
+    _n, _op = 2, staticmethod(cplx.adaptive_max_pool2d)
+    _arguments = ("output_size", "return_indices")
+
+
+class CplxAdaptiveMaxPool3d(_PoolMixin, torch.nn.AdaptiveMaxPool3d, CplxToCplx):
+    __doc__ = _doc(_ADAPTIVE_MAX_DOC, 3)
+    _n, _op = 3, staticmethod(cplx.adaptive_max_pool3d)
+    _arguments = ("output_size", "return_indices")
+
+
+_AVG_ARGUMENTS = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad")
+
+
+class CplxAvgPool1d(_PoolMixin, torch.nn.AvgPool1d, CplxToCplx):
+    __doc__ = _doc(_AVG_DOC, 1)
+    _n, _op, _arguments = 1, staticmethod(cplx.avg_pool1d), _AVG_ARGUMENTS
+
+
+class CplxAvgPool2d(_PoolMixin, torch.nn.AvgPool2d, CplxToCplx):
+    __doc__ = _doc(_AVG_DOC, 2)
+    _n, _op = 2, staticmethod(cplx.avg_pool2d)
+    _arguments = _AVG_ARGUMENTS + ("divisor_override",)
+
+
+class CplxAvgPool3d(_PoolMixin, torch.nn.AvgPool3d, CplxToCplx):
+    __doc__ = _doc(_AVG_DOC, 3)
+    _n, _op = 3, staticmethod(cplx.avg_pool3d)
+    _arguments = _AVG_ARGUMENTS + ("divisor_override",)
+
+
+class CplxAdaptiveAvgPool1d(_PoolMixin, torch.nn.AdaptiveAvgPool1d, CplxToCplx):
+    __doc__ = _doc(_ADAPTIVE_AVG_DOC, 1)
+    _n, _op, _arguments = 1, staticmethod(cplx.adaptive_avg_pool1d), ("output_size",)
+
+
+class CplxAdaptiveAvgPool2d(_PoolMixin, torch.nn.AdaptiveAvgPool2d, CplxToCplx):
+    __doc__ = _doc(_ADAPTIVE_AVG_DOC, 2)
+    _n, _op, _arguments = 2, staticmethod(cplx.adaptive_avg_pool2d), ("output_size",)
+
+
+class CplxAdaptiveAvgPool3d(_PoolMixin, torch.nn.AdaptiveAvgPool3d, CplxToCplx):
+    __doc__ = _doc(_ADAPTIVE_AVG_DOC, 3)
+    _n, _op, _arguments = 3, staticmethod(cplx.adaptive_avg_pool3d), ("output_size",)

@@ -1,0 +1,431 @@
+r"""Complex losses: real-valued measures of the error between two complex tensors.
+
+Each takes a prediction ``input`` and a ``target``, both :class:`Cplx` of
+the same shape, computes a loss per element from the complex error
+:math:`e = x - y` (or from the moduli and phases of :math:`x` and
+:math:`y`), and reduces it as torch's losses do: ``reduction="mean"``
+(the default), ``"sum"`` or ``"none"``. The modulus is computed on the two
+real parts, never through torch's native complex dtype, so every loss
+compiles with inductor and exports.
+"""
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from ._shared import (
+    check_positive,
+    check_reduction,
+    check_ssim_options,
+    check_weights,
+    checked_cplx,
+)
+__all__ = [
+    "mse_loss",
+    "l1_loss",
+    "cauchy_loss",
+    "log_cosh_loss",
+    "log_error_loss",
+    "phase_aware_loss",
+    "ssim_loss",
+]
+
+def _checked_pair(input, target, reduction, where):
+    checked_cplx(input, "input", where=where)
+    checked_cplx(target, "target", where=where)
+    if input.shape != target.shape:
+        raise ValueError(
+            f"{where}: `target` must have the shape of `input`, {tuple(input.shape)},"
+            f" got {tuple(target.shape)}"
+        )
+    check_reduction(reduction, where)
+    return input, target
+
+
+def _reduce(loss, reduction):
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+def _squared_error(input, target):
+    re, im = input.real - target.real, input.imag - target.imag
+    return re * re + im * im
+
+
+def mse_loss(input, target, reduction="mean"):
+    r"""The mean squared modulus of the error, :math:`|x - y|^2`.
+
+    Parameters
+    ----------
+    input, target : Cplx
+        The prediction and the target, of the same shape.
+    reduction : {"mean", "sum", "none"}
+        As for :func:`torch.nn.functional.mse_loss`.
+
+    Returns
+    -------
+    torch.Tensor
+        A real scalar, or the loss per element with ``reduction="none"``.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` or ``target`` is not a :class:`Cplx`.
+    ValueError
+        If the shapes differ or ``reduction`` is unknown.
+
+    Notes
+    -----
+    :math:`|e|^2 = (\operatorname{Re} e)^2 + (\operatorname{Im} e)^2`: the
+    complex loss and the sum of torch's real MSE on each part are one and
+    the same, so there is no separate split form. It is twice
+    :func:`torch.nn.functional.mse_loss` on the two parts taken as real
+    elements (e.g. on :func:`torch.view_as_real` of a native tensor).
+
+    Examples
+    --------
+    >>> x = Cplx(torch.tensor([1.0, 0.0]), torch.tensor([0.0, 2.0]))
+    >>> cplx.mse_loss(x, Cplx.zeros(2)), cplx.mse_loss(x, Cplx.zeros(2), reduction="none")
+    (tensor(2.5000), tensor([1., 4.]))
+    """
+    _checked_pair(input, target, reduction, "mse_loss")
+    return _reduce(_squared_error(input, target), reduction)
+
+
+def l1_loss(input, target, reduction="mean", split=False):
+    r"""The mean modulus of the error, :math:`|x - y|`, or its split form.
+
+    Parameters
+    ----------
+    input, target : Cplx
+        The prediction and the target, of the same shape.
+    reduction : {"mean", "sum", "none"}
+        As for :func:`torch.nn.functional.l1_loss`.
+    split : bool, default False
+        Use :math:`|\operatorname{Re} e| + |\operatorname{Im} e|` (the
+        sum of torch's real L1 loss on each part, the :math:`\ell^1` norm of
+        the error as a point of the plane) instead of :math:`|e|`.
+
+    Returns
+    -------
+    torch.Tensor
+        A real scalar, or the loss per element with ``reduction="none"``.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` or ``target`` is not a :class:`Cplx`.
+    ValueError
+        If the shapes differ or ``reduction`` is unknown.
+
+    Notes
+    -----
+    The modulus form is rotation invariant (it depends on the error's size,
+    not its direction) and is what :func:`torch.nn.functional.l1_loss`
+    computes on native complex tensors; the split form penalises an error
+    along a diagonal up to :math:`\sqrt 2` times more than one along an axis.
+
+    Examples
+    --------
+    >>> x = Cplx(torch.tensor([3.0]), torch.tensor([-4.0]))
+    >>> cplx.l1_loss(x, Cplx.zeros(1)), cplx.l1_loss(x, Cplx.zeros(1), split=True)
+    (tensor(5.), tensor(7.))
+    """
+    _checked_pair(input, target, reduction, "l1_loss")
+    error = input - target
+    loss = error.real.abs() + error.imag.abs() if split else abs(error)
+    return _reduce(loss, reduction)
+
+
+def cauchy_loss(input, target, c=1.0, reduction="mean"):
+    r"""The Cauchy (Lorentzian) loss of the error, :math:`\frac{c^2}{2}\log(1 + |x - y|^2 / c^2)`.
+
+    Close to :math:`|e|^2 / 2` for small errors, it grows only
+    logarithmically for large ones, so outliers weigh little.
+
+    Parameters
+    ----------
+    input, target : Cplx
+        The prediction and the target, of the same shape.
+    c : float, default 1.0
+        The scale of the error beyond which the loss flattens.
+    reduction : {"mean", "sum", "none"}
+        As for torch's losses.
+
+    Returns
+    -------
+    torch.Tensor
+        A real scalar, or the loss per element with ``reduction="none"``.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` or ``target`` is not a :class:`Cplx`.
+    ValueError
+        If the shapes differ, ``c`` is not positive or ``reduction`` is unknown.
+
+    Examples
+    --------
+    >>> x = Cplx(torch.tensor([0.0]), torch.tensor([1.0]))
+    >>> cplx.cauchy_loss(x, Cplx.zeros(1))  # log(2) / 2
+    tensor(0.3466)
+    """
+    _checked_pair(input, target, reduction, "cauchy_loss")
+    check_positive(c, "c", "cauchy_loss")
+    loss = torch.log1p(_squared_error(input, target) / (c * c)) * (c * c / 2)
+    return _reduce(loss, reduction)
+
+
+def log_cosh_loss(input, target, reduction="mean"):
+    r"""The log-cosh loss of the error's modulus, :math:`\log\cosh|x - y|`.
+
+    Close to :math:`|e|^2 / 2` for small errors and to
+    :math:`|e| - \log 2` for large ones: smooth like the MSE, robust like
+    the L1 loss.
+
+    Parameters
+    ----------
+    input, target : Cplx
+        The prediction and the target, of the same shape.
+    reduction : {"mean", "sum", "none"}
+        As for torch's losses.
+
+    Returns
+    -------
+    torch.Tensor
+        A real scalar, or the loss per element with ``reduction="none"``.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` or ``target`` is not a :class:`Cplx`.
+    ValueError
+        If the shapes differ or ``reduction`` is unknown.
+
+    Notes
+    -----
+    Computed as :math:`a + \operatorname{softplus}(-2a) - \log 2` with
+    :math:`a = |e|`, which does not overflow where :math:`\cosh a` would.
+
+    Examples
+    --------
+    >>> x = Cplx(torch.tensor([0.0, 600.0]), torch.tensor([1.0, 800.0]))
+    >>> loss = cplx.log_cosh_loss(x, Cplx.zeros(2), reduction="none")
+    >>> [round(value, 3) for value in loss.tolist()]  # log(cosh(1)), 1000 - log(2)
+    [0.434, 999.307]
+    """
+    _checked_pair(input, target, reduction, "log_cosh_loss")
+    size = abs(input - target)
+    loss = size + F.softplus(-2 * size) - math.log(2)
+    return _reduce(loss, reduction)
+
+
+def log_error_loss(input, target, reduction="mean"):
+    r"""The squared modulus of the difference of the logarithms, :math:`|\log x - \log y|^2`.
+
+    With principal logarithms it is
+    :math:`(\log|x| - \log|y|)^2 + (\arg x - \arg y)^2`: a relative error
+    of the modulus plus the squared difference of the phases, as used to
+    train fully complex-valued networks (Savitha et al.; Hirose 2012).
+
+    Parameters
+    ----------
+    input, target : Cplx
+        The prediction and the target, of the same shape, nonzero.
+    reduction : {"mean", "sum", "none"}
+        As for torch's losses.
+
+    Returns
+    -------
+    torch.Tensor
+        A real scalar, or the loss per element with ``reduction="none"``;
+        infinite where ``input`` or ``target`` is zero.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` or ``target`` is not a :class:`Cplx`.
+    ValueError
+        If the shapes differ or ``reduction`` is unknown.
+
+    Notes
+    -----
+    The phase difference is that of the principal arguments, in
+    :math:`(-2\pi, 2\pi)`, as the formula defines it: phases on either
+    side of :math:`\pm\pi` count as far apart. :func:`phase_aware_loss`
+    measures the phase the short way round.
+
+    References
+    ----------
+    R. Savitha, S. Suresh, N. Sundararajan and P. Saratchandran, "A new
+    learning algorithm with logarithmic performance index for complex-valued
+    neural networks", Neurocomputing 72 (2009).
+    A. Hirose, "Complex-Valued Neural Networks", 2nd ed., Springer, 2012.
+
+    Examples
+    --------
+    >>> x = Cplx(torch.tensor([0.0]), torch.tensor([1.0]))
+    >>> cplx.log_error_loss(x, Cplx.ones(1))  # (pi/2)^2
+    tensor(2.4674)
+    """
+    _checked_pair(input, target, reduction, "log_error_loss")
+    modulus = torch.log(abs(input)) - torch.log(abs(target))
+    phase = input.angle - target.angle
+    return _reduce(modulus * modulus + phase * phase, reduction)
+
+
+def phase_aware_loss(input, target, modulus_weight=1.0, phase_weight=1.0, reduction="mean"):
+    r"""Modulus and phase terms, :math:`\alpha(|x| - |y|)^2 + \beta(1 - \cos\Delta\varphi)`.
+
+    Here :math:`\Delta\varphi = \arg x - \arg y`. The two weights set how
+    much the magnitude and the phase of the prediction count, which the
+    MSE ties together.
+
+    Parameters
+    ----------
+    input, target : Cplx
+        The prediction and the target, of the same shape.
+    modulus_weight : float, default 1.0
+        The weight :math:`\alpha \geq 0` of the squared modulus error.
+    phase_weight : float, default 1.0
+        The weight :math:`\beta \geq 0` of the phase error.
+    reduction : {"mean", "sum", "none"}
+        As for torch's losses.
+
+    Returns
+    -------
+    torch.Tensor
+        A real scalar, or the loss per element with ``reduction="none"``.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` or ``target`` is not a :class:`Cplx`.
+    ValueError
+        If the shapes differ, a weight is negative or ``reduction`` is unknown.
+
+    Notes
+    -----
+    The phase term is :math:`1 - \operatorname{Re}(x\bar y) / (|x||y|)`:
+    :math:`0` for equal phases, :math:`2` for opposite ones, smooth and
+    periodic (no jump at :math:`\pm\pi`), and close to
+    :math:`\Delta\varphi^2 / 2` for small differences. Where :math:`x` or
+    :math:`y` is zero the phase is undefined and the term is :math:`0`.
+
+    Examples
+    --------
+    >>> x = Cplx(torch.tensor([0.0]), torch.tensor([2.0]))
+    >>> cplx.phase_aware_loss(x, Cplx.ones(1))  # (2 - 1)^2 + (1 - cos(pi/2))
+    tensor(2.)
+    >>> cplx.phase_aware_loss(x, Cplx.ones(1), phase_weight=0.0)
+    tensor(1.)
+    """
+    where = "phase_aware_loss"
+    _checked_pair(input, target, reduction, where)
+    check_weights(where, modulus_weight=modulus_weight, phase_weight=phase_weight)
+    size_x, size_y = abs(input), abs(target)
+    dot = input.real * target.real + input.imag * target.imag
+    product = size_x * size_y
+    defined = product > 0
+    # the division only where it is defined, so that no NaN reaches the gradient
+    cos = torch.where(defined, dot / torch.where(defined, product, 1), 1)
+    difference = size_x - size_y
+    loss = modulus_weight * difference * difference + phase_weight * (1 - cos)
+    return _reduce(loss, reduction)
+
+
+def _gaussian_window(size, sigma, dtype, device):
+    position = torch.arange(size, dtype=dtype, device=device) - (size - 1) / 2
+    window = torch.exp(-(position * position) / (2 * sigma * sigma))
+    return window / window.sum()
+
+
+def ssim_loss(input, target, window_size=11, sigma=1.5, data_range=1.0, k1=0.01, k2=0.03,
+              reduction="mean"):
+    r"""One minus the structural similarity (SSIM) of the moduli :math:`|x|` and :math:`|y|`.
+
+    SSIM (Wang et al. 2004) compares local means, variances and the
+    covariance of two images in a Gaussian window:
+
+    .. math::
+
+        \mathrm{SSIM} = \frac{(2\mu_a\mu_b + C_1)(2\sigma_{ab} + C_2)}
+                             {(\mu_a^2 + \mu_b^2 + C_1)(\sigma_a^2 + \sigma_b^2 + C_2)},
+        \quad C_1 = (k_1 L)^2,\ C_2 = (k_2 L)^2,
+
+    here of :math:`a = |x|` and :math:`b = |y|`, each channel on its own,
+    at every position where the window fits inside the image (no padding).
+    The loss is :math:`1 - \mathrm{SSIM}`.
+
+    Parameters
+    ----------
+    input, target : Cplx
+        The prediction and the target, of shape ``(N, C, H, W)``.
+    window_size : int, default 11
+        The side of the Gaussian window, odd.
+    sigma : float, default 1.5
+        The standard deviation of the Gaussian window, in pixels.
+    data_range : float, default 1.0
+        The range :math:`L` of the moduli (e.g. 1 for images in [0, 1]).
+    k1, k2 : float
+        The stabilising constants of :math:`C_1` and :math:`C_2`.
+    reduction : {"mean", "sum", "none"}
+        ``"mean"`` gives one minus the mean SSIM; ``"none"`` the map
+        :math:`1 - \mathrm{SSIM}` of shape ``(N, C, H - w + 1, W - w + 1)``.
+
+    Returns
+    -------
+    torch.Tensor
+
+    Raises
+    ------
+    TypeError
+        If ``input`` or ``target`` is not a :class:`Cplx`.
+    ValueError
+        If the shapes differ or are not ``(N, C, H, W)``, an image is
+        smaller than the window, or an argument is out of its range.
+
+    References
+    ----------
+    Z. Wang, A. C. Bovik, H. R. Sheikh and E. P. Simoncelli, "Image quality
+    assessment: from error visibility to structural similarity", IEEE Trans.
+    Image Processing 13(4), 2004.
+
+    Examples
+    --------
+    >>> x = cplx.randn(2, 3, 16, 16)
+    >>> float(cplx.ssim_loss(x, x)) < 1e-6
+    True
+    >>> cplx.ssim_loss(x, x * 1j, reduction="none").shape  # the phase plays no part
+    torch.Size([2, 3, 6, 6])
+    """
+    where = "ssim_loss"
+    _checked_pair(input, target, reduction, where)
+    check_ssim_options(window_size, sigma, data_range, k1, k2, where)
+    if input.dim() != 4 or min(input.shape[-2:]) < window_size:
+        raise ValueError(
+            f"{where}: `input` must have shape (N, C, H, W) with H and W at least"
+            f" `window_size`={window_size}, got {tuple(input.shape)}"
+        )
+    a, b = abs(input), abs(target)
+    channels = a.shape[1]
+    rows = _gaussian_window(window_size, sigma, a.dtype, a.device).view(1, 1, -1, 1)
+    rows = rows.repeat(channels, 1, 1, 1)
+    columns = rows.transpose(2, 3)
+
+    def blur(image):
+        # the separable Gaussian, one channel at a time; a call per map is
+        # faster than one call on the maps stacked (which costs a copy)
+        return F.conv2d(F.conv2d(image, rows, groups=channels), columns, groups=channels)
+
+    mu_a, mu_b, aa, bb, ab = (blur(m) for m in (a, b, a * a, b * b, a * b))
+    c1, c2 = (k1 * data_range) ** 2, (k2 * data_range) ** 2
+    mu_ab, mu_aa, mu_bb = mu_a * mu_b, mu_a * mu_a, mu_b * mu_b
+    ssim = ((2 * mu_ab + c1) * (2 * (ab - mu_ab) + c2)) / (
+        (mu_aa + mu_bb + c1) * ((aa - mu_aa) + (bb - mu_bb) + c2)
+    )
+    return _reduce(1 - ssim, reduction)

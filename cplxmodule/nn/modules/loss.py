@@ -1,0 +1,346 @@
+"""Complex losses: modules over :mod:`cplxmodule.cplx.loss`, also at :mod:`cplxmodule.nn.losses`.
+
+Each takes the prediction and the target as :class:`~cplxmodule.cplx.Cplx`
+tensors of one shape and returns a real tensor, reduced as torch's losses
+reduce (``reduction="mean"``, ``"sum"`` or ``"none"``).
+"""
+
+import inspect
+
+from torch.nn.modules.loss import _Loss
+
+from ... import cplx
+from ...cplx._shared import (
+    check_positive,
+    check_reduction,
+    check_ssim_options,
+    check_weights,
+    checked_cplx,
+)
+from .base import BaseCplxToReal
+
+__all__ = [
+    "CplxMSELoss",
+    "CplxL1Loss",
+    "CplxCauchyLoss",
+    "CplxLogCoshLoss",
+    "CplxLogErrorLoss",
+    "CplxPhaseAwareLoss",
+    "CplxSSIMLoss",
+]
+
+
+class _CplxLoss(BaseCplxToReal, _Loss):
+    """The base of the complex losses: a checked ``reduction`` and the call of ``_loss``.
+
+    ``_loss`` is the functional loss; ``_options`` the names of the
+    attributes it takes as keywords besides ``reduction``. The legacy
+    ``size_average`` and ``reduce`` arguments of torch's losses are not
+    taken: ``reduction`` says it all.
+    """
+
+    _loss, _options = None, ()
+
+    def __init__(self, reduction="mean"):
+        check_reduction(reduction, type(self).__name__)
+        super().__init__(reduction=reduction)
+
+    def forward(self, input, target):
+        where = self._get_name()
+        checked_cplx(input, "input", where=where)
+        checked_cplx(target, "target", where=where)
+        if input.shape != target.shape:
+            raise ValueError(
+                f"{where}: `target` must have the shape of `input`, {tuple(input.shape)},"
+                f" got {tuple(target.shape)}"
+            )
+        options = {name: getattr(self, name) for name in self._options}
+        return self._loss(input, target, reduction=self.reduction, **options)
+
+    def extra_repr(self):
+        # the settings that differ from the constructor's defaults
+        defaults = inspect.signature(type(self).__init__).parameters
+        names = (*self._options, "reduction")
+        return ", ".join(
+            f"{name}={getattr(self, name)!r}"
+            for name in names
+            if getattr(self, name) != defaults[name].default
+        )
+
+
+_SHAPE = """
+    Shape
+    -----
+    - Input and target: ``(*)``, the same shape.
+    - Output: a scalar; with ``reduction="none"``, ``(*)``."""
+
+
+class CplxMSELoss(_CplxLoss):
+    r"""The mean squared modulus of the error, :math:`|x - y|^2` (complex ``MSELoss``).
+
+    As :math:`|e|^2 = (\operatorname{Re} e)^2 + (\operatorname{Im} e)^2`,
+    it is also the sum of torch's real MSE on the two parts: the complex
+    and the split form coincide. See :func:`cplxmodule.cplx.mse_loss`.
+
+    Parameters
+    ----------
+    reduction : {"mean", "sum", "none"}
+        As for torch's losses.
+    {shape}
+
+    Raises
+    ------
+    ValueError
+        If ``reduction`` is unknown, or the shapes differ in a call.
+    TypeError
+        If the input or the target is not a :class:`~cplxmodule.cplx.Cplx`.
+
+    Examples
+    --------
+    >>> loss = CplxMSELoss()
+    >>> loss(Cplx(torch.tensor([3.0]), torch.tensor([4.0])), Cplx.zeros(1))
+    tensor(25.)
+    """
+
+    _loss = staticmethod(cplx.mse_loss)
+
+
+class CplxL1Loss(_CplxLoss):
+    r"""The mean modulus of the error, :math:`|x - y|`, or the split L1 loss.
+
+    The complex :class:`torch.nn.L1Loss`: the default, :math:`|e|`, is what
+    torch's ``l1_loss`` computes on native complex tensors; ``split=True``
+    gives :math:`|\operatorname{Re} e| + |\operatorname{Im} e|`, the sum of
+    torch's real L1 loss on the two parts. See :func:`cplxmodule.cplx.l1_loss`.
+
+    Parameters
+    ----------
+    reduction : {"mean", "sum", "none"}
+        As for torch's losses.
+    split : bool, default False
+        Sum the absolute errors of the parts instead of taking the modulus
+        of the error.
+    {shape}
+
+    Raises
+    ------
+    ValueError
+        If ``reduction`` is unknown, or the shapes differ in a call.
+    TypeError
+        If the input or the target is not a :class:`~cplxmodule.cplx.Cplx`.
+
+    Examples
+    --------
+    >>> x, y = Cplx(torch.tensor([3.0]), torch.tensor([4.0])), Cplx.zeros(1)
+    >>> CplxL1Loss()(x, y), CplxL1Loss(split=True)(x, y)
+    (tensor(5.), tensor(7.))
+    """
+
+    _loss, _options = staticmethod(cplx.l1_loss), ("split",)
+
+    def __init__(self, reduction="mean", split=False):
+        super().__init__(reduction)
+        self.split = bool(split)
+
+
+class CplxCauchyLoss(_CplxLoss):
+    r"""The Cauchy loss of the error, :math:`\frac{c^2}{2}\log(1 + |x - y|^2 / c^2)`.
+
+    Quadratic for small errors, logarithmic for large ones: robust to
+    outliers. See :func:`cplxmodule.cplx.cauchy_loss`.
+
+    Parameters
+    ----------
+    c : float, default 1.0
+        The scale of the error beyond which the loss flattens.
+    reduction : {"mean", "sum", "none"}
+        As for torch's losses.
+    {shape}
+
+    Raises
+    ------
+    ValueError
+        If ``c`` is not positive or ``reduction`` is unknown, or the shapes
+        differ in a call.
+    TypeError
+        If the input or the target is not a :class:`~cplxmodule.cplx.Cplx`.
+
+    Examples
+    --------
+    >>> loss = CplxCauchyLoss(c=2.0)
+    >>> loss
+    CplxCauchyLoss(c=2.0)
+    >>> loss(Cplx(torch.tensor([0.0]), torch.tensor([2.0])), Cplx.zeros(1))  # 2 log 2
+    tensor(1.3863)
+    """
+
+    _loss, _options = staticmethod(cplx.cauchy_loss), ("c",)
+
+    def __init__(self, c=1.0, reduction="mean"):
+        check_positive(c, "c", type(self).__name__)
+        super().__init__(reduction)
+        self.c = c
+
+
+class CplxLogCoshLoss(_CplxLoss):
+    r"""The log-cosh loss of the error's modulus, :math:`\log\cosh|x - y|`.
+
+    Like the MSE for small errors and the L1 loss for large ones; computed
+    without overflow. See :func:`cplxmodule.cplx.log_cosh_loss`.
+
+    Parameters
+    ----------
+    reduction : {"mean", "sum", "none"}
+        As for torch's losses.
+    {shape}
+
+    Raises
+    ------
+    ValueError
+        If ``reduction`` is unknown, or the shapes differ in a call.
+    TypeError
+        If the input or the target is not a :class:`~cplxmodule.cplx.Cplx`.
+
+    Examples
+    --------
+    >>> CplxLogCoshLoss()(Cplx(torch.tensor([0.0]), torch.tensor([1.0])), Cplx.zeros(1))
+    tensor(0.4338)
+    """
+
+    _loss = staticmethod(cplx.log_cosh_loss)
+
+
+class CplxLogErrorLoss(_CplxLoss):
+    r"""The squared modulus of the difference of the logarithms, :math:`|\log x - \log y|^2`.
+
+    :math:`(\log|x| - \log|y|)^2 + (\arg x - \arg y)^2`: a relative error of
+    the modulus plus a phase error (principal arguments), as in the
+    logarithmic performance index of fully complex-valued networks. See
+    :func:`cplxmodule.cplx.log_error_loss`.
+
+    Parameters
+    ----------
+    reduction : {"mean", "sum", "none"}
+        As for torch's losses.
+    {shape}
+
+    Raises
+    ------
+    ValueError
+        If ``reduction`` is unknown, or the shapes differ in a call.
+    TypeError
+        If the input or the target is not a :class:`~cplxmodule.cplx.Cplx`.
+
+    Examples
+    --------
+    >>> x = Cplx(torch.tensor([torch.e]), torch.tensor([0.0]))
+    >>> CplxLogErrorLoss()(x, Cplx.ones(1))  # (log e - log 1)^2
+    tensor(1.)
+    """
+
+    _loss = staticmethod(cplx.log_error_loss)
+
+
+class CplxPhaseAwareLoss(_CplxLoss):
+    r"""Modulus and phase terms, :math:`\alpha(|x| - |y|)^2 + \beta(1 - \cos\Delta\varphi)`.
+
+    :math:`\Delta\varphi = \arg x - \arg y`; the phase term is smooth and
+    periodic, :math:`0` for equal phases and :math:`2` for opposite ones,
+    and :math:`0` where either value is zero. See
+    :func:`cplxmodule.cplx.phase_aware_loss`.
+
+    Parameters
+    ----------
+    modulus_weight : float, default 1.0
+        The weight :math:`\alpha \geq 0` of the squared modulus error.
+    phase_weight : float, default 1.0
+        The weight :math:`\beta \geq 0` of the phase error.
+    reduction : {"mean", "sum", "none"}
+        As for torch's losses.
+    {shape}
+
+    Raises
+    ------
+    ValueError
+        If a weight is negative or ``reduction`` is unknown, or the shapes
+        differ in a call.
+    TypeError
+        If the input or the target is not a :class:`~cplxmodule.cplx.Cplx`.
+
+    Examples
+    --------
+    >>> loss = CplxPhaseAwareLoss(modulus_weight=0.5, phase_weight=2.0)
+    >>> loss(Cplx(torch.tensor([-3.0]), torch.tensor([0.0])), Cplx.ones(1))  # 0.5 * 4 + 2 * 2
+    tensor(6.)
+    """
+
+    _loss = staticmethod(cplx.phase_aware_loss)
+    _options = ("modulus_weight", "phase_weight")
+
+    def __init__(self, modulus_weight=1.0, phase_weight=1.0, reduction="mean"):
+        check_weights(
+            type(self).__name__, modulus_weight=modulus_weight, phase_weight=phase_weight
+        )
+        super().__init__(reduction)
+        self.modulus_weight, self.phase_weight = modulus_weight, phase_weight
+
+
+class CplxSSIMLoss(_CplxLoss):
+    r"""One minus the structural similarity (SSIM) of the moduli of two complex images.
+
+    SSIM (Wang et al. 2004) of :math:`|x|` and :math:`|y|` in a Gaussian
+    window, per channel, where the window fits in the image; the phase
+    plays no part. See :func:`cplxmodule.cplx.ssim_loss`.
+
+    Parameters
+    ----------
+    window_size : int, default 11
+        The side of the Gaussian window, odd.
+    sigma : float, default 1.5
+        The standard deviation of the window, in pixels.
+    data_range : float, default 1.0
+        The range of the moduli (the :math:`L` of :math:`C_1 = (k_1 L)^2`).
+    k1, k2 : float
+        The stabilising constants, 0.01 and 0.03.
+    reduction : {"mean", "sum", "none"}
+        ``"mean"`` is one minus the mean SSIM; ``"none"`` the map
+        :math:`1 - \mathrm{SSIM}`.
+
+    Shape
+    -----
+    - Input and target: ``(N, C, H, W)``, the same shape, with ``H`` and
+      ``W`` at least ``window_size``.
+    - Output: a scalar; with ``reduction="none"``,
+      ``(N, C, H - window_size + 1, W - window_size + 1)``.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of its range, or in a call the shapes differ
+        or an image is smaller than the window.
+    TypeError
+        If the input or the target is not a :class:`~cplxmodule.cplx.Cplx`.
+
+    Examples
+    --------
+    >>> loss = CplxSSIMLoss(window_size=7)
+    >>> x = cplx.randn(1, 2, 16, 16)
+    >>> float(loss(x, x)) < 1e-6, float(loss(x, Cplx.zeros(1, 2, 16, 16))) > 0.5
+    (True, True)
+    """
+
+    _loss = staticmethod(cplx.ssim_loss)
+    _options = ("window_size", "sigma", "data_range", "k1", "k2")
+
+    def __init__(self, window_size=11, sigma=1.5, data_range=1.0, k1=0.01, k2=0.03,
+                 reduction="mean"):
+        check_ssim_options(window_size, sigma, data_range, k1, k2, type(self).__name__)
+        super().__init__(reduction)
+        self.window_size, self.sigma, self.data_range = window_size, sigma, data_range
+        self.k1, self.k2 = k1, k2
+
+
+for _cls in (CplxMSELoss, CplxL1Loss, CplxCauchyLoss, CplxLogCoshLoss, CplxLogErrorLoss,
+             CplxPhaseAwareLoss):
+    _cls.__doc__ = _cls.__doc__.replace("    {shape}\n", _SHAPE + "\n")
+del _cls
