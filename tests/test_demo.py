@@ -197,6 +197,13 @@ def test_command_line(tmp_path, capsys, keep_threads):
     assert plot.read_bytes().startswith(b"\x89PNG")
 
 
+def test_legend_without_penalty():
+    # a KL weight of 0 has no equivalent ELBO: the legend says so instead of dividing by it
+    from cplxmodule.demo.__main__ import _legend
+
+    assert "no penalty" in _legend(Config(kl_weight=0.0))
+
+
 @pytest.mark.parametrize("argv, name", [(["--epochs", "many"], "--epochs"), (["--kl-weight", "-1"], "--kl-weight")])
 def test_command_line_bad_argument(argv, name, capsys, keep_threads):
     with pytest.raises(SystemExit):

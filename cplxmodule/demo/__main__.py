@@ -116,6 +116,10 @@ def main(argv=None, config=None):
 def _legend(config):
     # what each row and column of the table is, for a reader who has only the output
     n_train, n_test = (n * len(MODULATIONS) for n in (config.n_train, config.n_test))
+    if config.kl_weight > 0:
+        kl = f"the ELBO of {n_train / config.kl_weight:.0f} examples"
+    else:
+        kl = "no penalty, nothing pushes weights out"
     return "\n".join(
         [
             "",
@@ -127,8 +131,8 @@ def _legend(config):
             f" (chance {100 / len(MODULATIONS):.1f} %)",
             "kept         real parameters of the sparsified layers that the masks keep / all of them",
             "compression  all / kept; time: wall-clock time of the stage",
-            f"KL weight    {config.kl_weight:g} per example on {n_train} training examples: the ELBO of"
-            f" {n_train / config.kl_weight:.0f} examples (1 is the ELBO; start there on a task of your own)",
+            f"KL weight    {config.kl_weight:g} per example on {n_train} training examples: {kl}"
+            " (1 is the ELBO; start there on a task of your own)",
         ]
     )
 
