@@ -211,16 +211,6 @@ def test_command_line_bad_argument(argv, name, capsys, keep_threads):
     assert name in capsys.readouterr().err
 
 
-def test_guide_runs():
-    # the guide's examples also run when the docs build (docs/conf.py)
-    import doctest
-    import pathlib
-
-    guide = pathlib.Path(__file__).resolve().parent.parent / "docs" / "guides" / "sparsifying.rst"
-    result = doctest.testfile(str(guide), module_relative=False, optionflags=doctest.ELLIPSIS)
-    assert result.attempted and not result.failed
-
-
 @pytest.mark.skipif(shutil.which("g++") is None, reason="inductor needs a C++ compiler")
 @pytest.mark.parametrize("bayesian", [False, True], ids=["dense", "VD"])
 def test_compiled_model_trains_as_eager(bayesian):
