@@ -64,6 +64,9 @@ html_theme_options = {
     "sidebar_hide_name": False,
     "navigation_with_keys": True,
 }
+# Long code lines wrap instead of hiding behind a scroll bar (see the file).
+html_static_path = ["_static"]
+html_css_files = ["cplxmodule.css"]
 
 # Every reference must resolve, except into packages whose inventories are
 # out of reach offline: torch, numpy, scipy and Python itself.

@@ -93,27 +93,14 @@ def linear(input, weight, bias=None, *, strategy=None):
     its forward (3M's backward has six real products where torch's complex
     one has eight).
 
-    Measured with ``benchmarks/test_bench_products.py`` on a shared 2-core
-    AMD EPYC (torch 2.13, MKL): time of the default over ``F.linear`` on
-    complex64 tensors, best of at least five rounds; forward, and
-    forward + backward::
-
-        (batch, in, out)     1 thread: fwd  fwd+bwd   2 threads: fwd  fwd+bwd
-        (32, 64, 64)              2.72     1.29            3.81     1.76
-        (256, 512, 512)           1.02     0.87            0.84     0.84
-        (64, 1024, 1024)          1.02     0.93            1.17     1.05
-        (4096, 128, 128)          0.96     0.92            0.85     0.94
-        (16, 1024, 1024)          1.16     0.96            1.59     0.78
-
-    Between two runs the same code varies by up to 30% on this machine.
     Gauss's trick saves a quarter of the arithmetic once the products
     dominate, and makes the fewest torch calls at small sizes. With few
-    rows and a large weight, e.g. 16 rows against a 1024 x 1024 weight, the
-    product is bound by reading the weight, which ``"naive"`` does once per
-    part (3M reads it twice, for its sum): there ``"naive"`` is 5-30%
-    faster than ``"3m"``, and 0.8-1.6x native. At the smallest
-    size (15 microseconds native) every strategy's handful of torch calls
-    costs more in dispatch than torch's single complex kernel.
+    rows and a large weight the product is bound by reading the weight,
+    which ``"naive"`` does once per part (3M reads it twice, for its sum).
+    At the smallest sizes every strategy's handful of torch calls costs
+    more in dispatch than torch's single complex kernel. The measurements
+    behind these rules, and how to repeat them on your machine, are in
+    :doc:`/guides/products` (``benchmarks/test_bench_products.py``).
 
     Inside :func:`cplxmodule.nn.cached`, layers pass their weight and bias
     packed: each form a strategy makes of them (the native complex tensor,
@@ -123,24 +110,8 @@ def linear(input, weight, bias=None, *, strategy=None):
     the weight) and ``"cat"`` for a convolution (torch's complex
     convolution is slower than three real ones); above it is ``"3m"`` with
     its sums on the weight, and with autograd always ``"3m"``.
-    The layer's time over torch's complex64 layer (``test_model`` in the
-    same file; best of ten rounds, the range over three or four runs; the
-    forward pass under :func:`torch.inference_mode`; 1 thread in CPU time,
-    2 in wall time)::
-
-                                        fwd, cached      fwd+bwd, cached each step
-        (batch, in, out)             1 thread   2 threads   1 thread   2 threads
-        (32, 64, 64)                 1.28-1.57  1.59-1.94   2.28-2.41  2.58-2.69
-        (256, 512, 512)              0.84-0.96  0.77-0.83   0.76-0.84  0.86-0.90
-        conv2d (8, 16, 32, 32, k=3)  0.47-0.71  0.32-0.91   0.63-0.77  0.60-0.66
-        MLP 256-512-512-8, batch 256 0.79-0.89  0.86-1.02   0.82-1.02  0.96-1.24
-
-    Entering the context at every training step costs a few microseconds,
-    which shows only at the smallest size. There, packing the input and
-    viewing the output's parts are two torch calls around torch's own
-    complex product, which alone makes 1.2-1.35x; the Python of the layer
-    (its one check of the input, the cache lookup, the strategy's dispatch)
-    makes the rest.
+    :doc:`/guides/products` gives the time of whole layers inside
+    :func:`~cplxmodule.nn.cached` against torch's complex layers.
 
     Examples
     --------

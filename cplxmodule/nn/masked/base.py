@@ -41,13 +41,32 @@ class _TwinSignature:
 
 
 class BaseMasked(torch.nn.Module, SparsityStats):
-    r"""The masking mechanism shared by every masked layer.
+    r"""What every masked layer does: compute with its weight times a fixed mask.
 
-    A masked layer is its dense twin plus this base: it multiplies the
-    weight by a fixed, non-trainable ``mask`` before the dense twin's
-    forward entry point sees it. The base works for real weights and for
-    complex (:class:`~cplxmodule.cplx.Cplx`) weights, whose mask is real and
-    has the shape of ``weight.real``.
+    Every masked layer (:class:`LinearMasked`, :class:`CplxConv2dMasked`,
+    ...) is its dense twin plus this base: it takes the twin's arguments,
+    has the twin's state_dict keys plus ``mask``, and computes what the
+    twin computes with ``weight * mask`` as the weight. What you do with one:
+
+    - **Set the mask**: ``layer.mask = t``, any real tensor that broadcasts
+      to the weight's real shape; a complex weight's mask applies to both
+      parts. ``layer.mask = None`` removes it; a forward pass without a mask
+      is an error.
+    - **Convert a whole model**: :func:`to_masked` turns a dense or Bayesian
+      model into its masked twin, with masks from
+      :func:`~cplxmodule.nn.relevance.compute_ard_masks` or
+      :func:`magnitude_masks`; :func:`deploy_masks` sets the masks of a
+      model from a dictionary, :func:`named_masks` lists them.
+    - **Fine-tune**: the masked entries of the weight get no gradient, so
+      the layer trains as if they were not there.
+    - **Count and deploy**: :func:`~cplxmodule.nn.utils.named_sparsity`
+      counts what the masks remove; :func:`compact` builds an inference
+      model without it, and :func:`binarize_masks` folds the masks into a
+      state_dict for the dense model.
+
+    :doc:`/guides/masking` shows each step, and :doc:`/guides/sparsifying`
+    the whole pipeline. The Notes below are for writing a masked layer of
+    your own and for what happens under devices, replication and loading.
 
     Attributes
     ----------
@@ -60,7 +79,7 @@ class BaseMasked(torch.nn.Module, SparsityStats):
 
     Notes
     -----
-    **Composition.** Put the base first: ``class M(BaseMasked, Dense)``.
+    **Writing a masked layer.** Put the base first: ``class M(BaseMasked, Dense)``.
     ``__init__`` is cooperative: it passes ``*args, **kwargs`` on to the
     dense twin first, so the weight exists, then registers the mask. The
     layer's ``forward`` is the dense twin's, with torch's signature
