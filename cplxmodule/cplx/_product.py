@@ -143,7 +143,9 @@ def _gauss(op, x, w, bias, layout):
     # sums are computed once.
     xr, xi, wr, wi = x.real, x.imag, w.real, w.imag
     on_input = type(w) is not Packed and xr.numel() <= wr.numel()
-    if not on_input and op is F.linear:
+    # autocast casts no operand of an in-place ``addmm_``: there, the
+    # generic form, whose products autocast casts
+    if not on_input and op is F.linear and _autocast_dtype(xr) is None:
         return _gauss_linear(x, w, bias)
     bi = _bias_parts(bias)[1]
     nbr = None if bias is None else _form(bias, "-real", _negated_real)
@@ -242,12 +244,26 @@ def check_strategy(strategy, where):
 # on the weight, computed once.
 _WEIGHT_PER_ROW = 16384
 _GAUSS_DTYPES = (torch.float32, torch.float64)
+# the dtypes autocast casts (it leaves float64 and complex tensors alone)
+_AUTOCAST_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 _SMALL_MACS = 2 ** 22
 
 
+def _autocast_dtype(input):
+    """The dtype :func:`torch.autocast` runs ``input``'s products in, or ``None``."""
+    device = input.device.type
+    if (
+        input.dtype in _AUTOCAST_DTYPES
+        and device != "meta"
+        and torch.is_autocast_enabled(device)
+    ):
+        return torch.get_autocast_dtype(device)
+    return None
+
+
 def default_strategy(input, weight, layout):
-    if input.dtype not in _GAUSS_DTYPES:
-        # the sums of 3M lose too much in half precision
+    if input.dtype not in _GAUSS_DTYPES or _autocast_dtype(input) not in (None, *_GAUSS_DTYPES):
+        # the sums of 3M lose too much in half precision, autocast's included
         return "naive"
     rows = input.numel() // max(input.shape[layout.channel_dim], 1)
     weight_bound = weight.numel() > _WEIGHT_PER_ROW * rows
@@ -284,7 +300,8 @@ def bilinear(input1, input2, weight, bias=None, conjugate=True, strategy=None):
     t = linear(input1, flat, None, strategy)
     t = t.reshape(*t.shape[:-1], out_features, in2_features)
     output = (t @ input2.unsqueeze(-1)).squeeze(-1)
-    return output if bias is None else output + bias
+    # in the products' dtype, as ``addmm`` adds a bias under autocast
+    return output if bias is None else output + bias.to(output.dtype)
 
 
 def convnd(n, op, input, weight, bias, stride, padding, dilation, groups, padding_mode,

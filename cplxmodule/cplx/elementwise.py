@@ -26,6 +26,9 @@ __all__ = [
 ]
 
 
+_HALF_DTYPES = (torch.float16, torch.bfloat16)
+
+
 def _checked_parts(input, where):
     input = checked_cplx(input, where=where)
     return input.real, input.imag
@@ -140,7 +143,8 @@ def modrelu(input, threshold=0.5):
 
     which shrinks the modulus by ``threshold`` :math:`b` and keeps the phase.
     The modulus is clamped below at ``1e-5`` so that the result and its
-    gradient stay finite at zero.
+    gradient stay finite at zero. A float16 or bfloat16 input gets its
+    scale computed in float32 and keeps its dtype.
 
     Parameters
     ----------
@@ -163,8 +167,14 @@ def modrelu(input, threshold=0.5):
     tensor([0.0000, 2.7000])
     """
     _checked_parts(input, "modrelu")
-    modulus = torch.clamp(abs(input), min=1e-5)
-    return input * torch.relu(1.0 - threshold / modulus)
+    # ``1 - b / |z|`` cancels near the threshold, which half precision
+    # feels: there the scale is computed in float32 and applied in the
+    # input's dtype, which a float32 ``threshold`` (a layer's parameter
+    # under autocast) then does not promote
+    wide = input.float() if input.dtype in _HALF_DTYPES else input
+    modulus = torch.clamp(abs(wide), min=1e-5)
+    scale = torch.relu(1.0 - threshold / modulus)
+    return input * (scale if wide is input else scale.to(input.dtype))
 
 
 def phaseshift(input, phi=0.0):

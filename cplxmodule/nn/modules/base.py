@@ -289,20 +289,47 @@ def is_cplx_to_cplx(module):
     return is_from_cplx(module) and is_to_cplx(module)
 
 
-def _check_cplx(layer, input, shape=None, name="input"):
+#: The dtypes that :func:`torch.autocast` casts (it leaves float64 alone).
+_AUTOCAST_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
+#: The half precisions that torch's norms take with float32 parameters.
+_HALF_DTYPES = (torch.float16, torch.bfloat16)
+
+
+def _check_cplx(layer, input, shape=None, name="input", half_input=False):
     """Raise the functional core's error unless ``input`` is a :class:`Cplx`, naming ``layer``.
 
     ``shape`` describes the expected shape in the message, e.g. ``"(..., 4)"``.
     The input's dtype must be that of the layer's weight, if it has one:
     torch's own message would come from deep in the functional core and
-    name neither the layer nor the argument.
+    name neither the layer nor the argument. Two exceptions follow torch's
+    own layers. Under :func:`torch.autocast` (enabled for the input's
+    device), any dtype autocast casts passes, as it does into
+    :class:`torch.nn.Linear`: the products run in autocast's dtype. With
+    ``half_input`` (the norms), a float16 or bfloat16 input passes with
+    float32 parameters, as into :class:`torch.nn.BatchNorm1d`, in or out
+    of autocast.
     """
     input = checked_cplx(input, name, where=layer._get_name(), shape=shape)
     weight = layer._modules.get("weight", layer._parameters.get("weight"))
-    if weight is not None and weight.dtype != input.dtype:
+    if weight is not None and weight.dtype != input.dtype and not _dtypes_mix(
+        input, weight.dtype, half_input
+    ):
         raise TypeError(
             f"{layer._get_name()}: `{name}` must have the dtype of the layer's weight,"
             f" {weight.dtype}, got {input.dtype} (cast one to the other, e.g."
-            " `layer.to(input.dtype)` or `input.to(weight.dtype)`)"
+            " `layer.to(input.dtype)` or `input.to(weight.dtype)`, or run under"
+            " `torch.autocast`)"
         )
     return input
+
+
+def _dtypes_mix(input, weight_dtype, half_input):
+    """Whether torch's twin of the layer would take ``input`` with a ``weight_dtype`` weight."""
+    if half_input:
+        return input.dtype in _HALF_DTYPES and weight_dtype == torch.float32
+    return (
+        input.dtype in _AUTOCAST_DTYPES
+        and weight_dtype in _AUTOCAST_DTYPES
+        and input.device.type != "meta"
+        and torch.is_autocast_enabled(input.device.type)
+    )
