@@ -182,6 +182,10 @@ def _gauss_linear(x, w, bias):
 def _native(op, x, w, bias, layout):
     weight = _form(w, "complex", to_complex)
     bias = None if bias is None else _form(bias, "complex", _complex_bias)
+    if x.dtype != w.dtype and _autocast_dtype(x) is not None:
+        # autocast leaves complex tensors alone: the product runs in the
+        # weight's precision, whatever autocast made of the input
+        x = x.to(w.dtype)
     output = op(to_complex(x), weight, bias)
     return output.real, output.imag
 

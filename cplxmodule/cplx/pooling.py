@@ -7,13 +7,18 @@ from ._shared import checked_cplx, doc_kwargs
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d"]
 
+_HALF_DTYPES = (torch.float16, torch.bfloat16)
+
 
 def _max_poolnd(n, op, input, kernel_size, stride, padding, dilation, ceil_mode,
                 return_indices):
     input = checked_cplx(input, where=f"max_pool{n}d")
     with torch.no_grad():
-        # |z|^2 orders like |z| and costs no square root
-        modulus = input.real * input.real + input.imag * input.imag
+        # |z|^2 orders like |z| and costs no square root; in float32 for a
+        # half-precision input, whose squares would round (bfloat16) or
+        # overflow (float16) into ties that pick the wrong element
+        parts = input.float() if input.dtype in _HALF_DTYPES else input
+        modulus = parts.real * parts.real + parts.imag * parts.imag
         _, indices = op(modulus, kernel_size, stride, padding, dilation,
                         ceil_mode=ceil_mode, return_indices=True)
     flat = indices.flatten(-n)
@@ -46,8 +51,9 @@ _POOL_DOC = r"""Complex {n}d max pooling by modulus.
 
     Notes
     -----
-    The window's winner is chosen by :math:`|z|^2` (no square root), without
-    tracking gradients; the gradient flows to the chosen elements' parts.
+    The window's winner is chosen by :math:`|z|^2` (no square root, in
+    float32 for a float16 or bfloat16 input), without tracking gradients;
+    the gradient flows to the chosen elements' parts.
 
     Examples
     --------
