@@ -30,6 +30,16 @@ from cplxmodule.nn.relevance import extensions
 BF16 = torch.bfloat16
 
 
+@pytest.fixture(autouse=True)
+def one_thread():
+    # small tensors and training runs: on a shared machine one thread is
+    # several times faster than two fighting for the cores
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def autocast(dtype=BF16):
     return torch.autocast("cpu", dtype=dtype)
 
@@ -324,15 +334,6 @@ def test_float16_modulus_does_not_overflow():
     assert pooled.real.item() == 300.0 and pooled.imag.item() == 400.0
 
 
-@pytest.fixture
-def one_thread():
-    # small training runs: on a shared machine one thread beats two
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def _small_net():
     return torch.nn.Sequential(
         cnn.CplxLinear(8, 8), cnn.CplxBatchNorm1d(8), cnn.CplxModReLU(0.1),
@@ -340,7 +341,7 @@ def _small_net():
     )
 
 
-def test_float16_autocast_trains_with_grad_scaler(one_thread):
+def test_float16_autocast_trains_with_grad_scaler():
     # float16's range is narrow: torch.amp.GradScaler scales the loss so
     # that small gradients survive, and unscales them before the step
     torch.manual_seed(5)
@@ -389,7 +390,7 @@ def _train_demo_model(dtype, steps=150):
     return (prediction == torch.from_numpy(test.label)).double().mean().item()
 
 
-def test_demo_model_trains_under_bfloat16_as_in_float32(one_thread):
+def test_demo_model_trains_under_bfloat16_as_in_float32():
     # the same initialisation and batches, the forward pass and the loss
     # under bfloat16 autocast: the test accuracy (600 bursts, chance 1/3)
     # within 2 points of float32's. At this size one accuracy's standard
