@@ -14,7 +14,7 @@ from typing import NamedTuple
 import torch
 import torch.nn.functional as F
 
-from ._shared import ntuple
+from ._shared import autocast_dtype, ntuple
 from .conversions import to_complex
 from .tensor import Cplx
 
@@ -145,7 +145,7 @@ def _gauss(op, x, w, bias, layout):
     on_input = type(w) is not Packed and xr.numel() <= wr.numel()
     # autocast casts no operand of an in-place ``addmm_``: there, the
     # generic form, whose products autocast casts
-    if not on_input and op is F.linear and _autocast_dtype(xr) is None:
+    if not on_input and op is F.linear and autocast_dtype(xr) is None:
         return _gauss_linear(x, w, bias)
     bi = _bias_parts(bias)[1]
     nbr = None if bias is None else _form(bias, "-real", _negated_real)
@@ -182,7 +182,7 @@ def _gauss_linear(x, w, bias):
 def _native(op, x, w, bias, layout):
     weight = _form(w, "complex", to_complex)
     bias = None if bias is None else _form(bias, "complex", _complex_bias)
-    if x.dtype != w.dtype and _autocast_dtype(x) is not None:
+    if x.dtype != w.dtype and autocast_dtype(x) is not None:
         # autocast leaves complex tensors alone: the product runs in the
         # weight's precision, whatever autocast made of the input
         x = x.to(w.dtype)
@@ -248,25 +248,11 @@ def check_strategy(strategy, where):
 # on the weight, computed once.
 _WEIGHT_PER_ROW = 16384
 _GAUSS_DTYPES = (torch.float32, torch.float64)
-# the dtypes autocast casts (it leaves float64 and complex tensors alone)
-_AUTOCAST_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 _SMALL_MACS = 2 ** 22
 
 
-def _autocast_dtype(input):
-    """The dtype :func:`torch.autocast` runs ``input``'s products in, or ``None``."""
-    device = input.device.type
-    if (
-        input.dtype in _AUTOCAST_DTYPES
-        and device != "meta"
-        and torch.is_autocast_enabled(device)
-    ):
-        return torch.get_autocast_dtype(device)
-    return None
-
-
 def default_strategy(input, weight, layout):
-    if input.dtype not in _GAUSS_DTYPES or _autocast_dtype(input) not in (None, *_GAUSS_DTYPES):
+    if input.dtype not in _GAUSS_DTYPES or autocast_dtype(input) not in (None, *_GAUSS_DTYPES):
         # the sums of 3M lose too much in half precision, autocast's included
         return "naive"
     rows = input.numel() // max(input.shape[layout.channel_dim], 1)

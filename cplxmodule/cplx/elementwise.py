@@ -7,7 +7,7 @@ gradients agree with torch's functions on native complex tensors.
 
 import torch
 
-from ._shared import checked_cplx
+from ._shared import HALF_DTYPES, checked_cplx
 from .tensor import Cplx
 
 __all__ = [
@@ -24,9 +24,6 @@ __all__ = [
     "zrelu",
     "cardioid",
 ]
-
-
-_HALF_DTYPES = (torch.float16, torch.bfloat16)
 
 
 def _checked_parts(input, where):
@@ -171,7 +168,7 @@ def modrelu(input, threshold=0.5):
     # feels: there the scale is computed in float32 and applied in the
     # input's dtype, which a float32 ``threshold`` (a layer's parameter
     # under autocast) then does not promote
-    wide = input.float() if input.dtype in _HALF_DTYPES else input
+    wide = input.float() if input.dtype in HALF_DTYPES else input
     modulus = torch.clamp(abs(wide), min=1e-5)
     scale = torch.relu(1.0 - threshold / modulus)
     return input * (scale if wide is input else scale.to(input.dtype))

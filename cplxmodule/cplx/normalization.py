@@ -10,13 +10,10 @@ preserve the complex structure under rotation.
 
 import torch
 
-from ._shared import check_shape, check_trailing_shape, checked_cplx
+from ._shared import HALF_DTYPES, check_shape, check_trailing_shape, checked_cplx
 from .tensor import Cplx
 
 __all__ = ["batch_norm", "layer_norm"]
-
-#: Half precisions, normalised in float32 as torch's norms do.
-_HALF_DTYPES = (torch.float16, torch.bfloat16)
 
 
 def _in_float32(input):
@@ -28,7 +25,7 @@ def _in_float32(input):
     float32 and return the input's dtype. Nothing here is on autocast's
     lists, so the computation stays in float32 under autocast too.
     """
-    if input.dtype in _HALF_DTYPES:
+    if input.dtype in HALF_DTYPES:
         return input.float(), input.dtype
     return input, None
 

@@ -3,11 +3,9 @@
 import torch
 import torch.nn.functional as F
 
-from ._shared import checked_cplx, doc_kwargs
+from ._shared import HALF_DTYPES, checked_cplx, doc_kwargs
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d"]
-
-_HALF_DTYPES = (torch.float16, torch.bfloat16)
 
 
 def _max_poolnd(n, op, input, kernel_size, stride, padding, dilation, ceil_mode,
@@ -17,7 +15,7 @@ def _max_poolnd(n, op, input, kernel_size, stride, padding, dilation, ceil_mode,
         # |z|^2 orders like |z| and costs no square root; in float32 for a
         # half-precision input, whose squares would round (bfloat16) or
         # overflow (float16) into ties that pick the wrong element
-        parts = input.float() if input.dtype in _HALF_DTYPES else input
+        parts = input.float() if input.dtype in HALF_DTYPES else input
         modulus = parts.real * parts.real + parts.imag * parts.imag
         _, indices = op(modulus, kernel_size, stride, padding, dilation,
                         ceil_mode=ceil_mode, return_indices=True)

@@ -6,7 +6,7 @@ import operator
 import torch
 
 from ...cplx import Cplx
-from ...cplx._shared import checked_cplx
+from ...cplx._shared import AUTOCAST_DTYPES, HALF_DTYPES, autocast_dtype, checked_cplx
 from .parameter import CplxParameter  # noqa: F401  (published import path)
 from .parameter import _load_complex_children, _refuse_complex_cast
 
@@ -289,12 +289,6 @@ def is_cplx_to_cplx(module):
     return is_from_cplx(module) and is_to_cplx(module)
 
 
-#: The dtypes that :func:`torch.autocast` casts (it leaves float64 alone).
-_AUTOCAST_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
-#: The half precisions that torch's norms take with float32 parameters.
-_HALF_DTYPES = (torch.float16, torch.bfloat16)
-
-
 def _check_cplx(layer, input, shape=None, name="input", half_input=False):
     """Raise the functional core's error unless ``input`` is a :class:`Cplx`, naming ``layer``.
 
@@ -317,8 +311,9 @@ def _check_cplx(layer, input, shape=None, name="input", half_input=False):
         raise TypeError(
             f"{layer._get_name()}: `{name}` must have the dtype of the layer's weight,"
             f" {weight.dtype}, got {input.dtype} (cast one to the other, e.g."
-            " `layer.to(input.dtype)` or `input.to(weight.dtype)`, or run under"
-            " `torch.autocast`)"
+            " `layer.to(input.dtype)` or `input.to(weight.dtype)`"
+            + ("" if half_input else ", or run under `torch.autocast`")
+            + ")"
         )
     return input
 
@@ -326,10 +321,5 @@ def _check_cplx(layer, input, shape=None, name="input", half_input=False):
 def _dtypes_mix(input, weight_dtype, half_input):
     """Whether torch's twin of the layer would take ``input`` with a ``weight_dtype`` weight."""
     if half_input:
-        return input.dtype in _HALF_DTYPES and weight_dtype == torch.float32
-    return (
-        input.dtype in _AUTOCAST_DTYPES
-        and weight_dtype in _AUTOCAST_DTYPES
-        and input.device.type != "meta"
-        and torch.is_autocast_enabled(input.device.type)
-    )
+        return input.dtype in HALF_DTYPES and weight_dtype == torch.float32
+    return weight_dtype in AUTOCAST_DTYPES and autocast_dtype(input) is not None
