@@ -398,3 +398,24 @@ def test_demo_model_trains_under_bfloat16_as_in_float32():
     accuracy = _train_demo_model(None)
     assert accuracy > 0.45
     assert abs(_train_demo_model(BF16) - accuracy) <= 0.02
+
+
+@pytest.mark.parametrize("input_dtype", [torch.float32, BF16], ids=["float32", "bfloat16"])
+def test_compact_sparse_layers_under_autocast(input_dtype):
+    # torch's CSR product has no half-precision CPU kernel: the compact
+    # layers run it in float32 under autocast, as autocast's float32 list
+    torch.manual_seed(7)
+    weight = cplx.randn(3, 5)
+    weight = cplx.Cplx(weight.real * (torch.rand(3, 5) > 0.5), weight.imag)
+    with pytest.raises(RuntimeError), autocast():
+        torch.sparse.mm(weight.real.to_sparse_csr(), torch.randn(5, 2))
+    real, complex_ = masked.SparseLinear(weight.real, torch.ones(3)), masked.CplxSparseLinear(weight)
+    x, z = torch.randn(4, 5).to(input_dtype), cplx.randn(4, 5).to(input_dtype)
+    with autocast():
+        y, w = real(x), complex_(z)
+    assert y.dtype == w.dtype == torch.float32
+    torch.testing.assert_close(y, F.linear(x.float(), weight.real, torch.ones(3)))
+    expected = cplx.linear(z.double(), weight.double())
+    # the float32 product, not a bfloat16 one (which would miss by 1e-2)
+    torch.testing.assert_close(w.real.double(), expected.real, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(w.imag.double(), expected.imag, rtol=1e-5, atol=1e-5)
