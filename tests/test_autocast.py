@@ -291,13 +291,27 @@ def test_every_strategy_under_autocast(op, x_shape, w_shape, strategy):
             assert (part.double() - ref).abs().max() <= 0.03 * ref.abs().max()
 
 
-def test_default_strategy_under_autocast_is_naive():
-    # 3M's sums of parts cancel in half precision, autocast's too
-    x, w = cplx.randn(64, 32), cplx.randn(32, 32)
+def test_default_strategy_under_autocast_rounds_once():
+    # "cat" accumulates each output part in float32 and rounds it once, as
+    # torch's Linear under autocast; "naive" rounds three times (its four
+    # products, then their sums) and 3M's sums cancel
+    torch.manual_seed(8)
+    x, w = cplx.randn(64, 256), cplx.randn(128, 256)
     layout = _product.Layout(channel_dim=1, weight_out=0, weight_in=1)
     assert _product.default_strategy(x, w, layout) == "3m"
     with autocast():
-        assert _product.default_strategy(x, w, layout) == "naive"
+        assert _product.default_strategy(x, w, layout) == "cat"
+    # the exact product of the operands as autocast rounds them
+    exact = cplx.linear(x.to(BF16).double(), w.to(BF16).double())
+    errors = {}
+    for strategy in _product.STRATEGIES[:3]:
+        with autocast():
+            output = cplx.linear(x, w, strategy=strategy)
+        errors[strategy] = sum(
+            (part.double() - ref).square().mean() for part, ref in zip(_parts(output), _parts(exact))
+        ).sqrt() / sum(ref.square().mean() for ref in _parts(exact)).sqrt()
+    # bfloat16's unit roundoff is 2**-9: one rounding of each part
+    assert errors["cat"] < 2**-9 < errors["naive"] < errors["3m"]
 
 
 BAYESIAN_LAYERS = [

@@ -14,7 +14,7 @@ from typing import NamedTuple
 import torch
 import torch.nn.functional as F
 
-from ._shared import autocast_dtype, ntuple
+from ._shared import HALF_DTYPES, autocast_dtype, ntuple
 from .conversions import to_complex
 from .tensor import Cplx
 
@@ -252,8 +252,13 @@ _SMALL_MACS = 2 ** 22
 
 
 def default_strategy(input, weight, layout):
-    if input.dtype not in _GAUSS_DTYPES or autocast_dtype(input) not in (None, *_GAUSS_DTYPES):
-        # the sums of 3M lose too much in half precision, autocast's included
+    if autocast_dtype(input) in HALF_DTYPES:
+        # one real product on the block matrix accumulates all four terms
+        # of each output part in float32 and rounds once, as a real layer
+        # under autocast does: "naive" rounds three times, 3M's sums cancel
+        return "cat"
+    if input.dtype not in _GAUSS_DTYPES:
+        # the sums of 3M lose too much in half precision
         return "naive"
     rows = input.numel() // max(input.shape[layout.channel_dim], 1)
     weight_bound = weight.numel() > _WEIGHT_PER_ROW * rows
