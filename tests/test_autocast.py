@@ -409,7 +409,8 @@ def test_demo_model_trains_under_bfloat16_as_in_float32():
     # the same initialisation and batches, the forward pass and the loss
     # under bfloat16 autocast: the test accuracy (600 bursts, chance 1/3)
     # within 2 points of float32's. At this size one accuracy's standard
-    # error is about 2 points; the demo's full run is the 1-point claim.
+    # error is about 2 points; the products guide gives the demo's
+    # full-size figures, within 1 point.
     accuracy = _train_demo_model(None)
     assert accuracy > 0.45
     assert abs(_train_demo_model(BF16) - accuracy) <= 0.02
