@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 
-from ._shared import ntuple
+from ._shared import HALF_DTYPES, autocast_dtype, ntuple
 from .conversions import to_complex
 from .tensor import Cplx
 
@@ -144,7 +144,9 @@ def _gauss(op, x, w, bias, layout):
     # sums are computed once.
     xr, xi, wr, wi = x.real, x.imag, w.real, w.imag
     on_input = type(w) is not Packed and _known(xr.numel() <= wr.numel())
-    if not on_input and op is F.linear:
+    # autocast casts no operand of an in-place ``addmm_``: there, the
+    # generic form, whose products autocast casts
+    if not on_input and op is F.linear and autocast_dtype(xr) is None:
         return _gauss_linear(x, w, bias)
     bi = _bias_parts(bias)[1]
     nbr = None if bias is None else _form(bias, "-real", _negated_real)
@@ -181,6 +183,10 @@ def _gauss_linear(x, w, bias):
 def _native(op, x, w, bias, layout):
     weight = _form(w, "complex", to_complex)
     bias = None if bias is None else _form(bias, "complex", _complex_bias)
+    if x.dtype != w.dtype and autocast_dtype(x) is not None:
+        # autocast leaves complex tensors alone: the product runs in the
+        # weight's precision, whatever autocast made of the input
+        x = x.to(w.dtype)
     output = op(to_complex(x), weight, bias)
     return output.real, output.imag
 
@@ -261,6 +267,11 @@ def _known(condition):
 
 
 def default_strategy(input, weight, layout):
+    if autocast_dtype(input) in HALF_DTYPES:
+        # one real product on the block matrix accumulates all four terms
+        # of each output part in float32 and rounds once, as a real layer
+        # under autocast does: "naive" rounds three times, 3M's sums cancel
+        return "cat"
     if input.dtype not in _GAUSS_DTYPES:
         # the sums of 3M lose too much in half precision
         return "naive"
@@ -299,7 +310,8 @@ def bilinear(input1, input2, weight, bias=None, conjugate=True, strategy=None):
     t = linear(input1, flat, None, strategy)
     t = t.reshape(*t.shape[:-1], out_features, in2_features)
     output = (t @ input2.unsqueeze(-1)).squeeze(-1)
-    return output if bias is None else output + bias
+    # in the products' dtype, as ``addmm`` adds a bias under autocast
+    return output if bias is None else output + bias.to(output.dtype)
 
 
 def convnd(n, op, input, weight, bias, stride, padding, dilation, groups, padding_mode,

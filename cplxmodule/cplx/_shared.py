@@ -24,6 +24,24 @@ COMPLEX_OF = {real: complex_ for complex_, real in REAL_OF.items()}
 #: lacks many ops, ``abs`` on the CPU among them).
 NATIVE_DTYPES = (torch.float32, torch.float64)
 
+#: The half precisions, computed in float32 where rounding would spoil a
+#: result (norms, modReLU's scale, max-pooling's comparisons), as torch's own
+#: kernels accumulate them in float32.
+HALF_DTYPES = (torch.float16, torch.bfloat16)
+
+#: The dtypes that :func:`torch.autocast` casts (it leaves float64 and
+#: complex tensors alone).
+AUTOCAST_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
+
+
+def autocast_dtype(input):
+    """The dtype :func:`torch.autocast` runs ``input``'s products in, or ``None``."""
+    device = input.device.type
+    if input.dtype in AUTOCAST_DTYPES and device != "meta" and torch.is_autocast_enabled(device):
+        return torch.get_autocast_dtype(device)
+    return None
+
+
 #: The names ``padding_mode=`` accepts, as :class:`torch.nn.Conv2d` does.
 PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 

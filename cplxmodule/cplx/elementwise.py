@@ -7,7 +7,7 @@ gradients agree with torch's functions on native complex tensors.
 
 import torch
 
-from ._shared import checked_cplx
+from ._shared import HALF_DTYPES, checked_cplx
 from .tensor import Cplx
 
 __all__ = [
@@ -140,7 +140,8 @@ def modrelu(input, threshold=0.5):
 
     which shrinks the modulus by ``threshold`` :math:`b` and keeps the phase.
     The modulus is clamped below at ``1e-5`` so that the result and its
-    gradient stay finite at zero.
+    gradient stay finite at zero. A float16 or bfloat16 input gets its
+    scale computed in float32 and keeps its dtype.
 
     Parameters
     ----------
@@ -163,8 +164,14 @@ def modrelu(input, threshold=0.5):
     tensor([0.0000, 2.7000])
     """
     _checked_parts(input, "modrelu")
-    modulus = torch.clamp(abs(input), min=1e-5)
-    return input * torch.relu(1.0 - threshold / modulus)
+    # ``1 - b / |z|`` cancels near the threshold, which half precision
+    # feels: there the scale is computed in float32 and applied in the
+    # input's dtype, which a float32 ``threshold`` (a layer's parameter
+    # under autocast) then does not promote
+    wide = input.float() if input.dtype in HALF_DTYPES else input
+    modulus = torch.clamp(abs(wide), min=1e-5)
+    scale = torch.relu(1.0 - threshold / modulus)
+    return input * (scale if wide is input else scale.to(input.dtype))
 
 
 def phaseshift(input, phi=0.0):

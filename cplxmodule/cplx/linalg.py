@@ -88,7 +88,11 @@ def linear(input, weight, bias=None, *, strategy=None):
     float64 parts, ``"3m"``, unless the weight has more than 16384 elements
     per row of the input (the product of the input's sizes other than the
     feature dimension), where it picks ``"naive"``; other dtypes always get
-    ``"naive"``, since 3M's sums of parts lose more precision there. The
+    ``"naive"``, since 3M's sums of parts lose more precision there.
+    Products that :func:`torch.autocast` runs in float16 or bfloat16 get
+    ``"cat"``: one real product accumulates each output part in float32
+    and rounds it once, as a real layer under autocast does (``"native"``
+    runs in complex64 there: autocast leaves complex alone). The
     grad mode does not change the choice: each strategy's backward mirrors
     its forward (3M's backward has six real products where torch's complex
     one has eight).

@@ -10,10 +10,28 @@ preserve the complex structure under rotation.
 
 import torch
 
-from ._shared import check_shape, check_trailing_shape, checked_cplx
+from ._shared import HALF_DTYPES, check_shape, check_trailing_shape, checked_cplx
 from .tensor import Cplx
 
 __all__ = ["batch_norm", "layer_norm"]
+
+
+def _in_float32(input):
+    """``input`` in float32 if it is in half precision, with the dtype to return.
+
+    The statistics and the closed-form inverse square root of the
+    covariance (a difference of products) lose most of their digits in half
+    precision: as torch's own norms, which accumulate in float32, compute in
+    float32 and return the input's dtype. Nothing here is on autocast's
+    lists, so the computation stays in float32 under autocast too.
+    """
+    if input.dtype in HALF_DTYPES:
+        return input.float(), input.dtype
+    return input, None
+
+
+def _restore(output, dtype):
+    return output if dtype is None else output.to(dtype)
 
 
 def _covariance(xr, xi, dims):
@@ -134,7 +152,10 @@ def batch_norm(
     As in torch, the batch covariance normalises with the biased estimate
     while the running covariance accumulates the unbiased one, and
     ``eps`` is added at normalisation time, not stored. Gradients flow
-    through the batch statistics, never into the running ones.
+    through the batch statistics, never into the running ones. A float16
+    or bfloat16 input is normalised in float32 (with float32 or its own
+    dtype's statistics and parameters) and the output has its dtype, as
+    with :func:`torch.nn.functional.batch_norm`.
 
     References
     ----------
@@ -159,6 +180,7 @@ def batch_norm(
     check_shape(weight, (2, 2, n_channels), "weight", where)
     _check_affine_bias(bias, (n_channels,), where)
 
+    input, half = _in_float32(input)
     dims = [0, *range(2, input.dim())]
     shape = (n_channels, *[1] * (input.dim() - 2))
     if training:
@@ -187,7 +209,7 @@ def batch_norm(
         cov = running_cov.reshape(2, 2, *shape)
         cov = cov[0, 0], (cov[0, 1] + cov[1, 0]) / 2, cov[1, 1]
 
-    return _affine(*_whiten(xr, xi, *cov, eps), weight, bias, shape)
+    return _restore(_affine(*_whiten(xr, xi, *cov, eps), weight, bias, shape), half)
 
 
 def _update_running(running, entries, momentum):
@@ -233,6 +255,11 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         If the trailing shape of ``input``, ``weight`` or ``bias`` does not
         match ``normalized_shape``.
 
+    Notes
+    -----
+    A float16 or bfloat16 input is normalised in float32 and the output
+    has its dtype, as with :func:`torch.nn.functional.layer_norm`.
+
     Examples
     --------
     >>> z = cplx.randn(4, 10, 16)
@@ -248,11 +275,12 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     check_shape(weight, (2, 2, *normalized_shape), "weight", where)
     _check_affine_bias(bias, normalized_shape, where)
 
+    input, half = _in_float32(input)
     dims = list(range(input.dim() - len(normalized_shape), input.dim()))
     xr = input.real - input.real.mean(dims, keepdim=True)
     xi = input.imag - input.imag.mean(dims, keepdim=True)
     cov = _covariance(xr, xi, dims)
-    return _affine(*_whiten(xr, xi, *cov, eps), weight, bias, normalized_shape)
+    return _restore(_affine(*_whiten(xr, xi, *cov, eps), weight, bias, normalized_shape), half)
 
 
 def _whiten_parts(parts, training, running_mean, running_cov, momentum, eps):

@@ -10,7 +10,7 @@ complex average exactly.
 import torch
 import torch.nn.functional as F
 
-from ._shared import check_spatial_dims, checked_cplx, doc_kwargs
+from ._shared import HALF_DTYPES, check_spatial_dims, checked_cplx, doc_kwargs
 from .tensor import Cplx
 
 __all__ = [
@@ -37,14 +37,14 @@ def _select_by_modulus(n, input, pool, return_indices):
     spatial dimensions of each plane (each sample and channel).
     """
     with torch.no_grad():
-        # |z|^2 orders like |z| and costs no square root
-        modulus = input.real * input.real + input.imag * input.imag
+        # |z|^2 orders like |z| and costs no square root; in float32 for a
+        # half-precision input, whose squares would round (bfloat16) or
+        # overflow (float16) into ties that pick the wrong element
+        parts = input.float() if input.dtype in HALF_DTYPES else input
+        modulus = parts.real * parts.real + parts.imag * parts.imag
         _, indices = pool(modulus)
     flat = indices.flatten(-n)
-    output = Cplx(
-        input.real.flatten(-n).gather(-1, flat).view_as(indices),
-        input.imag.flatten(-n).gather(-1, flat).view_as(indices),
-    )
+    output = input.apply(lambda part: part.flatten(-n).gather(-1, flat).view_as(indices))
     return (output, indices) if return_indices else output
 
 
@@ -84,8 +84,9 @@ _POOL_DOC = r"""Complex {n}d max pooling by modulus.
 
     Notes
     -----
-    The window's winner is chosen by :math:`|z|^2` (no square root), without
-    tracking gradients; the gradient flows to the chosen elements' parts.
+    The window's winner is chosen by :math:`|z|^2` (no square root, in
+    float32 for a float16 or bfloat16 input), without tracking gradients;
+    the gradient flows to the chosen elements' parts.
 
     Examples
     --------

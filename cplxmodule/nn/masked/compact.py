@@ -26,6 +26,7 @@ import torch.nn.functional as F
 
 from ... import cplx
 from ...cplx import Cplx
+from ...cplx._shared import autocast_dtype
 from ..modules.activation import CplxCardioid, CplxModReLU, CplxZReLU
 from ..modules.base import _RECIPES
 from ..modules.dropout import CplxDropout
@@ -107,7 +108,13 @@ class _CSRLinear(torch.nn.Module):
         expresses (``ScatterElements`` with ``reduction="add"``).
         """
         if not (torch.onnx.is_in_onnx_export() or torch.compiler.is_compiling()):
-            return torch.sparse.mm(self._csr(values), flat.T).T
+            if autocast_dtype(flat) is None:
+                return torch.sparse.mm(self._csr(values), flat.T).T
+            # autocast would cast the product to half precision, which the
+            # CPU's sparse kernels lack: it runs in the values' dtype, as
+            # the ops on autocast's float32 list
+            with torch.autocast(flat.device.type, enabled=False):
+                return torch.sparse.mm(self._csr(values), flat.to(values.dtype).T).T
         nnz = self.col_indices.numel()
         # the row of each stored entry: one step up at every row start (by
         # ops every exporter knows, where ``repeat_interleave`` is not)

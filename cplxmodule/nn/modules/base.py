@@ -6,7 +6,7 @@ import operator
 import torch
 
 from ...cplx import Cplx
-from ...cplx._shared import checked_cplx
+from ...cplx._shared import AUTOCAST_DTYPES, HALF_DTYPES, autocast_dtype, checked_cplx
 from .parameter import CplxParameter  # noqa: F401  (published import path)
 from .parameter import _load_complex_children, _refuse_complex_cast
 
@@ -289,20 +289,37 @@ def is_cplx_to_cplx(module):
     return is_from_cplx(module) and is_to_cplx(module)
 
 
-def _check_cplx(layer, input, shape=None, name="input"):
+def _check_cplx(layer, input, shape=None, name="input", half_input=False):
     """Raise the functional core's error unless ``input`` is a :class:`Cplx`, naming ``layer``.
 
     ``shape`` describes the expected shape in the message, e.g. ``"(..., 4)"``.
     The input's dtype must be that of the layer's weight, if it has one:
     torch's own message would come from deep in the functional core and
-    name neither the layer nor the argument.
+    name neither the layer nor the argument. Two exceptions follow torch's
+    own layers. Under :func:`torch.autocast` (enabled for the input's
+    device), any dtype autocast casts passes, as it does into
+    :class:`torch.nn.Linear`: the products run in autocast's dtype. With
+    ``half_input`` (the norms), a float16 or bfloat16 input passes with
+    float32 parameters, as into :class:`torch.nn.BatchNorm1d`, in or out
+    of autocast.
     """
     input = checked_cplx(input, name, where=layer._get_name(), shape=shape)
     weight = layer._modules.get("weight", layer._parameters.get("weight"))
-    if weight is not None and weight.dtype != input.dtype:
+    if weight is not None and weight.dtype != input.dtype and not _dtypes_mix(
+        input, weight.dtype, half_input
+    ):
         raise TypeError(
             f"{layer._get_name()}: `{name}` must have the dtype of the layer's weight,"
             f" {weight.dtype}, got {input.dtype} (cast one to the other, e.g."
-            " `layer.to(input.dtype)` or `input.to(weight.dtype)`)"
+            " `layer.to(input.dtype)` or `input.to(weight.dtype)`"
+            + ("" if half_input else ", or run under `torch.autocast`")
+            + ")"
         )
     return input
+
+
+def _dtypes_mix(input, weight_dtype, half_input):
+    """Whether torch's twin of the layer would take ``input`` with a ``weight_dtype`` weight."""
+    if half_input:
+        return input.dtype in HALF_DTYPES and weight_dtype == torch.float32
+    return weight_dtype in AUTOCAST_DTYPES and autocast_dtype(input) is not None

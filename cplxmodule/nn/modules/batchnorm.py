@@ -164,7 +164,8 @@ class _CplxNormBase(CplxToCplx):
 
     def _check_input(self, input):
         name = type(self).__name__
-        _check_cplx(self, input)
+        # half-precision input with float32 statistics, as torch's norms take it
+        _check_cplx(self, input, half_input=True)
         self._check_input_dim(input)
         if input.shape[1] != self.num_features:
             raise ValueError(

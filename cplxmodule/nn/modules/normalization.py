@@ -103,7 +103,7 @@ class CplxLayerNorm(CplxToCplx):
                 torch.nn.init.zeros_(self.bias)
 
     def forward(self, input):
-        _check_cplx(self, input)
+        _check_cplx(self, input, half_input=True)
         check_trailing_shape(input, self.normalized_shape, "input", self._get_name())
         return cplx.layer_norm(
             input, self.normalized_shape, self.weight, self.bias, self.eps
