@@ -15,22 +15,27 @@ convolutions of :mod:`cplxmodule.cplx.conv`:
     its feature (channel) dimension against the block weight
     ``[[wr, -wi], [wi, wr]]`` (per group, for grouped convolutions);
 ``"3m"``
-    Gauss's trick, three real products
-    ``k1 = op(xr + xi, wr)``, ``k2 = op(xr, wi - wr)``, ``k3 = op(xi, wr + wi)``,
-    ``re = k1 - k3``, ``im = k1 + k2``;
+    Gauss's trick, three real products, in the form whose sums do not cancel
+    on the operands at hand: if the larger part of the input and of the weight
+    (by norm) is the same, both real or both imaginary, the products
+    ``p1 = op(xi, wr)``, ``p2 = op(xr, wi)``, ``p3 = op(xr - xi, wr + wi)``
+    give ``re = p3 + p1 - p2`` and ``im = p1 + p2``; otherwise
+    ``q1 = op(xr, wr)``, ``q2 = op(xi, wi)``, ``q3 = op(xr - xi, wi - wr)``
+    give ``re = q1 - q2`` and ``im = q3 + q1 + q2``. A form chosen
+    regardless of the operands loses up to ``-log10(ratio)`` digits when
+    one part is ``ratio`` times the other (a model started from a real
+    checkpoint); under :func:`torch.compile`, which cannot branch on
+    values, the first form is taken;
 ``"native"``
     pack both operands into torch's native complex dtype, run one complex
     product and view the result's parts.
 
 Every strategy adds the bias once. ``"cat"``, ``"3m"`` and ``"native"``
 hand it to a product, where ``addmm`` and the convolution kernels add it for
-free: ``"3m"`` feeds each part into exactly one of its real products (the
-imaginary part into ``k2``, the negated real part into ``k3``; for a
-linear map with the sums on the weight, ``addmm`` adds ``k1`` within the
-other two products and the bias is added afterwards), ``"cat"``
-and ``"native"`` feed the whole bias into their single product. ``"naive"``
-runs its products without bias and adds each part afterwards, in place,
-broadcast along the feature dimension.
+free (for a linear map, ``"3m"`` adds it after its products, so that a real
+input and weight give an exactly zero imaginary part); ``"naive"`` runs its
+products without bias and adds each part afterwards, in place, broadcast
+along the feature dimension.
 
 ``strategy=None`` picks the measured default, see the Notes of :func:`linear`
 and ``benchmarks/test_bench_products.py``.
@@ -84,14 +89,22 @@ def linear(input, weight, bias=None, *, strategy=None):
 
     Notes
     -----
-    ``strategy=None`` (shared with the convolutions) picks, for float32 and
-    float64 parts, ``"3m"``, unless the weight has more than 16384 elements
-    per row of the input (the product of the input's sizes other than the
-    feature dimension), where it picks ``"naive"``; other dtypes always get
-    ``"naive"``, since 3M's sums of parts lose more precision there. The
-    grad mode does not change the choice: each strategy's backward mirrors
-    its forward (3M's backward has six real products where torch's complex
-    one has eight).
+    ``strategy=None`` (shared with the convolutions) is never less accurate
+    than torch's complex product by more than a factor of 4, on any operands
+    (nearly real, nearly imaginary, or with parts that cancel): the error
+    bounds of every strategy are tabulated in the products guide
+    (``docs/guides/products.rst``) and tested in
+    ``tests/test_product_accuracy.py``. It picks, for float32 parts on the
+    CPU, ``"3m"`` (whose form follows the operands, within about twice the
+    error of four real products), unless the weight has more than 16384
+    elements per row of the input (the product of the input's sizes other
+    than the feature dimension), where it picks ``"naive"``. float64 parts,
+    other dtypes and devices, and compiled code get ``"naive"``: against
+    float64's complex GEMM the margin of 3M is too thin, half precisions lose
+    too much in its sums, and the choice of its form would wait for a device
+    or branch on values. The grad mode does not change the choice: each
+    strategy's backward mirrors its forward (3M's backward has six real
+    products where torch's complex one has eight).
 
     Measured with ``benchmarks/test_bench_products.py`` on a shared 2-core
     AMD EPYC (torch 2.13, MKL): time of the default over ``F.linear`` on
