@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 
 from ._shared import ntuple
-from .conversions import to_complex
+from .conversions import _to_complex
 from .tensor import Cplx
 
 #: The names ``strategy=`` accepts (besides ``None``), described above.
@@ -104,8 +104,8 @@ def _bias_parts(bias):
     return bias, None
 
 
-def _negated_real(bias):
-    return -_bias_parts(bias)[0]
+def _pack(z):
+    return _to_complex(z.real, z.imag)
 
 
 def _complex_bias(bias):
@@ -305,9 +305,9 @@ _GAUSS = {True: _gauss_cross, False: _gauss_diagonal}
 
 
 def _native(op, x, w, bias, layout):
-    weight = _form(w, "complex", to_complex)
+    weight = _form(w, "complex", _pack)
     bias = None if bias is None else _form(bias, "complex", _complex_bias)
-    output = op(to_complex(x), weight, bias)
+    output = op(_to_complex(x.real, x.imag), weight, bias)
     return output.real, output.imag
 
 
@@ -355,62 +355,91 @@ def check_strategy(strategy, where):
         )
 
 
-# The default strategy, from benchmarks/test_bench_products.py (see the Notes
-# of `linear`): Gauss's three products save a quarter of the arithmetic and,
-# at small sizes, make the fewest torch calls. Only when the product is bound
-# by reading the weight (many weight elements per row of the input) does
-# "naive" win: it reads each weight part once, 3M reads it twice for its sum.
-# A packed weight (inside ``cplxmodule.nn.cached``) costs nothing to pack:
-# then, without autograd, one product wins below about 4M complex
-# multiply-adds, where the three products and the sums of 3M cost more in
-# torch calls: torch's complex product for linear maps (also when the weight
-# dominates, as it reads each element once), the block matrix for
-# convolutions (torch's complex convolution is slow); above, 3M with its sums
-# on the weight, computed once.
+# The default strategy, from benchmarks/test_bench_products.py and
+# benchmarks/test_bench_small.py (see the Notes of `linear`). Accuracy comes
+# first (docs/guides/products.rst, tests/test_product_accuracy.py): every
+# strategy picked here stays within 4x of the error of torch's complex GEMM.
 #
-# Accuracy comes first (docs/guides/products.rst, tests/test_product_accuracy.py):
+# Small linear maps (below 4M complex multiply-adds, rows times weight
+# elements) take torch's complex product: packing the operands and viewing
+# the output's parts cost three or four torch calls, every other strategy
+# more; the output's parts view one complex tensor, which the next product
+# takes back without a copy. Larger ones take Gauss's three products, a
+# quarter less arithmetic, unless the product is bound by reading the weight
+# (many weight elements per row of the input): then "naive" reads each
+# weight part once, where 3M reads it twice for its sum, and a weight packed
+# once (inside ``cplxmodule.nn.cached``) goes to torch's complex product.
+# Convolutions take 3M (torch's complex convolution loses digits on nearly
+# real operands, see the guide), or, with a packed weight and without
+# autograd, one real convolution on the block matrix while small.
+#
 # 3M chooses its form by the norms of the operands' parts, which bounds its
 # error at about twice that of four products in float32; against the complex
 # GEMM of float64 (itself more accurate than four real products there) the
 # margin is too thin, so float64 never gets 3M by default, nor do other
 # dtypes (their sums of parts lose too much). Compiled code cannot choose the
-# form by value, and on other devices than the CPU the choice would wait for
-# the device: there the default is "naive".
+# form by value (nor can inductor compile complex tensors), and on other
+# devices than the CPU the choice would wait for the device: there the
+# default is "naive".
 _WEIGHT_PER_ROW = 16384
 _GAUSS_DTYPES = (torch.float32,)
 _SMALL_MACS = 2 ** 22
 
 
 def default_strategy(input, weight, layout):
-    if input.dtype not in (torch.float32, torch.float64):
-        return "naive"
     rows = input.numel() // max(input.shape[layout.channel_dim], 1)
-    weight_bound = weight.numel() > _WEIGHT_PER_ROW * rows
-    gauss = (
-        input.dtype in _GAUSS_DTYPES
-        and input.device.type == "cpu"
-        and not torch.compiler.is_compiling()
+    return _choose(
+        input.dtype, input.device, rows, weight.numel(), weight.dim() > 2, type(weight) is Packed
     )
-    if type(weight) is Packed and not torch.is_grad_enabled():
-        # packing the weight is free: one product wins while torch calls (or
-        # reading the weight) cost more than arithmetic; for a convolution
-        # one real product on the block matrix, as torch's complex
-        # convolution is slower than three real ones
-        small = rows * weight.numel() < _SMALL_MACS
-        if weight.dim() > 2:
-            return "cat" if small or not gauss else "3m"
-        return "native" if small or weight_bound or not gauss else "3m"
-    # with autograd, torch's complex backward makes eight real products,
-    # 3M's six
-    return "naive" if weight_bound or not gauss else "3m"
+
+
+def _choose(dtype, device, rows, n_weight, conv, packed):
+    """The default strategy, from what it depends on (see the comment above)."""
+    if dtype not in _COMPLEX_DTYPES or torch.compiler.is_compiling():
+        return "naive"
+    small = rows * n_weight < _SMALL_MACS
+    gauss = dtype in _GAUSS_DTYPES and device.type == "cpu"
+    if conv:
+        if packed and not torch.is_grad_enabled() and (small or not gauss):
+            return "cat"
+        return "3m" if gauss and n_weight <= _WEIGHT_PER_ROW * rows else "naive"
+    if small or packed and not (gauss and torch.is_grad_enabled()):
+        return "native"
+    if n_weight > _WEIGHT_PER_ROW * rows:
+        return "naive"
+    return "3m" if gauss else "naive"
+
+
+_COMPLEX_DTYPES = (torch.float32, torch.float64)
 
 
 # the ops, unchecked (see the module's docstring)
 def linear(input, weight, bias=None, strategy=None):
     """:func:`cplxmodule.cplx.linear` without its checks."""
+    if strategy is None and isinstance(input, Cplx) and isinstance(weight, Cplx):
+        # the hot path of every complex linear layer: read each part once
+        real, weight_real = input.real, weight.real
+        rows = real.numel() // max(weight_real.shape[1], 1)
+        strategy = _choose(
+            real.dtype, real.device, rows, weight_real.numel(), False, type(weight) is Packed
+        )
+        if strategy == "native":
+            return _native_linear(real, input.imag, weight, weight_real, bias)
     layout = Layout(channel_dim=input.dim() - 1, weight_out=0, weight_in=1)
     strategy = strategy or default_strategy(input, weight, layout)
     return product(F.linear, input, weight, bias, strategy, layout)
+
+
+def _native_linear(real, imag, weight, weight_real, bias):
+    """``"native"`` for a linear map, on parts already read."""
+    if type(weight) is Packed:
+        weight = _form(weight, "complex", _pack)
+    else:
+        weight = _to_complex(weight_real, weight.imag)
+    if bias is not None:
+        bias = _form(bias, "complex", _complex_bias)
+    output = F.linear(_to_complex(real, imag), weight, bias)
+    return _cplx(output.real, output.imag)
 
 
 def bilinear(input1, input2, weight, bias=None, conjugate=True, strategy=None):

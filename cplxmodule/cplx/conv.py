@@ -99,17 +99,11 @@ _CONV_DOC = r"""Complex {n}d convolution, as :func:`torch.nn.functional.conv{n}d
     -----
     The input is padded once, before the product, for every
     ``padding_mode`` other than ``"zeros"``. The default strategy is
-    that of :func:`linear` (in practice ``"3m"``). Its time over
-    ``F.conv2d`` on complex64 tensors, measured as described in
-    :func:`linear`::
-
-        (N, C_in, H=W, C_out, k)   1 thread: fwd  fwd+bwd   2 threads: fwd  fwd+bwd
-        (8, 16, 32, 32, 3)               0.83     0.74            0.71     0.70
-        (32, 32, 16, 64, 3)              0.75     0.86            0.80     0.75
-        (4, 64, 32, 64, 5)               0.96     0.97            0.91     0.91
-
-    torch computes a complex convolution with three real ones as well, so
-    the gain shrinks as the convolutions themselves dominate.
+    chosen as for :func:`linear`: ``"3m"`` for float32 parts on the CPU
+    (torch's own complex convolution computes three real convolutions as
+    well, but in a form that loses digits on nearly-real operands), see the
+    products guide (``docs/guides/products.rst``) for its accuracy and
+    speed.
 
     Examples
     --------

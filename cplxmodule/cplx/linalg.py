@@ -94,66 +94,36 @@ def linear(input, weight, bias=None, *, strategy=None):
     (nearly real, nearly imaginary, or with parts that cancel): the error
     bounds of every strategy are tabulated in the products guide
     (``docs/guides/products.rst``) and tested in
-    ``tests/test_product_accuracy.py``. It picks, for float32 parts on the
-    CPU, ``"3m"`` (whose form follows the operands, within about twice the
-    error of four real products), unless the weight has more than 16384
-    elements per row of the input (the product of the input's sizes other
-    than the feature dimension), where it picks ``"naive"``. float64 parts,
-    other dtypes and devices, and compiled code get ``"naive"``: against
-    float64's complex GEMM the margin of 3M is too thin, half precisions lose
-    too much in its sums, and the choice of its form would wait for a device
-    or branch on values. The grad mode does not change the choice: each
-    strategy's backward mirrors its forward (3M's backward has six real
-    products where torch's complex one has eight).
-
-    Measured with ``benchmarks/test_bench_products.py`` on a shared 2-core
-    AMD EPYC (torch 2.13, MKL): time of the default over ``F.linear`` on
-    complex64 tensors, best of at least five rounds; forward, and
-    forward + backward::
-
-        (batch, in, out)     1 thread: fwd  fwd+bwd   2 threads: fwd  fwd+bwd
-        (32, 64, 64)              2.72     1.29            3.81     1.76
-        (256, 512, 512)           1.02     0.87            0.84     0.84
-        (64, 1024, 1024)          1.02     0.93            1.17     1.05
-        (4096, 128, 128)          0.96     0.92            0.85     0.94
-        (16, 1024, 1024)          1.16     0.96            1.59     0.78
-
-    Between two runs the same code varies by up to 30% on this machine.
-    Gauss's trick saves a quarter of the arithmetic once the products
-    dominate, and makes the fewest torch calls at small sizes. With few
-    rows and a large weight, e.g. 16 rows against a 1024 x 1024 weight, the
-    product is bound by reading the weight, which ``"naive"`` does once per
-    part (3M reads it twice, for its sum): there ``"naive"`` is 5-30%
-    faster than ``"3m"``, and 0.8-1.6x native. At the smallest
-    size (15 microseconds native) every strategy's handful of torch calls
-    costs more in dispatch than torch's single complex kernel.
+    ``tests/test_product_accuracy.py``. For float32 and float64 parts it
+    picks ``"native"`` below :math:`2^{22}` complex multiply-adds (rows of
+    the input, the product of its sizes other than the feature dimension,
+    times weight elements): packing the operands and viewing the output's
+    parts are fewer torch calls than any other strategy makes, and the
+    parts of its output view one complex tensor, which the next product
+    takes back without a copy (see :func:`~cplxmodule.cplx.to_complex`).
+    Above, it picks ``"3m"`` for float32 parts on the CPU (whose form
+    follows the operands, within about twice the error of four real
+    products), unless the weight has more than 16384 elements per row of
+    the input, where the product is bound by reading the weight and it
+    picks ``"naive"``, which reads each part once; float64 parts and other
+    devices get ``"naive"`` there: against float64's complex GEMM the margin
+    of 3M is too thin, and the choice of its form would wait for a device.
+    Compiled code and other dtypes always get ``"naive"`` (inductor does not
+    compile complex tensors, dynamo cannot branch on values, and half
+    precisions lose too much in 3M's sums). Each strategy's backward mirrors
+    its forward; for ``"3m"`` the gradients of a linear map are complex
+    products of their own, each in the form that suits its operands.
 
     Inside :func:`cplxmodule.nn.cached`, layers pass their weight and bias
     packed: each form a strategy makes of them (the native complex tensor,
     3M's sums, the block matrix) is computed once. Then, without autograd,
-    the default below :math:`2^{22}` complex multiply-adds (rows times
-    weight elements) is ``"native"`` for a linear map (also when bound by
-    the weight) and ``"cat"`` for a convolution (torch's complex
-    convolution is slower than three real ones); above it is ``"3m"`` with
-    its sums on the weight, and with autograd always ``"3m"``.
-    The layer's time over torch's complex64 layer (``test_model`` in the
-    same file; best of ten rounds, the range over three or four runs; the
-    forward pass under :func:`torch.inference_mode`; 1 thread in CPU time,
-    2 in wall time)::
+    a linear map bound by reading its weight takes ``"native"`` too (it
+    reads the packed weight once), and a small convolution ``"cat"`` (one
+    real convolution on the block matrix).
 
-                                        fwd, cached      fwd+bwd, cached each step
-        (batch, in, out)             1 thread   2 threads   1 thread   2 threads
-        (32, 64, 64)                 1.28-1.57  1.59-1.94   2.28-2.41  2.58-2.69
-        (256, 512, 512)              0.84-0.96  0.77-0.83   0.76-0.84  0.86-0.90
-        conv2d (8, 16, 32, 32, k=3)  0.47-0.71  0.32-0.91   0.63-0.77  0.60-0.66
-        MLP 256-512-512-8, batch 256 0.79-0.89  0.86-1.02   0.82-1.02  0.96-1.24
-
-    Entering the context at every training step costs a few microseconds,
-    which shows only at the smallest size. There, packing the input and
-    viewing the output's parts are two torch calls around torch's own
-    complex product, which alone makes 1.2-1.35x; the Python of the layer
-    (its one check of the input, the cache lookup, the strategy's dispatch)
-    makes the rest.
+    The thresholds come from ``benchmarks/test_bench_products.py`` and
+    ``benchmarks/test_bench_small.py``; the products guide
+    (``docs/guides/products.rst``) has their figures.
 
     Examples
     --------
