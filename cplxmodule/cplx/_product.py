@@ -377,8 +377,9 @@ def check_strategy(strategy, where):
 # error at about twice that of four products in float32; against the complex
 # GEMM of float64 (itself more accurate than four real products there) the
 # margin is too thin, so float64 never gets 3M by default, nor do other
-# dtypes (their sums of parts lose too much). Compiled code cannot choose the
-# form by value (nor can inductor compile complex tensors), and on other
+# dtypes (their sums of parts lose too much). Compiled and traced code cannot
+# choose the form by value (nor can inductor compile complex tensors, nor
+# ONNX export them), and on other
 # devices than the CPU the choice would wait for the device: there the
 # default is "naive".
 _WEIGHT_PER_ROW = 16384
@@ -395,7 +396,7 @@ def default_strategy(input, weight, layout):
 
 def _choose(dtype, device, rows, n_weight, conv, packed):
     """The default strategy, from what it depends on (see the comment above)."""
-    if dtype not in _COMPLEX_DTYPES or torch.compiler.is_compiling():
+    if dtype not in _COMPLEX_DTYPES or torch.compiler.is_compiling() or torch.jit.is_tracing():
         return "naive"
     small = rows * n_weight < _SMALL_MACS
     gauss = dtype in _GAUSS_DTYPES and device.type == "cpu"

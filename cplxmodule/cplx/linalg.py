@@ -108,9 +108,10 @@ def linear(input, weight, bias=None, *, strategy=None):
     picks ``"naive"``, which reads each part once; float64 parts and other
     devices get ``"naive"`` there: against float64's complex GEMM the margin
     of 3M is too thin, and the choice of its form would wait for a device.
-    Compiled code and other dtypes always get ``"naive"`` (inductor does not
-    compile complex tensors, dynamo cannot branch on values, and half
-    precisions lose too much in 3M's sums). Each strategy's backward mirrors
+    Compiled and traced code (:func:`torch.compile`, :func:`torch.export.export`,
+    :func:`torch.jit.trace` and so ONNX export) and other dtypes always get
+    ``"naive"`` (inductor and ONNX have no complex tensors, dynamo cannot
+    branch on values, and half precisions lose too much in 3M's sums). Each strategy's backward mirrors
     its forward; for ``"3m"`` the gradients of a linear map are complex
     products of their own, each in the form that suits its operands.
 
