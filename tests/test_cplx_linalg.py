@@ -436,14 +436,16 @@ def test_gradcheck_second_order(strategy):
     torch.autograd.gradgradcheck(conv, parts)
 
 
-@pytest.mark.parametrize("shape", [(70, 5, 3), (1, 200, 100)], ids=["rows", "wide"])
-def test_linear_default_both_regimes(shape):
-    # many rows (3M) and a weight of over 16384 elements per row ("naive")
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "shape", [(70, 5, 3), (1, 200, 100), (2048, 64, 32)], ids=["small", "small-wide", "rows"]
+)
+def test_linear_default_both_regimes(shape, dtype):
+    # small maps ("native"), and many rows: 3M in float32, "naive" in float64
     batch, n_in, n_out = shape
     compare(
         lambda x, w, b: cplx.linear(x, w, b), F.linear,
-        native((batch, n_in), torch.complex128), native((n_out, n_in), torch.complex128),
-        native((n_out,), torch.complex128),
+        native((batch, n_in), dtype), native((n_out, n_in), dtype), native((n_out,), dtype),
     )
 
 
