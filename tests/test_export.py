@@ -78,8 +78,11 @@ def run(model, x, module):
 
 
 def assert_same_run(actual, expected):
+    # compiled code computes the complex products by another strategy than
+    # eager code (it cannot choose the form of Gauss's trick by value): the
+    # two agree to float32's rounding of different sums
     for got, want in zip(actual, expected):
-        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])

@@ -13,10 +13,9 @@ from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
-from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from ._shared import HALF_DTYPES, autocast_dtype, ntuple
-from .conversions import to_complex
+from .conversions import _to_complex
 from .tensor import Cplx
 
 #: The names ``strategy=`` accepts (besides ``None``), described above.
@@ -105,8 +104,8 @@ def _bias_parts(bias):
     return bias, None
 
 
-def _negated_real(bias):
-    return -_bias_parts(bias)[0]
+def _pack(z):
+    return _to_complex(z.real, z.imag)
 
 
 def _complex_bias(bias):
@@ -116,15 +115,18 @@ def _complex_bias(bias):
 
 # Each strategy returns the real and imaginary parts of the output. Results of
 # real products are fresh tensors that no backward formula reads, so sums into
-# them are done in place (but not into the views that `chunk` or `unbind`
+# them are done in place (but not into the views that slices or `unbind`
 # return: autograd forbids it).
 def _naive(op, x, w, bias, layout):
     # the two parts of the input share one call per weight part, so each
     # weight part is read once (as in a complex product); with a batch
     # dimension they are concatenated along it, otherwise stacked
     if layout.channel_dim > 0:
-        both = torch.cat([x.real, x.imag])
-        (rr, ir), (ri, ii) = op(both, w.real, None).chunk(2), op(both, w.imag, None).chunk(2)
+        both, n = torch.cat([x.real, x.imag]), x.real.shape[0]
+        # slices, not ``chunk(2)``, whose count of chunks a trace with a
+        # dynamic batch size cannot prove and would specialise
+        by_real, by_imag = op(both, w.real, None), op(both, w.imag, None)
+        rr, ir, ri, ii = by_real[:n], by_real[n:], by_imag[:n], by_imag[n:]
     else:
         both = torch.stack([x.real, x.imag])
         (rr, ir), (ri, ii) = op(both, w.real, None).unbind(), op(both, w.imag, None).unbind()
@@ -139,55 +141,182 @@ def _naive(op, x, w, bias, layout):
 
 
 def _gauss(op, x, w, bias, layout):
-    # Two forms of the trick: each needs three additions of operand parts;
-    # put two of them on the smaller operand, or on a packed weight, whose
-    # sums are computed once.
-    xr, xi, wr, wi = x.real, x.imag, w.real, w.imag
-    on_input = type(w) is not Packed and _known(xr.numel() <= wr.numel())
+    # Gauss's trick in the form whose sums do not cancel on these operands
+    # (see `_aligned`): for a linear map, ``addmm`` folds the products' sums
+    # into the products themselves.
     # autocast casts no operand of an in-place ``addmm_``: there, the
     # generic form, whose products autocast casts
-    if not on_input and op is F.linear and autocast_dtype(xr) is None:
+    if op is F.linear and autocast_dtype(x.real) is None:
         return _gauss_linear(x, w, bias)
-    bi = _bias_parts(bias)[1]
-    nbr = None if bias is None else _form(bias, "-real", _negated_real)
-    if on_input:
-        k1, k2, k3 = op(xr, wr + wi, None), op(xi - xr, wr, bi), op(xr + xi, wi, nbr)
-    else:
-        k1 = op(xr + xi, wr, None)
-        k2 = op(xr, _form(w, "imag-real", lambda w: w.imag - w.real), bi)
-        k3 = op(xi, _form(w, "real+imag", lambda w: w.real + w.imag), nbr)
-    # re = k1 - k3 and im = k1 + k2: update k2 first, it reads k1
-    imag = k2.add_(k1)
-    return k1.sub_(k3), imag
+    return _GAUSS[_aligned(x, w)](op, x, w, bias)
+
+
+def _aligned(x, w):
+    """Whether the larger part of ``x`` and of ``w`` is the same (both real or both imaginary).
+
+    Every form of Gauss's trick cancels for some operands: a sum of
+    products much larger than the output part it makes. The cross form
+    (products ``xi wr``, ``xr wi``, ``(xr - xi)(wr + wi)``) cancels only
+    when one operand is mostly real and the other mostly imaginary, the
+    diagonal form (``xr wr``, ``xi wi``, ``(xr - xi)(wi - wr)``, as torch's
+    complex convolution) only when both are mostly real or both mostly
+    imaginary. Choosing by the norms of the parts bounds the error of either
+    at about three times that of the four-product form, whatever the phases.
+    Compiled code cannot branch on values: it takes the cross form, exact on
+    the common case of weights and inputs that are (nearly) real.
+    """
+    if torch.compiler.is_compiling():
+        return True
+    return _form(x, "real-dominant", _real_dominant) == _form(w, "real-dominant", _real_dominant)
+
+
+def _real_dominant(z):
+    return bool(torch.linalg.vector_norm(z.real) >= torch.linalg.vector_norm(z.imag))
+
+
+def _bias_sum(bias):
+    br, bi = _bias_parts(bias)
+    return br if bi is None else br + bi
+
+
+def _bias_difference(bias):
+    br, bi = _bias_parts(bias)
+    return -br if bi is None else bi - br
+
+
+def _gauss_cross(op, x, w, bias):
+    # p1 = xi wr, p2 = xr wi, p3 = (xr - xi)(wr + wi):
+    # re = p3 + p1 - p2, im = p1 + p2. The bias rides on the products:
+    # bi on p2, br + bi on p3, which the difference p3 - p2 leaves as br.
+    xr, xi = x.real, x.imag
+    p1 = op(xi, w.real, None)
+    p2 = op(xr, w.imag, _bias_parts(bias)[1])
+    p3 = op(xr - xi, _form(w, "real+imag", lambda w: w.real + w.imag),
+            None if bias is None else _form(bias, "real+imag", _bias_sum))
+    real = p3.add_(p1).sub_(p2)
+    return real, p2.add_(p1)
+
+
+def _gauss_diagonal(op, x, w, bias):
+    # q1 = xr wr, q2 = xi wi, q3 = (xr - xi)(wi - wr):
+    # re = q1 - q2, im = q3 + q1 + q2. The bias rides on the products:
+    # br on q1, bi - br on q3, which the sum q3 + q1 leaves as bi.
+    xr, xi = x.real, x.imag
+    q1 = op(xr, w.real, _bias_parts(bias)[0])
+    q2 = op(xi, w.imag, None)
+    q3 = op(xr - xi, _form(w, "imag-real", lambda w: w.imag - w.real),
+            None if bias is None else _form(bias, "imag-real", _bias_difference))
+    imag = q3.add_(q1).add_(q2)
+    return q1.sub_(q2), imag
+
+
+def _rows(x):
+    """The parts of ``x`` as matrices, one row per sample."""
+    return x.real.reshape(-1, x.shape[-1]), x.imag.reshape(-1, x.shape[-1])
+
+
+def _gauss_mm(ar, ai, br, bi, aligned, sign=1, b_sum=None):
+    """The complex matrix product ``(ar + i ai) @ (br + i sign bi)`` by Gauss's trick.
+
+    ``aligned`` chooses the form (see `_aligned`); ``addmm`` sums in its
+    products. ``b_sum`` is the sum of parts the form needs, if known:
+    ``br + sign bi`` for the aligned form, ``sign bi - br`` for the other.
+    """
+    if aligned:
+        # p1 = ai br, p2 = sign ar bi, p3 = (ar - ai)(br + sign bi):
+        # im = p1 + p2, then re = p3 + p1 - p2 = p3 - (im - 2 p1)
+        if b_sum is None:
+            b_sum = torch.add(br, bi, alpha=sign)
+        p1 = torch.mm(ai, br)
+        imag = torch.addmm(p1, ar, bi, alpha=sign)
+        real = torch.add(imag, p1, alpha=-2).addmm_(ar - ai, b_sum, beta=-1)
+        return real, imag
+    # q1 = ar br, q2 = sign ai bi, q3 = (ar - ai)(sign bi - br):
+    # re = q1 - q2, then im = q3 + q1 + q2 = q3 - (re - 2 q1)
+    if b_sum is None:
+        b_sum = torch.sub(bi, br) if sign == 1 else torch.add(bi, br).neg_()
+    q1 = torch.mm(ar, br)
+    real = torch.addmm(q1, ai, bi, alpha=-sign)
+    imag = torch.add(real, q1, alpha=-2).addmm_(ar - ai, b_sum, beta=-1)
+    return real, imag
+
+
+class _GaussLinear(torch.autograd.Function):
+    """``x @ w.T`` by Gauss's trick, whose backward chooses its forms as well.
+
+    Autograd's backward of three products is the transpose of the forward's
+    form, whose sums cancel on the gradients of nearly-real outputs (it
+    would lose up to ``-log10(ratio)`` digits in the gradients of the
+    imaginary parts); here each gradient is a complex product of its own,
+    ``g @ conj(w)`` and ``g.T @ conj(x)``, in the form that suits its
+    operands. ``w_sum`` is the weight's sum of parts for the forward's form
+    (from a packed weight), or ``None``.
+    """
+
+    @staticmethod
+    def forward(xr, xi, wr, wi, aligned, w_sum):
+        return _gauss_mm(xr, xi, wr.t(), wi.t(), aligned, b_sum=None if w_sum is None else w_sum.t())
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        xr, xi, wr, wi, _, _ = inputs
+        ctx.save_for_backward(xr, xi, wr, wi)
+
+    @staticmethod
+    def backward(ctx, grad_real, grad_imag):
+        xr, xi, wr, wi = ctx.saved_tensors
+        grad_x = grad_w = (None, None)
+        if grad_real is None:
+            grad_real = torch.zeros_like(grad_imag)
+        if grad_imag is None:
+            grad_imag = torch.zeros_like(grad_real)
+        g_dominant = _real_dominant(Cplx(grad_real, grad_imag))
+        if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:
+            aligned = g_dominant == _real_dominant(Cplx(wr, wi))
+            grad_x = _gauss_mm(grad_real, grad_imag, wr, wi, aligned, sign=-1)
+        if ctx.needs_input_grad[2] or ctx.needs_input_grad[3]:
+            aligned = g_dominant == _real_dominant(Cplx(xr, xi))
+            grad_w = _gauss_mm(grad_real.t(), grad_imag.t(), xr, xi, aligned, sign=-1)
+        return *grad_x, *grad_w, None, None
 
 
 def _gauss_linear(x, w, bias):
-    # The weight-side form for a linear map, on the input's rows as a matrix:
-    # ``addmm`` adds ``k1 = (xr + xi) wr^T`` within the other two products,
-    # which saves two passes over the output: im = k1 + xr (wi - wr)^T,
-    # then re = k1 - xi (wr + wi)^T in place. The bias is added last, so a
-    # real input and weight give an exactly zero imaginary part.
-    rows = x.shape[:-1]
-    xr, xi = x.real.reshape(-1, x.shape[-1]), x.imag.reshape(-1, x.shape[-1])
-    k1 = torch.mm(xr + xi, w.real.t())
-    imag = torch.addmm(k1, xr, _form(w, "imag-real", lambda w: w.imag - w.real).t())
-    real = k1.addmm_(xi, _form(w, "real+imag", lambda w: w.real + w.imag).t(), alpha=-1)
+    # Outside autograd, or when compiled (dynamo would trace the data
+    # dependent choice of the backward's forms), the products themselves;
+    # with autograd, the function whose backward chooses its forms too.
+    aligned = _aligned(x, w)
+    key = "real+imag" if aligned else "imag-real"
+    w_sum = _form(w, key, lambda w: w.real + w.imag if aligned else w.imag - w.real)
+    xr, xi = _rows(x)
+    wr, wi = w.real, w.imag
+    tracked = torch.is_grad_enabled() and any(
+        t.requires_grad for t in (xr, xi, wr, wi, w_sum)
+    )
+    if tracked and not torch.compiler.is_compiling():
+        real, imag = _GaussLinear.apply(xr, xi, wr, wi, aligned, w_sum)
+    else:
+        real, imag = _gauss_mm(xr, xi, wr.t(), wi.t(), aligned, b_sum=w_sum.t())
+    # the bias is added last, so that a real input and weight give an
+    # exactly zero imaginary part
     br, bi = _bias_parts(bias)
     if br is not None:
-        real = real.add_(br)
+        real = real + br
     if bi is not None:
-        imag = imag.add_(bi)
-    return real.view(*rows, -1), imag.view(*rows, -1)
+        imag = imag + bi
+    return real.view(*x.shape[:-1], -1), imag.view(*x.shape[:-1], -1)
+
+
+_GAUSS = {True: _gauss_cross, False: _gauss_diagonal}
 
 
 def _native(op, x, w, bias, layout):
-    weight = _form(w, "complex", to_complex)
+    weight = _form(w, "complex", _pack)
     bias = None if bias is None else _form(bias, "complex", _complex_bias)
     if x.dtype != w.dtype and autocast_dtype(x) is not None:
         # autocast leaves complex tensors alone: the product runs in the
         # weight's precision, whatever autocast made of the input
         x = x.to(w.dtype)
-    output = op(to_complex(x), weight, bias)
+    output = op(_to_complex(x.real, x.imag), weight, bias)
     return output.real, output.imag
 
 
@@ -235,69 +364,94 @@ def check_strategy(strategy, where):
         )
 
 
-# The default strategy, from benchmarks/test_bench_products.py (see the Notes
-# of `linear`): Gauss's three products save a quarter of the arithmetic and,
-# at small sizes, make the fewest torch calls. Only when the product is bound
-# by reading the weight (many weight elements per row of the input) does
-# "naive" win: it reads each weight part once, 3M reads it twice for its sum.
-# A packed weight (inside ``cplxmodule.nn.cached``) costs nothing to pack:
-# then, without autograd, one product wins below about 4M complex
-# multiply-adds, where the three products and the sums of 3M cost more in
-# torch calls: torch's complex product for linear maps (also when the weight
-# dominates, as it reads each element once), the block matrix for
-# convolutions (torch's complex convolution is slow); above, 3M with its sums
-# on the weight, computed once.
+# The default strategy, from benchmarks/test_bench_products.py and
+# benchmarks/test_bench_small.py (see the Notes of `linear`). Accuracy comes
+# first (docs/guides/products.rst, tests/test_product_accuracy.py): every
+# strategy picked here stays within 4x of the error of torch's complex GEMM.
+#
+# Small linear maps (below 4M complex multiply-adds, rows times weight
+# elements) take torch's complex product: packing the operands and viewing
+# the output's parts cost three or four torch calls, every other strategy
+# more; the output's parts view one complex tensor, which the next product
+# takes back without a copy. Larger ones take Gauss's three products, a
+# quarter less arithmetic, unless the product is bound by reading the weight
+# (many weight elements per row of the input): then "naive" reads each
+# weight part once, where 3M reads it twice for its sum, and a weight packed
+# once (inside ``cplxmodule.nn.cached``) goes to torch's complex product.
+# Convolutions take 3M (torch's complex convolution loses digits on nearly
+# real operands, see the guide), or, with a packed weight and without
+# autograd, one real convolution on the block matrix while small.
+#
+# 3M chooses its form by the norms of the operands' parts, which bounds its
+# error at about twice that of four products in float32; against the complex
+# GEMM of float64 (itself more accurate than four real products there) the
+# margin is too thin, so float64 never gets 3M by default, nor do other
+# dtypes (their sums of parts lose too much). Compiled and traced code cannot
+# choose the form by value (nor can inductor compile complex tensors, nor
+# ONNX export them), and on other
+# devices than the CPU the choice would wait for the device: there the
+# default is "naive".
 _WEIGHT_PER_ROW = 16384
-_GAUSS_DTYPES = (torch.float32, torch.float64)
+_GAUSS_DTYPES = (torch.float32,)
 _SMALL_MACS = 2 ** 22
 
 
-def _known(condition):
-    """A condition on sizes, ``False`` where a dynamic size of a trace leaves it open.
-
-    Every strategy computes the same product, so a traced model with a
-    dynamic batch axis (``torch.export``, the ONNX exporters) takes one
-    without installing a guard on the batch size, which would bound it.
-    """
-    if type(condition) is bool:  # eager
-        return condition
-    if isinstance(condition, torch.SymBool):
-        return statically_known_true(condition)
-    return bool(condition)  # a traced tensor under torch.jit.trace
-
-
 def default_strategy(input, weight, layout):
+    rows = input.numel() // max(input.shape[layout.channel_dim], 1)
+    return _choose(input, rows, weight.numel(), weight.dim() > 2, type(weight) is Packed)
+
+
+def _choose(input, rows, n_weight, conv, packed):
+    """The default strategy, from what it depends on (see the comment above)."""
     if autocast_dtype(input) in HALF_DTYPES:
         # one real product on the block matrix accumulates all four terms
         # of each output part in float32 and rounds once, as a real layer
         # under autocast does: "naive" rounds three times, 3M's sums cancel
         return "cat"
-    if input.dtype not in _GAUSS_DTYPES:
-        # the sums of 3M lose too much in half precision
+    dtype, device = input.dtype, input.device
+    if dtype not in _COMPLEX_DTYPES or torch.compiler.is_compiling() or torch.jit.is_tracing():
         return "naive"
-    rows = input.numel() // max(input.shape[layout.channel_dim], 1)
-    weight_bound = _known(weight.numel() > _WEIGHT_PER_ROW * rows)
-    if type(weight) is Packed:
-        if torch.is_grad_enabled():
-            # torch's complex backward makes eight real products, 3M's six
-            return "3m"
-        # packing the weight is free: one product wins while torch calls (or
-        # reading the weight) cost more than arithmetic; for a convolution
-        # one real product on the block matrix, as torch's complex
-        # convolution is slower than three real ones
-        small = _known(rows * weight.numel() < _SMALL_MACS)
-        if weight.dim() > 2:
-            return "cat" if small else "3m"
-        return "native" if small or weight_bound else "3m"
-    return "naive" if weight_bound else "3m"
+    small = rows * n_weight < _SMALL_MACS
+    gauss = dtype in _GAUSS_DTYPES and device.type == "cpu"
+    if conv:
+        if packed and not torch.is_grad_enabled() and (small or not gauss):
+            return "cat"
+        return "3m" if gauss and n_weight <= _WEIGHT_PER_ROW * rows else "naive"
+    if small or packed and not (gauss and torch.is_grad_enabled()):
+        return "native"
+    if n_weight > _WEIGHT_PER_ROW * rows:
+        return "naive"
+    return "3m" if gauss else "naive"
+
+
+_COMPLEX_DTYPES = (torch.float32, torch.float64)
 
 
 # the ops, unchecked (see the module's docstring)
 def linear(input, weight, bias=None, strategy=None):
     """:func:`cplxmodule.cplx.linear` without its checks."""
+    if strategy is None and isinstance(input, Cplx) and isinstance(weight, Cplx):
+        # the hot path of every complex linear layer: read each part once
+        real, weight_real = input.real, weight.real
+        rows = real.numel() // max(weight_real.shape[1], 1)
+        strategy = _choose(real, rows, weight_real.numel(), False, type(weight) is Packed)
+        if strategy == "native":
+            return _native_linear(real, input.imag, weight, weight_real, bias)
     layout = Layout(channel_dim=input.dim() - 1, weight_out=0, weight_in=1)
     strategy = strategy or default_strategy(input, weight, layout)
     return product(F.linear, input, weight, bias, strategy, layout)
+
+
+def _native_linear(real, imag, weight, weight_real, bias):
+    """``"native"`` for a linear map, on parts already read."""
+    if type(weight) is Packed:
+        weight = _form(weight, "complex", _pack)
+    else:
+        weight = _to_complex(weight_real, weight.imag)
+    if bias is not None:
+        bias = _form(bias, "complex", _complex_bias)
+    output = F.linear(_to_complex(real, imag), weight, bias)
+    return _cplx(output.real, output.imag)
 
 
 def bilinear(input1, input2, weight, bias=None, conjugate=True, strategy=None):

@@ -99,10 +99,11 @@ _CONV_DOC = r"""Complex {n}d convolution, as :func:`torch.nn.functional.conv{n}d
     -----
     The input is padded once, before the product, for every
     ``padding_mode`` other than ``"zeros"``. The default strategy is
-    that of :func:`linear` (in practice ``"3m"``). torch computes a complex
-    convolution with three real ones as well, so the gain over
-    ``F.conv{n}d`` on complex tensors shrinks as the convolutions
-    themselves dominate; :doc:`/guides/products` gives the measurements.
+    chosen as for :func:`linear`: ``"3m"`` for float32 parts on the CPU
+    (torch's own complex convolution computes three real convolutions as
+    well, but in a form that loses digits on nearly-real operands), see the
+    products guide (``docs/guides/products.rst``) for its accuracy and
+    speed.
 
     Examples
     --------

@@ -193,21 +193,31 @@ def to_complex(input):
     True
     """
     input = checked_cplx(input, where="to_complex")
+    return _to_complex(input.real, input.imag)
+
+
+def _to_complex(real, imag):
+    """:func:`to_complex` of the parts, unchecked: a view where there is one, else a copy."""
     # Storage addresses cannot be traced by torch.compile, which plans the
     # memory of its graphs anyway: there the values are always copied.
     if not torch.compiler.is_compiling():
-        buffer = _interleaved_buffer(input.real, input.imag)
-        if buffer is not None:
-            return torch.view_as_complex(buffer)
-    return torch.complex(input.real, input.imag)
+        view = _complex_view(real, imag)
+        if view is not None:
+            return view
+    return torch.complex(real, imag)
 
 
-def _interleaved_buffer(real, imag):
-    """The ``(..., 2)`` real view holding ``real`` and ``imag``, if there is one.
+def _complex_view(real, imag):
+    """The complex tensor whose parts are ``real`` and ``imag``, if one views them.
 
-    The view is taken of the tensor both parts are views of, so that autograd
-    routes the gradient of either half to it; a view of ``real`` alone would
-    silently drop the gradient of ``imag``.
+    The parts of a complex tensor ``c`` (``c.real`` and ``c.imag``, as every
+    product of the strategy ``"native"`` returns) give back ``c`` itself: no
+    new tensor at all, and autograd sees the tensor that was computed. Other
+    interleaved parts (``from_interleaved_real(t, copy=False)``, a slice of
+    such parts) give a view of the buffer both are views of. Parts whose
+    values are not what their memory holds (the lazily negated imaginary
+    part of a conjugate view) and parts that require grad while the buffer
+    they view does not carry it to them are never viewed.
     """
     offset = real.storage_offset()
     # the cheap tests first: separate parts fail them at no cost
@@ -217,19 +227,48 @@ def _interleaved_buffer(real, imag):
         or offset % 2
         or real.stride() != imag.stride()
         or any(s % 2 for s in real.stride())
+        or real.is_neg()
+        or imag.is_neg()
     ):
         return None
     base = real._base
+    if base is not None and imag._base is base and base.is_complex():
+        if base.is_conj() or base.is_neg():
+            return None
+        if (
+            real.shape == base.shape
+            and offset == 2 * base.storage_offset()
+            and real.stride() == tuple(2 * s for s in base.stride())
+            and real.requires_grad == base.requires_grad
+        ):
+            return base
+    buffer = _interleaved_buffer(real, imag, base)
+    return None if buffer is None else torch.view_as_complex(buffer)
+
+
+def _interleaved_buffer(real, imag, base):
+    """The ``(..., 2)`` real view holding ``real`` and ``imag``, if there is one.
+
+    The view is taken of ``base``, the tensor both parts are views of, so
+    that autograd routes the gradient of either half to it; a view of
+    ``real`` alone would silently drop the gradient of ``imag``.
+    """
     if base is None or imag._base is not base:
         # Without autograd any alias of the memory serves, such as detached parts.
         if real.requires_grad or imag.requires_grad or not _same_memory(real, imag):
             return None
         base = real
-    if base.is_complex():
-        base = torch.view_as_real(base)
-    if base.dtype != real.dtype:
+    if base.requires_grad != real.requires_grad:
+        # parts taken under ``no_grad`` from a tensor that requires grad: a
+        # view of that tensor would make them differentiable
         return None
-    return base.as_strided((*real.shape, 2), (*real.stride(), 1), offset)
+    if base.is_complex():
+        if base.is_conj() or base.is_neg():
+            return None
+        base = torch.view_as_real(base)
+    if base.dtype != real.dtype or base.is_neg():
+        return None
+    return base.as_strided((*real.shape, 2), (*real.stride(), 1), real.storage_offset())
 
 
 def _same_memory(real, imag):

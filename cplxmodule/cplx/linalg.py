@@ -15,22 +15,27 @@ convolutions of :mod:`cplxmodule.cplx.conv`:
     its feature (channel) dimension against the block weight
     ``[[wr, -wi], [wi, wr]]`` (per group, for grouped convolutions);
 ``"3m"``
-    Gauss's trick, three real products
-    ``k1 = op(xr + xi, wr)``, ``k2 = op(xr, wi - wr)``, ``k3 = op(xi, wr + wi)``,
-    ``re = k1 - k3``, ``im = k1 + k2``;
+    Gauss's trick, three real products, in the form whose sums do not cancel
+    on the operands at hand: if the larger part of the input and of the weight
+    (by norm) is the same, both real or both imaginary, the products
+    ``p1 = op(xi, wr)``, ``p2 = op(xr, wi)``, ``p3 = op(xr - xi, wr + wi)``
+    give ``re = p3 + p1 - p2`` and ``im = p1 + p2``; otherwise
+    ``q1 = op(xr, wr)``, ``q2 = op(xi, wi)``, ``q3 = op(xr - xi, wi - wr)``
+    give ``re = q1 - q2`` and ``im = q3 + q1 + q2``. A form chosen
+    regardless of the operands loses up to ``-log10(ratio)`` digits when
+    one part is ``ratio`` times the other (a model started from a real
+    checkpoint); under :func:`torch.compile`, which cannot branch on
+    values, the first form is taken;
 ``"native"``
     pack both operands into torch's native complex dtype, run one complex
     product and view the result's parts.
 
 Every strategy adds the bias once. ``"cat"``, ``"3m"`` and ``"native"``
 hand it to a product, where ``addmm`` and the convolution kernels add it for
-free: ``"3m"`` feeds each part into exactly one of its real products (the
-imaginary part into ``k2``, the negated real part into ``k3``; for a
-linear map with the sums on the weight, ``addmm`` adds ``k1`` within the
-other two products and the bias is added afterwards), ``"cat"``
-and ``"native"`` feed the whole bias into their single product. ``"naive"``
-runs its products without bias and adds each part afterwards, in place,
-broadcast along the feature dimension.
+free (for a linear map, ``"3m"`` adds it after its products, so that a real
+input and weight give an exactly zero imaginary part); ``"naive"`` runs its
+products without bias and adds each part afterwards, in place, broadcast
+along the feature dimension.
 
 ``strategy=None`` picks the measured default, see the Notes of :func:`linear`
 and ``benchmarks/test_bench_products.py``.
@@ -84,38 +89,46 @@ def linear(input, weight, bias=None, *, strategy=None):
 
     Notes
     -----
-    ``strategy=None`` (shared with the convolutions) picks, for float32 and
-    float64 parts, ``"3m"``, unless the weight has more than 16384 elements
-    per row of the input (the product of the input's sizes other than the
-    feature dimension), where it picks ``"naive"``; other dtypes always get
-    ``"naive"``, since 3M's sums of parts lose more precision there.
+    ``strategy=None`` (shared with the convolutions) is never less accurate
+    than torch's complex product by more than a factor of 4, on any operands
+    (nearly real, nearly imaginary, or with parts that cancel): the error
+    bounds of every strategy are tabulated in the products guide
+    (``docs/guides/products.rst``) and tested in
+    ``tests/test_product_accuracy.py``. For float32 and float64 parts it
+    picks ``"native"`` below :math:`2^{22}` complex multiply-adds (rows of
+    the input, the product of its sizes other than the feature dimension,
+    times weight elements): packing the operands and viewing the output's
+    parts are fewer torch calls than any other strategy makes, and the
+    parts of its output view one complex tensor, which the next product
+    takes back without a copy (see :func:`~cplxmodule.cplx.to_complex`).
+    Above, it picks ``"3m"`` for float32 parts on the CPU (whose form
+    follows the operands, within about twice the error of four real
+    products), unless the weight has more than 16384 elements per row of
+    the input, where the product is bound by reading the weight and it
+    picks ``"naive"``, which reads each part once; float64 parts and other
+    devices get ``"naive"`` there: against float64's complex GEMM the margin
+    of 3M is too thin, and the choice of its form would wait for a device.
+    Compiled and traced code (:func:`torch.compile`, :func:`torch.export.export`,
+    :func:`torch.jit.trace` and so ONNX export) and other dtypes always get
+    ``"naive"`` (inductor and ONNX have no complex tensors, dynamo cannot
+    branch on values, and half precisions lose too much in 3M's sums).
     Products that :func:`torch.autocast` runs in float16 or bfloat16 get
     ``"cat"``: one real product accumulates each output part in float32
     and rounds it once, as a real layer under autocast does (``"native"``
-    runs in complex64 there: autocast leaves complex alone). The
-    grad mode does not change the choice: each strategy's backward mirrors
-    its forward (3M's backward has six real products where torch's complex
-    one has eight).
-
-    Gauss's trick saves a quarter of the arithmetic once the products
-    dominate, and makes the fewest torch calls at small sizes. With few
-    rows and a large weight the product is bound by reading the weight,
-    which ``"naive"`` does once per part (3M reads it twice, for its sum).
-    At the smallest sizes every strategy's handful of torch calls costs
-    more in dispatch than torch's single complex kernel. The measurements
-    behind these rules, and how to repeat them on your machine, are in
-    :doc:`/guides/products` (``benchmarks/test_bench_products.py``).
+    runs in complex64 there: autocast leaves complex alone). Each strategy's backward mirrors
+    its forward; for ``"3m"`` the gradients of a linear map are complex
+    products of their own, each in the form that suits its operands.
 
     Inside :func:`cplxmodule.nn.cached`, layers pass their weight and bias
     packed: each form a strategy makes of them (the native complex tensor,
     3M's sums, the block matrix) is computed once. Then, without autograd,
-    the default below :math:`2^{22}` complex multiply-adds (rows times
-    weight elements) is ``"native"`` for a linear map (also when bound by
-    the weight) and ``"cat"`` for a convolution (torch's complex
-    convolution is slower than three real ones); above it is ``"3m"`` with
-    its sums on the weight, and with autograd always ``"3m"``.
-    :doc:`/guides/products` gives the time of whole layers inside
-    :func:`~cplxmodule.nn.cached` against torch's complex layers.
+    a linear map bound by reading its weight takes ``"native"`` too (it
+    reads the packed weight once), and a small convolution ``"cat"`` (one
+    real convolution on the block matrix).
+
+    The thresholds come from ``benchmarks/test_bench_products.py`` and
+    ``benchmarks/test_bench_small.py``; the products guide
+    (``docs/guides/products.rst``) has their figures.
 
     Examples
     --------

@@ -1,0 +1,169 @@
+"""A small complex MLP, ours against the same model in torch's native complex64.
+
+The sizes of the published package's examples (an MLP 32 -> 64 -> 10 on
+sklearn's digits, batch 64), on one thread: a dense training step, a
+variational dropout training step and masked inference (outside
+:func:`cplxmodule.nn.cached`, under :func:`torch.inference_mode`). The
+reference is written here in torch's complex dtype
+(``torch.nn.Linear(..., dtype=torch.complex64)``, with the same variational
+dropout math: local reparameterisation and the complex VD penalty), so no
+peer package is needed. Both sides take real data promoted to complex, a
+split ReLU, and cross-entropy on the output's modulus; a training step is
+``zero_grad``, forward, loss, backward and an SGD step. Run with::
+
+    python -m pytest benchmarks/test_bench_small.py --benchmark-enable
+
+``benchmarks/conftest.py`` prints each time over the reference's
+(``torch-complex64``) and, in the ``vd / dense`` lines, each side's VD step
+over its dense step. On a busy machine add
+``--benchmark-timer=time.process_time``.
+"""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from cplxmodule.cplx import Cplx
+from cplxmodule.nn import CplxLinear, CplxSequential, CplxToCplx
+from cplxmodule.nn.masked import CplxLinearMasked
+from cplxmodule.nn.relevance import CplxLinearVD
+from cplxmodule.nn.relevance.functional import kl_cplx_vd
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+NATIVE = "torch-complex64"
+SIZES = (32, 64, 10)
+BATCH = 64
+KL_WEIGHT = 1e-3
+
+
+class _NativeSplitReLU(torch.nn.Module):
+    def forward(self, input):
+        return torch.view_as_complex(F.relu(torch.view_as_real(input)))
+
+
+class _NativeLinearVD(torch.nn.Linear):
+    """Complex variational dropout on torch's complex64: the math of ``CplxLinearVD``."""
+
+    def __init__(self, in_features, out_features):
+        super().__init__(in_features, out_features, dtype=torch.complex64)
+        self.log_sigma2 = torch.nn.Parameter(torch.full((out_features, in_features), -10.0))
+
+    def forward(self, input):
+        mean = F.linear(input, self.weight, self.bias)
+        if not self.training:
+            return mean
+        modulus2 = torch.view_as_real(input).square().sum(-1)
+        var = F.linear(modulus2, torch.exp(self.log_sigma2))
+        std = var.add_(torch.finfo(var.dtype).tiny).sqrt_()
+        # complex randn: each part of variance 1/2
+        return mean + std * torch.randn(var.shape, dtype=mean.dtype)
+
+    @property
+    def penalty(self):
+        modulus2 = torch.view_as_real(self.weight).square().sum(-1)
+        return kl_cplx_vd(self.log_sigma2 - torch.log(modulus2 + 1e-24))
+
+
+class _NativeLinearMasked(torch.nn.Linear):
+    def __init__(self, in_features, out_features):
+        super().__init__(in_features, out_features, dtype=torch.complex64)
+        self.register_buffer("mask", None)
+
+    def forward(self, input):
+        return F.linear(input, self.weight * self.mask, self.bias)
+
+
+def _mlp(sequential, linear, relu):
+    n_in, n_hidden, n_out = SIZES
+    return sequential(linear(n_in, n_hidden), relu(), linear(n_hidden, n_out))
+
+
+def _models(kind):
+    """Ours and the native twin, with the same parameters and masks."""
+    torch.manual_seed(0)
+    ours_linear, native_linear = {
+        "dense": (CplxLinear, lambda i, o: torch.nn.Linear(i, o, dtype=torch.complex64)),
+        "vd": (CplxLinearVD, _NativeLinearVD),
+        "masked": (CplxLinearMasked, _NativeLinearMasked),
+    }[kind]
+    ours = _mlp(CplxSequential, ours_linear, CplxToCplx[torch.nn.ReLU])
+    native = _mlp(torch.nn.Sequential, native_linear, _NativeSplitReLU)
+    with torch.no_grad():
+        for a, b in zip(ours, native):
+            if hasattr(a, "weight"):
+                b.weight.copy_(torch.complex(a.weight.real, a.weight.imag))
+                b.bias.copy_(torch.complex(a.bias.real, a.bias.imag))
+            if kind == "masked" and hasattr(a, "weight"):
+                mask = (torch.rand(a.weight.shape) < 0.5).float()
+                a.mask = mask
+                b.mask = mask
+    return ours, native
+
+
+def _data():
+    torch.manual_seed(1)
+    x = torch.randn(BATCH, SIZES[0])
+    return x, torch.randint(0, SIZES[-1], (BATCH,))
+
+
+def _step(model, input, target, modulus, vd):
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(modulus(model(input)), target)
+        if vd:
+            loss = loss + KL_WEIGHT * sum(m.penalty.sum() for m in model if hasattr(m, "penalty"))
+        loss.backward()
+        optimizer.step()
+
+    return step
+
+
+@pytest.mark.parametrize("variant", [NATIVE, "cplxmodule"])
+@pytest.mark.parametrize("kind", ["dense", "vd"])
+def test_training_step(benchmark, kind, variant):
+    ours, native = _models(kind)
+    x, target = _data()
+    if variant == NATIVE:
+        step = _step(native, x.to(torch.complex64), target, torch.abs, kind == "vd")
+    else:
+        step = _step(ours, Cplx(x), target, abs, kind == "vd")
+    benchmark.group = f"mlp {'-'.join(map(str, SIZES))} batch {BATCH}: {kind} training step"
+    benchmark.extra_info.update(variant=variant, reference=NATIVE)
+    benchmark(step)
+
+
+@pytest.mark.parametrize("variant", [NATIVE, "cplxmodule"])
+def test_masked_inference(benchmark, variant):
+    ours, native = _models("masked")
+    x, _ = _data()
+    model, input = (native, x.to(torch.complex64)) if variant == NATIVE else (ours, Cplx(x))
+    benchmark.group = f"mlp {'-'.join(map(str, SIZES))} batch {BATCH}: masked inference"
+    benchmark.extra_info.update(variant=variant, reference=NATIVE)
+
+    def forward():
+        with torch.inference_mode():
+            return model(input)
+
+    benchmark(forward)
+
+
+def test_models_agree():
+    # the two sides compute the same map: dense and masked outputs, and the
+    # VD layer's mean and penalty
+    x, _ = _data()
+    for kind in ("dense", "masked", "vd"):
+        ours, native = _models(kind)
+        ours.eval()
+        native.eval()
+        with torch.no_grad():
+            out = ours(Cplx(x))
+            expected = native(x.to(torch.complex64))
+        torch.testing.assert_close(torch.complex(out.real, out.imag), expected)
+        if kind == "vd":
+            torch.testing.assert_close(
+                sum(m.penalty.sum() for m in ours if hasattr(m, "penalty")),
+                sum(m.penalty.sum() for m in native if hasattr(m, "penalty")),
+            )
