@@ -241,8 +241,8 @@ class _CplxInstanceNorm(_CplxNormBase):
         )
 
     def forward(self, input):
-        self._check_input_dim(input)
         _check_cplx(self, input)
+        self._check_input_dim(input)
         # an unbatched input is a batch of one, as in torch
         unbatched = input.dim() == min(self._input_shapes)
         if unbatched:
