@@ -406,7 +406,7 @@ class CplxRMSNorm(CplxToCplx):
     --------
     >>> norm = CplxRMSNorm(16)
     >>> z = cplx.randn(4, 16)
-    >>> torch.allclose(norm(z).angle(), z.angle(), atol=1e-5)
+    >>> torch.allclose(norm(z).angle, z.angle, atol=1e-5)
     True
     """
 
