@@ -261,8 +261,6 @@ class _CplxInstanceNorm(_CplxNormBase):
             factor,
             self.eps,
         )
-        if tracking:
-            self.num_batches_tracked.add_(1)
         return output.squeeze(0) if unbatched else output
 
 
@@ -311,7 +309,7 @@ _INSTANCE_DOC = r"""Complex instance normalisation over a {shape} input.
     running_var : torch.Tensor or None
         :math:`(2, 2, C)` running covariance (unbiased estimates, as torch).
     num_batches_tracked : torch.Tensor or None
-        The number of training batches seen.
+        Kept for the layout of torch's instance norms, which never count.
 
     Raises
     ------
