@@ -570,7 +570,8 @@ def magnitude_batch_norm(
 
         y = \operatorname{BN}(|z|) \, \frac{z}{|z|}.
 
-    A zero value takes phase zero. The normalised modulus is centred, so it
+    A zero value takes phase zero (its output is finite, but the modulus
+    has no derivative there, so neither has the output). The normalised modulus is centred, so it
     is negative for values below the mean modulus (with ``bias`` zero): such
     outputs point opposite to the input, the phase kept modulo :math:`\pi`.
 
