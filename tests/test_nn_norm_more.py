@@ -431,7 +431,7 @@ class Stack(torch.nn.Module):
         return out.real, out.imag
 
 
-def test_compile_fullgraph_matches_eager_with_running_stats():
+def test_compile_fullgraph_matches_eager_in_both_modes():
     torch.manual_seed(0)
     eager = randomise(Stack())
     compiled_model = copy.deepcopy(eager)
@@ -441,6 +441,11 @@ def test_compile_fullgraph_matches_eager_with_running_stats():
         torch.testing.assert_close(a, b)
     for (name, a), b in zip(eager.named_buffers(), compiled_model.buffers()):
         torch.testing.assert_close(a, b, msg=name)
+    # evaluation mode: the running statistics normalise (a recompilation)
+    eager.eval(), compiled_model.eval()
+    x = torch.randn(2, 3, 4, 3, 3)
+    for a, b in zip(eager(*x), compiled(*x)):
+        torch.testing.assert_close(a, b)
 
 
 def test_onnx_export_in_eval_mode():
