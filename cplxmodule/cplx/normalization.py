@@ -8,12 +8,21 @@ and imaginary parts come out uncorrelated with unit variance (Trabelsi et al.
 preserve the complex structure under rotation.
 """
 
+import math
+
 import torch
 
 from ._shared import HALF_DTYPES, check_shape, check_trailing_shape, checked_cplx
 from .tensor import Cplx
 
-__all__ = ["batch_norm", "layer_norm"]
+__all__ = [
+    "batch_norm",
+    "layer_norm",
+    "group_norm",
+    "instance_norm",
+    "rms_norm",
+    "magnitude_batch_norm",
+]
 
 
 def _in_float32(input):
@@ -315,3 +324,338 @@ def _whiten_parts(parts, training, running_mean, running_cov, momentum, eps):
     values, vectors = torch.linalg.eigh(cov + eps * eye)
     root = (vectors * values.rsqrt().unsqueeze(-2)) @ vectors.mT
     return torch.einsum("cij,jnc...->inc...", root, centred)
+
+
+def _check_channels(input, where):
+    """Return the number of channels of an ``(N, C, *)`` Cplx ``input``."""
+    input = checked_cplx(input, where=where)
+    if input.dim() < 2:
+        raise ValueError(
+            f"{where}: `input` must have shape (N, C, *), got {tuple(input.shape)}"
+        )
+    return input.shape[1]
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    r"""Complex group normalisation by :math:`2 \times 2` whitening per sample and group.
+
+    The channels are split into ``num_groups`` groups; in each sample, the
+    (real, imaginary) pairs of a group (its channels and all their positions)
+    are centred and whitened by the inverse square root of their
+    :math:`2 \times 2` covariance, as in :func:`batch_norm`, then each
+    channel is mapped by its real :math:`2 \times 2` ``weight`` and shifted
+    by ``bias``. No statistic is taken across the batch, so the output of a
+    sample does not depend on the others. This is
+    :func:`torch.nn.functional.group_norm` with the variance replaced by the
+    covariance matrix.
+
+    Parameters
+    ----------
+    input : Cplx
+        Input of shape :math:`(N, C, *)`.
+    num_groups : int
+        The number of groups; it must divide :math:`C`.
+    weight : torch.Tensor, optional
+        Real :math:`2 \times 2` affine map per channel, shape :math:`(2, 2, C)`.
+    bias : torch.Tensor or Cplx, optional
+        Complex shift per channel: a real :math:`(2, C)` tensor (real parts in
+        row 0) or a :class:`Cplx` of shape :math:`(C,)`.
+    eps : float
+        Added to the diagonal of each covariance for numerical stability.
+
+    Returns
+    -------
+    Cplx
+        The normalised input, of the shape of ``input``.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is not a :class:`Cplx`.
+    ValueError
+        If ``input`` has fewer than two dimensions, if ``num_groups`` does
+        not divide its number of channels, or if an affine parameter does
+        not match it.
+
+    Examples
+    --------
+    >>> z = cplx.randn(4, 6, 10)
+    >>> cplx.group_norm(z, 3).shape
+    torch.Size([4, 6, 10])
+    """
+    where = "group_norm"
+    n_channels = _check_channels(input, where)
+    if (
+        not isinstance(num_groups, int)
+        or num_groups < 1
+        or n_channels % num_groups != 0
+    ):
+        raise ValueError(
+            f"{where}: `num_groups` must be a positive divisor of the number of"
+            f" channels {n_channels}, got {num_groups!r}"
+        )
+    check_shape(weight, (2, 2, n_channels), "weight", where)
+    _check_affine_bias(bias, (n_channels,), where)
+
+    grouped = (input.shape[0], num_groups, -1)
+    xr, xi = input.real.reshape(grouped), input.imag.reshape(grouped)
+    xr = xr - xr.mean(-1, keepdim=True)
+    xi = xi - xi.mean(-1, keepdim=True)
+    zr, zi = _whiten(xr, xi, *_covariance(xr, xi, -1), eps)
+    shape = (n_channels, *[1] * (input.dim() - 2))
+    return _affine(zr.reshape(input.shape), zi.reshape(input.shape), weight, bias, shape)
+
+
+def instance_norm(
+    input,
+    running_mean=None,
+    running_cov=None,
+    weight=None,
+    bias=None,
+    use_input_stats=True,
+    momentum=0.1,
+    eps=1e-5,
+):
+    r"""Complex instance normalisation by :math:`2 \times 2` whitening per sample and channel.
+
+    With ``use_input_stats``, each channel of each sample is centred and
+    whitened (as in :func:`batch_norm`) by the mean and :math:`2 \times 2`
+    covariance of its (real, imaginary) pairs over the spatial dimensions,
+    and the running statistics, if given, are updated with their averages
+    over the batch; otherwise the running statistics normalise, as in
+    :func:`batch_norm`'s evaluation mode. This is
+    :func:`torch.nn.functional.instance_norm` with the variance replaced by
+    the covariance matrix.
+
+    Parameters
+    ----------
+    input : Cplx
+        Input of shape :math:`(N, C, *)`.
+    running_mean : torch.Tensor, optional
+        Running mean of shape :math:`(2, C)` (real parts in row 0).
+    running_cov : torch.Tensor, optional
+        Running covariance of shape :math:`(2, 2, C)`.
+    weight : torch.Tensor, optional
+        Real :math:`2 \times 2` affine map per channel, shape :math:`(2, 2, C)`.
+    bias : torch.Tensor or Cplx, optional
+        Complex shift per channel, as in :func:`batch_norm`.
+    use_input_stats : bool
+        Normalise by each instance's statistics (and update the running
+        ones) rather than by the running statistics.
+    momentum : float
+        Weight of the batch-averaged statistics in the running-average update.
+    eps : float
+        Added to the diagonal of each covariance for numerical stability.
+
+    Returns
+    -------
+    Cplx
+        The normalised input, of the shape of ``input``.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is not a :class:`Cplx`.
+    ValueError
+        If ``input`` has fewer than two dimensions, if a statistic or affine
+        parameter does not match its channels, if the running statistics are
+        missing without ``use_input_stats``, or if with it there is only one
+        spatial value per channel.
+
+    Notes
+    -----
+    As in torch, the running covariance accumulates the batch average of the
+    unbiased per-instance estimates, and ``eps`` is not stored in it.
+
+    Examples
+    --------
+    >>> z = cplx.randn(4, 3, 16)
+    >>> cplx.instance_norm(z).shape
+    torch.Size([4, 3, 16])
+    """
+    where = "instance_norm"
+    n_channels = _check_channels(input, where)
+    check_shape(running_mean, (2, n_channels), "running_mean", where)
+    check_shape(running_cov, (2, 2, n_channels), "running_cov", where)
+    check_shape(weight, (2, 2, n_channels), "weight", where)
+    _check_affine_bias(bias, (n_channels,), where)
+
+    dims = list(range(2, input.dim()))
+    shape = (n_channels, *[1] * (input.dim() - 2))
+    if use_input_stats:
+        n_values = math.prod(input.shape[2:])
+        if n_values < 2:
+            raise ValueError(
+                f"{where}: `input` must have more than 1 spatial value per channel,"
+                f" got shape {tuple(input.shape)}"
+            )
+        mean_r = input.real.mean(dims, keepdim=True)
+        mean_i = input.imag.mean(dims, keepdim=True)
+        xr, xi = input.real - mean_r, input.imag - mean_i
+        cov = _covariance(xr, xi, dims)
+        if running_mean is not None:
+            _update_running(running_mean, [m.mean(0) for m in (mean_r, mean_i)], momentum)
+        if running_cov is not None:
+            rr, ri, ii = (c.mean(0) * (n_values / (n_values - 1)) for c in cov)
+            _update_running(running_cov, [rr, ri, ri, ii], momentum)
+    else:
+        for name, value in (("running_mean", running_mean), ("running_cov", running_cov)):
+            if value is None:
+                raise ValueError(
+                    f"{where}: `{name}` must be given without `use_input_stats`, got None"
+                )
+        mean = running_mean.reshape(2, *shape)
+        xr, xi = input.real - mean[0], input.imag - mean[1]
+        cov = running_cov.reshape(2, 2, *shape)
+        cov = cov[0, 0], (cov[0, 1] + cov[1, 0]) / 2, cov[1, 1]
+
+    return _affine(*_whiten(xr, xi, *cov, eps), weight, bias, shape)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    r"""Phase-preserving complex RMS normalisation over the trailing dimensions.
+
+    .. math::
+
+        y = \frac{z}{\sqrt{\operatorname{mean} |z|^2 + \epsilon}} \, w,
+
+    the mean taken over the trailing ``normalized_shape`` dimensions of each
+    sample. Only the modulus is rescaled: the real ``weight`` :math:`w`
+    multiplies both parts alike, so the phase of every value is kept (turned
+    by :math:`\pi` where :math:`w` is negative). This is
+    :func:`torch.nn.functional.rms_norm` with :math:`x^2` replaced by
+    :math:`|z|^2`; unlike :func:`layer_norm` it neither centres nor
+    decorrelates the parts.
+
+    Parameters
+    ----------
+    input : Cplx
+        Input of shape :math:`(*, \text{normalized\_shape})`.
+    normalized_shape : int or sequence of int
+        The trailing shape to normalise over.
+    weight : torch.Tensor, optional
+        Real scale of shape ``normalized_shape``.
+    eps : float, optional
+        Added to the mean square; ``None`` means the machine epsilon of the
+        input's dtype, as in torch.
+
+    Returns
+    -------
+    Cplx
+        The normalised input, of the shape of ``input``.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is not a :class:`Cplx`.
+    ValueError
+        If the trailing shape of ``input`` or the shape of ``weight`` is not
+        ``normalized_shape``.
+
+    Examples
+    --------
+    >>> z = cplx.randn(4, 16)
+    >>> out = cplx.rms_norm(z, 16)
+    >>> torch.allclose(out.angle, z.angle, atol=1e-5)
+    True
+    """
+    where = "rms_norm"
+    input = checked_cplx(input, where=where)
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(normalized_shape)
+    check_trailing_shape(input, normalized_shape, "input", where)
+    check_shape(weight, normalized_shape, "weight", where)
+    if eps is None:
+        eps = torch.finfo(input.real.dtype).eps
+
+    dims = list(range(input.dim() - len(normalized_shape), input.dim()))
+    power = (input.real * input.real + input.imag * input.imag).mean(dims, keepdim=True)
+    scale = torch.rsqrt(power + eps)
+    if weight is not None:
+        scale = scale * weight
+    return Cplx(input.real * scale, input.imag * scale)
+
+
+def magnitude_batch_norm(
+    input,
+    running_mean,
+    running_var,
+    weight=None,
+    bias=None,
+    training=False,
+    momentum=0.1,
+    eps=1e-5,
+):
+    r"""Batch normalisation of the modulus per channel, keeping the phase.
+
+    The moduli :math:`r = |z|` go through
+    :func:`torch.nn.functional.batch_norm` (statistics over the batch and
+    every non-channel dimension, real per-channel ``weight`` and ``bias``)
+    and multiply the unit phasors :math:`z / |z|`:
+
+    .. math::
+
+        y = \operatorname{BN}(|z|) \, \frac{z}{|z|}.
+
+    A zero value takes phase zero (its output is finite, but the modulus
+    has no derivative there, so neither has the output). The normalised modulus is centred, so it
+    is negative for values below the mean modulus (with ``bias`` zero): such
+    outputs point opposite to the input, the phase kept modulo :math:`\pi`.
+
+    Parameters
+    ----------
+    input : Cplx
+        Input of shape :math:`(N, C, *)`.
+    running_mean, running_var : torch.Tensor or None
+        Real :math:`(C,)` running mean and variance of the modulus, as in
+        :func:`torch.nn.functional.batch_norm`.
+    weight, bias : torch.Tensor, optional
+        Real :math:`(C,)` affine parameters of the modulus.
+    training : bool
+        Normalise by the batch statistics (and update the running ones).
+    momentum : float
+        Weight of the batch in the running-average update.
+    eps : float
+        Added to the variance of the modulus.
+
+    Returns
+    -------
+    Cplx
+        The normalised input, of the shape of ``input``.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is not a :class:`Cplx`.
+    ValueError
+        If ``input`` has fewer than two dimensions or a statistic or affine
+        parameter does not match its channels.
+
+    Examples
+    --------
+    >>> z = cplx.randn(8, 3, 5)
+    >>> cplx.magnitude_batch_norm(z, None, None, training=True).shape
+    torch.Size([8, 3, 5])
+    """
+    where = "magnitude_batch_norm"
+    n_channels = _check_channels(input, where)
+    for name, value in (
+        ("running_mean", running_mean),
+        ("running_var", running_var),
+        ("weight", weight),
+        ("bias", bias),
+    ):
+        check_shape(value, (n_channels,), name, where)
+
+    # not torch.hypot, which ONNX lacks
+    modulus = torch.sqrt(input.real * input.real + input.imag * input.imag)
+    normed = torch.nn.functional.batch_norm(
+        modulus, running_mean, running_var, weight, bias, training, momentum, eps
+    )
+    # a zero value has no phase: give it phase zero rather than 0 / 0
+    nonzero = modulus > 0
+    safe = torch.where(nonzero, modulus, torch.ones_like(modulus))
+    cos = torch.where(nonzero, input.real / safe, torch.ones_like(modulus))
+    sin = torch.where(nonzero, input.imag / safe, torch.zeros_like(modulus))
+    return Cplx(normed * cos, normed * sin)

@@ -15,6 +15,12 @@ __all__ = [
     "whiten2x2",
     "whitendxd",
     "cplx_batch_norm",
+    "CplxNaiveBatchNorm1d",
+    "CplxNaiveBatchNorm2d",
+    "CplxNaiveBatchNorm3d",
+    "CplxMagnitudeBatchNorm1d",
+    "CplxMagnitudeBatchNorm2d",
+    "CplxMagnitudeBatchNorm3d",
 ]
 
 _WHITEN_ARGUMENTS = """tensor : torch.Tensor
@@ -478,3 +484,304 @@ for _function, _eps, _d in (
             note=_RUNNING_NOTE.format(eps=_eps),
             arguments=_d and _WHITEN_ARGUMENTS.format(d=_d),
         )
+
+
+# --- batch norm variants: split parts and modulus --------------------------
+
+
+class _CplxNaiveBatchNorm(CplxToCplx):
+    #: The torch batch norm applied to each part.
+    _base = None
+    _input_shapes = {}
+
+    def __init__(
+        self,
+        num_features,
+        eps=1e-5,
+        momentum=0.1,
+        affine=True,
+        track_running_stats=True,
+        device=None,
+        dtype=None,
+    ):
+        factory_kwargs = _factory_kwargs(device, dtype)
+        super().__init__()
+        arguments = (num_features, eps, momentum, affine, track_running_stats)
+        self.real = self._base(*arguments, **factory_kwargs)
+        self.imag = self._base(*arguments, **factory_kwargs)
+
+    def reset_running_stats(self):
+        """Reset both parts' running statistics."""
+        self.real.reset_running_stats()
+        self.imag.reset_running_stats()
+
+    def reset_parameters(self):
+        """Reset both parts' running statistics and affine parameters."""
+        self.real.reset_parameters()
+        self.imag.reset_parameters()
+
+    def forward(self, input):
+        _check_cplx(self, input)
+        _check_batch_input(self, input, self.real.num_features)
+        return cplx.Cplx(self.real(input.real), self.imag(input.imag))
+
+
+_NAIVE_DOC = r"""Naive complex batch normalisation over a {shape} input: parts apart.
+
+    The real and the imaginary parts go through two independent
+    :class:`torch.nn.{torch_name}` layers, ``real`` and ``imag``, each with
+    its own statistics and affine parameters. Unlike
+    :class:`{whitened}`, the parts are scaled separately and not
+    decorrelated, so the output depends on the input's phase reference.
+
+    Parameters
+    ----------
+    num_features : int
+        The number of channels :math:`C`.
+    eps, momentum, affine, track_running_stats
+        As in :class:`torch.nn.{torch_name}`, for both parts.
+    device, dtype
+        Factory arguments for the parameters and buffers.
+
+    Shape
+    -----
+    - Input: {shape}.
+    - Output: the input's shape.
+
+    Attributes
+    ----------
+    real, imag : torch.nn.{torch_name}
+        The layers of the real and of the imaginary parts: the state dict
+        holds ``real.weight``, ``real.bias``, ``real.running_mean``,
+        ``real.running_var``, ``real.num_batches_tracked`` and the same
+        keys under ``imag.``, each of torch's shape.
+
+    Raises
+    ------
+    TypeError
+        If the input is not a :class:`~cplxmodule.cplx.Cplx`.
+    ValueError
+        If the input is not {shape}, or has not ``num_features`` channels.
+
+    Examples
+    --------
+    >>> bn = {name}(3)
+    >>> bn(cplx.randn({example})).shape
+    torch.Size([{example}])
+    """
+
+
+class _CplxMagnitudeBatchNorm(CplxToCplx):
+    __constants__ = ["track_running_stats", "momentum", "eps", "num_features", "affine"]
+    _input_shapes = {}
+
+    def __init__(
+        self,
+        num_features,
+        eps=1e-5,
+        momentum=0.1,
+        affine=True,
+        track_running_stats=True,
+        device=None,
+        dtype=None,
+    ):
+        factory_kwargs = _factory_kwargs(device, dtype)
+        super().__init__()
+        self.num_features = num_features
+        self.eps = eps
+        self.momentum = momentum
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = torch.nn.Parameter(torch.empty(num_features, **factory_kwargs))
+            self.bias = torch.nn.Parameter(torch.empty(num_features, **factory_kwargs))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", torch.zeros(num_features, **factory_kwargs))
+            self.register_buffer("running_var", torch.ones(num_features, **factory_kwargs))
+            self.register_buffer(
+                "num_batches_tracked", torch.tensor(0, dtype=torch.long, device=device)
+            )
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+        self.reset_parameters()
+
+    def reset_running_stats(self):
+        """Reset the running mean to zero and the running variance to one."""
+        if self.track_running_stats:
+            self.running_mean.zero_()
+            self.running_var.fill_(1)
+            self.num_batches_tracked.zero_()
+
+    def reset_parameters(self):
+        """Reset the running statistics, the scale to one and the shift to zero."""
+        self.reset_running_stats()
+        if self.affine:
+            torch.nn.init.ones_(self.weight)
+            torch.nn.init.zeros_(self.bias)
+
+    def forward(self, input):
+        _check_cplx(self, input)
+        _check_batch_input(self, input, self.num_features)
+        tracking = self.training and self.track_running_stats
+        if self.momentum is not None:
+            factor = self.momentum
+        elif tracking:
+            # cumulative moving average over the batches seen so far
+            factor = 1.0 / float(self.num_batches_tracked + 1)
+        else:
+            factor = 0.0
+        pass_running = not self.training or self.track_running_stats
+        output = cplx.magnitude_batch_norm(
+            input,
+            self.running_mean if pass_running else None,
+            self.running_var if pass_running else None,
+            self.weight,
+            self.bias,
+            self.training or self.running_mean is None,
+            factor,
+            self.eps,
+        )
+        if tracking:
+            self.num_batches_tracked.add_(1)
+        return output
+
+    def extra_repr(self):
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+            f"affine={self.affine}, track_running_stats={self.track_running_stats}"
+        )
+
+
+_MAGNITUDE_DOC = r"""Complex batch normalisation of the modulus over a {shape} input.
+
+    The moduli :math:`|z|` of each channel are batch-normalised as by
+    :class:`torch.nn.{torch_name}` (real per-channel ``weight`` and
+    ``bias``, running mean and variance of the modulus) and multiply the
+    unit phasors :math:`z / |z|`; see
+    :func:`cplxmodule.cplx.magnitude_batch_norm`. The phase is kept modulo
+    :math:`\pi`: a normalised modulus below zero points the output opposite
+    to the input.
+
+    Parameters
+    ----------
+    num_features : int
+        The number of channels :math:`C`.
+    eps, momentum, affine, track_running_stats
+        As in :class:`torch.nn.{torch_name}`.
+    device, dtype
+        Factory arguments for the parameters and buffers.
+
+    Shape
+    -----
+    - Input: {shape}.
+    - Output: the input's shape.
+
+    Attributes
+    ----------
+    weight, bias : torch.nn.Parameter or None
+        Real :math:`(C,)` scale and shift of the normalised modulus.
+    running_mean, running_var : torch.Tensor or None
+        Real :math:`(C,)` running mean and (unbiased) variance of the modulus.
+    num_batches_tracked : torch.Tensor or None
+        The number of training batches seen.
+
+    Raises
+    ------
+    TypeError
+        If the input is not a :class:`~cplxmodule.cplx.Cplx`.
+    ValueError
+        If the input is not {shape}, or has not ``num_features`` channels.
+
+    Examples
+    --------
+    >>> bn = {name}(3)
+    >>> bn(cplx.randn({example})).shape
+    torch.Size([{example}])
+    """
+
+
+def _check_batch_input(layer, input, num_features):
+    """Raise unless ``input`` has one of ``layer``'s shapes and ``num_features`` channels."""
+    if input.dim() not in layer._input_shapes or input.shape[1] != num_features:
+        shapes = " or ".join(layer._input_shapes.values()).replace("C", str(num_features))
+        raise ValueError(
+            f"{layer._get_name()}: `input` must have shape {shapes}, got {tuple(input.shape)}"
+        )
+
+
+_VARIANT_SHAPES = (
+    ("1d", ":math:`(N, C)` or :math:`(N, C, L)`", "8, 3, 5", {2: "(N, C)", 3: "(N, C, L)"}),
+    ("2d", ":math:`(N, C, H, W)`", "8, 3, 4, 4", {4: "(N, C, H, W)"}),
+    ("3d", ":math:`(N, C, D, H, W)`", "4, 3, 2, 4, 4", {5: "(N, C, D, H, W)"}),
+)
+
+
+class CplxNaiveBatchNorm1d(_CplxNaiveBatchNorm):
+    __doc__ = _NAIVE_DOC.format(
+        name="CplxNaiveBatchNorm1d",
+        torch_name="BatchNorm1d",
+        whitened="CplxBatchNorm1d",
+        shape=_VARIANT_SHAPES[0][1],
+        example=_VARIANT_SHAPES[0][2],
+    )
+    _base = torch.nn.BatchNorm1d
+    _input_shapes = _VARIANT_SHAPES[0][3]
+
+
+class CplxNaiveBatchNorm2d(_CplxNaiveBatchNorm):
+    __doc__ = _NAIVE_DOC.format(
+        name="CplxNaiveBatchNorm2d",
+        torch_name="BatchNorm2d",
+        whitened="CplxBatchNorm2d",
+        shape=_VARIANT_SHAPES[1][1],
+        example=_VARIANT_SHAPES[1][2],
+    )
+    _base = torch.nn.BatchNorm2d
+    _input_shapes = _VARIANT_SHAPES[1][3]
+
+
+class CplxNaiveBatchNorm3d(_CplxNaiveBatchNorm):
+    __doc__ = _NAIVE_DOC.format(
+        name="CplxNaiveBatchNorm3d",
+        torch_name="BatchNorm3d",
+        whitened="CplxBatchNorm3d",
+        shape=_VARIANT_SHAPES[2][1],
+        example=_VARIANT_SHAPES[2][2],
+    )
+    _base = torch.nn.BatchNorm3d
+    _input_shapes = _VARIANT_SHAPES[2][3]
+
+
+class CplxMagnitudeBatchNorm1d(_CplxMagnitudeBatchNorm):
+    __doc__ = _MAGNITUDE_DOC.format(
+        name="CplxMagnitudeBatchNorm1d",
+        torch_name="BatchNorm1d",
+        shape=_VARIANT_SHAPES[0][1],
+        example=_VARIANT_SHAPES[0][2],
+    )
+    _input_shapes = _VARIANT_SHAPES[0][3]
+
+
+class CplxMagnitudeBatchNorm2d(_CplxMagnitudeBatchNorm):
+    __doc__ = _MAGNITUDE_DOC.format(
+        name="CplxMagnitudeBatchNorm2d",
+        torch_name="BatchNorm2d",
+        shape=_VARIANT_SHAPES[1][1],
+        example=_VARIANT_SHAPES[1][2],
+    )
+    _input_shapes = _VARIANT_SHAPES[1][3]
+
+
+class CplxMagnitudeBatchNorm3d(_CplxMagnitudeBatchNorm):
+    __doc__ = _MAGNITUDE_DOC.format(
+        name="CplxMagnitudeBatchNorm3d",
+        torch_name="BatchNorm3d",
+        shape=_VARIANT_SHAPES[2][1],
+        example=_VARIANT_SHAPES[2][2],
+    )
+    _input_shapes = _VARIANT_SHAPES[2][3]

@@ -8,9 +8,16 @@ from ... import cplx
 from ...cplx._shared import check_trailing_shape
 from .base import CplxToCplx, _check_cplx
 from .parameter import _factory_kwargs
-from .batchnorm import _eye_
+from .batchnorm import _CplxNormBase, _eye_
 
-__all__ = ["CplxLayerNorm"]
+__all__ = [
+    "CplxLayerNorm",
+    "CplxGroupNorm",
+    "CplxInstanceNorm1d",
+    "CplxInstanceNorm2d",
+    "CplxInstanceNorm3d",
+    "CplxRMSNorm",
+]
 
 
 class CplxLayerNorm(CplxToCplx):
@@ -108,6 +115,328 @@ class CplxLayerNorm(CplxToCplx):
         return cplx.layer_norm(
             input, self.normalized_shape, self.weight, self.bias, self.eps
         )
+
+    def extra_repr(self):
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, "
+            f"elementwise_affine={self.elementwise_affine}"
+        )
+
+
+class CplxGroupNorm(CplxToCplx):
+    r"""Complex group normalisation: :math:`2 \times 2` whitening per sample and group.
+
+    The channels are split into ``num_groups`` groups; within each sample,
+    the (real, imaginary) pairs of a group are centred and multiplied by the
+    inverse square root of their :math:`2 \times 2` covariance, then each
+    channel is mapped by a learnable real :math:`2 \times 2` ``weight`` and
+    shifted by a complex ``bias``, as in :class:`CplxBatchNorm1d`; see
+    :func:`cplxmodule.cplx.group_norm`. No statistic crosses the batch, in
+    training as in evaluation. The arguments are those of
+    :class:`torch.nn.GroupNorm`.
+
+    Parameters
+    ----------
+    num_groups : int
+        The number of groups; it must divide ``num_channels``.
+    num_channels : int
+        The number of channels :math:`C`.
+    eps : float
+        Added to the diagonal of each covariance for numerical stability.
+    affine : bool
+        Learn ``weight`` (initialised to identity maps) and ``bias`` (zero).
+    device, dtype
+        Factory arguments for the parameters.
+
+    Shape
+    -----
+    - Input: :math:`(N, C, *)`.
+    - Output: the input's shape.
+
+    Attributes
+    ----------
+    weight : torch.nn.Parameter or None
+        Real :math:`(2, 2, C)` affine maps.
+    bias : torch.nn.Parameter or None
+        Real :math:`(2, C)` shifts, real parts in row 0.
+
+    Raises
+    ------
+    TypeError
+        If the input is not a :class:`~cplxmodule.cplx.Cplx`.
+    ValueError
+        If ``num_groups`` does not divide ``num_channels``, or the input has
+        not ``num_channels`` channels at dimension 1.
+
+    Examples
+    --------
+    >>> gn = CplxGroupNorm(2, 6)
+    >>> gn(cplx.randn(4, 6, 10)).shape
+    torch.Size([4, 6, 10])
+    """
+
+    __constants__ = ["num_groups", "num_channels", "eps", "affine"]
+
+    def __init__(
+        self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None
+    ):
+        factory_kwargs = _factory_kwargs(device, dtype)
+        super().__init__()
+        if (
+            not isinstance(num_groups, numbers.Integral)
+            or num_groups < 1
+            or num_channels % num_groups != 0
+        ):
+            raise ValueError(
+                f"CplxGroupNorm: `num_groups` must be a positive divisor of"
+                f" `num_channels` {num_channels}, got {num_groups!r}"
+            )
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = eps
+        self.affine = affine
+        if affine:
+            self.weight = torch.nn.Parameter(
+                torch.empty(2, 2, num_channels, **factory_kwargs)
+            )
+            self.bias = torch.nn.Parameter(torch.empty(2, num_channels, **factory_kwargs))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Reset the affine map to the identity and the shift to zero."""
+        if self.affine:
+            with torch.no_grad():
+                _eye_(self.weight)
+                torch.nn.init.zeros_(self.bias)
+
+    def forward(self, input):
+        _check_cplx(self, input)
+        if input.dim() < 2 or input.shape[1] != self.num_channels:
+            raise ValueError(
+                f"{self._get_name()}: `input` must have shape (N, {self.num_channels}, *),"
+                f" got {tuple(input.shape)}"
+            )
+        return cplx.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+
+
+class _CplxInstanceNorm(_CplxNormBase):
+    def __init__(
+        self,
+        num_features,
+        eps=1e-5,
+        momentum=0.1,
+        affine=False,
+        track_running_stats=False,
+        device=None,
+        dtype=None,
+    ):
+        super().__init__(
+            num_features, eps, momentum, affine, track_running_stats, device, dtype
+        )
+
+    def forward(self, input):
+        _check_cplx(self, input)
+        self._check_input_dim(input)
+        # an unbatched input is a batch of one, as in torch
+        unbatched = input.dim() == min(self._input_shapes)
+        if unbatched:
+            input = input.unsqueeze(0)
+        self._check_input(input)
+        use_input_stats = self.training or not self.track_running_stats
+        tracking = self.training and self.track_running_stats
+        factor = 0.0 if self.momentum is None else self.momentum
+        output = cplx.instance_norm(
+            input,
+            self.running_mean if tracking or not use_input_stats else None,
+            self.running_var if tracking or not use_input_stats else None,
+            self.weight,
+            self.bias,
+            use_input_stats,
+            factor,
+            self.eps,
+        )
+        return output.squeeze(0) if unbatched else output
+
+
+_INSTANCE_DOC = r"""Complex instance normalisation over a {shape} input.
+
+    Each channel of each sample is centred and multiplied by the inverse
+    square root of the :math:`2 \times 2` covariance of its (real,
+    imaginary) pairs over the spatial dimensions, then, if ``affine``, mapped
+    by a learnable real :math:`2 \times 2` ``weight`` and shifted by a
+    complex ``bias``; see :func:`cplxmodule.cplx.instance_norm`. The
+    arguments, defaults and modes are those of :class:`torch.nn.{torch_name}`:
+    in training, and in evaluation without running statistics, every sample
+    is normalised by its own statistics, never the batch's; with
+    ``track_running_stats`` the batch averages of the per-instance statistics
+    are accumulated and normalise in evaluation mode.
+
+    Parameters
+    ----------
+    num_features : int
+        The number of channels :math:`C`.
+    eps : float
+        Added to the diagonal of each covariance for numerical stability.
+    momentum : float or None
+        Weight of the current batch in the running statistics (``None``
+        leaves them unchanged, as torch's instance norms do).
+    affine : bool
+        Learn ``weight`` (initialised to the identity) and ``bias`` (zero).
+    track_running_stats : bool
+        Keep running statistics and normalise by them in evaluation mode.
+    device, dtype
+        Factory arguments for the parameters and buffers.
+
+    Shape
+    -----
+    - Input: {shape}, or without the batch dimension.
+    - Output: the input's shape.
+
+    Attributes
+    ----------
+    weight : torch.nn.Parameter or None
+        Real :math:`(2, 2, C)` affine maps.
+    bias : torch.nn.Parameter or None
+        Real :math:`(2, C)` shifts, real parts in row 0.
+    running_mean : torch.Tensor or None
+        :math:`(2, C)` running mean.
+    running_var : torch.Tensor or None
+        :math:`(2, 2, C)` running covariance (unbiased estimates, as torch).
+    num_batches_tracked : torch.Tensor or None
+        Kept for the layout of torch's instance norms, which never count.
+
+    Raises
+    ------
+    TypeError
+        If the input is not a :class:`~cplxmodule.cplx.Cplx`.
+    ValueError
+        If the input is not {shape} (batched or not), or has not
+        ``num_features`` channels.
+
+    Examples
+    --------
+    >>> norm = {name}(3, affine=True)
+    >>> norm(cplx.randn({example})).shape
+    torch.Size([{example}])
+    """
+
+
+class CplxInstanceNorm1d(_CplxInstanceNorm):
+    __doc__ = _INSTANCE_DOC.format(
+        name="CplxInstanceNorm1d",
+        torch_name="InstanceNorm1d",
+        shape=":math:`(N, C, L)`",
+        example="4, 3, 8",
+    )
+    _input_shapes = {2: "(C, L)", 3: "(N, C, L)"}
+
+
+class CplxInstanceNorm2d(_CplxInstanceNorm):
+    __doc__ = _INSTANCE_DOC.format(
+        name="CplxInstanceNorm2d",
+        torch_name="InstanceNorm2d",
+        shape=":math:`(N, C, H, W)`",
+        example="4, 3, 5, 5",
+    )
+    _input_shapes = {3: "(C, H, W)", 4: "(N, C, H, W)"}
+
+
+class CplxInstanceNorm3d(_CplxInstanceNorm):
+    __doc__ = _INSTANCE_DOC.format(
+        name="CplxInstanceNorm3d",
+        torch_name="InstanceNorm3d",
+        shape=":math:`(N, C, D, H, W)`",
+        example="2, 3, 2, 4, 4",
+    )
+    _input_shapes = {4: "(C, D, H, W)", 5: "(N, C, D, H, W)"}
+
+
+class CplxRMSNorm(CplxToCplx):
+    r"""Phase-preserving complex RMS normalisation over the trailing dimensions.
+
+    .. math::
+
+        y = \frac{z}{\sqrt{\operatorname{mean} |z|^2 + \epsilon}} \, w,
+
+    the mean over the trailing ``normalized_shape`` dimensions of each
+    sample; see :func:`cplxmodule.cplx.rms_norm`. The learnable ``weight``
+    :math:`w` is real (initialised to one) and scales both parts alike, so
+    every value keeps its phase (turned by :math:`\pi` where :math:`w < 0`);
+    a complex weight would rotate it. The arguments are those of
+    :class:`torch.nn.RMSNorm`.
+
+    Parameters
+    ----------
+    normalized_shape : int or sequence of int
+        The trailing shape to normalise over.
+    eps : float, optional
+        Added to the mean square; ``None`` means the machine epsilon of the
+        input's dtype, as in torch.
+    elementwise_affine : bool
+        Learn the real ``weight``.
+    device, dtype
+        Factory arguments for the weight.
+
+    Shape
+    -----
+    - Input: ``(*, *normalized_shape)``.
+    - Output: the input's shape.
+
+    Attributes
+    ----------
+    weight : torch.nn.Parameter or None
+        Real scale of shape ``normalized_shape``.
+
+    Raises
+    ------
+    TypeError
+        If the input is not a :class:`~cplxmodule.cplx.Cplx`.
+    ValueError
+        If the input's trailing shape is not ``normalized_shape``.
+
+    Examples
+    --------
+    >>> norm = CplxRMSNorm(16)
+    >>> z = cplx.randn(4, 16)
+    >>> torch.allclose(norm(z).angle, z.angle, atol=1e-5)
+    True
+    """
+
+    __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
+
+    def __init__(
+        self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None
+    ):
+        factory_kwargs = _factory_kwargs(device, dtype)
+        super().__init__()
+        if isinstance(normalized_shape, numbers.Integral):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = torch.nn.Parameter(
+                torch.empty(self.normalized_shape, **factory_kwargs)
+            )
+        else:
+            self.register_parameter("weight", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Reset the scale to one."""
+        if self.weight is not None:
+            torch.nn.init.ones_(self.weight)
+
+    def forward(self, input):
+        _check_cplx(self, input)
+        check_trailing_shape(input, self.normalized_shape, "input", self._get_name())
+        return cplx.rms_norm(input, self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self):
         return (
