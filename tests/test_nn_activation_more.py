@@ -141,7 +141,8 @@ def test_ratio_mask_matches_native(bounded):
 
     mask, spectrum = torch.complex(m_re, m_im), torch.complex(y_re, y_im)
     if bounded:  # DCCRN-E: |Y| tanh(|M|) e^{i (arg Y + arg M)}
-        expected = torch.polar(spectrum.abs() * torch.tanh(mask.abs()), spectrum.angle() + mask.angle())
+        modulus = spectrum.abs() * torch.tanh(mask.abs())
+        expected = torch.polar(modulus, spectrum.angle() + mask.angle())
     else:
         expected = mask * spectrum
     torch.testing.assert_close(torch.complex(*function(*inputs)), expected)
@@ -195,7 +196,8 @@ def test_polar_family_keeps_the_phase_and_bounds_the_modulus(pairs):
 @pytest.mark.parametrize("function", [cplx.modtanh, cplx.modlog])
 def test_polar_tanh_and_log_are_the_identity_to_first_order_at_zero(function):
     # tanh(r) / r and log(1 + r) / r tend to 1: the Jacobian at 0 is the identity
-    re, im = torch.zeros(3, dtype=torch.float64, requires_grad=True), torch.zeros(3, dtype=torch.float64)
+    re = torch.zeros(3, dtype=torch.float64, requires_grad=True)
+    im = torch.zeros(3, dtype=torch.float64)
     out = function(Cplx(re, im))
     assert torch.equal(out.real, torch.zeros(3, dtype=torch.float64))
     (grad,) = torch.autograd.grad(out.real.sum(), re)

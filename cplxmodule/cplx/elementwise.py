@@ -229,6 +229,12 @@ def sigmoid(input):
     -----
     Computed as :math:`(1 + \tanh(z / 2)) / 2`, which stays finite (tending
     to 0 or 1) for large :math:`|\Re z|` where :math:`e^{-z}` overflows.
+
+    Examples
+    --------
+    >>> out = sigmoid(Cplx(torch.tensor([0.0]), torch.tensor([torch.pi / 2])))
+    >>> out.real, out.imag
+    (tensor([0.5000]), tensor([0.5000]))
     """
     re, im = _checked_parts(input, "sigmoid")
     u, v = _tanh_parts(re / 2, im / 2)
@@ -236,19 +242,27 @@ def sigmoid(input):
 
 
 def _radial(input, scale):
-    r"""``input`` times the real ``scale`` :math:`g(|z|) = f(|z|) / |z|`: :math:`f(|z|) e^{i \arg z}`."""
+    r"""``input`` times the real ``scale`` :math:`f(|z|) / |z|`, that is :math:`f(|z|) e^{i \arg z}`."""
     return Cplx(input.real * scale, input.imag * scale)
 
 
 def _safe_modulus(input):
-    """The modulus clamped below at the smallest normal number, so that ``f(r) / r`` is finite at zero."""
+    """The modulus clamped below at the smallest normal number: ``f(r) / r`` is finite at zero."""
     return torch.clamp(abs(input), min=torch.finfo(input.dtype).tiny)
 
 
 def modtanh(input):
-    r"""The polar tanh :math:`\tanh(|z|) \, e^{i \arg z}`: the modulus squashed into :math:`[0, 1)`, the phase kept.
+    r"""The polar tanh :math:`\tanh(|z|) \, e^{i \arg z}`.
+
+    The modulus is squashed into :math:`[0, 1)`, the phase kept.
 
     Zero maps to zero, where the map is tangent to the identity.
+
+    Examples
+    --------
+    >>> z = Cplx(torch.tensor([3.0]), torch.tensor([4.0]))
+    >>> abs(modtanh(z)), modtanh(z).angle - z.angle
+    (tensor([0.9999]), tensor([0.]))
 
     References
     ----------
@@ -265,6 +279,12 @@ def modsquash(input):
 
     The modulus goes into :math:`[0, 1)`, the phase is kept.
 
+    Examples
+    --------
+    >>> z = Cplx(torch.tensor([3.0]), torch.tensor([4.0]))
+    >>> abs(modsquash(z))  # 25 / 26
+    tensor([0.9615])
+
     References
     ----------
     S. Sabour, N. Frosst, G. E. Hinton, "Dynamic routing between capsules",
@@ -279,6 +299,12 @@ def modlog(input):
     r"""The polar log :math:`\log(1 + |z|) \, e^{i \arg z}`: the modulus compressed, the phase kept.
 
     Zero maps to zero, where the map is tangent to the identity.
+
+    Examples
+    --------
+    >>> z = Cplx(torch.tensor([3.0]), torch.tensor([4.0]))
+    >>> abs(modlog(z))  # log 6
+    tensor([1.7918])
     """
     _checked_parts(input, "modlog")
     modulus = _safe_modulus(input)
@@ -304,6 +330,11 @@ def zabsrelu(input, threshold=0.5):
     The "zAbsReLU" of the complextorch documentation (J. Smith,
     complextorch, 2023), a modulus variant of zReLU (N. Guberman, "On
     complex valued convolutional neural networks", 2016).
+
+    Examples
+    --------
+    >>> zabsrelu(Cplx(torch.tensor([0.3, 3.0]), torch.tensor([0.0, 4.0])), 1.0).real
+    tensor([0., 3.])
     """
     re, im = _checked_parts(input, "zabsrelu")
     keep = abs(input) >= threshold
@@ -321,10 +352,17 @@ def zleakyrelu(input, negative_slope=0.01):
     N. Guberman, "On complex valued convolutional neural networks", 2016
     (zReLU); the leak as in A. L. Maas, A. Y. Hannun, A. Y. Ng, "Rectifier
     nonlinearities improve neural network acoustic models", ICML 2013.
+
+    Examples
+    --------
+    >>> zleakyrelu(Cplx(torch.tensor([1.0, -2.0]), torch.tensor([1.0, 1.0])), 0.5).real
+    tensor([ 1., -1.])
     """
     re, im = _checked_parts(input, "zleakyrelu")
     keep = (re >= 0) & (im >= 0)
-    return Cplx(torch.where(keep, re, negative_slope * re), torch.where(keep, im, negative_slope * im))
+    return Cplx(
+        torch.where(keep, re, negative_slope * re), torch.where(keep, im, negative_slope * im)
+    )
 
 
 def phase_softmax(input, dim):
@@ -343,6 +381,16 @@ def phase_softmax(input, dim):
     input : Cplx
     dim : int
         The dimension to normalise along.
+
+    Returns
+    -------
+    Cplx
+
+    Examples
+    --------
+    >>> z = Cplx(torch.tensor([[3.0, 0.0]]), torch.tensor([[4.0, -1.0]]))
+    >>> abs(phase_softmax(z, dim=1)).sum(1)
+    tensor([1.])
     """
     re, im = _checked_parts(input, "phase_softmax")
     modulus = _safe_modulus(input)
@@ -382,6 +430,13 @@ def ratio_mask(mask, input, bounded=True):
     speech separation", IEEE/ACM TASLP 24(3), 2016; Y. Hu et al., "DCCRN:
     deep complex convolution recurrent network for phase-aware speech
     enhancement", Interspeech 2020.
+
+    Examples
+    --------
+    >>> mask = Cplx(torch.tensor([0.0]), torch.tensor([2.0]))  # times 2i
+    >>> out = ratio_mask(mask, Cplx(torch.tensor([1.0]), torch.tensor([0.0])), bounded=False)
+    >>> out.real, out.imag
+    (tensor([0.]), tensor([2.]))
     """
     checked_cplx(mask, name="mask", where="ratio_mask")
     checked_cplx(input, where="ratio_mask")

@@ -469,7 +469,9 @@ class CplxModTanh(CplxToCplx):
 
 
 class CplxModSquash(CplxToCplx):
-    r"""The capsule squash :math:`\frac{|z|^2}{1 + |z|^2} e^{i \arg z}`: modulus into :math:`[0, 1)`, phase kept.
+    r"""The capsule squash :math:`\frac{|z|^2}{1 + |z|^2} e^{i \arg z}`.
+
+    The modulus goes into :math:`[0, 1)`, the phase is kept.
 
     See :func:`cplxmodule.cplx.modsquash`.
 
