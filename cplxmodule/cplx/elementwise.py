@@ -23,6 +23,14 @@ __all__ = [
     "phaseshift",
     "zrelu",
     "cardioid",
+    "sigmoid",
+    "modtanh",
+    "modsquash",
+    "modlog",
+    "zabsrelu",
+    "zleakyrelu",
+    "phase_softmax",
+    "ratio_mask",
 ]
 
 
@@ -215,3 +223,230 @@ def cardioid(input):
     # cos(arg z) = Re z / |z|; the clamp keeps z = 0 (output 0) finite.
     modulus = torch.clamp(abs(input), min=torch.finfo(input.dtype).tiny)
     return input * (0.5 * (1 + re / modulus))
+
+
+def sigmoid(input):
+    r"""The holomorphic logistic sigmoid :math:`\sigma(z) = 1 / (1 + e^{-z})`.
+
+    It is meromorphic, with simple poles at :math:`z = i (2k + 1) \pi`,
+    :math:`k \in \mathbb{Z}`, where :math:`e^{-z} = -1`; near them the
+    values and gradients are unbounded.
+
+    Notes
+    -----
+    Computed as :math:`(1 + \tanh(z / 2)) / 2`, which stays finite (tending
+    to 0 or 1) for large :math:`|\Re z|` where :math:`e^{-z}` overflows.
+
+    Examples
+    --------
+    >>> out = sigmoid(Cplx(torch.tensor([0.0]), torch.tensor([torch.pi / 2])))
+    >>> out.real, out.imag
+    (tensor([0.5000]), tensor([0.5000]))
+    """
+    re, im = _checked_parts(input, "sigmoid")
+    u, v = _tanh_parts(re / 2, im / 2)
+    return Cplx(0.5 + 0.5 * u, 0.5 * v)
+
+
+def _radial(input, scale):
+    r"""``input`` times the real ``scale`` :math:`f(|z|) / |z|`, that is :math:`f(|z|) e^{i \arg z}`."""
+    return Cplx(input.real * scale, input.imag * scale)
+
+
+def _safe_modulus(input):
+    """The modulus clamped below at the smallest normal number: ``f(r) / r`` is finite at zero."""
+    return torch.clamp(abs(input), min=torch.finfo(input.dtype).tiny)
+
+
+def modtanh(input):
+    r"""The polar tanh :math:`\tanh(|z|) \, e^{i \arg z}`.
+
+    The modulus is squashed into :math:`[0, 1)`, the phase kept.
+
+    Zero maps to zero, where the map is tangent to the identity.
+
+    Examples
+    --------
+    >>> z = Cplx(torch.tensor([3.0]), torch.tensor([4.0]))
+    >>> abs(modtanh(z)), modtanh(z).angle - z.angle
+    (tensor([0.9999]), tensor([0.]))
+
+    References
+    ----------
+    A. Hirose, "Complex-valued neural networks: theories and applications",
+    World Scientific, 2003 (amplitude-phase type activations).
+    """
+    _checked_parts(input, "modtanh")
+    modulus = _safe_modulus(input)
+    return _radial(input, torch.tanh(modulus) / modulus)
+
+
+def modsquash(input):
+    r"""The capsule squash :math:`\frac{|z|^2}{1 + |z|^2} e^{i \arg z} = \frac{|z|}{1 + |z|^2} z`.
+
+    The modulus goes into :math:`[0, 1)`, the phase is kept.
+
+    Examples
+    --------
+    >>> z = Cplx(torch.tensor([3.0]), torch.tensor([4.0]))
+    >>> abs(modsquash(z))  # 25 / 26
+    tensor([0.9615])
+
+    References
+    ----------
+    S. Sabour, N. Frosst, G. E. Hinton, "Dynamic routing between capsules",
+    NeurIPS 2017 (eq. 1, here with the modulus of a complex number).
+    """
+    _checked_parts(input, "modsquash")
+    modulus = abs(input)
+    return _radial(input, modulus / (1 + modulus * modulus))
+
+
+def modlog(input):
+    r"""The polar log :math:`\log(1 + |z|) \, e^{i \arg z}`: the modulus compressed, the phase kept.
+
+    Zero maps to zero, where the map is tangent to the identity.
+
+    Examples
+    --------
+    >>> z = Cplx(torch.tensor([3.0]), torch.tensor([4.0]))
+    >>> abs(modlog(z))  # log 6
+    tensor([1.7918])
+    """
+    _checked_parts(input, "modlog")
+    modulus = _safe_modulus(input)
+    return _radial(input, torch.log1p(modulus) / modulus)
+
+
+def zabsrelu(input, threshold=0.5):
+    r"""The modulus hard threshold: :math:`z` where :math:`|z| \ge b`, zero elsewhere.
+
+    Unlike :func:`modrelu` the kept values are not shrunk. The gradient with
+    respect to :math:`b` is zero almost everywhere, so a learnable threshold
+    does not learn.
+
+    Parameters
+    ----------
+    input : Cplx
+    threshold : float or torch.Tensor, default 0.5
+        The threshold :math:`b` on the modulus; a tensor broadcasts against
+        ``input``.
+
+    References
+    ----------
+    The "zAbsReLU" of the complextorch documentation (J. Smith,
+    complextorch, 2023), a modulus variant of zReLU (N. Guberman, "On
+    complex valued convolutional neural networks", 2016).
+
+    Examples
+    --------
+    >>> zabsrelu(Cplx(torch.tensor([0.3, 3.0]), torch.tensor([0.0, 4.0])), 1.0).real
+    tensor([0., 3.])
+    """
+    re, im = _checked_parts(input, "zabsrelu")
+    keep = abs(input) >= threshold
+    return Cplx(re * keep, im * keep)
+
+
+def zleakyrelu(input, negative_slope=0.01):
+    r"""Leaky zReLU: :math:`z` in the closed first quadrant, :math:`a z` elsewhere.
+
+    The leak ``negative_slope`` :math:`a` keeps a gradient outside the
+    first quadrant, where :func:`zrelu` has none.
+
+    References
+    ----------
+    N. Guberman, "On complex valued convolutional neural networks", 2016
+    (zReLU); the leak as in A. L. Maas, A. Y. Hannun, A. Y. Ng, "Rectifier
+    nonlinearities improve neural network acoustic models", ICML 2013.
+
+    Examples
+    --------
+    >>> zleakyrelu(Cplx(torch.tensor([1.0, -2.0]), torch.tensor([1.0, 1.0])), 0.5).real
+    tensor([ 1., -1.])
+    """
+    re, im = _checked_parts(input, "zleakyrelu")
+    keep = (re >= 0) & (im >= 0)
+    return Cplx(
+        torch.where(keep, re, negative_slope * re), torch.where(keep, im, negative_slope * im)
+    )
+
+
+def phase_softmax(input, dim):
+    r"""The softmax of the moduli along ``dim``, with the phases kept.
+
+    .. math::
+
+        \operatorname{softmax}(|z|)_k \, e^{i \arg z_k}
+        = \frac{e^{|z_k|}}{\sum_j e^{|z_j|}} \frac{z_k}{|z_k|},
+
+    so the moduli along ``dim`` sum to one. The phase of zero is taken as
+    zero (the output there is real).
+
+    Parameters
+    ----------
+    input : Cplx
+    dim : int
+        The dimension to normalise along.
+
+    Returns
+    -------
+    Cplx
+
+    Examples
+    --------
+    >>> z = Cplx(torch.tensor([[3.0, 0.0]]), torch.tensor([[4.0, -1.0]]))
+    >>> abs(phase_softmax(z, dim=1)).sum(1)
+    tensor([1.])
+    """
+    re, im = _checked_parts(input, "phase_softmax")
+    modulus = _safe_modulus(input)
+    weight = torch.softmax(modulus, dim=dim)
+    # where z == 0 the unit phasor z / |z| is taken as 1
+    zero = (re == 0) & (im == 0)
+    return Cplx(torch.where(zero, weight, weight * re / modulus), weight * im / modulus)
+
+
+def ratio_mask(mask, input, bounded=True):
+    r"""Apply a complex ratio mask :math:`M` to ``input`` :math:`Y`.
+
+    Unbounded (``bounded=False``) it is the complex product :math:`M Y` of the
+    cRM of Williamson et al.; bounded, the mask's modulus is first squashed
+    by :math:`\tanh`, as in DCCRN-E:
+
+    .. math::
+
+        \hat S = \tanh(|M|) \, e^{i \arg M} \, Y
+        = |Y| \tanh(|M|) \, e^{i (\arg Y + \arg M)}.
+
+    Parameters
+    ----------
+    mask : Cplx
+        The (unbounded) mask estimate :math:`M`, broadcast against ``input``.
+    input : Cplx
+        The noisy spectrum :math:`Y`.
+    bounded : bool, default True
+
+    Returns
+    -------
+    Cplx
+
+    References
+    ----------
+    D. S. Williamson, Y. Wang, D. Wang, "Complex ratio masking for monaural
+    speech separation", IEEE/ACM TASLP 24(3), 2016; Y. Hu et al., "DCCRN:
+    deep complex convolution recurrent network for phase-aware speech
+    enhancement", Interspeech 2020.
+
+    Examples
+    --------
+    >>> mask = Cplx(torch.tensor([0.0]), torch.tensor([2.0]))  # times 2i
+    >>> out = ratio_mask(mask, Cplx(torch.tensor([1.0]), torch.tensor([0.0])), bounded=False)
+    >>> out.real, out.imag
+    (tensor([0.]), tensor([2.]))
+    """
+    checked_cplx(mask, name="mask", where="ratio_mask")
+    checked_cplx(input, where="ratio_mask")
+    if bounded:
+        mask = modtanh(mask)
+    return mask * input

@@ -15,6 +15,22 @@ __all__ = [
     "CplxCardioid",
     "CplxModulus",
     "CplxAngle",
+    "CplxSplitReLU",
+    "CplxSplitELU",
+    "CplxSplitGELU",
+    "CplxSplitTanh",
+    "CplxSplitSigmoid",
+    "CplxTanh",
+    "CplxSigmoid",
+    "CplxModTanh",
+    "CplxModSquash",
+    "CplxModLog",
+    "CplxZAbsReLU",
+    "CplxZLeakyReLU",
+    "CplxChannelModReLU",
+    "CplxPhaseSoftmax",
+    "CplxMagSoftmax",
+    "CplxRatioMask",
 ]
 
 
@@ -219,3 +235,596 @@ class CplxAngle(BaseCplxToReal):
 
     def forward(self, input):
         return _check_cplx(self, input).angle
+
+
+def _real_number(value, layer, name):
+    """``float(value)`` if ``value`` is a real number (not a bool), else the house ``TypeError``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{layer}: `{name}` must be a real number, got {value!r}")
+    return float(value)
+
+
+def _integer(value, layer, name):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{layer}: `{name}` must be an int, got {value!r}")
+    return int(value)
+
+
+# The split family: named subclasses of the ``CplxToCplx[...]`` promotions,
+# without torch's ``inplace`` flag, since an in-place activation of a part
+# would overwrite a tensor that autograd saved for the backward pass.
+
+
+class CplxSplitReLU(CplxToCplx[torch.nn.ReLU]):
+    r"""The split ReLU :math:`\operatorname{ReLU}(\Re z) + i \operatorname{ReLU}(\Im z)`.
+
+    Also known as :math:`\mathbb{C}\mathrm{ReLU}`. It is
+    ``CplxToCplx[torch.nn.ReLU]`` without the ``inplace`` option.
+
+    Shape
+    -----
+    - Input and output: any shape, the same.
+
+    References
+    ----------
+    C. Trabelsi et al., "Deep complex networks", ICLR 2018.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> z = cplx.Cplx(torch.tensor([-1.0, 2.0]), torch.tensor([3.0, -4.0]))
+    >>> out = CplxSplitReLU()(z)
+    >>> out.real, out.imag
+    (tensor([0., 2.]), tensor([3., 0.]))
+    """
+
+    def __init__(self):
+        super().__init__(inplace=False)
+
+
+class CplxSplitELU(CplxToCplx[torch.nn.ELU]):
+    r"""The split ELU :math:`\operatorname{ELU}(\Re z) + i \operatorname{ELU}(\Im z)`.
+
+    :math:`\operatorname{ELU}(x) = x` for :math:`x > 0`, else
+    :math:`\alpha (e^x - 1)`.
+
+    Parameters
+    ----------
+    alpha : float, default 1.0
+
+    Shape
+    -----
+    - Input and output: any shape, the same.
+
+    References
+    ----------
+    D.-A. Clevert, T. Unterthiner, S. Hochreiter, "Fast and accurate deep
+    network learning by exponential linear units (ELUs)", ICLR 2016.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> CplxSplitELU(alpha=0.5)(cplx.randn(8, 4)).shape
+    torch.Size([8, 4])
+    """
+
+    def __init__(self, alpha=1.0):
+        super().__init__(alpha=_real_number(alpha, "CplxSplitELU", "alpha"), inplace=False)
+
+
+class CplxSplitGELU(CplxToCplx[torch.nn.GELU]):
+    r"""The split GELU :math:`\operatorname{GELU}(\Re z) + i \operatorname{GELU}(\Im z)`.
+
+    :math:`\operatorname{GELU}(x) = x \Phi(x)`, with :math:`\Phi` the
+    standard normal distribution function.
+
+    Parameters
+    ----------
+    approximate : {"none", "tanh"}, default "none"
+        As in :class:`torch.nn.GELU`.
+
+    Shape
+    -----
+    - Input and output: any shape, the same.
+
+    References
+    ----------
+    D. Hendrycks, K. Gimpel, "Gaussian error linear units (GELUs)", 2016.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> CplxSplitGELU()(cplx.randn(8, 4)).shape
+    torch.Size([8, 4])
+    """
+
+    def __init__(self, approximate="none"):
+        if approximate not in ("none", "tanh"):
+            raise ValueError(
+                f"CplxSplitGELU: `approximate` must be 'none' or 'tanh', got {approximate!r}"
+            )
+        super().__init__(approximate=approximate)
+
+
+class CplxSplitTanh(CplxToCplx[torch.nn.Tanh]):
+    r"""The split tanh :math:`\tanh(\Re z) + i \tanh(\Im z)`, bounded and pole-free.
+
+    Compare :class:`CplxTanh`, the holomorphic one.
+
+    Shape
+    -----
+    - Input and output: any shape, the same.
+
+    References
+    ----------
+    N. Benvenuto, F. Piazza, "On the complex backpropagation algorithm",
+    IEEE Trans. Signal Processing 40(4), 1992.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> CplxSplitTanh()(cplx.randn(8, 4)).shape
+    torch.Size([8, 4])
+    """
+
+
+class CplxSplitSigmoid(CplxToCplx[torch.nn.Sigmoid]):
+    r"""The split sigmoid :math:`\sigma(\Re z) + i \sigma(\Im z)`, bounded and pole-free.
+
+    Compare :class:`CplxSigmoid`, the holomorphic one.
+
+    Shape
+    -----
+    - Input and output: any shape, the same.
+
+    References
+    ----------
+    N. Benvenuto, F. Piazza, "On the complex backpropagation algorithm",
+    IEEE Trans. Signal Processing 40(4), 1992.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> CplxSplitSigmoid()(cplx.randn(8, 4)).shape
+    torch.Size([8, 4])
+    """
+
+
+class CplxTanh(CplxToCplx):
+    r"""The holomorphic tanh :math:`\tanh z = (e^{z} - e^{-z}) / (e^{z} + e^{-z})`.
+
+    Unbounded: it has simple poles at :math:`z = i (k + 1/2) \pi`,
+    :math:`k \in \mathbb{Z}`, so inputs with large imaginary parts may land
+    near one. See :func:`cplxmodule.cplx.tanh`.
+
+    Shape
+    -----
+    - Input and output: any shape, the same.
+
+    References
+    ----------
+    T. Kim, T. Adali, "Approximation by fully complex multilayer
+    perceptrons", Neural Computation 15(7), 2003.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> CplxTanh()(cplx.randn(8, 4)).shape
+    torch.Size([8, 4])
+    """
+
+    def forward(self, input):
+        return cplx.tanh(_check_cplx(self, input))
+
+
+class CplxSigmoid(CplxToCplx):
+    r"""The holomorphic sigmoid :math:`\sigma(z) = 1 / (1 + e^{-z})`.
+
+    Unbounded: it has simple poles at :math:`z = i (2k + 1) \pi`,
+    :math:`k \in \mathbb{Z}`. See :func:`cplxmodule.cplx.sigmoid`.
+
+    Shape
+    -----
+    - Input and output: any shape, the same.
+
+    References
+    ----------
+    T. Kim, T. Adali, "Approximation by fully complex multilayer
+    perceptrons", Neural Computation 15(7), 2003.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> CplxSigmoid()(cplx.randn(8, 4)).shape
+    torch.Size([8, 4])
+    """
+
+    def forward(self, input):
+        return cplx.sigmoid(_check_cplx(self, input))
+
+
+class CplxModTanh(CplxToCplx):
+    r"""The polar tanh :math:`\tanh(|z|) \, e^{i \arg z}`: modulus into :math:`[0, 1)`, phase kept.
+
+    See :func:`cplxmodule.cplx.modtanh`.
+
+    Shape
+    -----
+    - Input and output: any shape, the same.
+
+    References
+    ----------
+    A. Hirose, "Complex-valued neural networks: theories and applications",
+    World Scientific, 2003.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> CplxModTanh()(cplx.randn(8, 4)).shape
+    torch.Size([8, 4])
+    """
+
+    def forward(self, input):
+        return cplx.modtanh(_check_cplx(self, input))
+
+
+class CplxModSquash(CplxToCplx):
+    r"""The capsule squash :math:`\frac{|z|^2}{1 + |z|^2} e^{i \arg z}`.
+
+    The modulus goes into :math:`[0, 1)`, the phase is kept.
+
+    See :func:`cplxmodule.cplx.modsquash`.
+
+    Shape
+    -----
+    - Input and output: any shape, the same.
+
+    References
+    ----------
+    S. Sabour, N. Frosst, G. E. Hinton, "Dynamic routing between capsules",
+    NeurIPS 2017.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> CplxModSquash()(cplx.randn(8, 4)).shape
+    torch.Size([8, 4])
+    """
+
+    def forward(self, input):
+        return cplx.modsquash(_check_cplx(self, input))
+
+
+class CplxModLog(CplxToCplx):
+    r"""The polar log :math:`\log(1 + |z|) \, e^{i \arg z}`: modulus compressed, phase kept.
+
+    See :func:`cplxmodule.cplx.modlog`.
+
+    Shape
+    -----
+    - Input and output: any shape, the same.
+
+    References
+    ----------
+    A. Hirose, "Complex-valued neural networks: theories and applications",
+    World Scientific, 2003 (amplitude-phase activations).
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> CplxModLog()(cplx.randn(8, 4)).shape
+    torch.Size([8, 4])
+    """
+
+    def forward(self, input):
+        return cplx.modlog(_check_cplx(self, input))
+
+
+class CplxZAbsReLU(CplxToCplx):
+    r"""zAbsReLU: :math:`z` where :math:`|z| \ge b`, zero elsewhere.
+
+    A hard threshold on the modulus; unlike :class:`CplxModReLU` the kept
+    values are not shrunk. ``threshold`` is fixed: its gradient would be
+    zero almost everywhere. See :func:`cplxmodule.cplx.zabsrelu`.
+
+    Parameters
+    ----------
+    threshold : float, default 0.5
+        The threshold :math:`b \ge 0` on the modulus.
+
+    Raises
+    ------
+    TypeError
+        If ``threshold`` is not a real number.
+    ValueError
+        If ``threshold`` is negative.
+
+    Shape
+    -----
+    - Input and output: any shape, the same.
+
+    References
+    ----------
+    The "zAbsReLU" of the complextorch documentation (2023), a modulus
+    variant of zReLU (N. Guberman, "On complex valued convolutional neural
+    networks", 2016).
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> z = cplx.Cplx(torch.tensor([0.3, 3.0]), torch.tensor([0.0, 4.0]))
+    >>> CplxZAbsReLU(threshold=1.0)(z).real
+    tensor([0., 3.])
+    """
+
+    def __init__(self, threshold=0.5):
+        threshold = _real_number(threshold, "CplxZAbsReLU", "threshold")
+        if threshold < 0:
+            raise ValueError(f"CplxZAbsReLU: `threshold` must be >= 0, got {threshold!r}")
+        super().__init__()
+        self.threshold = threshold
+
+    def forward(self, input):
+        return cplx.zabsrelu(_check_cplx(self, input), self.threshold)
+
+    def extra_repr(self):
+        return f"threshold={self.threshold}"
+
+
+class CplxZLeakyReLU(CplxToCplx):
+    r"""Leaky zReLU: :math:`z` where :math:`0 \le \arg z \le \pi/2`, :math:`a z` elsewhere.
+
+    See :func:`cplxmodule.cplx.zleakyrelu` and :class:`CplxZReLU`.
+
+    Parameters
+    ----------
+    negative_slope : float, default 0.01
+        The leak :math:`a` outside the first quadrant.
+
+    Raises
+    ------
+    TypeError
+        If ``negative_slope`` is not a real number.
+
+    Shape
+    -----
+    - Input and output: any shape, the same.
+
+    References
+    ----------
+    N. Guberman, "On complex valued convolutional neural networks", 2016;
+    A. L. Maas, A. Y. Hannun, A. Y. Ng, "Rectifier nonlinearities improve
+    neural network acoustic models", ICML 2013.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> z = cplx.Cplx(torch.tensor([1.0, -2.0]), torch.tensor([1.0, 1.0]))
+    >>> CplxZLeakyReLU(negative_slope=0.5)(z).real
+    tensor([ 1., -1.])
+    """
+
+    def __init__(self, negative_slope=0.01):
+        negative_slope = _real_number(negative_slope, "CplxZLeakyReLU", "negative_slope")
+        super().__init__()
+        self.negative_slope = negative_slope
+
+    def forward(self, input):
+        return cplx.zleakyrelu(_check_cplx(self, input), self.negative_slope)
+
+    def extra_repr(self):
+        return f"negative_slope={self.negative_slope}"
+
+
+class CplxChannelModReLU(CplxToCplx):
+    r"""The modulus ReLU :math:`z \max(0, 1 - b_c / |z|)` with a learnable threshold per channel.
+
+    Equivalently :math:`\operatorname{ReLU}(|z| + \beta_c) \, e^{i \arg z}`
+    with the bias :math:`\beta_c = -b_c` of Arjovsky et al. The threshold
+    :math:`b_c` is shared over every dimension but the channel one, dim 1,
+    whatever the number of spatial dimensions: unlike
+    :class:`CplxAdaptiveModReLU`, whose threshold broadcasts against the
+    trailing dimensions, the same layer serves ``(N, C)``, ``(N, C, L)`` and
+    ``(N, C, H, W)`` inputs.
+
+    Parameters
+    ----------
+    num_channels : int
+        :math:`C`, the size of the input's dim 1.
+    device, dtype : optional
+        Factory kwargs.
+
+    Raises
+    ------
+    TypeError
+        If ``num_channels`` is not an int.
+    ValueError
+        If ``num_channels`` is not positive.
+
+    Shape
+    -----
+    - Input: :math:`(N, C, *)`.
+    - Output: the input's shape.
+
+    Notes
+    -----
+    The threshold starts at zero, where the layer is the identity.
+
+    See Also
+    --------
+    cplxmodule.cplx.modrelu, CplxModReLU, CplxAdaptiveModReLU
+
+    References
+    ----------
+    M. Arjovsky, A. Shah, Y. Bengio, "Unitary evolution recurrent neural
+    networks", ICML 2016.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> CplxChannelModReLU(3)(cplx.randn(8, 3, 5, 5)).shape
+    torch.Size([8, 3, 5, 5])
+    """
+
+    def __init__(self, num_channels, device=None, dtype=None):
+        num_channels = _integer(num_channels, "CplxChannelModReLU", "num_channels")
+        if num_channels < 1:
+            raise ValueError(
+                f"CplxChannelModReLU: `num_channels` must be positive, got {num_channels!r}"
+            )
+        super().__init__()
+        self.num_channels = num_channels
+        kwargs = _factory_kwargs(device, dtype)
+        self.threshold = torch.nn.Parameter(torch.empty(num_channels, **kwargs))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Set the threshold to zero."""
+        with torch.no_grad():
+            torch.nn.init.zeros_(self.threshold)
+
+    def forward(self, input):
+        shape = f"(N, {self.num_channels}, *)"
+        input = _check_cplx(self, input, shape=shape)
+        if input.dim() < 2 or input.shape[1] != self.num_channels:
+            raise ValueError(
+                f"CplxChannelModReLU: `input` must be a Cplx of shape {shape},"
+                f" got shape {tuple(input.shape)}"
+            )
+        threshold = self.threshold.reshape(-1, *(1,) * (input.dim() - 2))
+        return cplx.modrelu(input, threshold)
+
+    def extra_repr(self):
+        return f"{self.num_channels}"
+
+
+class CplxPhaseSoftmax(CplxToCplx):
+    r"""The softmax of the moduli along ``dim``, the phases kept.
+
+    .. math::
+
+        z_k \mapsto \frac{e^{|z_k|}}{\sum_j e^{|z_j|}} \, e^{i \arg z_k}
+
+    The moduli along ``dim`` sum to one. See
+    :func:`cplxmodule.cplx.phase_softmax`.
+
+    Parameters
+    ----------
+    dim : int
+        The dimension to normalise along.
+
+    Shape
+    -----
+    - Input and output: any shape, the same.
+
+    References
+    ----------
+    The "PhaseSoftMax" of the complextorch documentation (2023); the
+    phase-preserving scaling as in modReLU (M. Arjovsky, A. Shah, Y. Bengio,
+    ICML 2016).
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> out = CplxPhaseSoftmax(dim=-1)(cplx.randn(8, 4))
+    >>> torch.allclose(abs(out).sum(-1), torch.ones(8))
+    True
+    """
+
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = _integer(dim, "CplxPhaseSoftmax", "dim")
+
+    def forward(self, input):
+        return cplx.phase_softmax(_check_cplx(self, input), self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class CplxMagSoftmax(BaseCplxToReal):
+    r"""The softmax of the moduli along ``dim``, a real tensor: :math:`\operatorname{softmax}(|z|)`.
+
+    Parameters
+    ----------
+    dim : int
+        The dimension to normalise along.
+
+    Shape
+    -----
+    - Input: a :class:`~cplxmodule.cplx.Cplx` of any shape.
+    - Output: a real tensor of the same shape.
+
+    References
+    ----------
+    The "MagSoftMax" of the complextorch documentation (2023).
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> CplxMagSoftmax(dim=1)(cplx.randn(8, 4)).sum(1).shape
+    torch.Size([8])
+    """
+
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = _integer(dim, "CplxMagSoftmax", "dim")
+
+    def forward(self, input):
+        return torch.softmax(abs(_check_cplx(self, input)), dim=self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class CplxRatioMask(CplxToCplx):
+    r"""Apply a complex ratio mask :math:`M` to a spectrum :math:`Y`: :math:`\hat S = M Y`.
+
+    Bounded (the default), the mask's modulus is squashed by :math:`\tanh`
+    first, as in DCCRN-E: :math:`\hat S = \tanh(|M|) \, e^{i \arg M} \, Y`,
+    so :math:`|\hat S| < |Y|`; unbounded it is the plain cRM product. See
+    :func:`cplxmodule.cplx.ratio_mask`.
+
+    Parameters
+    ----------
+    bounded : bool, default True
+
+    Raises
+    ------
+    TypeError
+        If ``bounded`` is not a bool.
+
+    Shape
+    -----
+    - Input: ``mask`` and ``input``, :class:`~cplxmodule.cplx.Cplx` that
+      broadcast together.
+    - Output: their broadcast shape.
+
+    References
+    ----------
+    D. S. Williamson, Y. Wang, D. Wang, "Complex ratio masking for monaural
+    speech separation", IEEE/ACM TASLP 24(3), 2016; Y. Hu et al., "DCCRN:
+    deep complex convolution recurrent network for phase-aware speech
+    enhancement", Interspeech 2020.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> mask, spectrum = cplx.randn(2, 257, 100), cplx.randn(2, 257, 100)
+    >>> CplxRatioMask()(mask, spectrum).shape
+    torch.Size([2, 257, 100])
+    """
+
+    def __init__(self, bounded=True):
+        if not isinstance(bounded, bool):
+            raise TypeError(f"CplxRatioMask: `bounded` must be a bool, got {bounded!r}")
+        super().__init__()
+        self.bounded = bounded
+
+    def forward(self, mask, input):
+        _check_cplx(self, mask, name="mask")
+        _check_cplx(self, input)
+        return cplx.ratio_mask(mask, input, bounded=self.bounded)
+
+    def extra_repr(self):
+        return f"bounded={self.bounded}"
