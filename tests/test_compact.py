@@ -441,3 +441,171 @@ def test_bilinear_and_transposed_layers_become_dense_twins():
     with torch.no_grad():
         for got, want in zip(small(*inputs), model(*inputs)):
             assert_same(got, want)
+
+
+# --- compact() is never wrong: the defects of issue #14 -------------------
+
+
+@pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
+@pytest.mark.parametrize("groups", [2, 4], ids=["grouped", "depthwise"])
+def test_grouped_convolutions_compact_to_their_dense_twin(complex_, groups):
+    from cplxmodule.nn import CplxConv2d
+    from cplxmodule.nn.masked import Conv1dMasked, CplxConv2dMasked
+
+    if complex_:
+        layer, dense, x = CplxConv2dMasked(4, 8, 3, groups=groups), CplxConv2d, cplx.randn(2, 4, 5, 5)
+    else:
+        layer, dense, x = Conv1dMasked(4, 8, 3, groups=groups), torch.nn.Conv1d, torch.randn(2, 4, 6)
+    model = torch.nn.Sequential(layer, torch.nn.Identity()).eval()
+    model[0].mask = torch.rand(model[0].weight.real.shape if complex_ else model[0].weight.shape) < 0.5
+    small = compact(model)
+    assert type(small[0]) is dense and small[0].groups == groups
+    assert (small[0].in_channels, small[0].out_channels) == (4, 8)
+    with torch.no_grad():
+        assert_same(small(x), model(x))
+
+
+class Scaled(torch.nn.Linear):
+    """A user's dense layer with its own forward: compact must leave it alone."""
+
+    def forward(self, input):
+        return 3.0 * super().forward(input) + 1.0
+
+
+@pytest.mark.parametrize("dead_row_bias", [0.0, 0.7])
+def test_a_user_subclass_of_a_dense_layer_is_opaque(dead_row_bias):
+    model = torch.nn.Sequential(LinearMasked(4, 5), torch.nn.Tanh(), Scaled(5, 3)).eval()
+    model[0].mask = torch.ones(5, 4)
+    model[0].mask[2] = 0  # a dead row: foldable into a plain Linear's bias, not into Scaled
+    with torch.no_grad():
+        model[0].bias[2] = dead_row_bias
+    small = compact(model)
+    assert type(small[2]) is Scaled and small[2].in_features == 5
+    assert small[0].out_features == 5
+    x = torch.randn(6, 4)
+    with torch.no_grad():
+        expected = 3.0 * (torch.tanh(x @ (model[0].weight * model[0].mask).T + model[0].bias)
+                          @ model[2].weight.T + model[2].bias) + 1.0
+        assert_same(small(x), expected)
+
+
+def test_a_user_subclass_of_an_activation_is_not_elementwise():
+    class Reversed(torch.nn.ReLU):
+        def forward(self, input):
+            return super().forward(input).flip(-1)
+
+    model = torch.nn.Sequential(LinearMasked(4, 5), Reversed(), LinearMasked(5, 3)).eval()
+    model[0].mask = torch.ones(5, 4)
+    model[2].mask = torch.ones(3, 5)
+    model[2].mask[:, 1] = 0  # a column nobody reads, seen through the reversal
+    small = compact(model)
+    x = torch.randn(6, 4)
+    with torch.no_grad():
+        assert_same(small(x), model(x))
+
+
+def test_a_sequential_subclass_with_its_own_forward_is_opaque():
+    class SkipActivation(torch.nn.Sequential):
+        def forward(self, input):
+            return self[2](self[0](input))  # the tanh between is not applied
+
+    model = SkipActivation(LinearMasked(4, 5), torch.nn.Tanh(), LinearMasked(5, 3)).eval()
+    model[0].mask = torch.ones(5, 4)
+    model[0].mask[2] = 0  # a dead row whose bias compact would fold through tanh
+    model[2].mask = torch.ones(3, 5)
+    with torch.no_grad():
+        model[0].bias[2] = 2.0
+    small = compact(model)
+    assert type(small) is SkipActivation
+    x = torch.randn(6, 4)
+    with torch.no_grad():
+        hidden = x @ (model[0].weight * model[0].mask).T + model[0].bias
+        expected = hidden @ model[2].weight.T + model[2].bias
+        assert_same(small(x), expected)
+
+
+def test_a_residual_sequential_keeps_its_features():
+    class Residual(torch.nn.Sequential):
+        def forward(self, input):
+            return input + super().forward(input)
+
+    model = torch.nn.Sequential(Residual(LinearMasked(4, 4), torch.nn.ReLU(), LinearMasked(4, 4)))
+    model = model.eval()
+    model[0][0].mask = torch.ones(4, 4)
+    model[0][2].mask = torch.ones(4, 4)
+    model[0][2].mask[:, 3] = 0
+    small = compact(model)
+    assert type(small[0]) is Residual
+    x = torch.randn(3, 4)
+    with torch.no_grad():
+        assert_same(small(x), model(x))
+
+
+@pytest.mark.parametrize("log_alpha", [-3.0, 1.0, 3.0])
+def test_l0_layers_fold_their_eval_gates(log_alpha):
+    from cplxmodule.nn.relevance.extensions import LinearL0
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(LinearL0(4, 5), torch.nn.ReLU(), LinearL0(5, 3, group="input"))
+    with torch.no_grad():
+        model[0].log_alpha.fill_(log_alpha)
+        model[0].log_alpha[1] = 20.0  # a closed row
+        model[2].log_alpha.uniform_(-4, 4)
+    model.eval()
+    small = compact(model)  # no threshold: L0 gates need none
+    assert compact(model, threshold=-100.0)[0].out_features == small[0].out_features
+    x = torch.randn(6, 4)
+    with torch.no_grad():
+        gate = torch.clamp(torch.sigmoid(-model[0].log_alpha) * 1.2 - 0.1, 0, 1)
+        hidden = torch.relu(x @ (model[0].weight * gate).T + model[0].bias)
+        gate = torch.clamp(torch.sigmoid(-model[2].log_alpha) * 1.2 - 0.1, 0, 1)
+        expected = hidden @ (model[2].weight * gate).T + model[2].bias
+        assert_same(model(x), expected)  # the reference is the layer's eval forward
+        assert_same(small(x), expected)
+
+
+def test_unknown_masked_subclass_is_kept_with_a_warning():
+    class Doubled(LinearMasked):
+        def forward(self, input):
+            return 2.0 * super().forward(input)
+
+    model = torch.nn.Sequential(Doubled(4, 3), torch.nn.ReLU(), LinearMasked(3, 2)).eval()
+    model[0].mask = torch.ones(3, 4)
+    model[0].mask[1] = 0
+    model[2].mask = torch.ones(2, 3)
+    with pytest.warns(UserWarning, match=r"compact: kept `0` \(Doubled\) as it is"):
+        small = compact(model)
+    assert type(small[0]) is Doubled and small[2].in_features == 3
+    x = torch.randn(5, 4)
+    with torch.no_grad():
+        assert_same(small(x), model(x))
+
+
+def test_the_sparse_beta_warning_does_not_reach_the_user():
+    import subprocess
+    import sys
+
+    code = (
+        "import torch\n"
+        "from cplxmodule.nn.masked import LinearMasked, compact\n"
+        "layer = LinearMasked(8, 4)\n"
+        "layer.mask = torch.eye(4, 8)\n"
+        "compact(layer, max_density=1.0)(torch.randn(2, 8))\n"
+    )
+    result = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+def test_report_shows_weight_shapes_and_why_conv_zeros_stay():
+    model = torch.nn.Sequential(
+        CplxConv1dMasked(1, 16, 7), CplxModReLU(0.1), CplxConv1dMasked(16, 2, 3)
+    ).eval()
+    model[0].mask = torch.rand(16, 1, 7) < 0.5
+    model[0].mask[:, :, 3] = True  # no dead channel: nothing structured to remove
+    model[2].mask = torch.ones(2, 16, 3)
+    report = compact_report(model, compact(model))
+    assert report.layers[0][1] == "CplxConv1dMasked weight 16x1x7"
+    assert report.layers[0][2] == "CplxConv1d weight 16x1x7"
+    assert str(report).splitlines()[-1].endswith(
+        "unstructured zeros inside convolution kernels cannot be removed"
+    )
