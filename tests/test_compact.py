@@ -266,7 +266,7 @@ def test_bad_max_density():
 
 
 class _StandInVD(torch.nn.Linear):
-    """The Bayesian protocol: a weight and ``relevance(threshold=...)``."""
+    """A user's Bayesian layer: a weight and ``relevance(threshold=...)``, its own class."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -276,16 +276,29 @@ class _StandInVD(torch.nn.Linear):
         return self.log_alpha <= threshold
 
 
-def test_bayesian_layers_plug_in_through_relevance():
-    model = torch.nn.Sequential(_StandInVD(5, 4), torch.nn.ReLU(), _StandInVD(4, 2)).eval()
-    with pytest.raises(ValueError, match=r"`threshold` must be .* `0` \(_StandInVD\), got None$"):
-        compact(model)
-    small = compact(model, threshold=1.0, max_density=1.0)
+def test_a_users_bayesian_layer_is_kept_as_it_is_with_a_warning():
+    model = torch.nn.Sequential(_StandInVD(5, 4), torch.nn.ReLU(), LinearMasked(4, 2)).eval()
+    model[2].mask = torch.ones(2, 4)
+    model[2].mask[:, 1] = 0  # a column nobody reads: the opaque producer keeps its row
+    with pytest.warns(UserWarning, match=r"compact: kept `0` \(_StandInVD\) as it is"):
+        small = compact(model, threshold=1.0, max_density=1.0)
+    assert type(small[0]) is _StandInVD and small[2].in_features == 4
     x = torch.randn(3, 5)
     with torch.no_grad():
-        hidden = torch.relu(x @ (model[0].weight * (model[0].log_alpha <= 1)).T + model[0].bias)
-        expected = hidden @ (model[2].weight * (model[2].log_alpha <= 1)).T + model[2].bias
+        hidden = torch.relu(x @ model[0].weight.T + model[0].bias)
+        expected = hidden @ (model[2].weight * model[2].mask).T + model[2].bias
         assert_same(small(x), expected)
+
+
+@pytest.mark.parametrize("name", ["LinearVD", "CplxConv1dARD", "LinearLASSO"])
+def test_a_bayesian_layer_without_threshold_is_refused_naming_it(name):
+    import cplxmodule.nn.relevance as relevance
+
+    Layer = getattr(relevance, name)
+    args = (3, 2, 1) if "Conv" in name else (3, 2)
+    model = torch.nn.Sequential(torch.nn.Identity(), Layer(*args))
+    with pytest.raises(ValueError, match=rf"`threshold` must be .* `1` \({name}\), got None$"):
+        compact(model)
 
 
 @pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
@@ -340,7 +353,7 @@ def test_report_lists_changes_and_times_both_models():
     report = compact_report(model, small, (cplx.randn(2, 6),), min_run_time=0.01)
     names = [row[0] for row in report.layers]
     assert names == ["0", "2", "4"]
-    assert report.layers[0][1].startswith("CplxLinearMasked(8, 6)")
+    assert report.layers[0][1] == "CplxLinearMasked weight 8x6"
     assert report.layers[0][2].startswith("CplxSparseLinear")
     assert all(0 <= row[3] <= 1 for row in report.layers)
     assert report.speedup > 0 and f"speedup {report.speedup:.2f}x" in str(report)
@@ -361,7 +374,7 @@ def test_sparse_linear_matches_dense_product():
     assert_same(CplxSparseLinear(w, mask, b)(xc), cplx.linear(xc, w, b))
 
 
-def test_masked_layer_without_known_dense_twin_is_refused_naming_it():
+def test_masked_layer_without_known_dense_twin_is_kept_with_a_warning():
     from cplxmodule.nn.masked import BaseMasked
 
     class Scale(BaseMasked, torch.nn.Module):
@@ -373,9 +386,13 @@ def test_masked_layer_without_known_dense_twin_is_refused_naming_it():
             return x * self.weight_masked
 
     model = torch.nn.Sequential(Scale())
-    model[0].mask = torch.ones(3)
-    with pytest.raises(TypeError, match=r"known dense twins, got `0` \(Scale\)$"):
-        compact(model)
+    model[0].mask = torch.tensor([1.0, 0.0, 1.0])
+    with pytest.warns(UserWarning, match=r"compact: kept `0` \(Scale\) as it is"):
+        small = compact(model)
+    assert type(small[0]) is Scale
+    x = torch.randn(2, 3)
+    with torch.no_grad():
+        assert_same(small(x), x * torch.tensor([1.0, 0.0, 1.0]))
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")

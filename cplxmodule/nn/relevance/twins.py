@@ -2,7 +2,8 @@
 
 import torch
 
-from ..masked.twins import _register, convert_layers
+from .._families import register as _register
+from ..masked.twins import convert_layers
 from ..modules.conv import (
     CplxConv1d,
     CplxConv2d,
@@ -14,6 +15,8 @@ from ..modules.conv import (
 from ..modules.linear import CplxBilinear, CplxLinear
 from . import complex as _complex
 from . import real as _real
+from .extensions import complex as _extensions
+from .extensions import LinearL0, LinearLASSO
 
 __all__ = ["to_bayesian"]
 
@@ -41,6 +44,18 @@ for _families, _module in ((_FAMILIES, _real), (_CPLX_FAMILIES, _complex)):
     for _dense, _name in _families:
         for _kind in ("VD", "ARD"):
             _register(_dense, _kind.lower(), getattr(_module, _name + _kind))
+# the extensions' layers: known to ``compact``, not converted to or from
+_register(torch.nn.Linear, "l0", LinearL0, twin=False, convertible=False)
+_register(torch.nn.Linear, "lasso", LinearLASSO, twin=False, convertible=False)
+for _dense, _name in _CPLX_FAMILIES:
+    for _variant in ("ScaleFree", "Approx", "Bogus"):
+        _register(
+            _dense,
+            f"vd_{_variant.lower()}",
+            getattr(_extensions, f"{_name}VD{_variant}"),
+            twin=False,
+            convertible=False,
+        )
 
 
 def to_bayesian(module, kind="vd"):

@@ -92,12 +92,22 @@ class LinearL0(BaseARD, _RealLinear):
         torch.Tensor
             Of ``log_alpha``'s shape, in :math:`[0, 1]`.
         """
+        return self._gate(sample=self.training)
+
+    def _gate(self, *, sample):
         logit = -self.log_alpha
-        if self.training:
+        if sample:
             u = torch.rand_like(logit).clamp_(1e-6, 1 - 1e-6)
             logit = (torch.log(u) - torch.log1p(-u) + logit) / self.beta
         s = torch.sigmoid(logit)
         return torch.clamp(s * (self.zeta - self.gamma) + self.gamma, 0.0, 1.0)
+
+    def _eval_weight(self):
+        """The weight the eval-mode forward computes with: gates folded in.
+
+        :func:`~cplxmodule.nn.masked.compact` stores it in the dense twin.
+        """
+        return self.weight * self._gate(sample=False)
 
     @property
     def penalty(self):

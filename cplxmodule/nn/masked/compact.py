@@ -1,0 +1,430 @@
+"""Compact sparse inference: a masked or Bayesian model turned into a plain inference model.
+
+A masked layer multiplies its dense weight by its mask at every call, so a
+99 % sparse model runs as slowly as a dense one. :func:`compact` removes what
+the masks zero instead: whole output features (rows of the mask) together
+with the next layer's matching input features wherever a
+:class:`torch.nn.Sequential` proves it safe, then stores each remaining linear
+weight that is sparse enough as a CSR matrix (:class:`SparseLinear`,
+:class:`CplxSparseLinear`, in :mod:`~cplxmodule.nn.masked.sparse_linear`) and
+every other one densely in the layer's dense twin, with the mask multiplied
+in. :func:`compact_report` (in :mod:`~cplxmodule.nn.masked.report`) says what
+changed.
+
+Only layers whose class is exactly one of this package's families (the
+table in ``cplxmodule.nn._families``) are rebuilt or shrunk; anything else,
+a user's subclass included, is opaque: kept as it is, and no feature is
+removed across it.
+"""
+
+import collections
+import copy
+import numbers
+import warnings
+
+import torch
+import torch.nn.functional as F
+
+from ... import cplx
+from ...cplx import Cplx
+from .. import _families
+from ..modules.activation import CplxCardioid, CplxModReLU, CplxZReLU
+from ..modules.base import _RECIPES
+from ..modules.container import CplxSequential
+from ..modules.dropout import CplxDropout
+from ..modules.linear import CplxIdentity
+from .base import BaseMasked
+from .report import CompactReport, compact_report
+from .sparse_linear import CplxSparseLinear, SparseLinear
+
+# ``compact_report``, ``CompactReport`` and the CSR layers were defined here
+# once: they stay importable from this module
+__all__ = ["compact", "compact_report", "CompactReport", "SparseLinear", "CplxSparseLinear"]
+
+# Modules applying one scalar function to every element, the same for all
+# features (in eval mode), so that feature ``j`` of their output depends on
+# feature ``j`` of their input alone: features may be removed across them.
+# Exact classes: a subclass may do anything in its ``forward``.
+_ELEMENTWISE = frozenset({
+    torch.nn.Identity,
+    torch.nn.ReLU,
+    torch.nn.ReLU6,
+    torch.nn.LeakyReLU,
+    torch.nn.ELU,
+    torch.nn.SELU,
+    torch.nn.CELU,
+    torch.nn.GELU,
+    torch.nn.SiLU,
+    torch.nn.Mish,
+    torch.nn.Sigmoid,
+    torch.nn.Tanh,
+    torch.nn.Hardtanh,
+    torch.nn.Hardswish,
+    torch.nn.Hardsigmoid,
+    torch.nn.Softplus,
+    torch.nn.Dropout,
+    CplxIdentity,
+    CplxModReLU,
+    CplxZReLU,
+    CplxCardioid,
+    CplxDropout,
+})
+_ELEMENTWISE_FUNCTIONS = (torch.tanh, torch.sigmoid, torch.relu, F.relu, F.gelu, F.silu, F.elu)
+
+# The containers whose ``forward`` is known: each child, in order, on the
+# output of the one before.
+_SEQUENTIAL = (torch.nn.Sequential, CplxSequential)
+
+
+def compact(module, *, max_density=0.15, threshold=None):
+    r"""An inference copy of ``module`` with what its masks zero removed.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        A model holding masked layers (masks set and binary) and/or
+        Bayesian layers of :mod:`cplxmodule.nn.relevance`. It is not changed.
+    max_density : float, default 0.15
+        A linear layer whose mask keeps at most this fraction of its weight
+        (after the removal of whole features) becomes a
+        :class:`SparseLinear` or :class:`CplxSparseLinear` (CSR); denser
+        ones, and every other layer, become their dense twin
+        (:class:`torch.nn.Linear`, :class:`~cplxmodule.nn.CplxConv2d`, ...)
+        with the mask multiplied into the weight. ``0`` keeps every weight
+        dense, for runtimes (an ONNX one, say) without fast sparse products.
+    threshold : float, optional
+        For the Bayesian layers whose eval-mode forward uses their plain
+        weight (variational dropout, ARD, LASSO): their mask is
+        ``relevance(threshold=threshold)``. Not needed, and ignored, for
+        layers with gates of their own (:class:`~cplxmodule.nn.relevance.LinearL0`).
+
+    Returns
+    -------
+    torch.nn.Module
+        A deep copy of ``module`` in eval mode computing what ``module``
+        computes in eval mode, with no masked or Bayesian layer of this
+        package left. A variational dropout, ARD or LASSO layer computes
+        there what its masked twin with mask ``relevance(threshold)`` computes
+        (the sparsification is the point); an L0 layer what it computes itself
+        in eval mode (weight times its deterministic gates).
+
+    Raises
+    ------
+    ValueError
+        If ``max_density`` is not in [0, 1], if a mask is not binary (see
+        :func:`~cplxmodule.nn.masked.binarize_masks`), or if a Bayesian layer
+        that needs a ``threshold`` meets none, naming the layer.
+    RuntimeError
+        If a masked layer has no mask, naming it.
+
+    Warns
+    -----
+    UserWarning
+        For each masked or Bayesian layer of a class this package does not
+        know exactly (a user's subclass): it is kept as it is, naming it.
+
+    Notes
+    -----
+    Only layers of exactly the classes of this package's layer families
+    (the dense layers ``torch.nn.Linear``, ``Bilinear``, ``Conv1-3d``,
+    ``ConvTranspose1-3d``, their complex twins, and every masked and
+    Bayesian twin of these) are rebuilt or shrunk. Any other module, a
+    user's subclass of one of these included (its ``forward`` may compute
+    anything), is opaque: copied as it is (its own children compacted), and
+    never a reason to remove a feature.
+
+    Whole features are removed only where the model's structure proves it
+    safe: inside a :class:`torch.nn.Sequential` or
+    :class:`~cplxmodule.nn.CplxSequential` (exactly these classes: a
+    subclass may have its own ``forward``, a residual block say), between
+    a linear or convolution layer (without groups) and the next one of the
+    same kind, with only elementwise modules (activations, dropout,
+    identity; exactly these classes) between them.
+    Output feature ``j`` of the first goes, with input feature ``j`` of the
+    second, when the second never reads it (its column is all zero), or when
+    the first's row is all zero: then feature ``j`` carries the constant
+    bias, which after the activations is either zero or is added to a linear
+    second layer's bias. Elsewhere (a model's last layer, layers called from
+    a custom ``forward``) zero rows stay; the result is never wrong.
+
+    Convolutions stay dense (with their dead channels removed): torch has no
+    sparse convolution, so the zeros scattered inside their kernels are
+    computed (:func:`compact_report` says so). When the CSR product of a
+    linear layer pays off against the dense one is measured in
+    ``benchmarks/test_bench_compact.py``; :doc:`/guides/deploying` gives
+    the figures.
+
+    Examples
+    --------
+    >>> from cplxmodule.nn.masked import LinearMasked
+    >>> model = torch.nn.Sequential(LinearMasked(4, 3), torch.nn.ReLU(), LinearMasked(3, 2))
+    >>> model[0].mask = torch.tensor([[1.0, 0, 0, 0], [0, 0, 0, 0], [0, 1, 1, 0]])
+    >>> model[2].mask = torch.ones(2, 3)
+    >>> _ = torch.nn.init.zeros_(model[0].bias)  # row 1 then outputs relu(0) = 0
+    >>> small = compact(model)
+    >>> small
+    Sequential(
+      (0): Linear(in_features=4, out_features=2, bias=True)
+      (1): ReLU()
+      (2): Linear(in_features=2, out_features=2, bias=True)
+    )
+    >>> x = torch.randn(5, 4)
+    >>> torch.allclose(small(x), model(x))
+    True
+    """
+    if (
+        isinstance(max_density, bool)
+        or not isinstance(max_density, numbers.Real)
+        or not 0 <= max_density <= 1
+    ):
+        raise ValueError(f"compact: `max_density` must be in [0, 1], got {max_density!r}")
+    model = copy.deepcopy(module).eval()
+    units = {}
+    uses = collections.Counter(map(id, model.modules(remove_duplicate=False)))
+    with torch.no_grad():
+        for name, layer in model.named_modules():
+            member = _families.lookup(type(layer))
+            if member is None:
+                _warn_if_masked_or_bayesian(name, layer)
+                continue
+            weight, mask = _eval_weight_and_mask(name, layer, member, threshold)
+            if mask is None and not member.family.shrinkable(layer):
+                continue  # a dense layer that nothing can change
+            units[id(layer)] = _Unit(layer, member.family, weight, mask, uses[id(layer)] > 1)
+        for sequential in model.modules():
+            if type(sequential) in _SEQUENTIAL:
+                _shrink_sequential(sequential, units)
+        new = {
+            key: _rebuild(unit, max_density).train(False)
+            for key, unit in units.items()
+            if unit.changed
+        }
+    if id(model) in new:
+        return new[id(model)]
+    # every place that holds a layer, a layer used twice included
+    for parent in list(model.modules()):
+        # ``named_children`` would yield a layer used twice once only
+        for name, child in list(parent._modules.items()):
+            if id(child) in new:
+                setattr(parent, name, new[id(child)])
+    return model
+
+
+def _warn_if_masked_or_bayesian(name, layer):
+    if isinstance(layer, BaseMasked) or callable(getattr(layer, "relevance", None)):
+        warnings.warn(
+            f"compact: kept `{name}` ({layer._get_name()}) as it is: a masked or Bayesian "
+            "layer of a class that is not exactly one of cplxmodule's, whose forward "
+            "compact does not know",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+def _eval_weight_and_mask(name, layer, member, threshold):
+    """``(weight, bool mask or None)``: what ``layer`` computes with in eval mode.
+
+    A dense layer: its weight, no mask. A masked layer: its weight and mask.
+    A Bayesian layer with gates of its own defines ``_eval_weight()``, the
+    weight its eval-mode forward computes with (gates folded in); any
+    other Bayesian layer computes with its plain weight in eval mode, and
+    is sparsified by ``relevance(threshold=threshold)``.
+    """
+    if member.kind == "dense":
+        return layer.weight, None
+    if isinstance(layer, BaseMasked):
+        if layer.mask is None:
+            raise RuntimeError(
+                "compact: `module` must have a mask on every masked layer, "
+                f"got none on `{name}` ({layer._get_name()})"
+            )
+        mask = layer.mask
+    elif hasattr(layer, "_eval_weight"):
+        weight = layer._eval_weight().detach()
+        return weight, _nonzero(weight)
+    else:
+        if threshold is None:
+            raise ValueError(
+                "compact: `threshold` must be a number for the Bayesian layer "
+                f"`{name}` ({layer._get_name()}), got None"
+            )
+        mask = layer.relevance(threshold=threshold)
+    mask = mask.detach()
+    if not bool(((mask == 0) | (mask == 1)).all()):
+        raise ValueError(
+            "compact: `module` must have binary masks (`binarize_masks` folds other "
+            f"values into the weights), got another on `{name}` ({layer._get_name()})"
+        )
+    return layer.weight, mask.bool()
+
+
+def _nonzero(weight):
+    parts = _parts(weight)
+    return torch.stack([part != 0 for part in parts]).any(0)
+
+
+class _Unit:
+    """A layer's weight (mask applied), mask and bias while features are removed."""
+
+    def __init__(self, layer, family, weight, mask, shared):
+        # a layer used twice has two neighbourhoods: its features stay
+        self.layer, self.family, self.shared = layer, family, shared
+        self.mask = mask.expand(_parts(weight)[0].shape).clone() if mask is not None else None
+        keep = 1 if mask is None else self.mask.to(_parts(weight)[0].dtype)
+        self.weight = _map(weight, lambda part: part.detach() * keep)
+        bias = layer.bias
+        self.bias = None if bias is None else _map(bias, lambda part: part.detach().clone())
+        self.changed = mask is not None
+        self.shrunk = False
+
+    def kind(self):
+        """``(spatial dims, complex)`` if features can be removed, else ``None``."""
+        if self.shared or not self.family.shrinkable(self.layer):
+            return None
+        return self.family.spatial, isinstance(self.weight, Cplx)
+
+    def density(self):
+        return 1.0 if self.mask is None else self.mask.float().mean().item()
+
+    def keep(self, dim, index):
+        """Keep only features ``index`` along weight dimension ``dim`` (0 out, 1 in)."""
+        self.weight = _map(self.weight, lambda part: part.index_select(dim, index))
+        if self.mask is not None:
+            self.mask = self.mask.index_select(dim, index)
+        if dim == 0 and self.bias is not None:
+            self.bias = _map(self.bias, lambda part: part.index_select(0, index))
+        self.changed = self.shrunk = True
+
+
+def _parts(x):
+    return (x.real, x.imag) if isinstance(x, Cplx) else (x,)
+
+
+def _map(x, fn):
+    return Cplx(fn(x.real), fn(x.imag)) if isinstance(x, Cplx) else fn(x)
+
+
+def _zero_rows(weight):
+    """Output features whose weights are all zero."""
+    flat = [part.flatten(1) for part in _parts(weight)]
+    return torch.stack([(part == 0).all(1) for part in flat]).all(0)
+
+
+def _zero_columns(weight):
+    """Input features that no output uses."""
+    flat = [part.transpose(0, 1).flatten(1) for part in _parts(weight)]
+    return torch.stack([(part == 0).all(1) for part in flat]).all(0)
+
+
+def _is_elementwise(module):
+    cls = type(module)
+    if cls is CplxModReLU:
+        # a threshold per feature would not follow the features removed
+        return isinstance(module.threshold, numbers.Real) or torch.as_tensor(
+            module.threshold
+        ).numel() == 1
+    if cls in _ELEMENTWISE:
+        return True
+    base = _RECIPES.get(cls)
+    return base is not None and (base in _ELEMENTWISE_FUNCTIONS or base in _ELEMENTWISE)
+
+
+def _shrink_pair(producer, between, consumer):
+    """Remove the producer's features that the consumer never sees; ``True`` if any.
+
+    A feature goes if the consumer's column for it is all zero, or if the
+    producer's row is all zero: its output is then the constant bias,
+    which, passed through the elementwise modules ``between``, is zero
+    (nothing to keep) or folds into a linear consumer's bias.
+    """
+    unused = _zero_columns(consumer.weight)
+    dead = _zero_rows(producer.weight) & ~unused
+    if dead.any():
+        constant = _dead_outputs(producer, dead, between)
+        if consumer.weight.dim() == 2 and consumer.bias is not None:
+            columns = _map(consumer.weight, lambda part: part[:, dead])
+            consumer.bias = consumer.bias + _linear(constant.unsqueeze(0), columns)[0]
+        else:
+            # a convolution pads with zeros, not with the constant
+            nonzero = torch.stack([part != 0 for part in _parts(constant)]).any(0)
+            dead[dead.nonzero().squeeze(1)[nonzero]] = False
+    drop = unused | dead
+    if not drop.any():
+        return False
+    index = (~drop).nonzero().squeeze(1)
+    producer.keep(0, index)
+    consumer.keep(1, index)
+    return True
+
+
+def _dead_outputs(producer, dead, between):
+    """The constant outputs of the ``dead`` features after the modules ``between``."""
+    if producer.bias is None:
+        value = _map(producer.weight, lambda part: part.new_zeros(int(dead.sum())))
+    else:
+        value = _map(producer.bias, lambda part: part[dead])
+    spatial = producer.weight.dim() - 2
+    value = _map(value, lambda part: part.view(1, -1, *(1,) * spatial))
+    for module in between:
+        value = module(value)
+    return _map(value, lambda part: part.flatten())
+
+
+def _linear(input, weight):
+    return cplx.linear(input, weight) if isinstance(weight, Cplx) else F.linear(input, weight)
+
+
+def _shrink_sequential(sequential, units):
+    """Remove features between the layers of ``sequential`` until nothing changes."""
+    children = list(sequential.children())
+    changed = True
+    while changed:
+        changed = False
+        for i, producer in enumerate(children):
+            j = _consumer(children, i, units)
+            if j is not None:
+                pair = units[id(producer)], children[i + 1:j], units[id(children[j])]
+                changed |= _shrink_pair(*pair)
+
+
+def _consumer(children, i, units):
+    """Index of the layer that alone reads the features of ``children[i]``, if proven."""
+    producer = units.get(id(children[i]))
+    kind = None if producer is None else producer.kind()
+    if kind is None:
+        return None
+    for j in range(i + 1, len(children)):
+        unit = units.get(id(children[j]))
+        if unit is not None:
+            # the next layer with a weight reads what passes the modules between
+            return j if unit.kind() == kind else None
+        if not _is_elementwise(children[j]):
+            return None
+    return None
+
+
+def _rebuild(unit, max_density):
+    """The inference module computing what ``unit`` holds."""
+    layer, family, weight, bias = unit.layer, unit.family, unit.weight, unit.bias
+    real = _parts(weight)[0]
+    if family.spatial == 0 and not real.is_complex() and unit.density() <= max_density:
+        if isinstance(weight, Cplx):
+            return CplxSparseLinear(weight, unit.mask, bias)
+        return SparseLinear(weight, bias)
+    kwargs = family.init_kwargs(layer)
+    if unit.shrunk:
+        # only an ungrouped layer is shrunk: its weight is (out, in, *kernel)
+        kwargs.update(zip(family.sizes, weight.shape[:2]))
+    with warnings.catch_warnings():
+        # a layer whose features all went has zero-element weights, which
+        # torch's initialisation, run on the meta device here, warns about
+        warnings.filterwarnings("ignore", "Initializing zero-element tensors is a no-op")
+        module = torch.nn.utils.skip_init(
+            family.dense, **kwargs, bias=bias is not None, device=real.device, dtype=real.dtype
+        )
+    for name, value in (("weight", weight), ("bias", bias)):
+        if value is not None:
+            target = getattr(module, name)
+            for part, source in zip(_parts(target), _parts(value)):
+                part.copy_(source)
+    return module
