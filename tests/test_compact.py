@@ -626,3 +626,90 @@ def test_report_shows_weight_shapes_and_why_conv_zeros_stay():
     assert str(report).splitlines()[-1].endswith(
         "unstructured zeros inside convolution kernels cannot be removed"
     )
+
+
+def _public_layer_classes():
+    """Every public masked or Bayesian layer class of the package."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import cplxmodule
+    from cplxmodule.nn.masked import BaseMasked
+    from cplxmodule.nn.relevance import BaseARD
+
+    found = {}
+    for info in pkgutil.walk_packages(cplxmodule.__path__, "cplxmodule."):
+        if any(part.startswith("_") for part in info.name.split(".")):
+            continue
+        module = importlib.import_module(info.name)
+        for name in getattr(module, "__all__", []):
+            obj = getattr(module, name)
+            if inspect.isclass(obj) and issubclass(obj, (BaseMasked, BaseARD)) and hasattr(
+                obj, "_dense_forward"
+            ):
+                found[obj.__name__] = obj
+    return found
+
+
+_LAYERS = _public_layer_classes()
+
+
+def test_every_public_masked_and_bayesian_layer_is_in_the_one_table():
+    from cplxmodule.nn import _families
+
+    assert len(_LAYERS) > 80
+    unknown = [name for name, cls in _LAYERS.items() if _families.lookup(cls) is None]
+    assert not unknown
+    for name, cls in _LAYERS.items():
+        family = _families.lookup(cls).family
+        assert issubclass(cls, family.dense) or issubclass(cls, family.native or family.dense), name
+
+
+def _small(cls):
+    """A small layer of ``cls``'s family and inputs for it."""
+    complex_ = cls.__name__.startswith("Cplx")
+    rand = cplx.randn if complex_ else torch.randn
+    dims = next((int(c) for c in cls.__name__ if c.isdigit()), 0)
+    if "Bilinear" in cls.__name__:
+        return cls(3, 2, 2), (rand(4, 3), rand(4, 2))
+    if "Conv" in cls.__name__:
+        return cls(2, 3, 3), (rand(1, 2, *(4,) * dims),)
+    return cls(3, 2), (rand(4, 3),)
+
+
+@pytest.mark.parametrize(
+    "name", sorted(n for n, c in _LAYERS.items() if not n.endswith("Masked"))
+)
+def test_every_bayesian_layer_compacts_to_its_eval_forward(name):
+    cls = _LAYERS[name]
+    torch.manual_seed(0)
+    layer, inputs = _small(cls)
+    weight = layer.weight
+    parts = (weight.real, weight.imag) if isinstance(weight, Cplx) else (weight,)
+    power = sum(part.detach() ** 2 for part in parts)
+    with torch.no_grad():
+        if hasattr(layer, "log_sigma2"):
+            # log alpha = log sigma2 - log |w|^2 is -6 or +6: the mask at 0 is known
+            offset = torch.where(torch.rand(power.shape) < 0.5, -6.0, 6.0)
+            layer.log_sigma2.copy_(torch.log(power) + offset)
+            keep, threshold = offset < 0, 0.0
+        elif name == "LinearLASSO":
+            threshold = power.sqrt().median().item()
+            keep = power.sqrt() > threshold
+        else:  # L0: its own gates, some closed
+            layer.log_alpha.uniform_(-3, 8)
+            keep, threshold = None, None
+    layer.eval()
+    reference = copy.deepcopy(layer)
+    if keep is not None:
+        with torch.no_grad():
+            for part in (reference.weight.real, reference.weight.imag) if isinstance(
+                weight, Cplx
+            ) else (reference.weight,):
+                part.mul_(keep)
+    small = compact(layer, threshold=threshold, max_density=0.5)
+    assert not any(isinstance(m, type(layer)) for m in small.modules())
+    with torch.no_grad():
+        expected = reference(*inputs)
+        assert_same(small(*inputs), expected)
