@@ -713,3 +713,42 @@ def test_every_bayesian_layer_compacts_to_its_eval_forward(name):
     with torch.no_grad():
         expected = reference(*inputs)
         assert_same(small(*inputs), expected)
+
+
+@pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
+def test_convolutions_with_every_channel_unused_keep_one(complex_):
+    Conv = CplxConv1dMasked if complex_ else masked_conv1d()
+    act = CplxModReLU(0.1) if complex_ else torch.nn.ReLU()
+    Sequential = CplxSequential if complex_ else torch.nn.Sequential
+    model = Sequential(Conv(2, 3, 3, padding=1), act, Conv(3, 2, 1)).eval()
+    model[0].mask = torch.ones(3, 2, 3)
+    model[2].mask = torch.zeros(2, 3, 1)  # reads none of the three channels
+    small = compact(model)
+    assert (small[0].out_channels, small[2].in_channels) == (1, 1)
+    x = sample(complex_, 2, 2, 5)
+    with torch.no_grad():
+        assert_same(small(x), model(x))
+
+
+def masked_conv1d():
+    from cplxmodule.nn.masked import Conv1dMasked
+
+    return Conv1dMasked
+
+
+def test_an_activation_used_twice_is_seen_at_both_places():
+    act = torch.nn.ReLU()
+    model = torch.nn.Sequential(
+        LinearMasked(3, 3), act, LinearMasked(3, 3), act, LinearMasked(3, 2)
+    ).eval()
+    model[0].mask = torch.ones(3, 3)
+    model[2].mask = torch.ones(3, 3)
+    model[2].mask[1] = 0  # a dead row of negative bias: relu makes it 0, not -2
+    model[4].mask = torch.ones(2, 3)
+    with torch.no_grad():
+        model[2].bias[1] = -2.0
+    small = compact(model)
+    assert small[4].in_features == 2
+    x = torch.randn(4, 3)
+    with torch.no_grad():
+        assert_same(small(x), model(x))

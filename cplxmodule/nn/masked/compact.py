@@ -349,6 +349,9 @@ def _shrink_pair(producer, between, consumer):
             nonzero = torch.stack([part != 0 for part in _parts(constant)]).any(0)
             dead[dead.nonzero().squeeze(1)[nonzero]] = False
     drop = unused | dead
+    if producer.weight.dim() > 2 and drop.all():
+        # torch refuses convolutions of no channels: one unused channel stays
+        drop[0] = False
     if not drop.any():
         return False
     index = (~drop).nonzero().squeeze(1)
@@ -376,7 +379,9 @@ def _linear(input, weight):
 
 def _shrink_sequential(sequential, units):
     """Remove features between the layers of ``sequential`` until nothing changes."""
-    children = list(sequential.children())
+    # not ``children()``, which yields a module used twice (a shared
+    # activation, say) once only and so would hide it from a later pair
+    children = [child for child in sequential._modules.values() if child is not None]
     changed = True
     while changed:
         changed = False
