@@ -58,6 +58,7 @@ def to_native(module):
 
     Examples
     --------
+    >>> from cplxmodule.nn import CplxLinear
     >>> model = CplxSequential(CplxLinear(3, 4), CplxLinear(4, 2))
     >>> to_native(model)
     Sequential(
