@@ -266,7 +266,7 @@ def test_bad_max_density():
 
 
 class _StandInVD(torch.nn.Linear):
-    """The Bayesian protocol: a weight and ``relevance(threshold=...)``."""
+    """A user's Bayesian layer: a weight and ``relevance(threshold=...)``, its own class."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -276,16 +276,29 @@ class _StandInVD(torch.nn.Linear):
         return self.log_alpha <= threshold
 
 
-def test_bayesian_layers_plug_in_through_relevance():
-    model = torch.nn.Sequential(_StandInVD(5, 4), torch.nn.ReLU(), _StandInVD(4, 2)).eval()
-    with pytest.raises(ValueError, match=r"`threshold` must be .* `0` \(_StandInVD\), got None$"):
-        compact(model)
-    small = compact(model, threshold=1.0, max_density=1.0)
+def test_a_users_bayesian_layer_is_kept_as_it_is_with_a_warning():
+    model = torch.nn.Sequential(_StandInVD(5, 4), torch.nn.ReLU(), LinearMasked(4, 2)).eval()
+    model[2].mask = torch.ones(2, 4)
+    model[2].mask[:, 1] = 0  # a column nobody reads: the opaque producer keeps its row
+    with pytest.warns(UserWarning, match=r"compact: kept `0` \(_StandInVD\) as it is"):
+        small = compact(model, threshold=1.0, max_density=1.0)
+    assert type(small[0]) is _StandInVD and small[2].in_features == 4
     x = torch.randn(3, 5)
     with torch.no_grad():
-        hidden = torch.relu(x @ (model[0].weight * (model[0].log_alpha <= 1)).T + model[0].bias)
-        expected = hidden @ (model[2].weight * (model[2].log_alpha <= 1)).T + model[2].bias
+        hidden = torch.relu(x @ model[0].weight.T + model[0].bias)
+        expected = hidden @ (model[2].weight * model[2].mask).T + model[2].bias
         assert_same(small(x), expected)
+
+
+@pytest.mark.parametrize("name", ["LinearVD", "CplxConv1dARD", "LinearLASSO"])
+def test_a_bayesian_layer_without_threshold_is_refused_naming_it(name):
+    import cplxmodule.nn.relevance as relevance
+
+    Layer = getattr(relevance, name)
+    args = (3, 2, 1) if "Conv" in name else (3, 2)
+    model = torch.nn.Sequential(torch.nn.Identity(), Layer(*args))
+    with pytest.raises(ValueError, match=rf"`threshold` must be .* `1` \({name}\), got None$"):
+        compact(model)
 
 
 @pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
@@ -340,7 +353,7 @@ def test_report_lists_changes_and_times_both_models():
     report = compact_report(model, small, (cplx.randn(2, 6),), min_run_time=0.01)
     names = [row[0] for row in report.layers]
     assert names == ["0", "2", "4"]
-    assert report.layers[0][1].startswith("CplxLinearMasked(8, 6)")
+    assert report.layers[0][1] == "CplxLinearMasked weight 8x6"
     assert report.layers[0][2].startswith("CplxSparseLinear")
     assert all(0 <= row[3] <= 1 for row in report.layers)
     assert report.speedup > 0 and f"speedup {report.speedup:.2f}x" in str(report)
@@ -361,7 +374,7 @@ def test_sparse_linear_matches_dense_product():
     assert_same(CplxSparseLinear(w, mask, b)(xc), cplx.linear(xc, w, b))
 
 
-def test_masked_layer_without_known_dense_twin_is_refused_naming_it():
+def test_masked_layer_without_known_dense_twin_is_kept_with_a_warning():
     from cplxmodule.nn.masked import BaseMasked
 
     class Scale(BaseMasked, torch.nn.Module):
@@ -373,9 +386,13 @@ def test_masked_layer_without_known_dense_twin_is_refused_naming_it():
             return x * self.weight_masked
 
     model = torch.nn.Sequential(Scale())
-    model[0].mask = torch.ones(3)
-    with pytest.raises(TypeError, match=r"known dense twins, got `0` \(Scale\)$"):
-        compact(model)
+    model[0].mask = torch.tensor([1.0, 0.0, 1.0])
+    with pytest.warns(UserWarning, match=r"compact: kept `0` \(Scale\) as it is"):
+        small = compact(model)
+    assert type(small[0]) is Scale
+    x = torch.randn(2, 3)
+    with torch.no_grad():
+        assert_same(small(x), x * torch.tensor([1.0, 0.0, 1.0]))
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
@@ -441,3 +458,298 @@ def test_bilinear_and_transposed_layers_become_dense_twins():
     with torch.no_grad():
         for got, want in zip(small(*inputs), model(*inputs)):
             assert_same(got, want)
+
+
+# --- compact() is never wrong: the defects of issue #14 -------------------
+
+
+@pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
+@pytest.mark.parametrize("groups", [2, 4], ids=["grouped", "depthwise"])
+def test_grouped_convolutions_compact_to_their_dense_twin(complex_, groups):
+    from cplxmodule.nn import CplxConv2d
+    from cplxmodule.nn.masked import Conv1dMasked, CplxConv2dMasked
+
+    if complex_:
+        layer, dense, x = CplxConv2dMasked(4, 8, 3, groups=groups), CplxConv2d, cplx.randn(2, 4, 5, 5)
+    else:
+        layer, dense, x = Conv1dMasked(4, 8, 3, groups=groups), torch.nn.Conv1d, torch.randn(2, 4, 6)
+    model = torch.nn.Sequential(layer, torch.nn.Identity()).eval()
+    model[0].mask = torch.rand(model[0].weight.real.shape if complex_ else model[0].weight.shape) < 0.5
+    small = compact(model)
+    assert type(small[0]) is dense and small[0].groups == groups
+    assert (small[0].in_channels, small[0].out_channels) == (4, 8)
+    with torch.no_grad():
+        assert_same(small(x), model(x))
+
+
+class Scaled(torch.nn.Linear):
+    """A user's dense layer with its own forward: compact must leave it alone."""
+
+    def forward(self, input):
+        return 3.0 * super().forward(input) + 1.0
+
+
+@pytest.mark.parametrize("dead_row_bias", [0.0, 0.7])
+def test_a_user_subclass_of_a_dense_layer_is_opaque(dead_row_bias):
+    model = torch.nn.Sequential(LinearMasked(4, 5), torch.nn.Tanh(), Scaled(5, 3)).eval()
+    model[0].mask = torch.ones(5, 4)
+    model[0].mask[2] = 0  # a dead row: foldable into a plain Linear's bias, not into Scaled
+    with torch.no_grad():
+        model[0].bias[2] = dead_row_bias
+    small = compact(model)
+    assert type(small[2]) is Scaled and small[2].in_features == 5
+    assert small[0].out_features == 5
+    x = torch.randn(6, 4)
+    with torch.no_grad():
+        expected = 3.0 * (torch.tanh(x @ (model[0].weight * model[0].mask).T + model[0].bias)
+                          @ model[2].weight.T + model[2].bias) + 1.0
+        assert_same(small(x), expected)
+
+
+def test_a_user_subclass_of_an_activation_is_not_elementwise():
+    class Reversed(torch.nn.ReLU):
+        def forward(self, input):
+            return super().forward(input).flip(-1)
+
+    model = torch.nn.Sequential(LinearMasked(4, 5), Reversed(), LinearMasked(5, 3)).eval()
+    model[0].mask = torch.ones(5, 4)
+    model[2].mask = torch.ones(3, 5)
+    model[2].mask[:, 1] = 0  # a column nobody reads, seen through the reversal
+    small = compact(model)
+    x = torch.randn(6, 4)
+    with torch.no_grad():
+        assert_same(small(x), model(x))
+
+
+def test_a_sequential_subclass_with_its_own_forward_is_opaque():
+    class SkipActivation(torch.nn.Sequential):
+        def forward(self, input):
+            return self[2](self[0](input))  # the tanh between is not applied
+
+    model = SkipActivation(LinearMasked(4, 5), torch.nn.Tanh(), LinearMasked(5, 3)).eval()
+    model[0].mask = torch.ones(5, 4)
+    model[0].mask[2] = 0  # a dead row whose bias compact would fold through tanh
+    model[2].mask = torch.ones(3, 5)
+    with torch.no_grad():
+        model[0].bias[2] = 2.0
+    small = compact(model)
+    assert type(small) is SkipActivation
+    x = torch.randn(6, 4)
+    with torch.no_grad():
+        hidden = x @ (model[0].weight * model[0].mask).T + model[0].bias
+        expected = hidden @ model[2].weight.T + model[2].bias
+        assert_same(small(x), expected)
+
+
+def test_a_residual_sequential_keeps_its_features():
+    class Residual(torch.nn.Sequential):
+        def forward(self, input):
+            return input + super().forward(input)
+
+    model = torch.nn.Sequential(Residual(LinearMasked(4, 4), torch.nn.ReLU(), LinearMasked(4, 4)))
+    model = model.eval()
+    model[0][0].mask = torch.ones(4, 4)
+    model[0][2].mask = torch.ones(4, 4)
+    model[0][2].mask[:, 3] = 0
+    small = compact(model)
+    assert type(small[0]) is Residual
+    x = torch.randn(3, 4)
+    with torch.no_grad():
+        assert_same(small(x), model(x))
+
+
+@pytest.mark.parametrize("log_alpha", [-3.0, 1.0, 3.0])
+def test_l0_layers_fold_their_eval_gates(log_alpha):
+    from cplxmodule.nn.relevance.extensions import LinearL0
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(LinearL0(4, 5), torch.nn.ReLU(), LinearL0(5, 3, group="input"))
+    with torch.no_grad():
+        model[0].log_alpha.fill_(log_alpha)
+        model[0].log_alpha[1] = 20.0  # a closed row
+        model[2].log_alpha.uniform_(-4, 4)
+    model.eval()
+    small = compact(model)  # no threshold: L0 gates need none
+    assert compact(model, threshold=-100.0)[0].out_features == small[0].out_features
+    x = torch.randn(6, 4)
+    with torch.no_grad():
+        gate = torch.clamp(torch.sigmoid(-model[0].log_alpha) * 1.2 - 0.1, 0, 1)
+        hidden = torch.relu(x @ (model[0].weight * gate).T + model[0].bias)
+        gate = torch.clamp(torch.sigmoid(-model[2].log_alpha) * 1.2 - 0.1, 0, 1)
+        expected = hidden @ (model[2].weight * gate).T + model[2].bias
+        assert_same(model(x), expected)  # the reference is the layer's eval forward
+        assert_same(small(x), expected)
+
+
+def test_unknown_masked_subclass_is_kept_with_a_warning():
+    class Doubled(LinearMasked):
+        def forward(self, input):
+            return 2.0 * super().forward(input)
+
+    model = torch.nn.Sequential(Doubled(4, 3), torch.nn.ReLU(), LinearMasked(3, 2)).eval()
+    model[0].mask = torch.ones(3, 4)
+    model[0].mask[1] = 0
+    model[2].mask = torch.ones(2, 3)
+    with pytest.warns(UserWarning, match=r"compact: kept `0` \(Doubled\) as it is"):
+        small = compact(model)
+    assert type(small[0]) is Doubled and small[2].in_features == 3
+    x = torch.randn(5, 4)
+    with torch.no_grad():
+        assert_same(small(x), model(x))
+
+
+def test_the_sparse_beta_warning_does_not_reach_the_user():
+    import subprocess
+    import sys
+
+    code = (
+        "import torch\n"
+        "from cplxmodule.nn.masked import LinearMasked, compact\n"
+        "layer = LinearMasked(8, 4)\n"
+        "layer.mask = torch.eye(4, 8)\n"
+        "compact(layer, max_density=1.0)(torch.randn(2, 8))\n"
+    )
+    result = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+def test_report_shows_weight_shapes_and_why_conv_zeros_stay():
+    model = torch.nn.Sequential(
+        CplxConv1dMasked(1, 16, 7), CplxModReLU(0.1), CplxConv1dMasked(16, 2, 3)
+    ).eval()
+    model[0].mask = torch.rand(16, 1, 7) < 0.5
+    model[0].mask[:, :, 3] = True  # no dead channel: nothing structured to remove
+    model[2].mask = torch.ones(2, 16, 3)
+    report = compact_report(model, compact(model))
+    assert report.layers[0][1] == "CplxConv1dMasked weight 16x1x7"
+    assert report.layers[0][2] == "CplxConv1d weight 16x1x7"
+    assert str(report).splitlines()[-1].endswith(
+        "unstructured zeros inside convolution kernels cannot be removed"
+    )
+
+
+def _public_layer_classes():
+    """Every public masked or Bayesian layer class of the package."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import cplxmodule
+    from cplxmodule.nn.masked import BaseMasked
+    from cplxmodule.nn.relevance import BaseARD
+
+    found = {}
+    for info in pkgutil.walk_packages(cplxmodule.__path__, "cplxmodule."):
+        if any(part.startswith("_") for part in info.name.split(".")):
+            continue
+        module = importlib.import_module(info.name)
+        for name in getattr(module, "__all__", []):
+            obj = getattr(module, name)
+            if inspect.isclass(obj) and issubclass(obj, (BaseMasked, BaseARD)) and hasattr(
+                obj, "_dense_forward"
+            ):
+                found[obj.__name__] = obj
+    return found
+
+
+_LAYERS = _public_layer_classes()
+
+
+def test_every_public_masked_and_bayesian_layer_is_in_the_one_table():
+    from cplxmodule.nn import _families
+
+    assert len(_LAYERS) > 80
+    unknown = [name for name, cls in _LAYERS.items() if _families.lookup(cls) is None]
+    assert not unknown
+    for name, cls in _LAYERS.items():
+        family = _families.lookup(cls).family
+        assert issubclass(cls, family.dense) or issubclass(cls, family.native or family.dense), name
+
+
+def _small(cls):
+    """A small layer of ``cls``'s family and inputs for it."""
+    complex_ = cls.__name__.startswith("Cplx")
+    rand = cplx.randn if complex_ else torch.randn
+    dims = next((int(c) for c in cls.__name__ if c.isdigit()), 0)
+    if "Bilinear" in cls.__name__:
+        return cls(3, 2, 2), (rand(4, 3), rand(4, 2))
+    if "Conv" in cls.__name__:
+        return cls(2, 3, 3), (rand(1, 2, *(4,) * dims),)
+    return cls(3, 2), (rand(4, 3),)
+
+
+@pytest.mark.parametrize(
+    "name", sorted(n for n, c in _LAYERS.items() if not n.endswith("Masked"))
+)
+def test_every_bayesian_layer_compacts_to_its_eval_forward(name):
+    cls = _LAYERS[name]
+    torch.manual_seed(0)
+    layer, inputs = _small(cls)
+    weight = layer.weight
+    parts = (weight.real, weight.imag) if isinstance(weight, Cplx) else (weight,)
+    power = sum(part.detach() ** 2 for part in parts)
+    with torch.no_grad():
+        if hasattr(layer, "log_sigma2"):
+            # log alpha = log sigma2 - log |w|^2 is -6 or +6: the mask at 0 is known
+            offset = torch.where(torch.rand(power.shape) < 0.5, -6.0, 6.0)
+            layer.log_sigma2.copy_(torch.log(power) + offset)
+            keep, threshold = offset < 0, 0.0
+        elif name == "LinearLASSO":
+            # as published, LASSO keeps the weights with log|w| above the threshold
+            threshold = power.sqrt().log().median().item()
+            keep = power.sqrt().log() > threshold
+        else:  # L0: its own gates, some closed
+            layer.log_alpha.uniform_(-3, 8)
+            keep, threshold = None, None
+    layer.eval()
+    reference = copy.deepcopy(layer)
+    if keep is not None:
+        with torch.no_grad():
+            for part in (reference.weight.real, reference.weight.imag) if isinstance(
+                weight, Cplx
+            ) else (reference.weight,):
+                part.mul_(keep)
+    small = compact(layer, threshold=threshold, max_density=0.5)
+    assert not any(isinstance(m, type(layer)) for m in small.modules())
+    with torch.no_grad():
+        expected = reference(*inputs)
+        assert_same(small(*inputs), expected)
+
+
+@pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
+def test_convolutions_with_every_channel_unused_keep_one(complex_):
+    Conv = CplxConv1dMasked if complex_ else masked_conv1d()
+    act = CplxModReLU(0.1) if complex_ else torch.nn.ReLU()
+    Sequential = CplxSequential if complex_ else torch.nn.Sequential
+    model = Sequential(Conv(2, 3, 3, padding=1), act, Conv(3, 2, 1)).eval()
+    model[0].mask = torch.ones(3, 2, 3)
+    model[2].mask = torch.zeros(2, 3, 1)  # reads none of the three channels
+    small = compact(model)
+    assert (small[0].out_channels, small[2].in_channels) == (1, 1)
+    x = sample(complex_, 2, 2, 5)
+    with torch.no_grad():
+        assert_same(small(x), model(x))
+
+
+def masked_conv1d():
+    from cplxmodule.nn.masked import Conv1dMasked
+
+    return Conv1dMasked
+
+
+def test_an_activation_used_twice_is_seen_at_both_places():
+    act = torch.nn.ReLU()
+    model = torch.nn.Sequential(
+        LinearMasked(3, 3), act, LinearMasked(3, 3), act, LinearMasked(3, 2)
+    ).eval()
+    model[0].mask = torch.ones(3, 3)
+    model[2].mask = torch.ones(3, 3)
+    model[2].mask[1] = 0  # a dead row of negative bias: relu makes it 0, not -2
+    model[4].mask = torch.ones(2, 3)
+    with torch.no_grad():
+        model[2].bias[1] = -2.0
+    small = compact(model)
+    assert small[4].in_features == 2
+    x = torch.randn(4, 3)
+    with torch.no_grad():
+        assert_same(small(x), model(x))

@@ -2,7 +2,9 @@
 
 Every masked layer is its dense twin plus :class:`BaseMasked`, which holds
 the mask and multiplies it into the weight; the helpers walk whole models, and
-:func:`compact` turns a masked model into a compact inference model.
+:func:`compact` turns a masked model into a compact inference model
+(``compact`` does the surgery, ``sparse_linear`` holds the CSR layers,
+``report`` the :func:`compact_report`).
 """
 
 from .base import *  # noqa: F401,F403

@@ -15,6 +15,7 @@ import numbers
 import torch
 
 from ...cplx import Cplx
+from .. import _families
 from ..modules.conv import (
     CplxConv1d,
     CplxConv2d,
@@ -28,20 +29,6 @@ from . import complex as _complex
 from . import real as _real
 
 __all__ = ["convert_layers", "to_masked", "magnitude_masks"]
-
-# layer class -> the public dense class of its family
-_FAMILY = {}
-# (dense class, kind) -> the family's layer class of that kind
-_TWINS = {}
-
-
-def _register(dense, kind, cls):
-    """Make ``cls`` the ``kind`` twin in the family of the dense class ``dense``."""
-    _FAMILY.setdefault(dense, dense)
-    _FAMILY[cls] = dense
-    _TWINS[dense, "dense"] = dense
-    _TWINS[dense, kind] = cls
-
 
 _DENSE_AND_MASKED = [
     (torch.nn.Linear, _real.LinearMasked),
@@ -62,36 +49,19 @@ _DENSE_AND_MASKED = [
     (CplxConvTranspose3d, _complex.CplxConvTranspose3dMasked),
 ]
 for _dense, _masked in _DENSE_AND_MASKED:
-    _register(_dense, "masked", _masked)
+    _families.register(_dense, "masked", _masked)
 
 
-def _kinds():
-    return sorted({kind for _, kind in _TWINS})
-
-
-def _init_args(layer):
-    """The constructor arguments that rebuild ``layer``'s family member with its shapes."""
+def _twin(layer, family, cls):
+    """``layer`` rebuilt as ``cls``, a member of its ``family``, with its state."""
     weight = layer.weight
     real = weight.real if isinstance(weight, Cplx) else weight
-    kwargs = {"bias": layer.bias is not None, "device": real.device, "dtype": real.dtype}
-    if hasattr(layer, "in1_features"):
-        args = layer.in1_features, layer.in2_features, layer.out_features
-        if hasattr(layer, "conjugate"):
-            kwargs["conjugate"] = layer.conjugate
-    elif hasattr(layer, "in_features"):
-        args = layer.in_features, layer.out_features
-    else:
-        args = layer.in_channels, layer.out_channels, layer.kernel_size
-        names = ["stride", "padding", "dilation", "groups", "padding_mode"]
-        if layer.transposed:
-            names.append("output_padding")
-        kwargs.update({name: getattr(layer, name) for name in names})
-    return args, kwargs
-
-
-def _twin(layer, cls):
-    args, kwargs = _init_args(layer)
-    twin = cls(*args, **kwargs)
+    twin = cls(
+        **family.init_kwargs(layer),
+        bias=layer.bias is not None,
+        device=real.device,
+        dtype=real.dtype,
+    )
     # shared keys (weight, bias, a mask between masked layers) load; the
     # twin's own state (``log_sigma2``, ``mask``) keeps its initial value
     twin.load_state_dict(layer.state_dict(), strict=False)
@@ -135,18 +105,19 @@ def convert_layers(module, kind):
     >>> type(masked[0]).__name__, bool(torch.equal(masked[2].weight, model[2].weight))
     ('LinearMasked', True)
     """
-    if kind not in _kinds():
-        raise ValueError(f"convert_layers: `kind` must be one of {_kinds()}, got {kind!r}.")
+    kinds = _families.kinds()
+    if kind not in kinds:
+        raise ValueError(f"convert_layers: `kind` must be one of {kinds}, got {kind!r}.")
     return _convert(copy.deepcopy(module), kind, {})
 
 
 def _convert(module, kind, memo):
     if id(module) in memo:  # a layer used twice stays one layer
         return memo[id(module)]
-    family = _FAMILY.get(type(module))
-    target = _TWINS.get((family, kind))
+    member = _families.lookup(type(module))
+    target = member.family.twins.get(kind) if member and member.convertible else None
     if target is not None and target is not type(module):
-        converted = _twin(module, target)
+        converted = _twin(module, member.family, target)
     else:
         converted = module
         # not ``named_children``, which yields a shared child only once
@@ -230,7 +201,11 @@ def magnitude_masks(module, keep, scope="global"):
         raise ValueError(f"magnitude_masks: `keep` must be a fraction in (0, 1], got {keep!r}")
     if scope not in ("global", "layer"):
         raise ValueError(f"magnitude_masks: `scope` must be 'global' or 'layer', got {scope!r}")
-    layers = [(name, layer) for name, layer in module.named_modules() if type(layer) in _FAMILY]
+    layers = [
+        (name, layer)
+        for name, layer in module.named_modules()
+        if getattr(_families.lookup(type(layer)), "convertible", False)
+    ]
     if not layers:
         raise ValueError(
             "magnitude_masks: `module` must have a layer with a masked twin,"

@@ -5,35 +5,15 @@ import copy
 import torch
 
 from ...cplx._shared import COMPLEX_OF
-from .conv import (
-    CplxConv1d,
-    CplxConv2d,
-    CplxConv3d,
-    CplxConvTranspose1d,
-    CplxConvTranspose2d,
-    CplxConvTranspose3d,
-)
+from .. import _families
 from .container import CplxSequential
-from .linear import CplxIdentity, CplxLinear
+from .linear import CplxIdentity
 
 __all__ = ["to_native", "from_native"]
 
-_CONV = ("in_channels", "out_channels", "kernel_size", "stride", "padding",
-         "dilation", "groups", "padding_mode")
-_CONV_TRANSPOSE = _CONV + ("output_padding",)
-
-# (complex layer, native twin, constructor arguments both store as attributes)
-_TWINS = (
-    (CplxLinear, torch.nn.Linear, ("in_features", "out_features")),
-    (CplxConv1d, torch.nn.Conv1d, _CONV),
-    (CplxConv2d, torch.nn.Conv2d, _CONV),
-    (CplxConv3d, torch.nn.Conv3d, _CONV),
-    (CplxConvTranspose1d, torch.nn.ConvTranspose1d, _CONV_TRANSPOSE),
-    (CplxConvTranspose2d, torch.nn.ConvTranspose2d, _CONV_TRANSPOSE),
-    (CplxConvTranspose3d, torch.nn.ConvTranspose3d, _CONV_TRANSPOSE),
-)
-_TO_NATIVE = {ours: (native, args) for ours, native, args in _TWINS}
-_FROM_NATIVE = {native: (ours, args) for ours, native, args in _TWINS}
+# complex layer -> (native twin, constructor arguments both store as attributes)
+_TO_NATIVE = {f.dense: (f.native, f.args) for f in _families.families() if f.native}
+_FROM_NATIVE = {f.native: (f.dense, f.args) for f in _families.families() if f.native}
 
 
 def to_native(module):
@@ -78,6 +58,7 @@ def to_native(module):
 
     Examples
     --------
+    >>> from cplxmodule.nn import CplxLinear
     >>> model = CplxSequential(CplxLinear(3, 4), CplxLinear(4, 2))
     >>> to_native(model)
     Sequential(

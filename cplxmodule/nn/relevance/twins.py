@@ -1,8 +1,17 @@
-"""The variational dropout and ARD twins of whole models."""
+"""The variational dropout and ARD twins of whole models.
+
+At import, every Bayesian layer class of :mod:`cplxmodule.nn.relevance` joins
+its dense layer's family in the one table of families
+(``cplxmodule.nn._families``): the VD and ARD layers as twins that
+:func:`~cplxmodule.nn.masked.convert_layers` converts to, the Gaussian
+bases and the extensions' layers as members known to
+:func:`~cplxmodule.nn.masked.compact` only.
+"""
 
 import torch
 
-from ..masked.twins import _register, convert_layers
+from .._families import register as _register
+from ..masked.twins import convert_layers
 from ..modules.conv import (
     CplxConv1d,
     CplxConv2d,
@@ -14,6 +23,10 @@ from ..modules.conv import (
 from ..modules.linear import CplxBilinear, CplxLinear
 from . import complex as _complex
 from . import real as _real
+from .complex import base as _complex_base
+from .extensions import LinearL0, LinearLASSO
+from .extensions import complex as _extensions
+from .real import base as _real_base
 
 __all__ = ["to_bayesian"]
 
@@ -41,6 +54,24 @@ for _families, _module in ((_FAMILIES, _real), (_CPLX_FAMILIES, _complex)):
     for _dense, _name in _families:
         for _kind in ("VD", "ARD"):
             _register(_dense, _kind.lower(), getattr(_module, _name + _kind))
+# the Gaussian bases and the extensions' layers: known to ``compact``, not
+# converted to or from
+for _families, _module in ((_FAMILIES, _real_base), (_CPLX_FAMILIES, _complex_base)):
+    for _dense, _name in _families:
+        _register(
+            _dense, "gaussian", getattr(_module, _name + "Gaussian"), twin=False, convertible=False
+        )
+_register(torch.nn.Linear, "l0", LinearL0, twin=False, convertible=False)
+_register(torch.nn.Linear, "lasso", LinearLASSO, twin=False, convertible=False)
+for _dense, _name in _CPLX_FAMILIES:
+    for _variant in ("ScaleFree", "Approx", "Bogus"):
+        _register(
+            _dense,
+            f"vd_{_variant.lower()}",
+            getattr(_extensions, f"{_name}VD{_variant}"),
+            twin=False,
+            convertible=False,
+        )
 
 
 def to_bayesian(module, kind="vd"):

@@ -98,6 +98,9 @@ class LinearL0(BaseARD, SparsityStats, _RealLinear):
         """
         if self.training:
             return self._sample_gates(self.log_alpha, self.log_alpha.shape)
+        return self._eval_gate()
+
+    def _eval_gate(self):
         s = torch.sigmoid(-self.log_alpha)
         return torch.clamp(s * (self.zeta - self.gamma) + self.gamma, 0.0, 1.0)
 
@@ -107,6 +110,13 @@ class LinearL0(BaseARD, SparsityStats, _RealLinear):
         u = u.clamp_(1e-6, 1 - 1e-6)
         s = torch.sigmoid((torch.log(u) - torch.log1p(-u) - log_alpha) / self.beta)
         return torch.clamp(s * (self.zeta - self.gamma) + self.gamma, 0.0, 1.0)
+
+    def _eval_weight(self):
+        """The weight the eval-mode forward computes with: gates folded in.
+
+        :func:`~cplxmodule.nn.masked.compact` stores it in the dense twin.
+        """
+        return self.weight * self._eval_gate()
 
     @property
     def penalty(self):

@@ -1,0 +1,388 @@
+"""compact() is never wrong: random models from a grammar, compact or refused.
+
+Hypothesis builds small models of real or complex layers: dense, masked and
+Bayesian Linear, Conv1-3d (grouped and depthwise included) and
+ConvTranspose layers, BatchNorm, elementwise and non-elementwise
+activations, dropout, nested Sequentials, Sequential subclasses with their
+own ``forward`` (residual blocks, one that skips a child), a layer used
+twice, a bilinear layer inside a custom module, and users' subclasses of
+dense, masked and activation layers. For each, ``compact(model)`` must
+compute what the model computes in eval mode, or refuse with a clear error
+naming the layer.
+
+The reference is the model itself in eval mode (float64). For variational
+dropout and ARD layers, which ``compact`` sparsifies by
+``relevance(threshold=0)``, each ``log_sigma2`` is set to
+``log|w|^2 +- 6`` so that the kept weights are known without asking the
+layer, and the reference multiplies them into its weights.
+"""
+
+import copy
+import functools
+import warnings
+
+import hypothesis.strategies as st
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+
+import cplxmodule.nn.masked as masked
+import cplxmodule.nn.relevance as relevance
+import cplxmodule.nn.relevance.extensions as extensions
+from cplxmodule import Cplx
+from cplxmodule import nn as cnn
+from cplxmodule.nn import _families
+
+DTYPE = torch.float64
+
+
+# --- users' layers: subclasses with a forward of their own ------------------
+
+
+@functools.lru_cache(maxsize=None)
+def user_subclass(base):
+    """``base`` with a forward of its own: the output scaled and shifted."""
+
+    def forward(self, *args, **kwargs):
+        return base.forward(self, *args, **kwargs) * -1.5 + 0.25
+
+    return type(f"User{base.__name__}", (base,), {"forward": forward})
+
+
+class Flip(torch.nn.ReLU):
+    """A user's activation: ReLU, then the features in reverse order."""
+
+    def forward(self, input):
+        return super().forward(input).flip(1)
+
+
+class CplxFlip(cnn.CplxIdentity):
+    """A user's complex activation: the features in reverse order."""
+
+    def forward(self, input):
+        return Cplx(input.real.flip(1), input.imag.flip(1))
+
+
+class Residual(torch.nn.Sequential):
+    """A residual block: its own forward over the Sequential's children."""
+
+    def forward(self, input):
+        return input + super().forward(input)
+
+
+class SkipMiddle(torch.nn.Sequential):
+    """Applies its first and last children only."""
+
+    def forward(self, input):
+        return self[-1](self[0](input))
+
+
+class SelfBilinear(torch.nn.Module):
+    def __init__(self, bilinear):
+        super().__init__()
+        self.bilinear = bilinear
+
+    def forward(self, input):
+        return self.bilinear(input, input)
+
+
+# --- the grammar ------------------------------------------------------------
+
+
+class Context:
+    """What building a model records for the reference and the verdict."""
+
+    def __init__(self, complex_, size):
+        self.complex_, self.size = complex_, size
+        self.keep = {}  # id(Gaussian layer) -> the weights relevance(0) keeps
+        self.bad = []  # masked layers given a non-binary mask
+
+
+def real_shape(weight):
+    return (weight.real if isinstance(weight, Cplx) else weight).shape
+
+
+def pattern(draw, shape):
+    """A random binary pattern, some whole rows and columns zero."""
+    density = draw(st.sampled_from([0.0, 0.3, 0.7, 1.0, 1.0]))
+    keep = torch.rand(shape) < density
+    if draw(st.booleans()):
+        keep[torch.randint(shape[0], (1,))] = False
+    if len(shape) > 1 and draw(st.integers(0, 3)):
+        keep[:, torch.randint(shape[1], (1,))] = False
+    return keep
+
+
+def layer_class(family, d, complex_, kind):
+    name = family if family.endswith(("Linear", "Bilinear")) else f"{family}{d}d"
+    if complex_:
+        name = "Cplx" + name
+    if kind == "dense":
+        return getattr(cnn, name) if complex_ else getattr(torch.nn, name)
+    if kind in ("masked", "user_masked"):
+        cls = getattr(masked, name + "Masked")
+        return user_subclass(cls) if kind == "user_masked" else cls
+    if kind == "user":
+        return user_subclass(getattr(cnn, name) if complex_ else getattr(torch.nn, name))
+    if kind in ("vd", "ard"):
+        return getattr(relevance, name + kind.upper())
+    if kind == "l0":
+        return extensions.LinearL0
+    if kind == "lasso":
+        return extensions.LinearLASSO
+    return getattr(extensions, name + kind)  # "VDScaleFree", "VDApprox", "VDBogus"
+
+
+def kinds(family, complex_):
+    found = ["dense", "dense", "masked", "masked", "masked", "masked", "vd", "ard", "user",
+             "user_masked"]
+    if family == "Linear" and not complex_:
+        found += ["l0", "lasso"]
+    if complex_:
+        found += ["VDScaleFree", "VDApprox", "VDBogus"]
+    return found
+
+
+def sparsify(draw, layer, kind, ctx):
+    """Masks, relevance or gates for ``layer``, some biases zero."""
+    weight = layer.weight
+    shape = real_shape(weight)
+    with torch.no_grad():
+        bias = getattr(layer, "bias", None)
+        if bias is not None and draw(st.booleans()):
+            for part in (bias.real, bias.imag) if isinstance(bias, Cplx) else (bias,):
+                part[torch.rand(part.shape) < 0.5] = 0.0
+        if kind in ("masked", "user_masked"):
+            mask = pattern(draw, shape).to(DTYPE)
+            if kind == "masked" and draw(st.integers(0, 24)) == 0:
+                mask.view(-1)[0] = 0.5
+                ctx.bad.append(layer)
+            layer.mask = mask
+        elif hasattr(layer, "log_sigma2"):
+            keep = pattern(draw, shape)
+            parts = (weight.real, weight.imag) if isinstance(weight, Cplx) else (weight,)
+            power = sum(part.detach() ** 2 for part in parts)
+            layer.log_sigma2.copy_(torch.log(power) + torch.where(keep, -6.0, 6.0))
+            ctx.keep[id(layer)] = keep
+        elif kind == "l0":
+            layer.log_alpha.uniform_(-3.0, 8.0)
+            if draw(st.booleans()):
+                layer.log_alpha[torch.randint(layer.log_alpha.shape[0], (1,))] = 20.0
+        elif kind == "lasso":
+            weight.mul_(pattern(draw, shape))  # relevance(0) drops exactly the zeros
+
+
+def weighted(draw, ctx, d, c, out=None, ungrouped=False):
+    """A layer with a weight: ``(module, output features)``."""
+    family = "Linear" if d == 0 else draw(st.sampled_from(["Conv"] * 3 + ["ConvTranspose"]))
+    kind = draw(st.sampled_from(kinds(family, ctx.complex_)))
+    cls = layer_class(family, d, ctx.complex_, kind)
+    bias = draw(st.booleans())
+    if family == "Linear":
+        out = out or draw(st.integers(1, 5))
+        if kind == "l0":
+            group = draw(st.sampled_from([None, "input", "output"]))
+            layer = cls(c, out, bias=bias, group=group, dtype=DTYPE)
+        else:
+            layer = cls(c, out, bias=bias, dtype=DTYPE)
+    else:
+        groups = 1
+        if not ungrouped and draw(st.booleans()):
+            groups = draw(st.sampled_from([g for g in range(2, c + 1) if c % g == 0] or [1]))
+        if out is None:
+            out = groups * draw(st.integers(1, 2 if groups > 1 else 5))
+        elif out % groups:
+            groups = 1
+        kernel = draw(st.sampled_from([1, 3]))
+        mode = "zeros"
+        if family == "Conv" and kernel == 3:
+            mode = draw(st.sampled_from(["zeros", "zeros", "reflect", "circular"]))
+        layer = cls(c, out, kernel, padding=kernel // 2, groups=groups, bias=bias,
+                    padding_mode=mode, dtype=DTYPE)
+    sparsify(draw, layer, kind, ctx)
+    return layer, out
+
+
+def activation(draw, ctx):
+    if ctx.complex_:
+        choices = [
+            lambda: cnn.CplxModReLU(0.3),
+            lambda: cnn.CplxToCplx[torch.tanh](),
+            lambda: cnn.CplxToCplx[torch.nn.ReLU](),
+            lambda: cnn.CplxDropout(0.5),
+            cnn.CplxIdentity,
+            CplxFlip,
+            CplxFlip,
+        ]
+    else:
+        choices = [
+            torch.nn.ReLU,
+            torch.nn.Tanh,
+            lambda: torch.nn.LeakyReLU(0.1),
+            lambda: torch.nn.Dropout(0.5),
+            torch.nn.Identity,
+            torch.nn.Sigmoid,
+            Flip,
+            Flip,
+        ]
+    return draw(st.sampled_from(choices))()
+
+
+def batchnorm(ctx, d, c):
+    name = f"BatchNorm{max(d, 1)}d"
+    layer = getattr(cnn, "Cplx" + name)(c) if ctx.complex_ else getattr(torch.nn, name)(c)
+    layer = layer.to(DTYPE)
+    with torch.no_grad():  # running statistics away from the initial ones
+        for _ in range(2):
+            layer(sample(ctx, 4, c, d) * 3 + 1)
+    return layer
+
+
+def sequential(ctx, *modules, cls=None):
+    if cls is None:
+        cls = cnn.CplxSequential if ctx.complex_ else torch.nn.Sequential
+    return cls(*modules)
+
+
+def sample(ctx, n, c, d):
+    shape = (n, c) + (ctx.size,) * d
+    if ctx.complex_:
+        return Cplx(torch.randn(shape, dtype=DTYPE), torch.randn(shape, dtype=DTYPE))
+    return torch.randn(shape, dtype=DTYPE)
+
+
+def block(draw, ctx, d, c, depth):
+    """One block of the grammar: ``(module, spatial dims, features)`` after it."""
+    # mostly layers and activations: chains of them are where features go
+    options = ["weighted"] * 4 + ["activation"] * 3 + ["batchnorm", "shared", "shared", "chain"]
+    if depth < 2:
+        options += ["sequential", "residual", "skip", "skip"]
+    if d == 0:
+        options.append("bilinear")
+    elif c * ctx.size**d <= 24:
+        options.append("flatten")
+    option = draw(st.sampled_from(options))
+    if option == "weighted":
+        layer, out = weighted(draw, ctx, d, c)
+        return layer, d, out
+    if option == "activation":
+        return activation(draw, ctx), d, c
+    if option == "batchnorm":
+        return batchnorm(ctx, d, c), d, c
+    if option == "shared":
+        # a layer used twice after another layer, or an activation used twice
+        first, hidden = weighted(draw, ctx, d, c)
+        act = activation(draw, ctx)
+        if not draw(st.integers(0, 2)):
+            layer, _ = weighted(draw, ctx, d, hidden, out=hidden, ungrouped=True)
+            return sequential(ctx, first, layer, act, layer), d, hidden
+        second, hidden2 = weighted(draw, ctx, d, hidden)
+        last, out = weighted(draw, ctx, d, hidden2)
+        return sequential(ctx, first, act, second, act, last), d, out
+    if option == "flatten":
+        flatten = cnn.CplxToCplx[torch.nn.Flatten](1) if ctx.complex_ else torch.nn.Flatten(1)
+        return flatten, 0, c * ctx.size**d
+    if option == "bilinear":
+        kind = draw(st.sampled_from(["dense", "masked", "vd", "ard"]))
+        cls = layer_class("Bilinear", 0, ctx.complex_, kind)
+        out = draw(st.integers(1, 4))
+        layer = cls(c, c, out, bias=draw(st.booleans()), dtype=DTYPE)
+        sparsify(draw, layer, kind, ctx)
+        return SelfBilinear(layer), 0, out
+    if option in ("chain", "residual", "skip"):
+        # a layer, an activation, a layer: where features are removed
+        first, hidden = weighted(draw, ctx, d, c)
+        last, out = weighted(draw, ctx, d, hidden, out=c if option == "residual" else None)
+        cls = {"chain": None, "residual": Residual, "skip": SkipMiddle}[option]
+        return sequential(ctx, first, activation(draw, ctx), last, cls=cls), d, out
+    modules = []
+    for _ in range(draw(st.integers(1, 2))):
+        module, d, c = block(draw, ctx, d, c, depth + 1)
+        modules.append(module)
+    return sequential(ctx, *modules), d, c
+
+
+@st.composite
+def models(draw):
+    """``(model, input, context)``: a random model in eval mode and an input for it."""
+    torch.manual_seed(draw(st.integers(0, 2**16)))
+    d = draw(st.sampled_from([0, 0, 1, 2, 3]))
+    ctx = Context(draw(st.booleans()), 3 if d < 3 else 2)
+    c = draw(st.integers(1, 4))
+    x = sample(ctx, 2, c, d)
+    modules = []
+    for _ in range(draw(st.integers(1, 6))):
+        module, d, c = block(draw, ctx, d, c, depth=1)
+        modules.append(module)
+    return sequential(ctx, *modules).eval(), x, ctx
+
+
+def reference(model, ctx):
+    """The model with each Gaussian layer's dropped weights zeroed."""
+    result = copy.deepcopy(model)
+    with torch.no_grad():
+        for original, layer in zip(model.modules(), result.modules()):
+            keep = ctx.keep.get(id(original))
+            if keep is not None:
+                weight = layer.weight
+                for part in (weight.real, weight.imag) if isinstance(weight, Cplx) else (weight,):
+                    part.mul_(keep)
+    return result
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    # layers this small gain nothing from a second thread, which on a
+    # loaded machine only waits for the first
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def as_complex(z):
+    return torch.complex(z.real, z.imag) if isinstance(z, Cplx) else z
+
+
+def name_of(model, layer):
+    return next(name for name, module in model.named_modules() if module is layer)
+
+
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(models(), st.sampled_from([0.0, 0.5, 1.0]))
+def test_compact_computes_what_the_model_computes_or_refuses(built, max_density):
+    model, x, ctx = built
+    with torch.no_grad():
+        expected = as_complex(reference(model, ctx)(x))
+    state = {key: value.clone() for key, value in model.state_dict().items()}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            small = compact_or_refusal(model, max_density)
+        finally:
+            for key, value in model.state_dict().items():  # refused or not: unchanged
+                assert torch.equal(value, state[key]), key
+    if isinstance(small, ValueError):
+        named = [f"`{name_of(model, layer)}` ({layer._get_name()})" for layer in ctx.bad]
+        assert str(small).startswith("compact: `module` must have binary masks")
+        assert any(str(small).endswith(f"got another on {name}") for name in named)
+        return
+    assert not ctx.bad, "a non-binary mask compacted"
+    # users' masked layers stay, with a warning naming each; nothing else warns
+    for warning in caught:
+        assert str(warning.message).startswith("compact: kept `"), warning.message
+    left = [m for m in small.modules() if getattr(_families.lookup(type(m)), "kind", "dense")
+            != "dense"]
+    assert not left, left
+    with torch.no_grad():
+        got = as_complex(small(x))
+    scale = max(1.0, expected.abs().max().item())
+    torch.testing.assert_close(got, expected, rtol=1e-7, atol=1e-9 * scale)
+
+
+def compact_or_refusal(model, max_density):
+    try:
+        return masked.compact(model, threshold=0.0, max_density=max_density)
+    except ValueError as error:
+        return error
