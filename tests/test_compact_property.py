@@ -169,7 +169,9 @@ def sparsify(draw, layer, kind, ctx):
             if draw(st.booleans()):
                 layer.log_alpha[torch.randint(layer.log_alpha.shape[0], (1,))] = 20.0
         elif kind == "lasso":
-            weight.mul_(pattern(draw, shape))  # relevance(0) drops exactly the zeros
+            # relevance(0) keeps log|w| > 0: the kept weights get |w| > 1, the rest 0
+            keep = pattern(draw, shape)
+            weight.copy_(torch.where(keep, weight.sign() * (1 + weight.abs()), 0.0))
 
 
 def weighted(draw, ctx, d, c, out=None, ungrouped=False):

@@ -125,7 +125,10 @@ class SparseLinear(_CSRLinear):
         self.register_buffer("bias", None if bias is None else bias.detach().clone())
 
     def forward(self, input):
-        output = self._product(self.values, input.reshape(-1, self.in_features))
+        # the rows by the shape, not ``-1``: a layer of no input features has
+        # inputs of no elements, whatever the batch
+        rows = input.shape[:-1].numel()
+        output = self._product(self.values, input.reshape(rows, self.in_features))
         if self.bias is not None:
             output = output + self.bias
         return output.reshape(*input.shape[:-1], self.out_features)
@@ -185,9 +188,11 @@ class CplxSparseLinear(_CSRLinear):
     def forward(self, input):
         _check_features(self, input, self.in_features)
         shape = input.shape[:-1] + (self.out_features,)
-        rows = input.numel() // max(self.in_features, 1)
+        rows = input.shape[:-1].numel()
         # the input's parts one above the other: (2 * rows, in_features)
-        both = torch.cat([input.real.reshape(rows, -1), input.imag.reshape(rows, -1)])
+        both = torch.cat([
+            input.real.reshape(rows, self.in_features), input.imag.reshape(rows, self.in_features)
+        ])
         by_real = self._product(self.values_real, both)
         by_imag = self._product(self.values_imag, both)
         real = by_real[:rows] - by_imag[rows:]
