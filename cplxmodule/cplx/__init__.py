@@ -10,7 +10,8 @@ complex layouts), :mod:`~cplxmodule.cplx.creation` (random tensors),
 maps, einsum and the complex-product strategies), :mod:`~cplxmodule.cplx.conv`,
 :mod:`~cplxmodule.cplx.pooling`, :mod:`~cplxmodule.cplx.upsampling`,
 :mod:`~cplxmodule.cplx.loss`, :mod:`~cplxmodule.cplx.normalization` and
-:mod:`~cplxmodule.cplx.dropout`; everything is importable from here.
+:mod:`~cplxmodule.cplx.dropout`,
+:mod:`~cplxmodule.cplx.spectral` (Fourier transforms); everything is importable from here.
 """
 
 from .tensor import *  # noqa: F401,F403
@@ -37,6 +38,8 @@ from .normalization import *  # noqa: F401,F403
 from .normalization import __all__ as _normalization_all
 from .dropout import *  # noqa: F401,F403
 from .dropout import __all__ as _dropout_all
+from .spectral import *  # noqa: F401,F403
+from .spectral import __all__ as _spectral_all
 from .compat import *  # noqa: F401,F403
 from .compat import __all__ as _compat_all
 
@@ -56,5 +59,6 @@ __all__ = (
     + _loss_all
     + _normalization_all
     + _dropout_all
+    + _spectral_all
     + _compat_all
 )
