@@ -4,11 +4,10 @@ The transforms run through torch's native complex kernels (:mod:`torch.fft`
 and :func:`torch.stft`): a Fourier transform has no cheaper form on split
 parts, so the input is viewed or copied as a native complex tensor and the
 result viewed back as a :class:`Cplx` (:func:`to_complex`,
-:func:`from_complex`). Gradients flow through both conversions. For the same
-reason these functions carry the native complex dtype into a
-:func:`torch.compile` graph, which inductor does not lower to its own code
-(it falls back to eager kernels there); :func:`torch.compile` with the
-``"aot_eager"`` backend traces them.
+:func:`from_complex`). Gradients flow through both conversions.
+:func:`torch.compile` traces them into one graph (``fullgraph=True``, with
+the default inductor backend too), where the FFTs stay torch's own kernels:
+inductor generates no code of its own for them.
 
 Power spectra (Welch's method) and :func:`~cplxmodule.utils.spectrum.fftshift`
 live in :mod:`cplxmodule.utils.spectrum`.
