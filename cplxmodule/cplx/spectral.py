@@ -276,7 +276,9 @@ def _stft(input, n_fft, hop_length, win_length, window, center, pad_mode, normal
     """:func:`stft`, its errors starting with ``where``."""
     input = checked_cplx(input, where=where)
     if input.dim() not in (1, 2):
-        raise ValueError(f"{where}: `input` must have shape (L,) or (B, L), got {tuple(input.shape)}")
+        raise ValueError(
+            f"{where}: `input` must have shape (L,) or (B, L), got {tuple(input.shape)}"
+        )
     hop_length, win_length = _check_stft_lengths(n_fft, hop_length, win_length, where)
     window = _check_window(window, win_length, input, where)
     return from_complex(torch.stft(

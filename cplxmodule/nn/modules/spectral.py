@@ -1,4 +1,4 @@
-r"""Signal front ends: Fourier transforms, short-time transforms with a learnable window, the analytic signal.
+r"""Signal front ends: FFTs, short-time FFTs with a learnable window, the analytic signal.
 
 The layers hold the settings (and the STFT's window) and call the functions
 of :mod:`cplxmodule.cplx.spectral`, which run through torch's native complex
