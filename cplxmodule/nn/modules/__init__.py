@@ -15,6 +15,7 @@ from .upsampling import *  # noqa: F401,F403
 from .flatten import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .native import *  # noqa: F401,F403
+from .filterbank import *  # noqa: F401,F403
 from . import (
     parameter,
     base,
@@ -31,6 +32,7 @@ from . import (
     flatten,
     loss,
     native,
+    filterbank,
     extra,
 )
 
@@ -52,6 +54,7 @@ __all__ = [
         flatten,
         loss,
         native,
+        filterbank,
     )
     for name in module.__all__
 ]
