@@ -157,7 +157,7 @@ _FILTERBANK_DOC = r"""A complex 1d convolution with learnable {name} filters (:f
 
     Notes
     -----
-    :meth:`reset_parameters` spreads the centres evenly over the band from 0
+    ``reset_parameters()`` spreads the centres evenly over the band from 0
     to the Nyquist frequency, :math:`f_c = (c + 1/2) \Delta f` with
     :math:`\Delta f = r / (2 C_{{out}})`, and sets every width to the smaller
     of :math:`1 / (\pi \Delta f)` (each filter's frequency response has the
