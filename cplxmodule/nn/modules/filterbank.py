@@ -19,7 +19,7 @@ __all__ = [
 
 
 class _CplxFilterbankConv1d(CplxConv1d):
-    """A :class:`CplxConv1d` whose ``weight`` is computed by ``_kernel`` from ``center`` and ``width``."""
+    """A :class:`CplxConv1d` whose ``weight`` is ``_kernel`` of ``center`` and ``width``."""
 
     _kernel = None
 
@@ -109,7 +109,9 @@ class _CplxFilterbankConv1d(CplxConv1d):
         return s
 
 
-_FILTERBANK_DOC = r"""A complex 1d convolution with learnable {name} filters (:func:`~cplxmodule.cplx.{kernel}`).
+_FILTERBANK_DOC = r"""A complex 1d convolution with learnable {name} filters.
+
+    Its kernels are those of :func:`~cplxmodule.cplx.{kernel}`.
 
     Output channel :math:`c` correlates its input channels (those of its
     group) with the same kernel, a {name} filter of learnable centre
@@ -228,7 +230,7 @@ class _CplxSpectralPoolNd(CplxToCplx):
         return f"output_size={self.output_size}"
 
 
-_POOL_DOC = r"""Spectral pooling over the last {n} dimension{s}, :func:`~cplxmodule.cplx.{func}` as a layer.
+_POOL_DOC = r"""Spectral pooling over the last {n} dimension{s}: :func:`~cplxmodule.cplx.{func}`.
 
     Keeps the ``output_size`` lowest frequencies of the input's discrete
     Fourier transform (Rippel et al., 2015); the normalisation keeps the
