@@ -9,9 +9,10 @@ complex layouts), :mod:`~cplxmodule.cplx.creation` (random tensors),
 :mod:`~cplxmodule.cplx.elementwise`, :mod:`~cplxmodule.cplx.linalg` (linear
 maps, einsum and the complex-product strategies), :mod:`~cplxmodule.cplx.conv`,
 :mod:`~cplxmodule.cplx.pooling`, :mod:`~cplxmodule.cplx.upsampling`,
-:mod:`~cplxmodule.cplx.loss`, :mod:`~cplxmodule.cplx.normalization` and
-:mod:`~cplxmodule.cplx.dropout`,
-:mod:`~cplxmodule.cplx.spectral` (Fourier transforms); everything is importable from here.
+:mod:`~cplxmodule.cplx.loss`, :mod:`~cplxmodule.cplx.normalization`,
+:mod:`~cplxmodule.cplx.dropout`, :mod:`~cplxmodule.cplx.spectral` (Fourier
+transforms), :mod:`~cplxmodule.cplx.filterbank` (Gabor and Morlet kernels)
+and :mod:`~cplxmodule.cplx.spectral_pooling`; everything is importable from here.
 """
 
 from .tensor import *  # noqa: F401,F403
@@ -42,6 +43,10 @@ from .spectral import *  # noqa: F401,F403
 from .spectral import __all__ as _spectral_all
 from .compat import *  # noqa: F401,F403
 from .compat import __all__ as _compat_all
+from .filterbank import *  # noqa: F401,F403
+from .filterbank import __all__ as _filterbank_all
+from .spectral_pooling import *  # noqa: F401,F403
+from .spectral_pooling import __all__ as _spectral_pooling_all
 
 # Pickles made with the published package name the class by this path.
 Cplx.__module__ = __name__  # noqa: F405
@@ -61,4 +66,6 @@ __all__ = (
     + _dropout_all
     + _spectral_all
     + _compat_all
+    + _filterbank_all
+    + _spectral_pooling_all
 )

@@ -16,6 +16,7 @@ from .flatten import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .native import *  # noqa: F401,F403
 from .spectral import *  # noqa: F401,F403
+from .filterbank import *  # noqa: F401,F403
 from . import (
     parameter,
     base,
@@ -33,6 +34,7 @@ from . import (
     loss,
     native,
     spectral,
+    filterbank,
     extra,
 )
 
@@ -55,6 +57,7 @@ __all__ = [
         loss,
         native,
         spectral,
+        filterbank,
     )
     for name in module.__all__
 ]

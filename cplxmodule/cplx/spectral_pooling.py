@@ -1,0 +1,105 @@
+r"""Spectral pooling: downsampling by cropping the discrete Fourier transform."""
+
+import torch
+
+from ._shared import checked_cplx
+from .tensor import Cplx
+
+__all__ = ["spectral_pool1d", "spectral_pool2d"]
+
+
+def _spectral_pool(input, output_size, n, where):
+    """Crop the centred spectrum of the last ``n`` dimensions of ``input`` to ``output_size``."""
+    input = checked_cplx(input, where=where)
+    if isinstance(output_size, int) and not isinstance(output_size, bool):
+        output_size = (output_size,) * n
+    output_size = tuple(output_size) if isinstance(output_size, (tuple, list)) else None
+    spatial = tuple(input.shape[-n:]) if input.dim() >= n else None
+    if spatial is None:
+        raise ValueError(
+            f"{where}: `input` must have at least {n} dimensions, got shape {tuple(input.shape)}"
+        )
+    if (
+        output_size is None
+        or len(output_size) != n
+        or any(isinstance(m, bool) or not isinstance(m, int) for m in output_size)
+        or any(not 1 <= m <= size for m, size in zip(output_size, spatial))
+    ):
+        raise ValueError(
+            f"{where}: `output_size` must be a positive integer or {n} of them, none above"
+            f" the input's spatial size {spatial}, got {output_size!r}"
+        )
+    dims = tuple(range(-n, 0))
+    # norm="forward" divides by the input's size before the crop and not after,
+    # so the zero-frequency bin is the mean and a constant input stays constant
+    spectrum = torch.fft.fftn(torch.complex(input.real, input.imag), dim=dims, norm="forward")
+    spectrum = torch.fft.fftshift(spectrum, dim=dims)
+    for dim, size, m in zip(dims, spatial, output_size):
+        spectrum = spectrum.narrow(dim, size // 2 - m // 2, m)
+    spectrum = torch.fft.ifftshift(spectrum, dim=dims)
+    output = torch.fft.ifftn(spectrum, dim=dims, norm="forward")
+    return Cplx(output.real, output.imag)
+
+
+_DOC = r"""Spectral pooling over the last {n} dimension{s} (Rippel et al., 2015).
+
+    Takes the discrete Fourier transform of the last {n} dimension{s}, keeps
+    the ``output_size`` lowest frequencies (the central block of the
+    centred spectrum) and transforms back:
+
+    .. math::
+
+        y = \mathcal{{F}}_M^{{-1}}\left[\, \operatorname{{crop}}_M
+            \tfrac{{1}}{{N}} \mathcal{{F}}_N x \,\right] \cdot M,
+
+    where :math:`N` and :math:`M` are the numbers of input and output
+    samples: the transforms are normalised so that the mean is kept (a
+    constant input stays constant). A size :math:`M` keeps the frequencies
+    :math:`-\lfloor M/2 \rfloor, \dots, \lceil M/2 \rceil - 1` (in bins):
+    for an even :math:`M` the Nyquist bin :math:`-M/2` is kept without its
+    positive twin, so a real input may give an output with an imaginary
+    part. Differentiable.
+
+    Parameters
+    ----------
+    input : Cplx
+        Of shape ``(*, {dims_in})``.
+    output_size : int or tuple of int
+        The output's sizes, ``{n}`` of them, or one for all; none above the
+        input's.
+
+    Returns
+    -------
+    Cplx
+        Of shape ``(*, {dims_out})``.
+
+    References
+    ----------
+    O. Rippel, J. Snoek, R. P. Adams, "Spectral Representations for
+    Convolutional Neural Networks", NeurIPS 2015.
+
+    Examples
+    --------
+    >>> from cplxmodule import cplx
+    >>> y = cplx.{name}(cplx.Cplx(torch.ones({ones})), {size})
+    >>> torch.allclose(y.real, torch.ones_like(y.real)), y.shape
+    (True, torch.Size([{out_shape}]))
+    """
+
+
+def spectral_pool1d(input, output_size):
+    return _spectral_pool(input, output_size, 1, "spectral_pool1d")
+
+
+def spectral_pool2d(input, output_size):
+    return _spectral_pool(input, output_size, 2, "spectral_pool2d")
+
+
+spectral_pool1d.__doc__ = _DOC.format(
+    n=1, s="", dims_in="L_in", dims_out="L_out", name="spectral_pool1d",
+    ones="2, 8", size="3", out_shape="2, 3",
+)
+spectral_pool2d.__doc__ = _DOC.format(
+    n=2, s="s", dims_in="H_in, W_in", dims_out="H_out, W_out", name="spectral_pool2d",
+    ones="1, 6, 7", size="(4, 3)", out_shape="1, 4, 3",
+)
