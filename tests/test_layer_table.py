@@ -38,11 +38,12 @@ def table_names():
     """The ``:class:`` targets in the table's first column, by their last dotted part."""
     text = PAGE.read_text(encoding="utf-8")
     table = text[text.index(".. list-table::") :]
-    # a row's first cell opens with "* -"; the other cells may name layers in passing
-    first_cells = re.findall(r"^ *\* - (.*)$", table, flags=re.MULTILINE)
+    # a row's first cell opens with "* -" and goes on in lines indented past it;
+    # the other cells ("-") may name layers in passing
+    first_cells = re.findall(r"^( *)\* - (.*(?:\n\1    \S.*)*)", table, flags=re.MULTILINE)
     return {
         target.rsplit(".", 1)[-1]
-        for cell in first_cells
+        for _, cell in first_cells
         for target in re.findall(r":class:`~?([\w.]+)`", cell)
         if target.startswith("cplxmodule.nn.")
     }
