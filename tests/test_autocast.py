@@ -28,16 +28,7 @@ from cplxmodule.nn import relevance
 from cplxmodule.nn.relevance import extensions
 
 BF16 = torch.bfloat16
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    # small tensors and training runs: on a shared machine one thread is
-    # several times faster than two fighting for the cores
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def autocast(dtype=BF16):

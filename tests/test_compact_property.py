@@ -33,6 +33,9 @@ from cplxmodule import Cplx
 from cplxmodule import nn as cnn
 from cplxmodule.nn import _families
 
+# layers this small gain nothing from a second thread
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 DTYPE = torch.float64
 
 
@@ -330,16 +333,6 @@ def reference(model, ctx):
                 for part in (weight.real, weight.imag) if isinstance(weight, Cplx) else (weight,):
                     part.mul_(keep)
     return result
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    # layers this small gain nothing from a second thread, which on a
-    # loaded machine only waits for the first
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def as_complex(z):

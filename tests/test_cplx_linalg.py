@@ -15,18 +15,11 @@ ALL_STRATEGIES = [None, *STRATEGIES]
 PADDING_MODES = ["zeros", "reflect", "replicate", "circular"]
 TOL = {torch.complex64: dict(rtol=1e-4, atol=1e-4), torch.complex128: dict(rtol=1e-9, atol=1e-9)}
 # torch's own warning about its zero-padded copy for even kernels with "same"
-pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel"),
+    pytest.mark.usefixtures("one_thread"),
+]
 HYPOTHESIS = settings(max_examples=12, deadline=None, derandomize=True)
-
-
-@pytest.fixture(autouse=True, scope="module")
-def single_thread():
-    # The tensors here are tiny: with a thread pool on a busy machine, every
-    # kernel waits for its peers and the file takes several times longer.
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
 
 
 def native(shape, dtype, generator=None):

@@ -23,14 +23,7 @@ from cplxmodule.cplx import Cplx
 BOUND = 4.0
 COMPLEX = {torch.float32: torch.complex64, torch.float64: torch.complex128}
 HYPOTHESIS = settings(max_examples=12, deadline=None, derandomize=True)
-
-
-@pytest.fixture(autouse=True, scope="module")
-def single_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 # operand families: (x real part, x imag part, w real part, w imag part)
