@@ -11,8 +11,10 @@ maps, einsum and the complex-product strategies), :mod:`~cplxmodule.cplx.conv`,
 :mod:`~cplxmodule.cplx.pooling`, :mod:`~cplxmodule.cplx.upsampling`,
 :mod:`~cplxmodule.cplx.loss`, :mod:`~cplxmodule.cplx.normalization`,
 :mod:`~cplxmodule.cplx.dropout`, :mod:`~cplxmodule.cplx.spectral` (Fourier
-transforms), :mod:`~cplxmodule.cplx.filterbank` (Gabor and Morlet kernels)
-and :mod:`~cplxmodule.cplx.spectral_pooling`; everything is importable from here.
+transforms), :mod:`~cplxmodule.cplx.filterbank` (Gabor and Morlet kernels),
+:mod:`~cplxmodule.cplx.spectral_pooling` and :mod:`~cplxmodule.cplx.sequence`
+(positional phases, state-space kernels, the matrix exponential); everything
+is importable from here.
 """
 
 from .tensor import *  # noqa: F401,F403
@@ -47,6 +49,8 @@ from .filterbank import *  # noqa: F401,F403
 from .filterbank import __all__ as _filterbank_all
 from .spectral_pooling import *  # noqa: F401,F403
 from .spectral_pooling import __all__ as _spectral_pooling_all
+from .sequence import *  # noqa: F401,F403
+from .sequence import __all__ as _sequence_all
 
 # Pickles made with the published package name the class by this path.
 Cplx.__module__ = __name__  # noqa: F405
@@ -68,4 +72,5 @@ __all__ = (
     + _compat_all
     + _filterbank_all
     + _spectral_pooling_all
+    + _sequence_all
 )
