@@ -17,6 +17,9 @@ from .loss import *  # noqa: F401,F403
 from .native import *  # noqa: F401,F403
 from .spectral import *  # noqa: F401,F403
 from .filterbank import *  # noqa: F401,F403
+from .positional import *  # noqa: F401,F403
+from .ssm import *  # noqa: F401,F403
+from .unitary import *  # noqa: F401,F403
 from . import (
     parameter,
     base,
@@ -35,6 +38,9 @@ from . import (
     native,
     spectral,
     filterbank,
+    positional,
+    ssm,
+    unitary,
     extra,
 )
 
@@ -58,6 +64,9 @@ __all__ = [
         native,
         spectral,
         filterbank,
+        positional,
+        ssm,
+        unitary,
     )
     for name in module.__all__
 ]

@@ -1,0 +1,270 @@
+r"""Complex positional encodings: sinusoidal (added or multiplied) and rotary."""
+
+import torch
+
+from ... import cplx
+from ...cplx._shared import describe
+from .base import CplxToCplx, _check_cplx
+from .parameter import _factory_kwargs
+
+__all__ = ["CplxSinusoidalPositionalEncoding", "CplxRotaryPositionalEncoding"]
+
+_MODES = ("add", "multiply")
+
+
+def _check_positive_int(layer, value, name):
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{layer}: `{name}` must be a positive int, got {value!r}")
+
+
+def _check_base(layer, base):
+    if isinstance(base, bool) or not isinstance(base, (int, float)) or not base > 0:
+        raise ValueError(f"{layer}: `base` must be a positive number, got {base!r}")
+
+
+def _check_offset(layer, offset):
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+        raise ValueError(f"{layer}: `offset` must be an int >= 0, got {offset!r}")
+
+
+def _positions_dim(layer, input, batch_first, d_model, shape):
+    """The dimension of positions of ``input``, after checking its features."""
+    input = _check_cplx(layer, input, shape=shape)
+    if input.dim() < 2 or input.shape[-1] != d_model:
+        raise ValueError(
+            f"{layer._get_name()}: `input` must be a Cplx of shape {shape},"
+            f" got {describe(input.real)}"
+        )
+    return 1 if batch_first and input.dim() > 2 else 0
+
+
+class CplxSinusoidalPositionalEncoding(CplxToCplx):
+    r"""Complex sinusoidal positional encoding, added to or multiplying the input.
+
+    Position :math:`p` has the encoding
+    :math:`e_{pk} = e^{i p \omega_k}`, :math:`\omega_k =
+    \text{base}^{-k / d_{model}}` (:func:`~cplxmodule.cplx.sinusoid`): one
+    complex sinusoid per feature, carrying the cosine and the sine of the
+    real encoding of Vaswani et al. (2017) at once. With ``mode="add"`` (the
+    transformer's form) the output is :math:`x_{pk} + e_{pk}`; with
+    ``mode="multiply"`` it is :math:`x_{pk} e_{pk}`, a rotation that keeps
+    the modulus (the rotary embedding of the whole input, as
+    :class:`CplxRotaryPositionalEncoding` does for queries and keys alone).
+    Dropout (:func:`~cplxmodule.cplx.dropout`: whole complex elements) is
+    applied to the result, as in torch's transformer tutorial.
+
+    Parameters
+    ----------
+    d_model : int
+        The number of complex features.
+    dropout : float, default 0.1
+        The probability of zeroing an element of the output in training.
+    max_len : int, default 5000
+        The most positions (``offset`` included) an input may have.
+    batch_first : bool, default False
+        Whether the input is ``(N, L, E)`` rather than ``(L, N, E)``, as for
+        :class:`torch.nn.TransformerEncoderLayer`.
+    mode : {"add", "multiply"}, default "add"
+        How the encoding meets the input.
+    base : float, default 10000.0
+        The ratio of the fastest to (about) the slowest frequency.
+    device, dtype : optional
+        Factory kwargs of the table; ``dtype`` is the real dtype of its parts.
+
+    Attributes
+    ----------
+    pe : Cplx
+        The table :math:`e_{pk}` of shape ``(max_len, d_model)``, read-only,
+        computed in float64 and held in the non-persistent buffers
+        ``pe_real`` and ``pe_imag`` (not in the state_dict: a checkpoint
+        loads into any ``max_len``).
+
+    Raises
+    ------
+    ValueError
+        If ``d_model`` or ``max_len`` is not a positive int, ``dropout`` is
+        not in :math:`[0, 1]`, ``mode`` is not one of the two or ``base`` is
+        not a positive number.
+
+    Shape
+    -----
+    - Input: ``(L, N, E)``, ``(N, L, E)`` with ``batch_first``, or ``(L, E)``,
+      a :class:`~cplxmodule.cplx.Cplx` with ``E = d_model``.
+    - Output: the input's shape.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> pos = CplxSinusoidalPositionalEncoding(16, dropout=0.0, batch_first=True)
+    >>> pos(cplx.randn(2, 10, 16)).shape
+    torch.Size([2, 10, 16])
+    >>> z = cplx.Cplx.zeros(10, 16)
+    >>> torch.equal(pos(z).real, pos.pe.real[:10])
+    True
+    """
+
+    def __init__(
+        self,
+        d_model,
+        dropout=0.1,
+        max_len=5000,
+        batch_first=False,
+        mode="add",
+        base=10000.0,
+        device=None,
+        dtype=None,
+    ):
+        name = type(self).__name__
+        _check_positive_int(name, d_model, "d_model")
+        _check_positive_int(name, max_len, "max_len")
+        if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not (
+            0 <= dropout <= 1
+        ):
+            raise ValueError(f"{name}: `dropout` must be a number in [0, 1], got {dropout!r}")
+        if mode not in _MODES:
+            raise ValueError(f"{name}: `mode` must be 'add' or 'multiply', got {mode!r}")
+        _check_base(name, base)
+        super().__init__()
+        self.d_model, self.max_len, self.dropout = d_model, max_len, float(dropout)
+        self.batch_first, self.mode, self.base = batch_first, mode, base
+        kwargs = _factory_kwargs(device, dtype)
+        kwargs["dtype"] = kwargs["dtype"] or torch.get_default_dtype()
+        table = cplx.sinusoid(max_len, d_model, base, dtype=torch.float64)
+        self.register_buffer("pe_real", table.real.to(**kwargs), persistent=False)
+        self.register_buffer("pe_imag", table.imag.to(**kwargs), persistent=False)
+
+    @property
+    def pe(self):
+        """The encodings, of shape ``(max_len, d_model)``."""
+        return cplx.Cplx(self.pe_real, self.pe_imag)
+
+    def forward(self, input, offset=0):
+        """Add or multiply the encodings of positions ``offset, offset + 1, ...``.
+
+        Parameters
+        ----------
+        input : Cplx
+            As in the class's Shape.
+        offset : int, default 0
+            The position of the first element (for decoding a step at a time).
+
+        Returns
+        -------
+        Cplx
+        """
+        shape = "(N, L, E)" if self.batch_first else "(L, N, E)"
+        dim = _positions_dim(self, input, self.batch_first, self.d_model, f"{shape} or (L, E)"
+                             f" with E = {self.d_model}")
+        _check_offset(self._get_name(), offset)
+        length = input.shape[dim]
+        if offset + length > self.max_len:
+            raise ValueError(
+                f"{self._get_name()}: `input` must have at most max_len={self.max_len}"
+                f" positions (offset {offset} included), got {length}"
+            )
+        pe = self.pe[offset : offset + length]
+        if dim == 0 and input.dim() == 3:
+            pe = pe.unsqueeze(1)
+        output = input + pe if self.mode == "add" else input * pe
+        return cplx.dropout(output, self.dropout, self.training)
+
+    def extra_repr(self):
+        s = f"{self.d_model}, dropout={self.dropout}, max_len={self.max_len}"
+        if self.batch_first:
+            s += ", batch_first=True"
+        if self.mode != "add":
+            s += f", mode={self.mode!r}"
+        if self.base != 10000.0:
+            s += f", base={self.base}"
+        return s
+
+
+class CplxRotaryPositionalEncoding(CplxToCplx):
+    r"""Rotary positional encoding as a phase rotation: :func:`~cplxmodule.cplx.rotary`.
+
+    Feature :math:`k` of position :math:`p` is multiplied by
+    :math:`e^{i p \theta_k}`, :math:`\theta_k = \text{base}^{-k / d}`: the
+    rotary position embedding of Su et al. (2021), whose rotated pairs of
+    real features are here the complex features themselves. Applied to the
+    queries and the keys of an attention layer, it makes the score of a
+    query :math:`q` at position :math:`m` and a key :math:`k` at position
+    :math:`n`,
+
+    .. math::
+
+        \Re \sum_k q_k e^{i m \theta_k} \, \overline{k_k e^{i n \theta_k}}
+        = \Re \sum_k q_k \overline{k_k} \, e^{i (m - n) \theta_k},
+
+    depend on the positions through :math:`m - n` alone, exactly (the
+    moduli are kept). No parameters and no table: the phases are computed
+    for each call in float64, reduced modulo :math:`2\pi`, so any length
+    works and far positions keep their precision.
+
+    Parameters
+    ----------
+    d_model : int
+        The number of complex features :math:`d` (per head).
+    base : float, default 10000.0
+        The ratio of the fastest to (about) the slowest frequency.
+    batch_first : bool, default False
+        Whether positions are the input's second dimension rather than its
+        first, as for :class:`torch.nn.MultiheadAttention`.
+
+    Raises
+    ------
+    ValueError
+        If ``d_model`` is not a positive int or ``base`` not a positive
+        number.
+
+    Shape
+    -----
+    - Input: ``(L, *, E)``, ``(N, L, *, E)`` with ``batch_first``, or
+      ``(L, E)``, a :class:`~cplxmodule.cplx.Cplx` with ``E = d_model``;
+      ``*`` is any number of dimensions (heads, say) sharing the rotation.
+    - Output: the input's shape.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> rope = CplxRotaryPositionalEncoding(8, batch_first=True)
+    >>> q = cplx.randn(2, 5, 4, 8)  # (batch, positions, heads, features)
+    >>> rope(q).shape
+    torch.Size([2, 5, 4, 8])
+    >>> torch.allclose(abs(rope(q)), abs(q))
+    True
+    """
+
+    def __init__(self, d_model, base=10000.0, batch_first=False):
+        name = type(self).__name__
+        _check_positive_int(name, d_model, "d_model")
+        _check_base(name, base)
+        super().__init__()
+        self.d_model, self.base, self.batch_first = d_model, base, batch_first
+
+    def forward(self, input, offset=0):
+        """Rotate positions ``offset, offset + 1, ...`` of ``input``.
+
+        Parameters
+        ----------
+        input : Cplx
+            As in the class's Shape.
+        offset : int, default 0
+            The position of the first element (for decoding a step at a time).
+
+        Returns
+        -------
+        Cplx
+        """
+        shape = "(N, L, *, E)" if self.batch_first else "(L, *, E)"
+        dim = _positions_dim(self, input, self.batch_first, self.d_model, f"{shape} or (L, E)"
+                             f" with E = {self.d_model}")
+        _check_offset(self._get_name(), offset)
+        return cplx.rotary(input, dim=dim, base=self.base, offset=offset)
+
+    def extra_repr(self):
+        s = f"{self.d_model}"
+        if self.base != 10000.0:
+            s += f", base={self.base}"
+        if self.batch_first:
+            s += ", batch_first=True"
+        return s
