@@ -88,8 +88,9 @@ def test_rotary_keeps_float32_precision_at_far_positions():
 @pytest.mark.parametrize("batch_first", [False, True])
 @pytest.mark.parametrize("mode", ["add", "multiply"])
 def test_sinusoidal_layer_matches_numpy(batch_first, mode):
-    layer = nn.CplxSinusoidalPositionalEncoding(6, dropout=0.0, max_len=40, batch_first=batch_first,
-                                                mode=mode, dtype=torch.float64)
+    layer = nn.CplxSinusoidalPositionalEncoding(
+        6, dropout=0.0, max_len=40, batch_first=batch_first, mode=mode, dtype=torch.float64
+    )
     z = random(2, 9, 6) if batch_first else random(9, 2, 6)
     pe = numpy_phases(40, 6)[3:12]
     pe = pe[None] if batch_first else pe[:, None]

@@ -41,7 +41,7 @@ def _check_base(base, where):
 
 
 def _angles(length, features, base, offset, dtype, device):
-    r"""The angles :math:`(p + \text{offset}) \omega_k \bmod 2\pi`, of shape ``(length, features)``.
+    r"""The angles :math:`(p + \text{offset}) \omega_k \bmod 2\pi`, ``(length, features)``.
 
     Computed in float64 and reduced modulo :math:`2\pi` before the cast, so
     that a float32 (or half) sine of a far position keeps its precision.
@@ -169,7 +169,8 @@ def rotary(input, dim=0, base=10000.0, offset=0):
             f"rotary: `input` must have positions and features (2 or more dimensions),"
             f" got {describe(input.real)}"
         )
-    if isinstance(dim, bool) or not isinstance(dim, int) or not -ndim <= dim < ndim - 1 or dim == -1:
+    valid = isinstance(dim, int) and not isinstance(dim, bool) and -ndim <= dim < ndim - 1
+    if not valid or dim == -1:
         raise ValueError(
             f"rotary: `dim` must be a dimension of `input` other than the last"
             f" (from {-ndim} to {ndim - 2}, not -1), got {dim!r}"

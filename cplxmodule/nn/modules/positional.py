@@ -71,14 +71,6 @@ class CplxSinusoidalPositionalEncoding(CplxToCplx):
     device, dtype : optional
         Factory kwargs of the table; ``dtype`` is the real dtype of its parts.
 
-    Attributes
-    ----------
-    pe : Cplx
-        The table :math:`e_{pk}` of shape ``(max_len, d_model)``, read-only,
-        computed in float64 and held in the non-persistent buffers
-        ``pe_real`` and ``pe_imag`` (not in the state_dict: a checkpoint
-        loads into any ``max_len``).
-
     Raises
     ------
     ValueError
@@ -135,7 +127,12 @@ class CplxSinusoidalPositionalEncoding(CplxToCplx):
 
     @property
     def pe(self):
-        """The encodings, of shape ``(max_len, d_model)``."""
+        """Cplx: the table :math:`e_{pk}`, of shape ``(max_len, d_model)``, read-only.
+
+        Computed in float64, cast to the layer's dtype and held in the
+        non-persistent buffers ``pe_real`` and ``pe_imag``: not in the
+        state_dict, so a checkpoint loads into any ``max_len``.
+        """
         return cplx.Cplx(self.pe_real, self.pe_imag)
 
     def forward(self, input, offset=0):

@@ -84,8 +84,6 @@ class CplxS4D(CplxToCplx):
         The skip, of shape ``(H,)``, complex standard normal.
     out_proj : CplxLinear or None
         The output map, if ``out_proj``.
-    A : Cplx
-        :math:`\Lambda`, read-only, of shape ``(H, N/2)``.
 
     Raises
     ------
@@ -207,7 +205,11 @@ class CplxS4D(CplxToCplx):
 
     @property
     def A(self):
-        r""":math:`\Lambda = -e^{\text{log\_A\_real}} + i \, \text{A\_imag}`, of shape ``(H, N/2)``."""
+        r"""Cplx: :math:`\Lambda = -e^{\text{log\_A\_real}} + i \, \text{A\_imag}`, read-only.
+
+        Of shape ``(H, N/2)``; its real part is negative whatever
+        ``log_A_real`` holds.
+        """
         return Cplx(-torch.exp(self.log_A_real), self.A_imag)
 
     def kernel(self, length):

@@ -54,7 +54,10 @@ class _CplxUnitaryBase(CplxToCplx):
 
     @property
     def weight_hh(self):
-        r"""The unitary :math:`U = \exp\bigl((G - G^H) / 2\bigr)`, of shape ``(hidden_size, hidden_size)``."""
+        r"""Cplx: the unitary :math:`U = \exp\bigl((G - G^H) / 2\bigr)`, read-only.
+
+        Of shape ``(hidden_size, hidden_size)``, computed on each read.
+        """
         g = self.generator
         skew = Cplx(g.real - g.real.T, g.imag + g.imag.T) * 0.5
         return cplx.matrix_exp(skew)
@@ -215,7 +218,7 @@ class CplxUnitaryRNNCell(_CplxUnitaryBase):
 
 class CplxUnitaryRNN(_CplxUnitaryBase):
     __doc__ = (
-        r"""A unitary complex RNN over whole sequences, the twin of a one-layer :class:`torch.nn.RNN`.
+        r"""A unitary complex RNN over whole sequences, twin of a one-layer :class:`torch.nn.RNN`.
 
     Runs :class:`CplxUnitaryRNNCell`'s step along the sequence, with the
     same parameters (the two load each other's state_dict):
