@@ -283,3 +283,15 @@ def test_bad_inputs_leave_the_layer_unchanged():
         layer.step(cplx.randn(2, 5))
     after = layer.state_dict()
     assert all(torch.equal(before[k], after[k]) for k in before)
+
+
+def test_state_dict_pickle_and_deepcopy_round_trip():
+    import copy
+    import pickle
+
+    layer = random_layer(3, 4, 4, out_proj=True)
+    u = cplx.randn(2, 3, 12, dtype=torch.float64)
+    fresh = nn.CplxS4D(3, 4, out_proj=True, dtype=torch.float64)
+    fresh.load_state_dict(layer.state_dict())
+    for other in (fresh, copy.deepcopy(layer), pickle.loads(pickle.dumps(layer))):
+        np.testing.assert_array_equal(as_numpy(other(u)), as_numpy(layer(u)))
