@@ -1,5 +1,8 @@
 """CplxS4D and the state-space math of cplx.sequence, against recurrences in native complex128."""
 
+import copy
+import pickle
+
 import numpy as np
 import pytest
 import torch
@@ -286,9 +289,6 @@ def test_bad_inputs_leave_the_layer_unchanged():
 
 
 def test_state_dict_pickle_and_deepcopy_round_trip():
-    import copy
-    import pickle
-
     layer = random_layer(3, 4, 4, out_proj=True)
     u = cplx.randn(2, 3, 12, dtype=torch.float64)
     fresh = nn.CplxS4D(3, 4, out_proj=True, dtype=torch.float64)
