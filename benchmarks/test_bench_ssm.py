@@ -18,12 +18,16 @@ and contracted with :math:`C \\bar B` by ``einsum``, the causal convolution by
 ``cplx`` variant computes the kernel as one complex matrix product of
 :math:`O(N\\sqrt L)` exponentials (:func:`~cplxmodule.cplx.ssm_kernel`)
 and folds the skip into tap 0: the difference is the algorithm, not the
-dtype (both convolve by torch's native FFT). Each variant is checked
-against the other before it is timed. Runs on one thread;
-``benchmarks/conftest.py`` prints each ``cplx`` time divided by the native
-time of its group (below 1 is faster). On a busy machine add
+dtype (both convolve by torch's native FFT), as the third variant,
+``torch-complex64-chunked``, shows: the native layer with
+:func:`~cplxmodule.cplx.ssm_kernel`'s algorithm. Each variant is checked
+against the native one before it is timed. Runs on one thread;
+``benchmarks/conftest.py`` prints each variant's time divided by the
+``torch-complex64`` time of its group (below 1 is faster). On a busy machine add
 ``--benchmark-timer=time.process_time``.
 """
+
+import math
 
 import pytest
 import torch
@@ -34,14 +38,22 @@ import cplxmodule.nn as cnn
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 NATIVE = "torch-complex64"
+CHUNKED = "torch-complex64-chunked"
+VARIANTS = ["cplx", NATIVE, CHUNKED]
 BATCH, H, N, L = 16, 64, 64, 1024
 
 
 class NativeS4D(torch.nn.Module):
-    """S4D with complex in and out, in torch's native complex dtype, from ``layer``'s values."""
+    """S4D with complex in and out, in torch's native complex dtype, from ``layer``'s values.
 
-    def __init__(self, layer):
+    ``chunked`` computes the kernel as :func:`~cplxmodule.cplx.ssm_kernel`
+    does, a product of two tables of powers, instead of the whole
+    Vandermonde matrix.
+    """
+
+    def __init__(self, layer, chunked=False):
         super().__init__()
+        self.chunked = chunked
 
         def complex_of(z):
             return torch.nn.Parameter(torch.complex(z.real.detach(), z.imag.detach()))
@@ -55,8 +67,15 @@ class NativeS4D(torch.nn.Module):
         a = torch.complex(-torch.exp(self.log_A_real), self.A_imag)
         dt_a = a * torch.exp(self.log_dt).unsqueeze(-1)
         c_bbar = self.C * self.B * (torch.exp(dt_a) - 1) / a
-        powers = torch.exp(dt_a.unsqueeze(-1) * torch.arange(length, device=dt_a.device))
-        return torch.einsum("hn,hnl->hl", c_bbar, powers)
+        if not self.chunked:
+            powers = torch.exp(dt_a.unsqueeze(-1) * torch.arange(length, device=dt_a.device))
+            return torch.einsum("hn,hnl->hl", c_bbar, powers)
+        chunk = math.isqrt(length - 1) + 1
+        chunks = -(-length // chunk)
+        r = torch.arange(chunk, device=dt_a.device).unsqueeze(-1)
+        left = c_bbar.unsqueeze(-2) * torch.exp(dt_a.unsqueeze(-2) * r)
+        right = torch.exp(dt_a.unsqueeze(-1) * (torch.arange(chunks, device=dt_a.device) * chunk))
+        return (left @ right).transpose(-1, -2).reshape(a.shape[0], -1)[:, :length]
 
     def forward(self, u):
         length = u.shape[-1]
@@ -65,16 +84,18 @@ class NativeS4D(torch.nn.Module):
         return y[..., :length] + self.D.unsqueeze(-1) * u
 
 
-def _layers():
+def _layers(variant):
     torch.manual_seed(0)
     layer = cnn.CplxS4D(H, N)
-    return layer, NativeS4D(layer)
+    if variant == "cplx":
+        return layer
+    return NativeS4D(layer, chunked=variant == CHUNKED)
 
 
 def _input(variant, backward):
     torch.manual_seed(1)
     native = torch.randn(BATCH, H, L, dtype=torch.complex64)
-    if variant == NATIVE:
+    if variant != "cplx":
         return native.requires_grad_(backward)
     z = cplx.from_complex(native)
     return cplx.Cplx(z.real.contiguous().requires_grad_(backward),
@@ -86,25 +107,27 @@ def _parts_sum(out):
 
 
 def test_variants_agree():
-    layer, native = _layers()
+    layer, native = _layers("cplx"), _layers(NATIVE)
     u = _input(NATIVE, False)
     expected = native(u).detach()
-    got = layer(cplx.from_complex(u))
-    scale = expected.abs().max()
-    assert (torch.complex(got.real, got.imag).detach() - expected).abs().max() < 1e-4 * scale
     k = native.kernel(L).detach()
-    got = layer.kernel(L)
     # the layer's kernel holds the skip D in tap 0
-    got = torch.complex(got.real, got.imag).detach()
-    got[:, 0] -= native.D.detach()
-    assert (got - k).abs().max() < 1e-4 * k.abs().max()
+    kernel = layer.kernel(L)
+    kernel = torch.complex(kernel.real, kernel.imag).detach()
+    kernel[:, 0] -= native.D.detach()
+    outputs = [layer(cplx.from_complex(u)), _layers(CHUNKED)(u)]
+    outputs = [torch.complex(y.real, y.imag).detach() for y in outputs]
+    kernels = [kernel, _layers(CHUNKED).kernel(L).detach()]
+    for y in outputs:
+        assert (y - expected).abs().max() < 1e-4 * expected.abs().max()
+    for got in kernels:
+        assert (got - k).abs().max() < 1e-4 * k.abs().max()
 
 
-@pytest.mark.parametrize("variant", ["cplx", NATIVE])
+@pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("backward", [False, True], ids=["fwd", "fwd+bwd"])
 def test_s4d(benchmark, variant, backward):
-    layer, native = _layers()
-    fn = native if variant == NATIVE else layer
+    fn = _layers(variant)
     benchmark.group = f"s4d-{'fwd+bwd' if backward else 'fwd'}"
     benchmark.extra_info.update(variant=variant, reference=NATIVE)
     u = _input(variant, backward)
@@ -115,10 +138,9 @@ def test_s4d(benchmark, variant, backward):
             benchmark(fn, u)
 
 
-@pytest.mark.parametrize("variant", ["cplx", NATIVE])
+@pytest.mark.parametrize("variant", VARIANTS)
 def test_kernel(benchmark, variant):
-    layer, native = _layers()
-    fn = native if variant == NATIVE else layer
+    fn = _layers(variant)
     benchmark.group = "kernel-fwd+bwd"
     benchmark.extra_info.update(variant=variant, reference=NATIVE)
     benchmark(lambda: _parts_sum(fn.kernel(L)).backward())
