@@ -16,6 +16,8 @@ from .flatten import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .native import *  # noqa: F401,F403
 from .spectral import *  # noqa: F401,F403
+from .attention import *  # noqa: F401,F403
+from .transformer import *  # noqa: F401,F403
 from .filterbank import *  # noqa: F401,F403
 from . import (
     parameter,
@@ -34,6 +36,8 @@ from . import (
     loss,
     native,
     spectral,
+    attention,
+    transformer,
     filterbank,
     extra,
 )
@@ -57,6 +61,8 @@ __all__ = [
         loss,
         native,
         spectral,
+        attention,
+        transformer,
         filterbank,
     )
     for name in module.__all__
