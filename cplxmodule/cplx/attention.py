@@ -259,7 +259,9 @@ def scaled_dot_product_attention(
     return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, score)[0]
 
 
-def _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, score, need_weights=False):
+def _attention(
+    query, key, value, attn_mask, dropout_p, is_causal, scale, score, need_weights=False
+):
     """Unchecked attention: the output and, with ``need_weights``, the weights (after dropout)."""
     scale = _scale(query, scale)
     if score == "real" and not need_weights:

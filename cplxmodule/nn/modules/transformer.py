@@ -102,7 +102,9 @@ class _FeedForward:
 
 
 class CplxTransformerEncoderLayer(_FeedForward, CplxToCplx):
-    __doc__ = r"""Complex self-attention and feed-forward, the twin of :class:`torch.nn.TransformerEncoderLayer`.
+    __doc__ = r"""Complex self-attention and feed-forward blocks.
+
+    The twin of :class:`torch.nn.TransformerEncoderLayer`:
 
     .. math::
 
@@ -203,9 +205,10 @@ class CplxTransformerEncoderLayer(_FeedForward, CplxToCplx):
 
 
 class CplxTransformerDecoderLayer(_FeedForward, CplxToCplx):
-    __doc__ = r"""Complex self-attention, cross-attention and feed-forward, the twin of :class:`torch.nn.TransformerDecoderLayer`.
+    __doc__ = r"""Complex self-attention, cross-attention and feed-forward blocks.
 
-    As :class:`CplxTransformerEncoderLayer`, with a block of attention from
+    The twin of :class:`torch.nn.TransformerDecoderLayer`: as
+    :class:`CplxTransformerEncoderLayer`, with a block of attention from
     the target to the ``memory`` (the encoder's output) between the
     self-attention and the feed-forward blocks, normalised by ``norm2``;
     the feed-forward block's norm is ``norm3``.
@@ -313,17 +316,19 @@ class CplxTransformerDecoderLayer(_FeedForward, CplxToCplx):
 
 
 def _clones(layer, num_layers, where, kind):
+    name = "encoder_layer" if kind is CplxTransformerEncoderLayer else "decoder_layer"
     if not isinstance(layer, kind):
         raise TypeError(
-            f"{where}: `{'encoder_layer' if kind is CplxTransformerEncoderLayer else 'decoder_layer'}`"
-            f" must be a {kind.__name__}, got {type(layer).__name__}"
+            f"{where}: `{name}` must be a {kind.__name__}, got {type(layer).__name__}"
         )
     _positive_int(num_layers, "num_layers", where)
     return torch.nn.ModuleList(copy.deepcopy(layer) for _ in range(num_layers))
 
 
 class CplxTransformerEncoder(CplxToCplx):
-    r"""A stack of ``num_layers`` copies of an encoder layer, the twin of :class:`torch.nn.TransformerEncoder`.
+    r"""A stack of ``num_layers`` copies of an encoder layer.
+
+    The twin of :class:`torch.nn.TransformerEncoder`.
 
     Parameters
     ----------
@@ -369,7 +374,9 @@ class CplxTransformerEncoder(CplxToCplx):
 
 
 class CplxTransformerDecoder(CplxToCplx):
-    r"""A stack of ``num_layers`` copies of a decoder layer, the twin of :class:`torch.nn.TransformerDecoder`.
+    r"""A stack of ``num_layers`` copies of a decoder layer.
+
+    The twin of :class:`torch.nn.TransformerDecoder`.
 
     Parameters
     ----------
@@ -519,7 +526,7 @@ class CplxTransformer(CplxToCplx):
         tgt_is_causal=None,
         memory_is_causal=False,
     ):
-        """Encode ``src`` and decode ``tgt`` attending to the encoding; see the class docstring."""
+        """Encode ``src``, then decode ``tgt`` attending to the encoding."""
         where = self._get_name()
         src = checked_cplx(src, "src", where)
         tgt = checked_cplx(tgt, "tgt", where)
