@@ -73,7 +73,7 @@ def seed(step, rank):
 
 
 def train_single(model):
-    """The reference: each step the mean of the two halves' losses, each half after its rank's seed."""
+    """The reference: each step averages the two halves' losses, each after its rank's seed."""
     optimizer = torch.optim.SGD(model.parameters(), lr=LR)
     for step in range(STEPS):
         optimizer.zero_grad()
