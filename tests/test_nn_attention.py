@@ -313,6 +313,8 @@ def test_bad_arguments(kwargs, match):
          ValueError, r"`key_padding_mask` must have shape \(2, 5\)"),
         (lambda layer, z: layer(z, z, z, attn_mask=torch.ones(5, 5, dtype=torch.long)),
          TypeError, "`attn_mask` must be a bool or floating"),
+        (lambda layer, z: layer(z[0], z[0], z[0], key_padding_mask=[True] * 5),
+         TypeError, "`key_padding_mask` must be a bool or floating"),
         (lambda layer, z: layer(z, z, z, attn_mask=torch.ones(3, 5, 5)),
          ValueError, "`attn_mask` must have shape"),
     ],

@@ -243,7 +243,7 @@ class CplxMultiheadAttention(CplxToCplx):
                 f" length, got {tuple(key.shape[:2])} and {tuple(value.shape[:2])}"
                 " (batch first)"
             )
-        if not batched and key_padding_mask is not None:
+        if not batched and isinstance(key_padding_mask, torch.Tensor):
             key_padding_mask = key_padding_mask.unsqueeze(0)
         mask = self._merged_mask(key_padding_mask, attn_mask, n, length, size, query.dtype)
 
@@ -277,6 +277,8 @@ class CplxMultiheadAttention(CplxToCplx):
     def _merged_mask(self, key_padding_mask, attn_mask, n, length, size, dtype):
         """One additive mask broadcastable to ``(N, heads, L, S)``, or ``None``."""
         where = self._get_name()
+        key_padding_mask = _float_mask(key_padding_mask, "key_padding_mask", dtype, where)
+        attn_mask = _float_mask(attn_mask, "attn_mask", dtype, where)
         _check_shape(key_padding_mask, [(n, size)], "key_padding_mask", where)
         _check_shape(
             attn_mask,
@@ -284,8 +286,6 @@ class CplxMultiheadAttention(CplxToCplx):
             "attn_mask",
             where,
         )
-        key_padding_mask = _float_mask(key_padding_mask, "key_padding_mask", dtype, where)
-        attn_mask = _float_mask(attn_mask, "attn_mask", dtype, where)
         if attn_mask is not None and attn_mask.dim() > 2:
             attn_mask = attn_mask.reshape(n, self.num_heads, length, size)
         if key_padding_mask is None:
