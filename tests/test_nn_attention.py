@@ -60,15 +60,25 @@ def native_mha(layer, query, key, value, key_padding_mask=None, attn_mask=None,
     q = heads(native_linear(layer.q_proj, query))
     k = heads(native_linear(layer.k_proj, key))
     v = heads(native_linear(layer.v_proj, value))
-    scores = native_scores(q, k, layer.score)
+    mask = torch.zeros(n, h, length, size, dtype=torch.float64)
     if attn_mask is not None:
-        mask = layer_mask(attn_mask)
-        scores = scores + (mask if mask.dim() == 2 else mask.reshape(n, h, length, size))
+        extra = layer_mask(attn_mask)
+        mask = mask + (extra if extra.dim() == 2 else extra.reshape(n, h, length, size))
     if key_padding_mask is not None:
-        scores = scores + layer_mask(key_padding_mask).reshape(n, 1, 1, size)
+        mask = mask + layer_mask(key_padding_mask).reshape(n, 1, 1, size)
     if is_causal and attn_mask is None:
-        scores = scores.masked_fill(torch.ones(length, size, dtype=torch.bool).triu(1), -math.inf)
-    weights = torch.softmax(scores, dim=-1)
+        mask = mask.masked_fill(torch.ones(length, size, dtype=torch.bool).triu(1), -math.inf)
+    # the appended keys: bias_k then a zero key, open to every query
+    appended = []
+    if layer.bias_k is not None:
+        appended.append((native(layer.bias_k), native(layer.bias_v)))
+    if layer.add_zero_attn:
+        appended.append((torch.zeros(d * h, dtype=k.dtype),) * 2)
+    for bias_k, bias_v in appended:
+        k = torch.cat([k, bias_k.reshape(1, h, 1, d).expand(n, h, 1, d)], dim=2)
+        v = torch.cat([v, bias_v.reshape(1, h, 1, d).expand(n, h, 1, d)], dim=2)
+        mask = F.pad(mask, (0, 1))
+    weights = torch.softmax(native_scores(q, k, layer.score) + mask, dim=-1)
     out = (weights.to(v.dtype) @ v).transpose(1, 2).reshape(n, length, layer.embed_dim)
     return native_linear(layer.out_proj, out), weights.mean(1) if average else weights
 
@@ -140,6 +150,23 @@ def test_masks_match_native_and_both_paths_agree(score, masks):
 
 
 @pytest.mark.parametrize("score", ["real", "modulus"])
+@pytest.mark.parametrize("extra", [dict(add_bias_kv=True), dict(add_zero_attn=True),
+                                   dict(add_bias_kv=True, add_zero_attn=True)])
+@pytest.mark.parametrize("masks", ["both", "causal"])
+def test_appended_keys_match_native(score, extra, masks):
+    torch.manual_seed(5)
+    kwargs = MASKS[masks]()
+    layer = make(score=score, batch_first=True, **extra)
+    q, k, v = randc(2, 5, 8, seed=1), randc(2, 6, 8, seed=2), randc(2, 6, 8, seed=3)
+    ref, ref_weights = native_mha(layer, native(q), native(k), native(v), **kwargs)
+    out, weights = layer(q, k, v, **kwargs)
+    assert weights.shape == (2, 5, 6 + len(extra))
+    assert_cplx(out, ref)
+    torch.testing.assert_close(weights, ref_weights, **DOUBLE)
+    assert_cplx(layer(q, k, v, need_weights=False, **kwargs)[0], ref)
+
+
+@pytest.mark.parametrize("score", ["real", "modulus"])
 def test_kdim_vdim_and_unbatched(score):
     layer = make(score=score, kdim=3, vdim=5)
     assert (layer.k_proj.in_features, layer.v_proj.in_features) == (3, 5)
@@ -174,16 +201,22 @@ def load_torch_mha(layer, mha):
         layer.out_proj.weight.imag.zero_()
         layer.out_proj.bias.real.copy_(mha.out_proj.bias)
         layer.out_proj.bias.imag.zero_()
+        if mha.bias_k is not None:
+            for ours, theirs in ((layer.bias_k, mha.bias_k), (layer.bias_v, mha.bias_v)):
+                ours.real.copy_(theirs)
+                ours.imag.zero_()
 
 
 @pytest.mark.parametrize("kdim", [None, 3])
 @pytest.mark.parametrize("need_weights", [True, False])
-def test_real_input_equals_torch_multihead_attention(kdim, need_weights):
+@pytest.mark.parametrize("extra", [{}, dict(add_bias_kv=True, add_zero_attn=True)])
+def test_real_input_equals_torch_multihead_attention(kdim, need_weights, extra):
     torch.manual_seed(0)
-    mha = torch.nn.MultiheadAttention(8, 2, kdim=kdim, vdim=kdim, dtype=torch.float64).eval()
+    mha = torch.nn.MultiheadAttention(8, 2, kdim=kdim, vdim=kdim, dtype=torch.float64,
+                                      **extra).eval()
     # torch's own init leaves the in-projection biases at 0
     torch.nn.init.normal_(mha.in_proj_bias)
-    layer = make(kdim=kdim, vdim=kdim)
+    layer = make(kdim=kdim, vdim=kdim, **extra)
     load_torch_mha(layer, mha)
     ek = kdim or 8
     q = torch.randn(5, 2, 8, dtype=torch.float64)
@@ -293,12 +326,13 @@ def test_dropout_in_training_only():
         (dict(embed_dim=8, num_heads=2, dropout=1.5), "`dropout` must be between 0 and 1"),
         (dict(embed_dim=8, num_heads=2, kdim=0), "`kdim` must be a positive int or None"),
         (dict(embed_dim=8, num_heads=2, score="imag"), "`score` must be 'real' or 'modulus'"),
-        (dict(embed_dim=8, num_heads=2, add_bias_kv=True), "`add_bias_kv` must be False"),
-        (dict(embed_dim=8, num_heads=2, add_zero_attn=True), "`add_zero_attn` must be False"),
+        (dict(embed_dim=8, num_heads=2, add_bias_kv=1), "`add_bias_kv` must be a bool"),
+        (dict(embed_dim=8, num_heads=2, add_zero_attn="yes"), "`add_zero_attn` must be a bool"),
     ],
 )
 def test_bad_arguments(kwargs, match):
-    with pytest.raises(ValueError, match=f"CplxMultiheadAttention: {match}"):
+    error = TypeError if "must be a bool" in match else ValueError
+    with pytest.raises(error, match=f"CplxMultiheadAttention: {match}"):
         CplxMultiheadAttention(**kwargs)
 
 

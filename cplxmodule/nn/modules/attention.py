@@ -1,11 +1,16 @@
 """Complex multi-head attention, the twin of :class:`torch.nn.MultiheadAttention`."""
 
 import torch
+import torch.nn.functional as F
 
+from ... import cplx
+from ...cplx import Cplx
 from ...cplx.attention import _attention, check_score
 from ...cplx._shared import checked_cplx, describe
+from ..init import cplx_xavier_normal_
 from .base import CplxToCplx
 from .linear import CplxLinear
+from .parameter import CplxParameter, _factory_kwargs
 
 __all__ = ["CplxMultiheadAttention"]
 
@@ -70,8 +75,11 @@ class CplxMultiheadAttention(CplxToCplx):
         Probability of zeroing an attention weight in training.
     bias : bool, default True
         Learn complex biases of the four projections.
-    add_bias_kv, add_zero_attn : bool, default False
-        Accepted for torch's signature; not supported (``True`` raises).
+    add_bias_kv : bool, default False
+        Learn a complex key and value (``bias_k``, ``bias_v``) appended to
+        the projected keys and values of every sequence, as torch does.
+    add_zero_attn : bool, default False
+        Append a zero key and value to every head, as torch does.
     kdim, vdim : int, optional
         Features of the keys and of the values (``embed_dim`` by default).
     batch_first : bool, default False
@@ -94,12 +102,15 @@ class CplxMultiheadAttention(CplxToCplx):
       :math:`(N, L, S)` averaged over the heads, or
       :math:`(N, \text{num\_heads}, L, S)` without ``average_attn_weights``
       (without :math:`N` when unbatched), or ``None`` without
-      ``need_weights``.
+      ``need_weights``; :math:`S` counts the keys that ``add_bias_kv`` and
+      ``add_zero_attn`` append.
 
     Attributes
     ----------
     q_proj, k_proj, v_proj, out_proj : CplxLinear
         The projections; state_dict keys ``q_proj.weight.real`` and so on.
+    bias_k, bias_v : CplxParameter or None
+        Shape ``(1, 1, embed_dim)``, with ``add_bias_kv``.
 
     Raises
     ------
@@ -176,8 +187,8 @@ class CplxMultiheadAttention(CplxToCplx):
         ):
             raise ValueError(f"{where}: `dropout` must be between 0 and 1, got {dropout!r}")
         for name, value in (("add_bias_kv", add_bias_kv), ("add_zero_attn", add_zero_attn)):
-            if value:
-                raise ValueError(f"{where}: `{name}` must be False (not supported), got {value!r}")
+            if not isinstance(value, bool):
+                raise TypeError(f"{where}: `{name}` must be a bool, got {value!r}")
         check_score(score, where)
         super().__init__()
         self.embed_dim, self.num_heads = embed_dim, num_heads
@@ -190,11 +201,31 @@ class CplxMultiheadAttention(CplxToCplx):
         self.k_proj = CplxLinear(self.kdim, embed_dim, **kwargs)
         self.v_proj = CplxLinear(self.vdim, embed_dim, **kwargs)
         self.out_proj = CplxLinear(embed_dim, embed_dim, **kwargs)
+        if add_bias_kv:
+            factory = _factory_kwargs(device, dtype)
+            self.bias_k = CplxParameter(Cplx.empty(1, 1, embed_dim, **factory))
+            self.bias_v = CplxParameter(Cplx.empty(1, 1, embed_dim, **factory))
+        else:
+            self.register_module("bias_k", None)
+            self.register_module("bias_v", None)
+        self.add_zero_attn = add_zero_attn
+        self._reset_extra_keys()
 
     def reset_parameters(self):
-        """Reset the four projections (:meth:`CplxLinear.reset_parameters`)."""
+        """Reset the projections (:meth:`CplxLinear.reset_parameters`) and ``bias_k``, ``bias_v``.
+
+        The latter are drawn by
+        :func:`~cplxmodule.nn.init.cplx_xavier_normal_`, as torch draws its
+        real ones by Xavier's normal rule.
+        """
         for proj in (self.q_proj, self.k_proj, self.v_proj, self.out_proj):
             proj.reset_parameters()
+        self._reset_extra_keys()
+
+    def _reset_extra_keys(self):
+        if self.bias_k is not None:
+            cplx_xavier_normal_(self.bias_k)
+            cplx_xavier_normal_(self.bias_v)
 
     def forward(
         self,
@@ -252,6 +283,17 @@ class CplxMultiheadAttention(CplxToCplx):
             proj(z).view(n, -1, self.num_heads, self.head_dim).transpose(1, 2)
             for proj, z in ((self.q_proj, query), (self.k_proj, key), (self.v_proj, value))
         ]
+        extra = (self.bias_k is not None) + self.add_zero_attn
+        if extra:
+            if is_causal and mask is None:
+                # causal over the given keys; the appended ones stay open to all
+                mask = _float_mask(
+                    torch.ones(length, size, dtype=torch.bool, device=query.device).triu(1),
+                    "attn_mask", query.dtype, where,
+                )
+            heads[1:] = self._extra_keys(*heads[1:])
+            if mask is not None:
+                mask = F.pad(mask, (0, extra))
         causal = is_causal and mask is None
         out, weights = _attention(
             *heads,
@@ -273,6 +315,21 @@ class CplxMultiheadAttention(CplxToCplx):
             if not batched:
                 weights = weights.squeeze(0)
         return out, weights
+
+    def _extra_keys(self, key, value):
+        """``bias_k`` and ``bias_v``, then zeros, appended along the keys of ``(N, heads, S, d)``."""
+        n = key.shape[0]
+        keys, values = [key], [value]
+        if self.bias_k is not None:
+            shape = (n, self.num_heads, 1, self.head_dim)
+            for bias, parts in ((self.bias_k, keys), (self.bias_v, values)):
+                real, imag = (part.view(shape[1:]).expand(shape) for part in (bias.real, bias.imag))
+                parts.append(Cplx(real, imag))
+        if self.add_zero_attn:
+            zeros = key.real.new_zeros(n, self.num_heads, 1, self.head_dim)
+            keys.append(Cplx(zeros, zeros))
+            values.append(Cplx(zeros, zeros))
+        return cplx.cat(keys, dim=2), cplx.cat(values, dim=2)
 
     def _merged_mask(self, key_padding_mask, attn_mask, n, length, size, dtype):
         """One additive mask broadcastable to ``(N, heads, L, S)``, or ``None``."""
@@ -299,6 +356,10 @@ class CplxMultiheadAttention(CplxToCplx):
             text += f", kdim={self.kdim}, vdim={self.vdim}"
         if self.dropout:
             text += f", dropout={self.dropout}"
+        if self.bias_k is not None:
+            text += ", add_bias_kv=True"
+        if self.add_zero_attn:
+            text += ", add_zero_attn=True"
         if self.batch_first:
             text += ", batch_first=True"
         if self.score != "real":
