@@ -317,7 +317,7 @@ class CplxMultiheadAttention(CplxToCplx):
         return out, weights
 
     def _extra_keys(self, key, value):
-        """``bias_k`` and ``bias_v``, then zeros, appended along the keys of ``(N, heads, S, d)``."""
+        """``bias_k``, ``bias_v``, then zeros, appended to the keys of ``(N, heads, S, d)``."""
         n = key.shape[0]
         keys, values = [key], [value]
         if self.bias_k is not None:
