@@ -324,3 +324,12 @@ def test_masked_compact_and_cached_give_the_masked_output():
         torch.testing.assert_close(native(masked(x)), native(expected))
     assert all(isinstance(m, CplxLinear) or "Linear" not in type(m).__name__
                for m in model.modules())
+
+
+def test_compiles_without_graph_breaks():
+    layer = encoder_layer(dtype=torch.float32)
+    x = cplx.randn(2, 5, 8)
+    kpm = torch.tensor([[False] * 5, [False] * 3 + [True] * 2])
+    compiled = torch.compile(layer, fullgraph=True, backend="eager")
+    torch.testing.assert_close(native(compiled(x, src_key_padding_mask=kpm)),
+                               native(layer(x, src_key_padding_mask=kpm)))
