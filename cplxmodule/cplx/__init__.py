@@ -10,6 +10,7 @@ complex layouts), :mod:`~cplxmodule.cplx.creation` (random tensors),
 maps, einsum and the complex-product strategies), :mod:`~cplxmodule.cplx.conv`,
 :mod:`~cplxmodule.cplx.pooling`, :mod:`~cplxmodule.cplx.upsampling`,
 :mod:`~cplxmodule.cplx.loss`, :mod:`~cplxmodule.cplx.normalization`,
+:mod:`~cplxmodule.cplx.attention` (scaled dot-product attention),
 :mod:`~cplxmodule.cplx.dropout`, :mod:`~cplxmodule.cplx.spectral` (Fourier
 transforms), :mod:`~cplxmodule.cplx.filterbank` (Gabor and Morlet kernels),
 :mod:`~cplxmodule.cplx.spectral_pooling` and :mod:`~cplxmodule.cplx.sequence`
@@ -41,6 +42,8 @@ from .normalization import *  # noqa: F401,F403
 from .normalization import __all__ as _normalization_all
 from .dropout import *  # noqa: F401,F403
 from .dropout import __all__ as _dropout_all
+from .attention import *  # noqa: F401,F403
+from .attention import __all__ as _attention_all
 from .spectral import *  # noqa: F401,F403
 from .spectral import __all__ as _spectral_all
 from .compat import *  # noqa: F401,F403
@@ -68,6 +71,7 @@ __all__ = (
     + _loss_all
     + _normalization_all
     + _dropout_all
+    + _attention_all
     + _spectral_all
     + _compat_all
     + _filterbank_all

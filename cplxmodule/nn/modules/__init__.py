@@ -16,6 +16,8 @@ from .flatten import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .native import *  # noqa: F401,F403
 from .spectral import *  # noqa: F401,F403
+from .attention import *  # noqa: F401,F403
+from .transformer import *  # noqa: F401,F403
 from .filterbank import *  # noqa: F401,F403
 from .positional import *  # noqa: F401,F403
 from .ssm import *  # noqa: F401,F403
@@ -37,6 +39,8 @@ from . import (
     loss,
     native,
     spectral,
+    attention,
+    transformer,
     filterbank,
     positional,
     ssm,
@@ -63,6 +67,8 @@ __all__ = [
         loss,
         native,
         spectral,
+        attention,
+        transformer,
         filterbank,
         positional,
         ssm,
