@@ -17,6 +17,7 @@ from .loss import *  # noqa: F401,F403
 from .native import *  # noqa: F401,F403
 from .spectral import *  # noqa: F401,F403
 from .filterbank import *  # noqa: F401,F403
+from .rnn import *  # noqa: F401,F403
 from . import (
     parameter,
     base,
@@ -35,6 +36,7 @@ from . import (
     native,
     spectral,
     filterbank,
+    rnn,
     extra,
 )
 
@@ -58,6 +60,7 @@ __all__ = [
         native,
         spectral,
         filterbank,
+        rnn,
     )
     for name in module.__all__
 ]
