@@ -56,11 +56,6 @@ def _check_size(where, name, value):
         raise ValueError(f"{where}: `{name}` must be a positive int, got {value!r}")
 
 
-def _check_bool(where, name, value):
-    if not isinstance(value, bool):
-        raise TypeError(f"{where}: `{name}` must be a bool, got {value!r}")
-
-
 def _check_nonlinearity(where, nonlinearity):
     if nonlinearity not in ("tanh", "relu"):
         raise ValueError(
@@ -186,9 +181,6 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
         _check_size(where, "input_size", input_size)
         _check_size(where, "hidden_size", hidden_size)
         _check_size(where, "num_layers", num_layers)
-        for name, value in (("bias", bias), ("batch_first", batch_first),
-                            ("bidirectional", bidirectional)):
-            _check_bool(where, name, value)
         if (
             isinstance(dropout, bool)
             or not isinstance(dropout, numbers.Real)
@@ -210,7 +202,8 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
             )
         super().__init__()
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
-        self.bias, self.batch_first, self.bidirectional = bias, batch_first, bidirectional
+        self.bias, self.batch_first = bool(bias), bool(batch_first)
+        self.bidirectional = bool(bidirectional)
         self.dropout, self.proj_size = float(dropout), 0
         if nonlinearity is not None:
             self.nonlinearity = nonlinearity
@@ -452,11 +445,10 @@ class _CplxCellBase(_TorchNames, CplxToCplx):
         where = type(self).__name__
         _check_size(where, "input_size", input_size)
         _check_size(where, "hidden_size", hidden_size)
-        _check_bool(where, "bias", bias)
         if nonlinearity is not None:
             _check_nonlinearity(where, nonlinearity)
         super().__init__()
-        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bool(bias)
         if nonlinearity is not None:
             self.nonlinearity = nonlinearity
         gates = _GATES[self._mode or "RNN_TANH"] * hidden_size
