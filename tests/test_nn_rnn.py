@@ -24,6 +24,8 @@ from cplxmodule.nn import (
     CplxRNNCell,
 )
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 
 # the reference, in torch's complex dtype
 def split(f, z):

@@ -76,7 +76,9 @@ def _check_state(where, name, state, shape):
 
 
 def _check_input_dtype(where, name, input, weight):
-    if input.dtype != weight.dtype:
+    # a projection that :func:`~cplxmodule.nn.masked.compact` made sparse
+    # has no ``weight``: its own forward checks the dtype
+    if weight is not None and input.dtype != weight.dtype:
         raise TypeError(
             f"{where}: `{name}` must have the dtype of the layer's weights, {weight.dtype},"
             f" got {input.dtype} (cast one to the other, e.g. `layer.to(input.dtype)`)"
@@ -271,7 +273,7 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
         where = self._get_name()
         lstm = self.mode == "LSTM"
         directions = 2 if self.bidirectional else 1
-        weight = self.ih_l0.weight
+        weight = getattr(self.ih_l0, "weight", None)
         if isinstance(input, PackedSequence):
             data, batch_sizes, sorted_indices, unsorted_indices = input
             if (
@@ -378,7 +380,7 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
         out = []
         for name, state in states:
             _check_state(where, name, state, shape)
-            _check_input_dtype(where, name, state, self.ih_l0.weight)
+            _check_input_dtype(where, name, state, getattr(self.ih_l0, "weight", None))
             pairs = _pairs(state if batched else state.unsqueeze(1))
             if sorted_indices is not None:
                 pairs = pairs.index_select(1, sorted_indices)
@@ -478,7 +480,7 @@ class _CplxCellBase(_TorchNames, CplxToCplx):
             raise TypeError(f"{where}: `input` must be a Cplx of shape {shape}, got {describe(input)}")
         if input.dim() not in (1, 2) or input.shape[-1] != self.input_size:
             raise ValueError(f"{where}: `input` must have shape {shape}, got {tuple(input.shape)}")
-        _check_input_dtype(where, "input", input, self.ih.weight)
+        _check_input_dtype(where, "input", input, getattr(self.ih, "weight", None))
         batched = input.dim() == 2
         if not batched:
             input = input.unsqueeze(0)
@@ -489,7 +491,7 @@ class _CplxCellBase(_TorchNames, CplxToCplx):
                 out.append(input.real.new_zeros(input.shape[0], self.hidden_size, 2))
                 continue
             _check_state(where, name, state, shape)
-            _check_input_dtype(where, name, state, self.ih.weight)
+            _check_input_dtype(where, name, state, getattr(self.ih, "weight", None))
             out.append(_pairs(state if batched else state.unsqueeze(0)))
         return input, out, batched
 
