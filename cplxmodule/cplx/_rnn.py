@@ -30,12 +30,13 @@ def gru_update(input_gates, hidden_gates, hx):
     ``r, z = sigmoid(gi_rz + gh_rz)``, ``n = tanh(gi_n + r * gh_n)``,
     ``h' = (1 - z) * n + z * h``, the last one as ``lerp(n, h, z)``.
     """
+    # ``split``, not slices: the backward of a split is one concatenation,
+    # that of each slice a zero tensor of the whole and a copy
     hidden = hx.shape[-2]
-    rz = torch.sigmoid(input_gates[..., : 2 * hidden, :] + hidden_gates[..., : 2 * hidden, :])
-    r, z = rz[..., :hidden, :], rz[..., hidden:, :]
-    n = torch.tanh(
-        torch.addcmul(input_gates[..., 2 * hidden :, :], r, hidden_gates[..., 2 * hidden :, :])
-    )
+    input_rz, input_n = input_gates.split([2 * hidden, hidden], dim=-2)
+    hidden_rz, hidden_n = hidden_gates.split([2 * hidden, hidden], dim=-2)
+    r, z = torch.sigmoid(input_rz + hidden_rz).split(hidden, dim=-2)
+    n = torch.tanh(torch.addcmul(input_n, r, hidden_n))
     return torch.lerp(n, hx, z)
 
 
@@ -46,10 +47,9 @@ def lstm_update(input_gates, hidden_gates, cx):
     ``i, f, g, o``), ``c' = f * c + i * g``, ``h' = o * tanh(c')``.
     """
     hidden = cx.shape[-2]
-    gates = input_gates + hidden_gates
-    if_ = torch.sigmoid(gates[..., : 2 * hidden, :])
-    i, f = if_[..., :hidden, :], if_[..., hidden:, :]
-    g = torch.tanh(gates[..., 2 * hidden : 3 * hidden, :])
-    o = torch.sigmoid(gates[..., 3 * hidden :, :])
-    cy = torch.addcmul(f * cx, i, g)
-    return o * torch.tanh(cy), cy
+    gates_if, gates_g, gates_o = (input_gates + hidden_gates).split(
+        [2 * hidden, hidden, hidden], dim=-2
+    )
+    i, f = torch.sigmoid(gates_if).split(hidden, dim=-2)
+    cy = torch.addcmul(f * cx, i, torch.tanh(gates_g))
+    return torch.sigmoid(gates_o) * torch.tanh(cy), cy

@@ -290,7 +290,6 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
                 )
             _check_input_dtype(where, "input", data, weight)
             sizes = batch_sizes.tolist()
-            steps = list(zip(_offsets(sizes), sizes))
             batch, batched = sizes[0], True
             x = data.view(-1, self.input_size, 2)
         else:
@@ -311,7 +310,7 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
             elif self.batch_first:
                 input = input.transpose(0, 1)
             length, batch = input.shape[:2]
-            steps = [(t * batch, batch) for t in range(length)]
+            sizes = [batch] * length
             x = _pairs(input).reshape(length * batch, self.input_size, 2)
         state_shape = (self.num_layers * directions, batch, self.hidden_size)
         if not batched:
@@ -334,7 +333,7 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
                     _HiddenProduct(getattr(self, "hh" + suffix)),
                     h0[k],
                     None if c0 is None else c0[k],
-                    steps,
+                    sizes,
                     reverse=direction == 1,
                 )
                 outputs.append(output)
@@ -387,21 +386,24 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
             out.append(pairs)
         return out[0], out[1] if lstm else None
 
-    def _run(self, input_gates, hidden_product, h0, c0, steps, reverse):
+    def _run(self, input_gates, hidden_product, h0, c0, sizes, reverse):
         """One direction of one layer over the sequence: ``(output, h_n, c_n)`` as pairs.
 
-        ``steps`` are ``(offset, batch size)`` of each time step in the rows
-        of ``input_gates``; batch sizes do not increase (a packed sequence),
+        ``sizes`` are the batch sizes of the time steps, whose rows follow
+        each other in ``input_gates``; they do not increase (a packed sequence),
         so the rows that leave the batch in a forward run hold their final
         state, and a reverse run takes new rows from ``h0`` as they join.
         """
         mode, lstm = self.mode, self.mode == "LSTM"
         nonlinearity = "relu" if mode == "RNN_RELU" else "tanh"
+        # one split, whose backward is one concatenation: a slice per step
+        # would fill a zero gradient of the whole sequence per step
+        steps = list(zip(input_gates.split(sizes), sizes))
         if reverse:
             steps = steps[::-1]
         h, c = h0[: steps[0][1]], None if c0 is None else c0[: steps[0][1]]
         outputs, finished_h, finished_c = [], [], []
-        for offset, size in steps:
+        for input_step, size in steps:
             if size != h.shape[0]:
                 if reverse:
                     h = torch.cat([h, h0[h.shape[0] : size]])
@@ -412,7 +414,6 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
                     if c is not None:
                         finished_c.append(c[size:])
                         c = c[:size]
-            input_step = input_gates[offset : offset + size]
             hidden_step = hidden_product(h)
             if lstm:
                 h, c = _rnn.lstm_update(input_step, hidden_step, c)
@@ -426,15 +427,6 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
         h_n = torch.cat([h] + finished_h[::-1]) if finished_h else h
         c_n = (torch.cat([c] + finished_c[::-1]) if finished_c else c) if lstm else None
         return torch.cat(outputs), h_n, c_n
-
-
-def _offsets(sizes):
-    """The row offset of each time step of a packed sequence."""
-    offsets, total = [], 0
-    for size in sizes:
-        offsets.append(total)
-        total += size
-    return offsets
 
 
 class _CplxCellBase(_TorchNames, CplxToCplx):
