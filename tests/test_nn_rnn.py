@@ -239,6 +239,7 @@ def test_torch_names_read_the_projections():
     assert gru.weight_hh_l1_reverse is gru.hh_l1_reverse.weight
     assert gru.bias_ih_l0 is gru.ih_l0.bias
     assert gru.all_weights[1][0] is gru.ih_l0_reverse.weight
+    gru.flatten_parameters()  # torch code calls it; nothing to do here
     cell = CplxLSTMCell(3, 4)
     assert cell.weight_ih is cell.ih.weight
     with pytest.raises(AttributeError, match="CplxGRU: `weight_ih_l0` is read-only"):
@@ -345,6 +346,7 @@ def test_dropout_with_one_layer_warns_as_torch():
         (lambda m: m(cplx.randn(5, 2, 3), cplx.randn(1, 2, 4)), ValueError, "CplxGRU: `hx` must have shape"),
         (lambda m: m(cplx.randn(5, 2, 3), torch.zeros(2, 2, 4)), TypeError, "CplxGRU: `hx` must be a Cplx"),
         (lambda m: m(cplx.randn(5, 2, 3, dtype=torch.double)), TypeError, "CplxGRU: `input` must have the dtype"),
+        (lambda m: m(cplx.randn(0, 2, 3)), ValueError, "CplxGRU: `input` must have at least one time step"),
     ],
 )
 def test_bad_inputs_leave_the_layer_unchanged(call, error, message):

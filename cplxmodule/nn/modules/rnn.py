@@ -243,6 +243,13 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
                 layer = getattr(self, name + suffix)
                 _reset_weight_and_bias(layer.weight, layer.bias, self.hidden_size)
 
+    def flatten_parameters(self):
+        """Do nothing: there is no fused cuDNN weight buffer to compact.
+
+        Present so that code written for torch's layers, which calls it
+        after moving or replicating a model, runs unchanged.
+        """
+
     @property
     def all_weights(self):
         """``[[weight_ih, weight_hh(, bias_ih, bias_hh)], ...]`` per layer and direction, as torch's."""
@@ -291,7 +298,7 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
             _check_input_dtype(where, "input", data, weight)
             sizes = batch_sizes.tolist()
             batch, batched = sizes[0], True
-            x = data.view(-1, self.input_size, 2)
+            x = data.reshape(-1, self.input_size, 2)
         else:
             sorted_indices = unsorted_indices = None
             shape = f"(L, N, {self.input_size}) or (L, {self.input_size})"
@@ -302,6 +309,11 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
             if input.dim() not in (2, 3) or input.shape[-1] != self.input_size:
                 raise ValueError(
                     f"{where}: `input` must have shape {shape}, got {tuple(input.shape)}"
+                )
+            if input.shape[0] == 0:
+                raise ValueError(
+                    f"{where}: `input` must have at least one time step, got shape"
+                    f" {tuple(input.shape)}"
                 )
             _check_input_dtype(where, "input", input, weight)
             batched = input.dim() == 3
@@ -501,9 +513,12 @@ _GATES_DOC = r"""
     Every gate, activation and gating product is *split*: it acts on the
     real and the imaginary part separately,
     :math:`\sigma(a + ib) = \sigma(a) + i\,\sigma(b)` and
-    :math:`r \odot m = r_\Re m_\Re + i\, r_\Im m_\Im`, the split-complex
-    form that Wolter & Yao (2018) compare with modulus-based gates. The
-    linear maps (:math:`W x + b`) are complex products. Split gating, rather
+    :math:`r \odot m = r_\Re m_\Re + i\, r_\Im m_\Im`: the split form
+    of complex-valued networks, applied to the gates. Wolter & Yao
+    (2018) discuss the choice of gates for complex recurrent cells and
+    propose real-valued ones (a sigmoid of a weighted sum of the parts),
+    which these layers do not use. The linear maps (:math:`W x + b`) are
+    complex products. Split gating, rather
     than complex products with the gates, keeps a real network exactly
     real: with zero imaginary parts in the input, the weights and the
     initial state, the output equals torch's real layer with the same real
@@ -523,8 +538,7 @@ _GATES_DOC = r"""
 
     References
     ----------
-    .. [1] M. Wolter and A. Yao, "Complex Gated Recurrent Neural Networks",
-       NeurIPS 2018.
+    M. Wolter, A. Yao, "Complex gated recurrent neural networks", NeurIPS 2018.
 """
 
 _LAYER_PARAMETERS = r"""
