@@ -85,17 +85,21 @@ def _check_input_dtype(where, name, input, weight):
         )
 
 
-class _HiddenProduct:
-    """The per-step product ``h W_hh^T + b_hh`` of one hidden projection, on pairs.
+class _Projection:
+    """A projection ``x W^T + b`` of the layers, on the ``(..., 2)`` layout.
 
     A plain :class:`~cplxmodule.nn.CplxLinear` (exactly that class) gives
     its weight and bias, packed into torch's native complex dtype once per
-    sequence: each step is then one complex GEMM on a state that views a
-    complex tensor. Any other module (masked, Bayesian, a compacted or a
-    user's layer) is called at every step, so that its own ``forward``
-    computes the product: a Bayesian layer in training draws its noise per
-    step. Inside :func:`~cplxmodule.nn.cached` such a layer computes its
-    weight once.
+    call of the recurrent layer: each product is then one complex GEMM on an
+    operand that views a complex tensor, whose output views one too, the
+    layout the gates are computed in (for the input projection of a whole
+    sequence this also beats the default product followed by a copy into
+    that layout, see ``benchmarks/test_bench_rnn.py``). Any other module
+    (masked, Bayesian, made sparse by :func:`~cplxmodule.nn.masked.compact`,
+    or a user's) is called, so that its own ``forward`` computes the
+    product: the hidden projection of a Bayesian layer in training draws its
+    noise at every step. Inside :func:`~cplxmodule.nn.cached` such a layer
+    computes its weight once.
     """
 
     def __init__(self, layer):
@@ -108,11 +112,20 @@ class _HiddenProduct:
                 None if bias is None else _to_complex(bias.real, bias.imag),
             )
 
-    def __call__(self, hx):
+    def __call__(self, pairs):
         if self.packed is not None:
             weight, bias = self.packed
-            return torch.view_as_real(F.linear(torch.view_as_complex(hx), weight, bias))
-        return _pairs(self.layer(_from_pairs(hx)))
+            return torch.view_as_real(F.linear(_as_complex(pairs), weight, bias))
+        return _pairs(self.layer(_from_pairs(pairs)))
+
+
+def _as_complex(pairs):
+    """The complex tensor that ``pairs`` views, or a copy where it views none."""
+    if pairs.stride(-1) != 1 or pairs.storage_offset() % 2 or any(
+        stride % 2 for stride in pairs.stride()[:-1]
+    ):
+        pairs = pairs.clone(memory_format=torch.contiguous_format)
+    return torch.view_as_complex(pairs)
 
 
 _TORCH_NAME = re.compile(r"(weight|bias)_(ih|hh)(_l\d+(?:_reverse)?)?")
@@ -339,10 +352,10 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
             for direction in range(directions):
                 k = layer * directions + direction
                 suffix = self._suffixes()[k]
-                input_gates = _pairs(getattr(self, "ih" + suffix)(_from_pairs(x)))
+                input_gates = _Projection(getattr(self, "ih" + suffix))(x)
                 output, h, c = self._run(
                     input_gates,
-                    _HiddenProduct(getattr(self, "hh" + suffix)),
+                    _Projection(getattr(self, "hh" + suffix)),
                     h0[k],
                     None if c0 is None else c0[k],
                     sizes,
