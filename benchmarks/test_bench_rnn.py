@@ -11,8 +11,13 @@ the hidden state per step, split functions applied on
 
     python -m pytest benchmarks/test_bench_rnn.py --benchmark-enable
 
+A third group times masked inference (the GRU's projections swapped for
+their masked twins, half of each weight masked) against the dense GRU: the
+masked projections are called as modules at every step, outside and inside
+:func:`~cplxmodule.nn.cached`.
+
 ``benchmarks/conftest.py`` prints each time over the reference's
-(``torch-complex64``). On a busy machine add
+(``torch-complex64``, or ``dense`` for masked inference). On a busy machine add
 ``--benchmark-timer=time.process_time``.
 """
 
@@ -21,7 +26,8 @@ import torch
 import torch.nn.functional as F
 
 from cplxmodule import cplx
-from cplxmodule.nn import CplxGRU
+from cplxmodule.nn import CplxGRU, cached
+from cplxmodule.nn.masked import to_masked
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -108,6 +114,28 @@ def test_inference(benchmark, variant):
 
     benchmark.group = f"gru {INPUT}-{HIDDEN} length {LENGTH} batch {BATCH}: inference"
     benchmark.extra_info.update(variant=variant, reference=NATIVE)
+    benchmark(run)
+
+
+@pytest.mark.parametrize("variant", ["dense", "masked", "masked-cached"])
+def test_masked_inference(benchmark, variant):
+    model, _ = _models()
+    if variant != "dense":
+        torch.manual_seed(2)
+        model = to_masked(model)
+        for layer in (model.ih_l0, model.hh_l0):
+            layer.mask = torch.rand(layer.weight.shape) < 0.5
+    x = _input()
+
+    def run():
+        with torch.inference_mode():
+            if variant == "masked-cached":
+                with cached(model):
+                    return model(x)
+            return model(x)
+
+    benchmark.group = f"gru {INPUT}-{HIDDEN} length {LENGTH} batch {BATCH}: masked inference"
+    benchmark.extra_info.update(variant=variant, reference="dense")
     benchmark(run)
 
 
