@@ -73,7 +73,9 @@ def ref_layer(mode, layer, x, h0=None, c0=None):
         outputs = []
         for d in range(directions):
             suffix = f"_l{k}" + ("_reverse" if d else "")
-            weights = projection_weights(getattr(layer, "ih" + suffix), getattr(layer, "hh" + suffix))
+            weights = projection_weights(
+                getattr(layer, "ih" + suffix), getattr(layer, "hh" + suffix)
+            )
             h, c = h0[k * directions + d], c0[k * directions + d]
             steps = range(len(x) - 1, -1, -1) if d else range(len(x))
             out = [None] * len(x)
@@ -226,7 +228,8 @@ def test_zero_imaginary_parts_give_torchs_real_cell(mode):
     x, h = torch.randn(2, 3, dtype=torch.double), torch.randn(2, 4, dtype=torch.double)
     if mode == "LSTM":
         c = torch.randn(2, 4, dtype=torch.double)
-        (ours, ours_c), (theirs, theirs_c) = cell(real_cplx(x), (real_cplx(h), real_cplx(c))), reference(x, (h, c))
+        ours, ours_c = cell(real_cplx(x), (real_cplx(h), real_cplx(c)))
+        theirs, theirs_c = reference(x, (h, c))
         torch.testing.assert_close(ours_c.real, theirs_c, rtol=1e-12, atol=1e-12)
     else:
         ours, theirs = cell(real_cplx(x), real_cplx(h)), reference(x, h)
@@ -269,7 +272,10 @@ def test_gradcheck(mode):
         return [torch.randn(*shape, dtype=torch.double, requires_grad=True) for _ in range(2)]
 
     assert torch.autograd.gradcheck(run_cell, (*leaves(2, 2), *leaves(2, 3)))
-    weight = [p.detach().clone().requires_grad_() for p in (layer.hh_l0.weight.real, layer.hh_l0.weight.imag)]
+    weight = [
+        p.detach().clone().requires_grad_()
+        for p in (layer.hh_l0.weight.real, layer.hh_l0.weight.imag)
+    ]
     assert torch.autograd.gradcheck(run_layer, (*leaves(3, 2, 2), *weight))
 
 
@@ -285,7 +291,9 @@ def test_packed_sequence_runs_each_sequence_alone(mode):
     h_n = states[0] if mode == "LSTM" else states
     for i, sequence in enumerate(sequences):
         alone, alone_states = layer(sequence)
-        torch.testing.assert_close(cplx.to_complex(padded[: len(sequence), i]), cplx.to_complex(alone))
+        torch.testing.assert_close(
+            cplx.to_complex(padded[: len(sequence), i]), cplx.to_complex(alone)
+        )
         assert not padded[len(sequence):, i].real.any()
         alone_h = alone_states[0] if mode == "LSTM" else alone_states
         torch.testing.assert_close(cplx.to_complex(h_n[:, i]), cplx.to_complex(alone_h))
@@ -343,10 +351,26 @@ def test_dropout_with_one_layer_warns_as_torch():
     [
         (lambda m: m(torch.randn(5, 2, 3)), TypeError, "CplxGRU: `input` must be a Cplx"),
         (lambda m: m(cplx.randn(5, 2, 7)), ValueError, "CplxGRU: `input` must have shape"),
-        (lambda m: m(cplx.randn(5, 2, 3), cplx.randn(1, 2, 4)), ValueError, "CplxGRU: `hx` must have shape"),
-        (lambda m: m(cplx.randn(5, 2, 3), torch.zeros(2, 2, 4)), TypeError, "CplxGRU: `hx` must be a Cplx"),
-        (lambda m: m(cplx.randn(5, 2, 3, dtype=torch.double)), TypeError, "CplxGRU: `input` must have the dtype"),
-        (lambda m: m(cplx.randn(0, 2, 3)), ValueError, "CplxGRU: `input` must have at least one time step"),
+        (
+            lambda m: m(cplx.randn(5, 2, 3), cplx.randn(1, 2, 4)),
+            ValueError,
+            "CplxGRU: `hx` must have shape",
+        ),
+        (
+            lambda m: m(cplx.randn(5, 2, 3), torch.zeros(2, 2, 4)),
+            TypeError,
+            "CplxGRU: `hx` must be a Cplx",
+        ),
+        (
+            lambda m: m(cplx.randn(5, 2, 3, dtype=torch.double)),
+            TypeError,
+            "CplxGRU: `input` must have the dtype",
+        ),
+        (
+            lambda m: m(cplx.randn(0, 2, 3)),
+            ValueError,
+            "CplxGRU: `input` must have at least one time step",
+        ),
     ],
 )
 def test_bad_inputs_leave_the_layer_unchanged(call, error, message):
@@ -388,4 +412,6 @@ def test_copies_state_dict_and_dtype(mode):
     assert double.hh_l1_reverse.weight.dtype == torch.float64
     out = double(x.to(torch.float64))[0]
     assert out.dtype == torch.float64
-    torch.testing.assert_close(cplx.to_complex(out).to(torch.complex64), expected, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(
+        cplx.to_complex(out).to(torch.complex64), expected, rtol=1e-5, atol=1e-5
+    )

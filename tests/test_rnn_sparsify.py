@@ -43,7 +43,8 @@ def ar2(batch, length, seed):
     z[:, 1] = noise[:, 1]
     for t in range(2, length):
         z[:, t] = a * z[:, t - 1] + b * z[:, t - 2] + noise[:, t]
-    return cplx.from_complex(z[:, :-1, None].contiguous()), cplx.from_complex(z[:, 1:, None].contiguous())
+    inputs, targets = z[:, :-1, None].contiguous(), z[:, 1:, None].contiguous()
+    return cplx.from_complex(inputs), cplx.from_complex(targets)
 
 
 def mse(output, target):

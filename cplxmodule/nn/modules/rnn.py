@@ -265,7 +265,10 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
 
     @property
     def all_weights(self):
-        """``[[weight_ih, weight_hh(, bias_ih, bias_hh)], ...]`` per layer and direction, as torch's."""
+        """``[[weight_ih, weight_hh(, bias_ih, bias_hh)], ...]``, per layer and direction.
+
+        As torch's; the tensors are the projections' weights and biases.
+        """
         names = ("weight",) + (("bias",) if self.bias else ())
         return [
             [getattr(getattr(self, kind + suffix), name) for name in names for kind in ("ih", "hh")]
@@ -494,7 +497,9 @@ class _CplxCellBase(_TorchNames, CplxToCplx):
         where = self._get_name()
         shape = f"(N, {self.input_size}) or ({self.input_size},)"
         if not isinstance(input, Cplx):
-            raise TypeError(f"{where}: `input` must be a Cplx of shape {shape}, got {describe(input)}")
+            raise TypeError(
+                f"{where}: `input` must be a Cplx of shape {shape}, got {describe(input)}"
+            )
         if input.dim() not in (1, 2) or input.shape[-1] != self.input_size:
             raise ValueError(f"{where}: `input` must have shape {shape}, got {tuple(input.shape)}")
         _check_input_dtype(where, "input", input, getattr(self.ih, "weight", None))
