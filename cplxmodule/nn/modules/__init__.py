@@ -22,6 +22,7 @@ from .filterbank import *  # noqa: F401,F403
 from .positional import *  # noqa: F401,F403
 from .ssm import *  # noqa: F401,F403
 from .unitary import *  # noqa: F401,F403
+from .rnn import *  # noqa: F401,F403
 from . import (
     parameter,
     base,
@@ -45,6 +46,7 @@ from . import (
     positional,
     ssm,
     unitary,
+    rnn,
     extra,
 )
 
@@ -73,6 +75,7 @@ __all__ = [
         positional,
         ssm,
         unitary,
+        rnn,
     )
     for name in module.__all__
 ]

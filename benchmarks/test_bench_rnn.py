@@ -1,0 +1,155 @@
+"""A complex GRU, ours against the same recurrence written in torch's native complex64.
+
+One layer, input and hidden size 128, sequence length 128, batch 32, on one
+thread: a training step (forward, a loss on the output, backward) and
+inference (under :func:`torch.inference_mode`). The reference is written
+here with ``torch.nn.Parameter``\\ s of dtype complex64 and the equations of
+:class:`~cplxmodule.nn.CplxGRU` (split gates and gating products, the input
+projection of the whole sequence computed at once, one complex product of
+the hidden state per step, split functions applied on
+:func:`torch.view_as_real`). Run with::
+
+    python -m pytest benchmarks/test_bench_rnn.py --benchmark-enable
+
+A third group times masked inference (the GRU's projections swapped for
+their masked twins, half of each weight masked) against the dense GRU: the
+masked projections are called as modules at every step, outside and inside
+:func:`~cplxmodule.nn.cached`.
+
+``benchmarks/conftest.py`` prints each time over the reference's
+(``torch-complex64``, or ``dense`` for masked inference). On a busy machine add
+``--benchmark-timer=time.process_time``.
+"""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from cplxmodule import cplx
+from cplxmodule.nn import CplxGRU, cached
+from cplxmodule.nn.masked import to_masked
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+NATIVE = "torch-complex64"
+LENGTH, BATCH, INPUT, HIDDEN = 128, 32, 128, 128
+
+
+def _split(f, z):
+    return torch.view_as_complex(f(torch.view_as_real(z)))
+
+
+def _split_mul(a, b):
+    return torch.view_as_complex(torch.view_as_real(a) * torch.view_as_real(b))
+
+
+class _NativeGRU(torch.nn.Module):
+    """torch's GRU equations on complex64, every gate and gating product split."""
+
+    def __init__(self, gru):
+        super().__init__()
+        for name in ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"):
+            value = getattr(gru, name)
+            self.register_parameter(
+                name, torch.nn.Parameter(torch.complex(value.real, value.imag).detach().clone())
+            )
+
+    def forward(self, x):
+        input_gates = F.linear(x, self.weight_ih_l0, self.bias_ih_l0)
+        h = x.new_zeros(x.shape[1], self.weight_hh_l0.shape[1])
+        outputs = []
+        for gates in input_gates:
+            hidden_gates = F.linear(h, self.weight_hh_l0, self.bias_hh_l0)
+            i_r, i_z, i_n = gates.chunk(3, -1)
+            h_r, h_z, h_n = hidden_gates.chunk(3, -1)
+            r = _split(torch.sigmoid, i_r + h_r)
+            z = _split(torch.sigmoid, i_z + h_z)
+            n = _split(torch.tanh, i_n + _split_mul(r, h_n))
+            h = _split_mul(_split(lambda t: 1 - t, z), n) + _split_mul(z, h)
+            outputs.append(h)
+        return torch.stack(outputs)
+
+
+def _models():
+    torch.manual_seed(0)
+    ours = CplxGRU(INPUT, HIDDEN)
+    return ours, _NativeGRU(ours)
+
+
+def _input():
+    torch.manual_seed(1)
+    return cplx.randn(LENGTH, BATCH, INPUT)
+
+
+def _run(variant):
+    """``forward(train)`` of ``variant``, returning a native complex output."""
+    ours, native = _models()
+    x = _input()
+    if variant == NATIVE:
+        x = cplx.to_complex(x)
+        return native, lambda: native(x)
+    return ours, lambda: cplx.to_complex(ours(x)[0])
+
+
+@pytest.mark.parametrize("variant", [NATIVE, "cplxmodule"])
+def test_training_step(benchmark, variant):
+    model, forward = _run(variant)
+
+    def step():
+        model.zero_grad(set_to_none=True)
+        torch.view_as_real(forward()).square().mean().backward()
+
+    benchmark.group = f"gru {INPUT}-{HIDDEN} length {LENGTH} batch {BATCH}: training step"
+    benchmark.extra_info.update(variant=variant, reference=NATIVE)
+    benchmark(step)
+
+
+@pytest.mark.parametrize("variant", [NATIVE, "cplxmodule"])
+def test_inference(benchmark, variant):
+    _, forward = _run(variant)
+
+    def run():
+        with torch.inference_mode():
+            return forward()
+
+    benchmark.group = f"gru {INPUT}-{HIDDEN} length {LENGTH} batch {BATCH}: inference"
+    benchmark.extra_info.update(variant=variant, reference=NATIVE)
+    benchmark(run)
+
+
+@pytest.mark.parametrize("variant", ["dense", "masked", "masked-cached"])
+def test_masked_inference(benchmark, variant):
+    model, _ = _models()
+    if variant != "dense":
+        torch.manual_seed(2)
+        model = to_masked(model)
+        for layer in (model.ih_l0, model.hh_l0):
+            layer.mask = torch.rand(layer.weight.shape) < 0.5
+    x = _input()
+
+    def run():
+        with torch.inference_mode():
+            if variant == "masked-cached":
+                with cached(model):
+                    return model(x)
+            return model(x)
+
+    benchmark.group = f"gru {INPUT}-{HIDDEN} length {LENGTH} batch {BATCH}: masked inference"
+    benchmark.extra_info.update(variant=variant, reference="dense")
+    benchmark(run)
+
+
+def test_models_agree():
+    ours, native = _models()
+    x = _input()
+    output = ours(x)[0]
+    expected = native(cplx.to_complex(x))
+    torch.testing.assert_close(cplx.to_complex(output), expected, rtol=1e-4, atol=1e-5)
+    torch.view_as_real(cplx.to_complex(output)).square().mean().backward()
+    torch.view_as_real(expected).square().mean().backward()
+    torch.testing.assert_close(
+        cplx.to_complex(ours.hh_l0.weight.grad),
+        native.weight_hh_l0.grad,
+        rtol=1e-3,
+        atol=1e-6,
+    )

@@ -1,0 +1,864 @@
+"""Complex recurrent layers: the twins of torch's RNN, GRU and LSTM and of their cells.
+
+Every weight lives in a :class:`~cplxmodule.nn.CplxLinear` submodule, one
+input projection ``ih_l{k}`` and one hidden projection ``hh_l{k}`` per layer
+and direction, so that masking (:func:`~cplxmodule.nn.masked.to_masked`),
+variational dropout and ARD (:func:`~cplxmodule.nn.relevance.to_bayesian`),
+:func:`~cplxmodule.nn.masked.compact` and :func:`~cplxmodule.nn.cached`
+apply to the recurrent weights as to any linear layer.
+"""
+
+import math
+import numbers
+import re
+import warnings
+
+import torch
+import torch.nn.functional as F
+from torch.nn.utils.rnn import PackedSequence
+
+from ...cplx import Cplx
+from ...cplx import _rnn
+from ...cplx._shared import NATIVE_DTYPES, describe
+from ...cplx.conversions import _to_complex
+from .base import CplxToCplx
+from .linear import CplxLinear, _reset_weight_and_bias
+
+__all__ = [
+    "CplxRNNCell",
+    "CplxGRUCell",
+    "CplxLSTMCell",
+    "CplxRNN",
+    "CplxGRU",
+    "CplxLSTM",
+]
+
+# number of gates stacked in the projections' outputs, per mode
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "GRU": 3, "LSTM": 4}
+
+
+# layouts: a Cplx and torch's ``(..., 2)`` real layout of the same values
+def _pairs(z):
+    """``z`` in the ``(..., 2)`` layout: a view of its parts where they allow one."""
+    if z.dtype in NATIVE_DTYPES:
+        return torch.view_as_real(_to_complex(z.real, z.imag))
+    return torch.stack([z.real, z.imag], dim=-1)
+
+
+def _from_pairs(pairs):
+    """The :class:`Cplx` whose parts view ``pairs``, ``(..., 2)``."""
+    return Cplx(pairs[..., 0], pairs[..., 1])
+
+
+# argument checks, in the house format
+def _check_size(where, name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
+        raise ValueError(f"{where}: `{name}` must be a positive int, got {value!r}")
+
+
+def _check_nonlinearity(where, nonlinearity):
+    if nonlinearity not in ("tanh", "relu"):
+        raise ValueError(
+            f"{where}: `nonlinearity` must be 'tanh' or 'relu', got {nonlinearity!r}"
+        )
+
+
+def _check_state(where, name, state, shape):
+    """``state`` must be a Cplx of ``shape``."""
+    if not isinstance(state, Cplx):
+        raise TypeError(
+            f"{where}: `{name}` must be a Cplx of shape {shape}, got {describe(state)}"
+        )
+    if tuple(state.shape) != tuple(shape):
+        raise ValueError(
+            f"{where}: `{name}` must have shape {tuple(shape)}, got {tuple(state.shape)}"
+        )
+
+
+def _check_input_dtype(where, name, input, weight):
+    # a projection that :func:`~cplxmodule.nn.masked.compact` made sparse
+    # has no ``weight``: its own forward checks the dtype
+    if weight is not None and input.dtype != weight.dtype:
+        raise TypeError(
+            f"{where}: `{name}` must have the dtype of the layer's weights, {weight.dtype},"
+            f" got {input.dtype} (cast one to the other, e.g. `layer.to(input.dtype)`)"
+        )
+
+
+class _Projection:
+    """A projection ``x W^T + b`` of the layers, on the ``(..., 2)`` layout.
+
+    A plain :class:`~cplxmodule.nn.CplxLinear` (exactly that class) gives
+    its weight and bias, packed into torch's native complex dtype once per
+    call of the recurrent layer: each product is then one complex GEMM on an
+    operand that views a complex tensor, whose output views one too, the
+    layout the gates are computed in (for the input projection of a whole
+    sequence this also beats the default product followed by a copy into
+    that layout, see ``benchmarks/test_bench_rnn.py``). Any other module
+    (masked, Bayesian, made sparse by :func:`~cplxmodule.nn.masked.compact`,
+    or a user's) is called, so that its own ``forward`` computes the
+    product: the hidden projection of a Bayesian layer in training draws its
+    noise at every step. Inside :func:`~cplxmodule.nn.cached` such a layer
+    computes its weight once.
+    """
+
+    def __init__(self, layer):
+        self.layer = layer
+        self.packed = None
+        if type(layer) is CplxLinear and layer.weight.dtype in NATIVE_DTYPES:
+            bias = layer.bias
+            self.packed = (
+                _to_complex(layer.weight.real, layer.weight.imag),
+                None if bias is None else _to_complex(bias.real, bias.imag),
+            )
+
+    def __call__(self, pairs):
+        if self.packed is not None:
+            weight, bias = self.packed
+            return torch.view_as_real(F.linear(_as_complex(pairs), weight, bias))
+        return _pairs(self.layer(_from_pairs(pairs)))
+
+
+def _as_complex(pairs):
+    """The complex tensor that ``pairs`` views, or a copy where it views none."""
+    if pairs.stride(-1) != 1 or pairs.storage_offset() % 2 or any(
+        stride % 2 for stride in pairs.stride()[:-1]
+    ):
+        pairs = pairs.clone(memory_format=torch.contiguous_format)
+    return torch.view_as_complex(pairs)
+
+
+_TORCH_NAME = re.compile(r"(weight|bias)_(ih|hh)(_l\d+(?:_reverse)?)?")
+
+
+class _TorchNames:
+    """Read-only access to the weights by torch's names (``weight_ih_l0``...).
+
+    A torch name, ``{weight,bias}_{ih,hh}{suffix}``, reads the ``weight`` or
+    ``bias`` of the projection ``{ih,hh}{suffix}``; a state_dict that holds
+    torch's names (a checkpoint of the torch layer) is loaded under ours,
+    real tensors promoted to complex with zero imaginary parts.
+    """
+
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            match = _TORCH_NAME.fullmatch(name)
+            modules = self.__dict__.get("_modules", {})
+            projection = match and modules.get(self._projection_name(match))
+            if projection is None:
+                raise
+            return getattr(projection, match.group(1))
+
+    def __setattr__(self, name, value):
+        if _TORCH_NAME.fullmatch(name):
+            match = _TORCH_NAME.fullmatch(name)
+            raise AttributeError(
+                f"{self._get_name()}: `{name}` is read-only; assign"
+                f" `{self._projection_name(match)}.{match.group(1)}` instead"
+            )
+        super().__setattr__(name, value)
+
+    @staticmethod
+    def _projection_name(match):
+        return match.group(2) + (match.group(3) or "")
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        for key in [key for key in state_dict if key.startswith(prefix)]:
+            match = _TORCH_NAME.fullmatch(key[len(prefix):])
+            if match is not None:
+                target = f"{prefix}{self._projection_name(match)}.{match.group(1)}"
+                state_dict[target] = state_dict.pop(key)
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+
+
+class _CplxRNNBase(_TorchNames, CplxToCplx):
+    """Arguments, projections, initialisation and the sequence loop of the layers."""
+
+    _mode = None
+
+    def __init__(
+        self,
+        input_size,
+        hidden_size,
+        num_layers=1,
+        bias=True,
+        batch_first=False,
+        dropout=0.0,
+        bidirectional=False,
+        proj_size=0,
+        nonlinearity=None,
+        device=None,
+        dtype=None,
+    ):
+        where = type(self).__name__
+        _check_size(where, "input_size", input_size)
+        _check_size(where, "hidden_size", hidden_size)
+        _check_size(where, "num_layers", num_layers)
+        if (
+            isinstance(dropout, bool)
+            or not isinstance(dropout, numbers.Real)
+            or not 0 <= dropout <= 1
+        ):
+            raise ValueError(f"{where}: `dropout` must be a number in [0, 1], got {dropout!r}")
+        if proj_size != 0:
+            raise ValueError(
+                f"{where}: `proj_size` must be 0 (projections are not implemented),"
+                f" got {proj_size!r}"
+            )
+        if nonlinearity is not None:
+            _check_nonlinearity(where, nonlinearity)
+        if dropout > 0 and num_layers == 1:
+            warnings.warn(
+                f"{where}: dropout applies between recurrent layers, so a non-zero"
+                f" `dropout` ({dropout}) with num_layers=1 does nothing",
+                stacklevel=3,
+            )
+        super().__init__()
+        self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
+        self.bias, self.batch_first = bool(bias), bool(batch_first)
+        self.bidirectional = bool(bidirectional)
+        self.dropout, self.proj_size = float(dropout), 0
+        if nonlinearity is not None:
+            self.nonlinearity = nonlinearity
+        gates = _GATES[self.mode] * hidden_size
+        directions = 2 if bidirectional else 1
+        for layer in range(num_layers):
+            layer_input = input_size if layer == 0 else hidden_size * directions
+            for suffix in self._suffixes()[layer * directions : (layer + 1) * directions]:
+                kwargs = dict(bias=bias, device=device, dtype=dtype)
+                self.register_module("ih" + suffix, CplxLinear(layer_input, gates, **kwargs))
+                self.register_module("hh" + suffix, CplxLinear(hidden_size, gates, **kwargs))
+        self.reset_parameters()
+
+    @property
+    def mode(self):
+        """torch's name of the recurrence: ``RNN_TANH``, ``RNN_RELU``, ``GRU`` or ``LSTM``."""
+        if self._mode is None:
+            return "RNN_TANH" if self.nonlinearity == "tanh" else "RNN_RELU"
+        return self._mode
+
+    def _suffixes(self):
+        """The name suffixes, ``_l{k}`` and ``_l{k}_reverse``, in torch's order."""
+        directions = ("", "_reverse") if self.bidirectional else ("",)
+        return [f"_l{k}{d}" for k in range(self.num_layers) for d in directions]
+
+    def reset_parameters(self):
+        r"""Draw every weight and bias as torch does, made complex.
+
+        torch draws them uniform on :math:`\pm 1/\sqrt{\text{hidden\_size}}`;
+        here each part is uniform on :math:`\pm 1/\sqrt{2\,\text{hidden\_size}}`,
+        which gives :math:`\mathbb{E}|w|^2` the variance of torch's real ones.
+        """
+        for suffix in self._suffixes():
+            for name in ("ih", "hh"):
+                layer = getattr(self, name + suffix)
+                _reset_weight_and_bias(layer.weight, layer.bias, self.hidden_size)
+
+    def flatten_parameters(self):
+        """Do nothing: there is no fused cuDNN weight buffer to compact.
+
+        Present so that code written for torch's layers, which calls it
+        after moving or replicating a model, runs unchanged.
+        """
+
+    @property
+    def all_weights(self):
+        """``[[weight_ih, weight_hh(, bias_ih, bias_hh)], ...]``, per layer and direction.
+
+        As torch's; the tensors are the projections' weights and biases.
+        """
+        names = ("weight",) + (("bias",) if self.bias else ())
+        return [
+            [getattr(getattr(self, kind + suffix), name) for name in names for kind in ("ih", "hh")]
+            for suffix in self._suffixes()
+        ]
+
+    def extra_repr(self):
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self._mode is None and self.nonlinearity != "tanh":
+            s += f", nonlinearity={self.nonlinearity!r}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if not self.bias:
+            s += ", bias=False"
+        if self.batch_first:
+            s += ", batch_first=True"
+        if self.dropout:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional:
+            s += ", bidirectional=True"
+        return s
+
+    # forward
+    def forward(self, input, hx=None):
+        where = self._get_name()
+        lstm = self.mode == "LSTM"
+        directions = 2 if self.bidirectional else 1
+        weight = getattr(self.ih_l0, "weight", None)
+        if isinstance(input, PackedSequence):
+            data, batch_sizes, sorted_indices, unsorted_indices = input
+            if (
+                not isinstance(data, torch.Tensor)
+                or data.is_complex()
+                or data.dim() != 2
+                or data.shape[-1] != 2 * self.input_size
+            ):
+                raise TypeError(
+                    f"{where}: `input` must be a PackedSequence whose data is the interleaved"
+                    f" real layout (N, {2 * self.input_size}) of a complex (N,"
+                    f" {self.input_size}) (see cplxmodule.cplx.to_interleaved_real),"
+                    f" got data {describe(data)}"
+                )
+            _check_input_dtype(where, "input", data, weight)
+            sizes = batch_sizes.tolist()
+            batch, batched = sizes[0], True
+            x = data.reshape(-1, self.input_size, 2)
+        else:
+            sorted_indices = unsorted_indices = None
+            shape = f"(L, N, {self.input_size}) or (L, {self.input_size})"
+            if not isinstance(input, Cplx):
+                raise TypeError(
+                    f"{where}: `input` must be a Cplx of shape {shape}, got {describe(input)}"
+                )
+            if input.dim() not in (2, 3) or input.shape[-1] != self.input_size:
+                raise ValueError(
+                    f"{where}: `input` must have shape {shape}, got {tuple(input.shape)}"
+                )
+            if input.shape[0] == 0:
+                raise ValueError(
+                    f"{where}: `input` must have at least one time step, got shape"
+                    f" {tuple(input.shape)}"
+                )
+            _check_input_dtype(where, "input", input, weight)
+            batched = input.dim() == 3
+            if not batched:
+                input = input.unsqueeze(1)
+            elif self.batch_first:
+                input = input.transpose(0, 1)
+            length, batch = input.shape[:2]
+            sizes = [batch] * length
+            x = _pairs(input).reshape(length * batch, self.input_size, 2)
+        state_shape = (self.num_layers * directions, batch, self.hidden_size)
+        if not batched:
+            state_shape = state_shape[:1] + state_shape[2:]
+        h0, c0 = self._initial_states(where, hx, state_shape, batched, sorted_indices, x)
+
+        h_n, c_n = [], []
+        for layer in range(self.num_layers):
+            if layer and self.training and self.dropout:
+                # as cplx.dropout: one mask for both parts of each element
+                mask = F.dropout(x.new_ones(x.shape[:-1] + (1,)), self.dropout, True)
+                x = x * mask
+            outputs = []
+            for direction in range(directions):
+                k = layer * directions + direction
+                suffix = self._suffixes()[k]
+                input_gates = _Projection(getattr(self, "ih" + suffix))(x)
+                output, h, c = self._run(
+                    input_gates,
+                    _Projection(getattr(self, "hh" + suffix)),
+                    h0[k],
+                    None if c0 is None else c0[k],
+                    sizes,
+                    reverse=direction == 1,
+                )
+                outputs.append(output)
+                h_n.append(h)
+                c_n.append(c)
+            x = outputs[0] if directions == 1 else torch.cat(outputs, dim=-2)
+
+        h_n = torch.stack(h_n)
+        c_n = torch.stack(c_n) if lstm else None
+        if unsorted_indices is not None:
+            h_n = h_n.index_select(1, unsorted_indices)
+            c_n = c_n.index_select(1, unsorted_indices) if lstm else None
+        if isinstance(input, PackedSequence):
+            output = PackedSequence(
+                x.flatten(-2), batch_sizes, sorted_indices, unsorted_indices
+            )
+        else:
+            output = _from_pairs(x.view(length, batch, -1, 2))
+            if not batched:
+                output = output.squeeze(1)
+            elif self.batch_first:
+                output = output.transpose(0, 1)
+        if not batched:
+            h_n = h_n.squeeze(1)
+            c_n = c_n.squeeze(1) if lstm else None
+        h_n = _from_pairs(h_n)
+        return (output, (h_n, _from_pairs(c_n))) if lstm else (output, h_n)
+
+    def _initial_states(self, where, hx, shape, batched, sorted_indices, like):
+        """``h_0`` (and ``c_0``) as ``(layers * directions, N, hidden, 2)`` pairs."""
+        lstm = self.mode == "LSTM"
+        if hx is None:
+            zeros = like.new_zeros(*shape[:1], shape[1] if batched else 1, self.hidden_size, 2)
+            return zeros, zeros if lstm else None
+        if lstm:
+            if not isinstance(hx, tuple) or len(hx) != 2:
+                raise TypeError(
+                    f"{where}: `hx` must be a tuple (h_0, c_0) of Cplx, got {describe(hx)}"
+                )
+            states = [("h_0", hx[0]), ("c_0", hx[1])]
+        else:
+            states = [("hx", hx)]
+        out = []
+        for name, state in states:
+            _check_state(where, name, state, shape)
+            _check_input_dtype(where, name, state, getattr(self.ih_l0, "weight", None))
+            pairs = _pairs(state if batched else state.unsqueeze(1))
+            if sorted_indices is not None:
+                pairs = pairs.index_select(1, sorted_indices)
+            out.append(pairs)
+        return out[0], out[1] if lstm else None
+
+    def _run(self, input_gates, hidden_product, h0, c0, sizes, reverse):
+        """One direction of one layer over the sequence: ``(output, h_n, c_n)`` as pairs.
+
+        ``sizes`` are the batch sizes of the time steps, whose rows follow
+        each other in ``input_gates``; they do not increase (a packed sequence),
+        so the rows that leave the batch in a forward run hold their final
+        state, and a reverse run takes new rows from ``h0`` as they join.
+        """
+        mode, lstm = self.mode, self.mode == "LSTM"
+        nonlinearity = "relu" if mode == "RNN_RELU" else "tanh"
+        # one split, whose backward is one concatenation: a slice per step
+        # would fill a zero gradient of the whole sequence per step
+        steps = list(zip(input_gates.split(sizes), sizes))
+        if reverse:
+            steps = steps[::-1]
+        h, c = h0[: steps[0][1]], None if c0 is None else c0[: steps[0][1]]
+        outputs, finished_h, finished_c = [], [], []
+        for input_step, size in steps:
+            if size != h.shape[0]:
+                if reverse:
+                    h = torch.cat([h, h0[h.shape[0] : size]])
+                    c = None if c is None else torch.cat([c, c0[c.shape[0] : size]])
+                else:
+                    finished_h.append(h[size:])
+                    h = h[:size]
+                    if c is not None:
+                        finished_c.append(c[size:])
+                        c = c[:size]
+            hidden_step = hidden_product(h)
+            if lstm:
+                h, c = _rnn.lstm_update(input_step, hidden_step, c)
+            elif mode == "GRU":
+                h = _rnn.gru_update(input_step, hidden_step, h)
+            else:
+                h = _rnn.rnn_update(input_step, hidden_step, nonlinearity)
+            outputs.append(h)
+        if reverse:
+            outputs.reverse()
+        h_n = torch.cat([h] + finished_h[::-1]) if finished_h else h
+        c_n = (torch.cat([c] + finished_c[::-1]) if finished_c else c) if lstm else None
+        return torch.cat(outputs), h_n, c_n
+
+
+class _CplxCellBase(_TorchNames, CplxToCplx):
+    """Arguments, projections ``ih`` and ``hh`` and the step of the cells."""
+
+    _mode = None
+
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity=None, device=None,
+                 dtype=None):
+        where = type(self).__name__
+        _check_size(where, "input_size", input_size)
+        _check_size(where, "hidden_size", hidden_size)
+        if nonlinearity is not None:
+            _check_nonlinearity(where, nonlinearity)
+        super().__init__()
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bool(bias)
+        if nonlinearity is not None:
+            self.nonlinearity = nonlinearity
+        gates = _GATES[self._mode or "RNN_TANH"] * hidden_size
+        kwargs = dict(bias=bias, device=device, dtype=dtype)
+        self.ih = CplxLinear(input_size, gates, **kwargs)
+        self.hh = CplxLinear(hidden_size, gates, **kwargs)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        r"""Draw the weights and biases as :meth:`CplxRNN.reset_parameters` does."""
+        for layer in (self.ih, self.hh):
+            _reset_weight_and_bias(layer.weight, layer.bias, self.hidden_size)
+
+    def extra_repr(self):
+        s = f"{self.input_size}, {self.hidden_size}"
+        if not self.bias:
+            s += ", bias=False"
+        if self._mode is None and self.nonlinearity != "tanh":
+            s += f", nonlinearity={self.nonlinearity!r}"
+        return s
+
+    def _check_step(self, input, states):
+        """Check the input and states; return them batched, and whether the input was."""
+        where = self._get_name()
+        shape = f"(N, {self.input_size}) or ({self.input_size},)"
+        if not isinstance(input, Cplx):
+            raise TypeError(
+                f"{where}: `input` must be a Cplx of shape {shape}, got {describe(input)}"
+            )
+        if input.dim() not in (1, 2) or input.shape[-1] != self.input_size:
+            raise ValueError(f"{where}: `input` must have shape {shape}, got {tuple(input.shape)}")
+        _check_input_dtype(where, "input", input, getattr(self.ih, "weight", None))
+        batched = input.dim() == 2
+        if not batched:
+            input = input.unsqueeze(0)
+        shape = (input.shape[0], self.hidden_size) if batched else (self.hidden_size,)
+        out = []
+        for name, state in states:
+            if state is None:
+                out.append(input.real.new_zeros(input.shape[0], self.hidden_size, 2))
+                continue
+            _check_state(where, name, state, shape)
+            _check_input_dtype(where, name, state, getattr(self.ih, "weight", None))
+            out.append(_pairs(state if batched else state.unsqueeze(0)))
+        return input, out, batched
+
+    def _gates(self, input, hx):
+        return _pairs(self.ih(input)), _pairs(self.hh(_from_pairs(hx)))
+
+
+def _unbatch(pairs, batched):
+    return _from_pairs(pairs if batched else pairs.squeeze(0))
+
+
+_GATES_DOC = r"""
+    Notes
+    -----
+    Every gate, activation and gating product is *split*: it acts on the
+    real and the imaginary part separately,
+    :math:`\sigma(a + ib) = \sigma(a) + i\,\sigma(b)` and
+    :math:`r \odot m = r_\Re m_\Re + i\, r_\Im m_\Im`: the split form
+    of complex-valued networks, applied to the gates. Wolter & Yao
+    (2018) discuss the choice of gates for complex recurrent cells and
+    propose real-valued ones (a sigmoid of a weighted sum of the parts),
+    which these layers do not use. The linear maps (:math:`W x + b`) are
+    complex products. Split gating, rather
+    than complex products with the gates, keeps a real network exactly
+    real: with zero imaginary parts in the input, the weights and the
+    initial state, the output equals torch's real layer with the same real
+    weights (:math:`\sigma(0) = 1/2` would otherwise reach the imaginary
+    part through a complex product).
+
+    The weights live in :class:`~cplxmodule.nn.CplxLinear` submodules, so
+    that one masking and one Bayesian mechanism serve every layer: the
+    state_dict keys are ``{keys}`` (not torch's flat ``weight_ih_l0``),
+    masks go on ``{mask}``, and
+    :func:`~cplxmodule.nn.relevance.to_bayesian`,
+    :func:`~cplxmodule.nn.masked.to_masked` and
+    :func:`~cplxmodule.nn.masked.compact` apply with no new mechanism.
+    torch's names (``{torch_names}``) read the same tensors, and a state_dict
+    with torch's names (a checkpoint of the real torch layer) loads, promoted
+    to complex with zero imaginary parts.
+
+    References
+    ----------
+    M. Wolter, A. Yao, "Complex gated recurrent neural networks", NeurIPS 2018.
+"""
+
+_LAYER_PARAMETERS = r"""
+    Parameters
+    ----------
+    input_size : int
+        Number of complex features of the input.
+    hidden_size : int
+        Number of complex features of the hidden state.
+    num_layers : int, default 1
+        Number of stacked recurrent layers.{nonlinearity}
+    bias : bool, default True
+        Whether the projections have biases (``bias_ih`` and ``bias_hh``, as torch).
+    batch_first : bool, default False
+        Inputs and outputs are ``(N, L, *)`` instead of ``(L, N, *)``
+        (not the states, as torch).
+    dropout : float, default 0
+        Complex dropout (one mask for both parts, as
+        :class:`~cplxmodule.nn.CplxDropout`) on the output of every layer but
+        the last, in training.
+    bidirectional : bool, default False
+        Run every layer forwards and backwards and concatenate the outputs.{proj_size}
+    device, dtype : optional
+        Factory kwargs (a complex ``dtype`` names its parts' dtype).
+
+    Shape
+    -----
+    - Input: a :class:`~cplxmodule.cplx.Cplx` ``(L, N, input_size)``
+      (``(N, L, input_size)`` with ``batch_first``) or unbatched
+      ``(L, input_size)``; or a :class:`torch.nn.utils.rnn.PackedSequence`
+      of the complex sequences in the interleaved real layout (its data
+      ``(sum of lengths, 2 * input_size)``, see
+      :func:`~cplxmodule.cplx.to_interleaved_real`), as
+      :func:`~torch.nn.utils.rnn.pack_padded_sequence` makes of
+      ``cplx.to_interleaved_real(x)``.
+    - {state_in}: ``(D * num_layers, N, hidden_size)`` or unbatched
+      ``(D * num_layers, hidden_size)``, zeros if omitted, where ``D`` is 2
+      if ``bidirectional`` else 1.
+    - Output: ``(L, N, D * hidden_size)`` (``(N, L, ...)`` with
+      ``batch_first``), or a ``PackedSequence`` in the interleaved layout
+      for a packed input; and {state_out} of the states' shape, the last
+      step of every sequence.
+"""
+
+
+class CplxRNN(_CplxRNNBase):
+    __doc__ = (
+        r"""A multi-layer complex Elman RNN, the twin of :class:`torch.nn.RNN`.
+
+    Each layer computes, for each time step,
+
+    .. math::
+
+        h_t = \phi(W_{ih} x_t + b_{ih} + W_{hh} h_{t-1} + b_{hh})
+
+    with the split ``tanh`` or ``relu`` as :math:`\phi`.
+"""
+        + _LAYER_PARAMETERS.format(
+            nonlinearity="\n    nonlinearity : {'tanh', 'relu'}, default 'tanh'\n"
+            "        The split activation.",
+            proj_size="",
+            state_in="``hx``",
+            state_out="``h_n``",
+        )
+        + _GATES_DOC.format(
+            keys="ih_l0.weight.real, hh_l0.bias.imag, ...",
+            mask="ih_l0.mask",
+            torch_names="weight_ih_l0, bias_hh_l1_reverse, ...",
+        )
+        + r"""
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> rnn = CplxRNN(4, 8, num_layers=2)
+    >>> output, h_n = rnn(cplx.randn(10, 3, 4))
+    >>> output.shape, h_n.shape
+    (torch.Size([10, 3, 8]), torch.Size([2, 3, 8]))
+    """
+    )
+
+    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
+                 batch_first=False, dropout=0.0, bidirectional=False, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, nonlinearity=nonlinearity, device=device, dtype=dtype)
+
+
+class CplxGRU(_CplxRNNBase):
+    __doc__ = (
+        r"""A multi-layer complex gated recurrent unit, the twin of :class:`torch.nn.GRU`.
+
+    Each layer computes, for each time step, torch's equations
+
+    .. math::
+
+        r_t &= \sigma(W_{ir} x_t + b_{ir} + W_{hr} h_{t-1} + b_{hr}) \\
+        z_t &= \sigma(W_{iz} x_t + b_{iz} + W_{hz} h_{t-1} + b_{hz}) \\
+        n_t &= \tanh(W_{in} x_t + b_{in} + r_t \odot (W_{hn} h_{t-1} + b_{hn})) \\
+        h_t &= (1 - z_t) \odot n_t + z_t \odot h_{t-1}
+
+    with split :math:`\sigma`, :math:`\tanh` and :math:`\odot` (see the
+    Notes). The input projection of a whole sequence is one product; the
+    hidden projection is one complex product per step.
+"""
+        + _LAYER_PARAMETERS.format(
+            nonlinearity="", proj_size="", state_in="``hx``", state_out="``h_n``"
+        )
+        + _GATES_DOC.format(
+            keys="ih_l0.weight.real, hh_l0.bias.imag, ...",
+            mask="ih_l0.mask",
+            torch_names="weight_ih_l0, bias_hh_l1_reverse, ...",
+        )
+        + r"""
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> gru = CplxGRU(4, 8, batch_first=True, bidirectional=True)
+    >>> output, h_n = gru(cplx.randn(3, 10, 4))
+    >>> output.shape, h_n.shape
+    (torch.Size([3, 10, 16]), torch.Size([2, 3, 8]))
+    >>> gru.weight_ih_l0.shape  # torch's name reads ih_l0.weight
+    torch.Size([24, 4])
+    """
+    )
+
+    _mode = "GRU"
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, device=device, dtype=dtype)
+
+
+class CplxLSTM(_CplxRNNBase):
+    __doc__ = (
+        r"""A multi-layer complex long short-term memory, the twin of :class:`torch.nn.LSTM`.
+
+    Each layer computes, for each time step, torch's equations
+
+    .. math::
+
+        i_t, f_t, o_t &= \sigma(W_{i\cdot} x_t + b_{i\cdot} + W_{h\cdot} h_{t-1} + b_{h\cdot}) \\
+        g_t &= \tanh(W_{ig} x_t + b_{ig} + W_{hg} h_{t-1} + b_{hg}) \\
+        c_t &= f_t \odot c_{t-1} + i_t \odot g_t \\
+        h_t &= o_t \odot \tanh(c_t)
+
+    with split :math:`\sigma`, :math:`\tanh` and :math:`\odot` (see the
+    Notes), the gates in torch's order ``i, f, g, o``.
+"""
+        + _LAYER_PARAMETERS.format(
+            nonlinearity="",
+            proj_size="\n    proj_size : int, default 0\n"
+            "        Must be 0: LSTM projections are not implemented.",
+            state_in="``hx``, a tuple ``(h_0, c_0)``, each",
+            state_out="``(h_n, c_n)``, each",
+        )
+        + _GATES_DOC.format(
+            keys="ih_l0.weight.real, hh_l0.bias.imag, ...",
+            mask="ih_l0.mask",
+            torch_names="weight_ih_l0, bias_hh_l1_reverse, ...",
+        )
+        + r"""
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> lstm = CplxLSTM(4, 8)
+    >>> output, (h_n, c_n) = lstm(cplx.randn(10, 3, 4))
+    >>> output.shape, h_n.shape, c_n.shape
+    (torch.Size([10, 3, 8]), torch.Size([1, 3, 8]), torch.Size([1, 3, 8]))
+    """
+    )
+
+    _mode = "LSTM"
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, proj_size, device=device, dtype=dtype)
+
+
+_CELL_PARAMETERS = r"""
+    Parameters
+    ----------
+    input_size : int
+        Number of complex features of the input.
+    hidden_size : int
+        Number of complex features of the hidden state.
+    bias : bool, default True
+        Whether the projections ``ih`` and ``hh`` have biases.{nonlinearity}
+    device, dtype : optional
+        Factory kwargs (a complex ``dtype`` names its parts' dtype).
+
+    Shape
+    -----
+    - Input: a :class:`~cplxmodule.cplx.Cplx` ``(N, input_size)`` or
+      unbatched ``(input_size,)``.
+    - {state}: ``(N, hidden_size)`` or ``(hidden_size,)``, zeros if omitted.
+    - Output: {output} of the state's shape.
+"""
+_CELL_KEYS = dict(keys="ih.weight.real, hh.bias.imag, ...", mask="ih.mask",
+                  torch_names="weight_ih, bias_hh")
+
+
+class CplxRNNCell(_CplxCellBase):
+    __doc__ = (
+        r"""A complex Elman RNN cell, the twin of :class:`torch.nn.RNNCell`.
+
+    .. math::
+
+        h' = \phi(W_{ih} x + b_{ih} + W_{hh} h + b_{hh})
+
+    with the split ``tanh`` or ``relu`` as :math:`\phi`.
+"""
+        + _CELL_PARAMETERS.format(
+            nonlinearity="\n    nonlinearity : {'tanh', 'relu'}, default 'tanh'\n"
+            "        The split activation.",
+            state="State ``hx``",
+            output="``h'``",
+        )
+        + _GATES_DOC.format(**_CELL_KEYS)
+        + r"""
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> cell = CplxRNNCell(4, 8)
+    >>> cell(cplx.randn(3, 4)).shape
+    torch.Size([3, 8])
+    """
+    )
+
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None,
+                 dtype=None):
+        super().__init__(input_size, hidden_size, bias, nonlinearity, device, dtype)
+
+    def forward(self, input, hx=None):
+        input, (hx,), batched = self._check_step(input, [("hx", hx)])
+        input_gates, hidden_gates = self._gates(input, hx)
+        return _unbatch(_rnn.rnn_update(input_gates, hidden_gates, self.nonlinearity), batched)
+
+
+class CplxGRUCell(_CplxCellBase):
+    __doc__ = (
+        r"""A complex gated recurrent unit cell, the twin of :class:`torch.nn.GRUCell`.
+
+    One step of :class:`CplxGRU`'s equations.
+"""
+        + _CELL_PARAMETERS.format(nonlinearity="", state="State ``hx``", output="``h'``")
+        + _GATES_DOC.format(**_CELL_KEYS)
+        + r"""
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> cell = CplxGRUCell(4, 8)
+    >>> h = cell(cplx.randn(3, 4))
+    >>> cell(cplx.randn(3, 4), h).shape
+    torch.Size([3, 8])
+    """
+    )
+
+    _mode = "GRU"
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, None, device, dtype)
+
+    def forward(self, input, hx=None):
+        input, (hx,), batched = self._check_step(input, [("hx", hx)])
+        input_gates, hidden_gates = self._gates(input, hx)
+        return _unbatch(_rnn.gru_update(input_gates, hidden_gates, hx), batched)
+
+
+class CplxLSTMCell(_CplxCellBase):
+    __doc__ = (
+        r"""A complex long short-term memory cell, the twin of :class:`torch.nn.LSTMCell`.
+
+    One step of :class:`CplxLSTM`'s equations.
+"""
+        + _CELL_PARAMETERS.format(
+            nonlinearity="", state="States ``hx = (h, c)``, each", output="``(h', c')``, each"
+        )
+        + _GATES_DOC.format(**_CELL_KEYS)
+        + r"""
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> cell = CplxLSTMCell(4, 8)
+    >>> h, c = cell(cplx.randn(3, 4))
+    >>> h.shape, c.shape
+    (torch.Size([3, 8]), torch.Size([3, 8]))
+    """
+    )
+
+    _mode = "LSTM"
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, None, device, dtype)
+
+    def forward(self, input, hx=None):
+        where = self._get_name()
+        if hx is None:
+            hx = (None, None)
+        elif not isinstance(hx, tuple) or len(hx) != 2:
+            raise TypeError(f"{where}: `hx` must be a tuple (h, c) of Cplx, got {describe(hx)}")
+        input, (h, c), batched = self._check_step(input, [("h", hx[0]), ("c", hx[1])])
+        input_gates, hidden_gates = self._gates(input, h)
+        h, c = _rnn.lstm_update(input_gates, hidden_gates, c)
+        return _unbatch(h, batched), _unbatch(c, batched)
