@@ -17,7 +17,6 @@ import torch
 
 from ._shared import checked_cplx, checked_real, describe
 from .conversions import from_complex, to_complex
-from .tensor import Cplx
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "stft", "istft", "hilbert"]
 
@@ -282,15 +281,11 @@ def _stft(input, n_fft, hop_length, win_length, window, center, pad_mode, normal
         )
     hop_length, win_length = _check_stft_lengths(n_fft, hop_length, win_length, where)
     window = _check_window(window, win_length, input, where)
-    spectrum = torch.stft(
+    return from_complex(torch.stft(
         to_complex(input), n_fft, hop_length=hop_length, win_length=win_length,
         window=window, center=center, pad_mode=pad_mode, normalized=normalized,
         onesided=False, return_complex=True,
-    )
-    # the parts as views of ``view_as_real``, not ``.real``/``.imag``: AOT
-    # autograd (torch.compile) replays the latter on the transposed output of
-    # stft with the wrong shape and fails; the values are the same
-    return Cplx(*torch.view_as_real(spectrum).unbind(-1))
+    ))
 
 
 def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
