@@ -14,14 +14,9 @@ one part exactly as :mod:`torch.nn.init` does.
 The ``*_normal_`` and ``*_uniform_`` functions draw the two parts
 independently; the ``*_rayleigh_`` functions draw Trabelsi's polar form, a
 Rayleigh modulus and a uniform phase, with the same variance and torch's
-arguments. Complex layers keep torch's default initialisation; to start a
-model from another one, fill the weight of each complex layer::
-
-    for module in model.modules():
-        if isinstance(module, (CplxLinear, CplxConvNd)):
-            cplx_kaiming_rayleigh_(module.weight)
-
-(see :doc:`/api/init` for the measurement behind this choice).
+arguments. Complex layers keep the complex analogue of torch's default
+initialisation, measured against Trabelsi's He initialisation in
+:doc:`/api/init`, which also shows how to start a model from another one.
 
 References
 ----------
