@@ -1,4 +1,4 @@
-"""Normalisation and activation layers against the same computation in torch's native complex64.
+"""Normalisation layers and activations against the same computation in torch's native complex64.
 
 Run with::
 
@@ -12,7 +12,11 @@ the same result, from the layer's own parameters. The group norm's
 :math:`2 \\times 2` whitening and affine map are written widely linear,
 :math:`\\alpha z + \\beta \\bar z`, with the covariance from the complex moments
 :math:`\\operatorname{mean}|z|^2` and :math:`\\operatorname{mean} z^2`. Each
-variant is checked against the other before it is timed. Runs on one thread;
+variant is checked against the other before it is timed. The activations
+cover each family: split, polar (modulus tanh, squash, log), zReLU and its
+variants, the holomorphic tanh and sigmoid, the cardioid, modReLU (one
+threshold and one per channel), the phase and magnitude softmaxes and the
+complex ratio mask (two inputs: mask and spectrum). Runs on one thread;
 ``benchmarks/conftest.py`` prints each ``cplx`` time divided by the native
 time of its group (below 1 is faster). On a busy machine add
 ``--benchmark-timer=time.process_time``.
@@ -73,12 +77,14 @@ def _rms_norm(layer):
 
 
 GROUP_NORM = cnn.CplxGroupNorm(4, 16)
+CHANNEL_MOD_RELU = cnn.CplxChannelModReLU(16)
 RMS_NORM = cnn.CplxRMSNorm((64, 64))
 # parameters away from their identity initialisation, so the check covers the affine maps
 torch.manual_seed(1)
 with torch.no_grad():
     for _param in (*GROUP_NORM.parameters(), *RMS_NORM.parameters()):
         _param.add_(torch.randn_like(_param) * 0.5)
+    CHANNEL_MOD_RELU.threshold.uniform_(0.2, 1.0)
 
 # name -> (layer, native function of the input); layers take one Cplx
 LAYERS = {
@@ -86,6 +92,27 @@ LAYERS = {
     "rms_norm": (RMS_NORM, _rms_norm(RMS_NORM)),
     "split_relu": (cnn.CplxSplitReLU(), lambda z: torch.complex(F.relu(z.real), F.relu(z.imag))),
     "mod_tanh": (cnn.CplxModTanh(), lambda z: torch.tanh(z.abs()) * torch.sgn(z)),
+    "mod_squash": (cnn.CplxModSquash(), lambda z: z * (z.abs() / (1 + z.abs() ** 2))),
+    "mod_log": (cnn.CplxModLog(), lambda z: torch.log1p(z.abs()) * torch.sgn(z)),
+    "zrelu": (cnn.CplxZReLU(), lambda z: z * ((z.real >= 0) & (z.imag >= 0))),
+    "zabs_relu": (cnn.CplxZAbsReLU(0.5), lambda z: z * (z.abs() >= 0.5)),
+    "zleaky_relu": (
+        cnn.CplxZLeakyReLU(0.1),
+        lambda z: torch.where((z.real >= 0) & (z.imag >= 0), z, 0.1 * z),
+    ),
+    "tanh": (cnn.CplxTanh(), torch.tanh),
+    "sigmoid": (cnn.CplxSigmoid(), torch.sigmoid),
+    "cardioid": (cnn.CplxCardioid(), lambda z: z * (0.5 * (1 + torch.cos(torch.angle(z))))),
+    "mod_relu": (
+        cnn.CplxModReLU(0.5), lambda z: z * F.relu(1 - 0.5 / z.abs().clamp(min=1e-5))
+    ),
+    "channel_mod_relu": (
+        CHANNEL_MOD_RELU,
+        lambda z: z * F.relu(1 - CHANNEL_MOD_RELU.threshold[:, None, None]
+                             / z.abs().clamp(min=1e-5)),
+    ),
+    "phase_softmax": (cnn.CplxPhaseSoftmax(-1), lambda z: torch.softmax(z.abs(), -1) * torch.sgn(z)),
+    "mag_softmax": (cnn.CplxMagSoftmax(1), lambda z: torch.softmax(z.abs(), 1)),
 }
 
 
@@ -99,7 +126,13 @@ def _inputs(variant):
 
 
 def _parts_sum(out):
+    if isinstance(out, torch.Tensor) and not out.is_complex():
+        return out.sum()
     return out.real.sum() + out.imag.sum()
+
+
+def _native(out):
+    return cplx.to_complex(out) if isinstance(out, cplx.Cplx) else out
 
 
 @pytest.mark.parametrize("variant", ["cplx", NATIVE])
@@ -111,8 +144,28 @@ def test_layer(benchmark, name, variant):
     with torch.no_grad():
         # the two variants must compute the same thing for the ratio to mean anything
         torch.testing.assert_close(
-            cplx.to_complex(layer(_inputs("cplx"))), native(_inputs(NATIVE)), rtol=1e-4, atol=1e-4
+            _native(layer(_inputs("cplx"))), native(_inputs(NATIVE)), rtol=1e-4, atol=1e-4
         )
     z = _inputs(variant)
     fn = native if variant == NATIVE else layer
     benchmark(lambda: _parts_sum(fn(z)).backward())
+
+
+@pytest.mark.parametrize("bounded", [True, False], ids=["bounded", "unbounded"])
+@pytest.mark.parametrize("variant", ["cplx", NATIVE])
+def test_ratio_mask(benchmark, bounded, variant):
+    layer = cnn.CplxRatioMask(bounded=bounded)
+
+    def native(mask, z):
+        return (torch.tanh(mask.abs()) * torch.sgn(mask) if bounded else mask) * z
+
+    benchmark.group = f"ratio_mask_{'bounded' if bounded else 'unbounded'}-fwd+bwd"
+    benchmark.extra_info.update(variant=variant, reference=NATIVE)
+    with torch.no_grad():
+        torch.testing.assert_close(
+            _native(layer(_inputs("cplx"), _inputs("cplx"))),
+            native(_inputs(NATIVE), _inputs(NATIVE)), rtol=1e-4, atol=1e-4,
+        )
+    mask, z = _inputs(variant), _inputs(variant)
+    fn = native if variant == NATIVE else layer
+    benchmark(lambda: _parts_sum(fn(mask, z)).backward())

@@ -103,6 +103,60 @@ def test_trabelsi_standard_rayleigh_modulus_uniform_phase(shape, kind):
     assert scipy.stats.kstest(phase, "uniform", args=(-math.pi, 2 * math.pi)).pvalue > 1e-3
 
 
+def assert_rayleigh_uniform_phase(w, variance):
+    """Modulus Rayleigh of scale sqrt(variance / 2) (KS test), phase uniform, independent."""
+    modulus = np.sqrt(modulus_squared(w)).ravel()
+    scale = math.sqrt(variance / 2)
+    assert scipy.stats.kstest(modulus, "rayleigh", args=(0, scale)).pvalue > 1e-3
+    phase = np.arctan2(w.imag.detach().numpy(), w.real.detach().numpy()).ravel()
+    assert scipy.stats.kstest(phase, "uniform", args=(-math.pi, 2 * math.pi)).pvalue > 1e-3
+    # modulus and phase are independent draws: no linear trace of one in the other
+    assert abs(np.corrcoef(modulus, phase)[0, 1]) < 5 / math.sqrt(modulus.size)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize(
+    "nonlinearity, a, mode",
+    [("leaky_relu", 0.0, "fan_in"), ("leaky_relu", 0.2, "fan_out"), ("relu", 0.0, "fan_in"),
+     ("linear", 0.0, "fan_out")],
+)
+def test_kaiming_rayleigh_variance_and_distribution(shape, nonlinearity, a, mode):
+    torch.manual_seed(6)
+    w = init.cplx_kaiming_rayleigh_(
+        parameter_weight(shape), a=a, mode=mode, nonlinearity=nonlinearity
+    )
+    fan = dict(zip(("fan_in", "fan_out"), fans(shape)))[mode]
+    variance = leaky_gain_squared(nonlinearity, a) / fan
+    assert_mean_close(modulus_squared(w), variance)
+    assert_rayleigh_uniform_phase(w, variance)
+
+
+def test_kaiming_rayleigh_defaults_are_trabelsi_he():
+    # Trabelsi et al.'s He criterion, E|W|^2 = 2 / fan_in, from torch's default arguments
+    torch.manual_seed(7)
+    shape = (64, 16, 5)
+    w = init.cplx_kaiming_rayleigh_(parameter_weight(shape))
+    assert_mean_close(modulus_squared(w), 2 / fans(shape)[0])
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("gain", [1.0, 0.5])
+def test_xavier_rayleigh_variance_and_distribution(shape, gain):
+    torch.manual_seed(8)
+    w = init.cplx_xavier_rayleigh_(parameter_weight(shape), gain=gain)
+    fan_in, fan_out = fans(shape)
+    variance = 2 * gain**2 / (fan_in + fan_out)
+    assert_mean_close(modulus_squared(w), variance)
+    assert_rayleigh_uniform_phase(w, variance)
+
+
+def test_rayleigh_rejects_bad_mode():
+    w = Cplx.zeros(3, 3)
+    with pytest.raises(ValueError, match="cplx_kaiming_rayleigh_: `mode` must be"):
+        init.cplx_kaiming_rayleigh_(w, mode="fan_avg")
+    assert not w.real.any() and not w.imag.any()
+
+
 @pytest.mark.parametrize("shape", [(64, 32), (32, 64), (8, 4, 3, 3), (6, 5, 1)])
 @pytest.mark.parametrize("kind", ["glorot", "he"])
 def test_trabelsi_independent_is_scaled_semi_unitary(shape, kind):
@@ -135,6 +189,8 @@ ALL = [
     init.cplx_kaiming_uniform_,
     init.cplx_xavier_normal_,
     init.cplx_xavier_uniform_,
+    init.cplx_kaiming_rayleigh_,
+    init.cplx_xavier_rayleigh_,
     init.cplx_trabelsi_standard_,
     init.cplx_trabelsi_independent_,
     init.cplx_uniform_independent_,

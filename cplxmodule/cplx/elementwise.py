@@ -130,13 +130,20 @@ def tan(input):
 
 def _tanh_parts(a, b):
     """The parts of :math:`\\tanh(a + ib)`, finite for any finite ``a``."""
-    two_a, two_b = 2 * a, 2 * b
-    # sech(2a) = 2 e^{-|2a|} / (1 + e^{-4|a|}) underflows to zero (with a zero
-    # gradient) where 1 / cosh(2a) would differentiate to inf * 0 = nan.
-    decay = torch.exp(-two_a.abs())
+    # With t = tanh a, w = sech^2 a = 1 - t^2, c = cos b, s = sin b:
+    # tanh(a + ib) = (t + i s c w) / (t^2 + c^2 w). Both terms of the
+    # denominator are non-negative, so nothing cancels near the poles
+    # (a = 0, cos b = 0), where the form 1 + cos 2b sech 2a loses the
+    # precision torch's native tanh keeps.
+    t = torch.tanh(a)
+    # sech a = 2 e^{-|a|} / (1 + e^{-2|a|}) underflows to zero (with a zero
+    # gradient) where 1 / cosh a would differentiate to inf * 0 = nan.
+    decay = torch.exp(-a.abs())
     sech = 2 * decay / (1 + decay * decay)
-    denom = 1 + torch.cos(two_b) * sech
-    return torch.tanh(two_a) / denom, torch.sin(two_b) * sech / denom
+    w = sech * sech
+    c, s = torch.cos(b), torch.sin(b)
+    denom = t * t + c * c * w
+    return t / denom, s * c * w / denom
 
 
 def modrelu(input, threshold=0.5):
@@ -367,9 +374,10 @@ def zleakyrelu(input, negative_slope=0.01):
     """
     re, im = _checked_parts(input, "zleakyrelu")
     keep = (re >= 0) & (im >= 0)
-    return Cplx(
-        torch.where(keep, re, negative_slope * re), torch.where(keep, im, negative_slope * im)
-    )
+    # one real scale for both parts: two products forward and two backward,
+    # where a ``where`` per part costs a product and a select each way
+    scale = negative_slope + (1 - negative_slope) * keep.to(re.dtype)
+    return Cplx(re * scale, im * scale)
 
 
 def phase_softmax(input, dim):

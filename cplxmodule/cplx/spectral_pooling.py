@@ -5,7 +5,7 @@ import torch
 from ._shared import checked_cplx
 from .tensor import Cplx
 
-__all__ = ["spectral_pool1d", "spectral_pool2d"]
+__all__ = ["spectral_pool1d", "spectral_pool2d", "spectral_pool3d"]
 
 
 def _spectral_pool(input, output_size, n, where):
@@ -95,6 +95,10 @@ def spectral_pool2d(input, output_size):
     return _spectral_pool(input, output_size, 2, "spectral_pool2d")
 
 
+def spectral_pool3d(input, output_size):
+    return _spectral_pool(input, output_size, 3, "spectral_pool3d")
+
+
 spectral_pool1d.__doc__ = _DOC.format(
     n=1, s="", dims_in="L_in", dims_out="L_out", name="spectral_pool1d",
     ones="2, 8", size="3", out_shape="2, 3",
@@ -102,4 +106,8 @@ spectral_pool1d.__doc__ = _DOC.format(
 spectral_pool2d.__doc__ = _DOC.format(
     n=2, s="s", dims_in="H_in, W_in", dims_out="H_out, W_out", name="spectral_pool2d",
     ones="1, 6, 7", size="(4, 3)", out_shape="1, 4, 3",
+)
+spectral_pool3d.__doc__ = _DOC.format(
+    n=3, s="s", dims_in="D_in, H_in, W_in", dims_out="D_out, H_out, W_out",
+    name="spectral_pool3d", ones="1, 4, 6, 5", size="(2, 3, 5)", out_shape="1, 2, 3, 5",
 )

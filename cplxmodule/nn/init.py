@@ -11,6 +11,13 @@ The He (Kaiming) and Glorot (Xavier) criteria ask for the same
 it (Trabelsi et al. 2018, section 3.6). Fans are computed from the shape of
 one part exactly as :mod:`torch.nn.init` does.
 
+The ``*_normal_`` and ``*_uniform_`` functions draw the two parts
+independently; the ``*_rayleigh_`` functions draw Trabelsi's polar form, a
+Rayleigh modulus and a uniform phase, with the same variance and torch's
+arguments. Complex layers keep the complex analogue of torch's default
+initialisation, measured against Trabelsi's He initialisation in
+:doc:`/api/init`, which also shows how to start a model from another one.
+
 References
 ----------
 C. Trabelsi et al., "Deep Complex Networks", ICLR 2018.
@@ -27,6 +34,8 @@ __all__ = [
     "cplx_kaiming_uniform_",
     "cplx_xavier_normal_",
     "cplx_xavier_uniform_",
+    "cplx_kaiming_rayleigh_",
+    "cplx_xavier_rayleigh_",
     "cplx_trabelsi_standard_",
     "cplx_trabelsi_independent_",
     "cplx_uniform_independent_",
@@ -114,6 +123,18 @@ def _fill_uniform(tensor, std, generator):
     with torch.no_grad():
         for part in (tensor.real, tensor.imag):
             part.uniform_(-bound, bound, generator=generator)
+    return tensor
+
+
+def _fill_rayleigh(tensor, std, generator):
+    r"""Rayleigh modulus and uniform phase with :math:`\mathbb{E}|W|^2 = \text{std}^2`."""
+    with torch.no_grad():
+        # rho^2 / (2 s^2) ~ Exp(1) for a Rayleigh rho of scale s, and E rho^2 = 2 s^2
+        exp = torch.empty_like(tensor.real).exponential_(generator=generator)
+        rho = torch.sqrt(exp) * std
+        theta = torch.empty_like(tensor.real).uniform_(-math.pi, math.pi, generator=generator)
+        tensor.real.copy_(rho * torch.cos(theta))
+        tensor.imag.copy_(rho * torch.sin(theta))
     return tensor
 
 
@@ -278,6 +299,105 @@ def cplx_xavier_uniform_(tensor, gain=1.0, generator=None):
     return _fill_uniform(tensor, std, generator)
 
 
+def cplx_kaiming_rayleigh_(
+    tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu", generator=None
+):
+    r"""He initialisation in Trabelsi's polar form: Rayleigh modulus, uniform phase.
+
+    :math:`W = \rho e^{i\theta}` with :math:`\theta \sim \mathcal{U}(-\pi, \pi)`
+    and :math:`\rho` Rayleigh-distributed with scale
+    :math:`s = \text{gain} / \sqrt{2\,\text{fan}}`, so that
+    :math:`\mathbb{E}|W|^2 = 2s^2 = \text{gain}^2 / \text{fan}`, the variance
+    :func:`torch.nn.init.kaiming_normal_` gives a real weight. The defaults
+    (``leaky_relu`` with ``a=0``, ``fan_in``) give Trabelsi et al.'s He
+    criterion :math:`\mathbb{E}|W|^2 = 2/\text{fan\_in}`.
+
+    Parameters
+    ----------
+    tensor : Cplx
+        The complex weight, of at least two dimensions.
+    a : float
+        The negative slope of the rectifier (``leaky_relu`` only).
+    mode : {'fan_in', 'fan_out'}
+        Preserve the variance in the forward or the backward pass.
+    nonlinearity : str
+        As for :func:`torch.nn.init.calculate_gain`.
+    generator : torch.Generator, optional
+        The source of randomness.
+
+    Returns
+    -------
+    Cplx
+        ``tensor``, filled in place.
+
+    Raises
+    ------
+    TypeError
+        If ``tensor`` is not a :class:`~cplxmodule.cplx.Cplx`.
+    ValueError
+        If ``tensor`` has fewer than two dimensions or ``mode`` is unknown.
+
+    See Also
+    --------
+    cplx_trabelsi_standard_ : the same distribution, criterion chosen by name.
+
+    References
+    ----------
+    C. Trabelsi et al., "Deep Complex Networks", ICLR 2018, section 3.6.
+
+    Examples
+    --------
+    >>> from cplxmodule.nn import CplxLinear
+    >>> layer = CplxLinear(32, 64)
+    >>> w = cplx_kaiming_rayleigh_(layer.weight)
+    """
+    where = "cplx_kaiming_rayleigh_"
+    std = _kaiming_std(_checked(tensor, where), a, mode, nonlinearity, where)
+    return _fill_rayleigh(tensor, std, generator)
+
+
+def cplx_xavier_rayleigh_(tensor, gain=1.0, generator=None):
+    r"""Glorot initialisation in Trabelsi's polar form: Rayleigh modulus, uniform phase.
+
+    As :func:`cplx_kaiming_rayleigh_`, with
+    :math:`\mathbb{E}|W|^2 = 2\,\text{gain}^2 / (\text{fan\_in} + \text{fan\_out})`,
+    the variance :func:`torch.nn.init.xavier_normal_` gives a real weight;
+    ``gain=1`` is Trabelsi et al.'s Glorot criterion.
+
+    Parameters
+    ----------
+    tensor : Cplx
+        The complex weight, of at least two dimensions.
+    gain : float
+        The scaling factor.
+    generator : torch.Generator, optional
+        The source of randomness.
+
+    Returns
+    -------
+    Cplx
+        ``tensor``, filled in place.
+
+    Raises
+    ------
+    TypeError
+        If ``tensor`` is not a :class:`~cplxmodule.cplx.Cplx`.
+    ValueError
+        If ``tensor`` has fewer than two dimensions.
+
+    References
+    ----------
+    C. Trabelsi et al., "Deep Complex Networks", ICLR 2018, section 3.6.
+
+    Examples
+    --------
+    >>> w = cplx_xavier_rayleigh_(cplx.Cplx.empty(64, 32))
+    """
+    where = "cplx_xavier_rayleigh_"
+    std = _xavier_std(_checked(tensor, where), gain, where)
+    return _fill_rayleigh(tensor, std, generator)
+
+
 def _trabelsi_variance(tensor, kind, where):
     r""":math:`\mathbb{E}|W|^2`: :math:`2/\text{fan\_in}` (He) or
     :math:`2/(\text{fan\_in} + \text{fan\_out})` (Glorot)."""
@@ -326,16 +446,7 @@ def cplx_trabelsi_standard_(cplx, kind="glorot", generator=None):
     """
     where = "cplx_trabelsi_standard_"
     variance = _trabelsi_variance(_checked(cplx, where, "cplx"), kind, where)
-    with torch.no_grad():
-        # rho^2 / (2 sigma^2) ~ Exp(1) for a Rayleigh rho of scale sigma
-        exp = torch.empty_like(cplx.real).exponential_(generator=generator)
-        rho = torch.sqrt(variance * exp)
-        theta = torch.empty_like(cplx.real).uniform_(
-            -math.pi, math.pi, generator=generator
-        )
-        cplx.real.copy_(rho * torch.cos(theta))
-        cplx.imag.copy_(rho * torch.sin(theta))
-    return cplx
+    return _fill_rayleigh(cplx, math.sqrt(variance), generator)
 
 
 def cplx_trabelsi_independent_(cplx, kind="glorot", generator=None):

@@ -283,7 +283,9 @@ _CONV_DOC = """Complex {n}d convolution, the twin of :class:`torch.nn.Conv{n}d`.
     The input is a :class:`~cplxmodule.cplx.Cplx` of shape
     ``(N, in_channels, *spatial)`` or ``(in_channels, *spatial)``.
     Initialisation: see :class:`CplxLinear`, with
-    ``fan_in = in_channels / groups * prod(kernel_size)``.
+    ``fan_in = in_channels / groups * prod(kernel_size)``; Trabelsi et al.'s
+    are options (``init.cplx_kaiming_rayleigh_(layer.weight)``), measured
+    in :doc:`/api/init`.
 
     Shape
     -----

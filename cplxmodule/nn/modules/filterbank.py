@@ -15,6 +15,7 @@ __all__ = [
     "CplxMorletConv1d",
     "CplxSpectralPool1d",
     "CplxSpectralPool2d",
+    "CplxSpectralPool3d",
 ]
 
 
@@ -288,3 +289,18 @@ class CplxSpectralPool2d(_CplxSpectralPoolNd):
         shape_out="2, 3, 4, 6",
     )
     _pool = staticmethod(cplx.spectral_pool2d)
+
+
+class CplxSpectralPool3d(_CplxSpectralPoolNd):
+    __doc__ = _POOL_DOC.format(
+        n=3,
+        s="s",
+        func="spectral_pool3d",
+        dims_in="D_in, H_in, W_in",
+        dims_out="D_out, H_out, W_out",
+        cls="CplxSpectralPool3d",
+        size="(2, 4, 6)",
+        shape_in="2, 3, 5, 8, 9",
+        shape_out="2, 3, 2, 4, 6",
+    )
+    _pool = staticmethod(cplx.spectral_pool3d)

@@ -126,6 +126,10 @@ class CplxLinear(_WeightedForward, CplxToCplx):
     parts with :math:`\mathbb{E}|W|^2 = 1/(3\,\text{in\_features})`, the
     variance of torch's default ``kaiming_uniform_(a=sqrt(5))``, so a complex
     layer preserves the signal's power as its real twin does.
+    Trabelsi et al.'s initialisations are options of
+    :mod:`cplxmodule.nn.init`, e.g.
+    ``init.cplx_kaiming_rayleigh_(layer.weight)``; :doc:`/api/init`
+    measures them against this default.
 
     A checkpoint of :class:`torch.nn.Linear` loads with zero imaginary
     parts (see :class:`CplxParameter`).

@@ -1,0 +1,124 @@
+"""The spectral front ends and filterbanks against the same computation in torch's native complex64.
+
+Run with::
+
+    python -m pytest benchmarks/test_bench_spectral.py --benchmark-enable
+
+Each group is one layer, forward and backward, with two variants: ``cplx``,
+the layer of :mod:`cplxmodule.nn` on a :class:`~cplxmodule.cplx.Cplx` whose
+parts are two contiguous tensors (as a model holds them), and
+``torch-complex64``, what a user of torch's native complex tensors writes
+for the same result, from the layer's own parameters. Each variant is
+checked against the other before it is timed. Runs on one thread;
+``benchmarks/conftest.py`` prints each ``cplx`` time divided by the native
+time of its group (below 1 is faster). On a busy machine add
+``--benchmark-timer=time.process_time``.
+"""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import cplxmodule.cplx as cplx
+import cplxmodule.nn as cnn
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+NATIVE = "torch-complex64"
+
+
+def _spectral_pool(sizes):
+    def native(z):
+        dims = tuple(range(-len(sizes), 0))
+        spectrum = torch.fft.fftshift(torch.fft.fftn(z, dim=dims, norm="forward"), dim=dims)
+        for dim, m in zip(dims, sizes):
+            spectrum = spectrum.narrow(dim, z.shape[dim] // 2 - m // 2, m)
+        return torch.fft.ifftn(torch.fft.ifftshift(spectrum, dim=dims), dim=dims, norm="forward")
+
+    return native
+
+
+def _analytic(z):
+    # the input is real: the analytic signal keeps the non-negative frequencies, doubled
+    n = z.shape[-1]
+    gain = torch.zeros(n)
+    gain[0] = 1
+    gain[1 : (n + 1) // 2] = 2
+    if n % 2 == 0:
+        gain[n // 2] = 1
+    return torch.fft.ifft(torch.fft.fft(z) * gain)
+
+
+def _gabor(layer):
+    def native(z):
+        t = torch.arange(layer.kernel_size[0]) - (layer.kernel_size[0] - 1) / 2
+        center, width = layer.center[:, None], layer.width[:, None]
+        kernel = torch.exp(-(t**2) / (2 * width**2)) * torch.exp(2j * math.pi * center * t)
+        weight = kernel.unsqueeze(1).expand(-1, layer.in_channels // layer.groups, -1)
+        return F.conv1d(z, weight, stride=layer.stride, padding=layer.padding)
+
+    return native
+
+
+STFT = cnn.CplxSTFT(256, hop_length=64)
+ISTFT = cnn.CplxISTFT(256, hop_length=64)
+GABOR = cnn.CplxGaborConv1d(4, 32, 65, padding=32)
+
+# name -> (layer, native function, input shape, the input is real)
+LAYERS = {
+    "fft": (cnn.CplxFFT(norm="ortho"), lambda z: torch.fft.fft(z, norm="ortho"),
+            (64, 32, 256), False),
+    "ifft": (cnn.CplxIFFT(dim=1), lambda z: torch.fft.ifft(z, dim=1), (64, 32, 256), False),
+    "stft": (STFT, lambda z: torch.stft(z, 256, 64, window=STFT.window, onesided=False,
+                                        return_complex=True), (16, 16384), False),
+    "istft": (ISTFT, lambda z: torch.istft(z, 256, 64, window=ISTFT.window, onesided=False,
+                                           return_complex=True), (16, 256, 257), False),
+    "analytic": (cnn.CplxAnalytic(), _analytic, (64, 32, 256), True),
+    "gabor_conv1d": (GABOR, _gabor(GABOR), (16, 4, 2048), False),
+    "spectral_pool1d": (cnn.CplxSpectralPool1d(64), _spectral_pool((64,)), (64, 32, 256), False),
+    "spectral_pool2d": (cnn.CplxSpectralPool2d((16, 16)), _spectral_pool((16, 16)),
+                        (16, 16, 32, 32), False),
+    "spectral_pool3d": (cnn.CplxSpectralPool3d((4, 8, 8)), _spectral_pool((4, 8, 8)),
+                        (8, 8, 8, 16, 16), False),
+}
+
+
+def _inputs(name, variant):
+    _, _, shape, real = LAYERS[name]
+    torch.manual_seed(0)
+    if real:
+        return torch.randn(shape).requires_grad_()
+    native = torch.randn(shape, dtype=torch.complex64)
+    if variant == NATIVE:
+        return native.requires_grad_()
+    z = cplx.from_complex(native)
+    return cplx.Cplx(z.real.contiguous().requires_grad_(), z.imag.contiguous().requires_grad_())
+
+
+def _native(out):
+    return cplx.to_complex(out) if isinstance(out, cplx.Cplx) else out
+
+
+def _parts_sum(out):
+    if isinstance(out, cplx.Cplx):
+        return out.real.sum() + out.imag.sum()
+    return torch.view_as_real(out).sum()
+
+
+@pytest.mark.parametrize("variant", ["cplx", NATIVE])
+@pytest.mark.parametrize("name", LAYERS)
+def test_spectral(benchmark, name, variant):
+    layer, native = LAYERS[name][:2]
+    benchmark.group = f"{name}-fwd+bwd"
+    benchmark.extra_info.update(variant=variant, reference=NATIVE)
+    with torch.no_grad():
+        # the two variants must compute the same thing for the ratio to mean anything
+        torch.testing.assert_close(
+            _native(layer(_inputs(name, "cplx"))), native(_inputs(name, NATIVE)),
+            rtol=1e-4, atol=1e-4,
+        )
+    z = _inputs(name, variant)
+    fn = native if variant == NATIVE else layer
+    benchmark(lambda: _parts_sum(fn(z)).backward())
