@@ -241,16 +241,28 @@ def test_constant_channels_fold_into_the_next_bias(complex_):
 
 
 @complexity
-def test_a_zero_padded_consumer_keeps_nonzero_constant_channels(complex_):
+@pytest.mark.parametrize("consumer", ["zero-padded", "transposed"])
+def test_constant_channels_reach_a_zero_padded_consumer_through_one_of_them(complex_, consumer):
+    # bn(bias) is a nonzero constant, and zeros pad it at the borders (or a
+    # transposed convolution sums fewer taps there): no bias can hold it,
+    # but every constant channel is a multiple of one of them
     torch.manual_seed(4)
-    model = sequential(complex_, conv(complex_, 1, 2, C, 3), batchnorm(complex_, 1),
-                       conv(complex_, 1, C, 3, 3, padding=1))
+    if consumer == "transposed":
+        last = conv(complex_, 1, C, 3, 3, stride=2, transposed=True)
+        mask = torch.ones(real_shape(last), dtype=DTYPE)
+        mask[UNUSED] = 0  # a transposed convolution's inputs are its axis 0
+    else:
+        last = conv(complex_, 1, C, 3, 3, padding=1)
+    model = sequential(complex_, conv(complex_, 1, 2, C, 3), batchnorm(complex_, 1), last)
     mask_outputs(model[0], DEAD)
-    mask_inputs(model[2], UNUSED)
+    if consumer == "transposed":
+        model[2].mask = mask
+    else:
+        mask_inputs(model[2], UNUSED)
     x = sample(complex_, 4, 2, 7)
     small = check(warm_up(model, x), x)
-    # bn(bias) is a nonzero constant, and zeros pad it at the borders
-    assert small[0].out_channels == C - len(UNUSED)
+    assert small[0].out_channels == KEPT + 1 and small[1].num_features == KEPT + 1
+    assert small[2].in_channels == KEPT + 1
 
 
 @complexity

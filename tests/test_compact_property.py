@@ -185,10 +185,10 @@ def sparsify(draw, layer, kind, ctx):
             weight.copy_(torch.where(keep, weight.sign() * (1 + weight.abs()), 0.0))
 
 
-def weighted(draw, ctx, d, c, out=None, ungrouped=False):
-    """A layer with a weight: ``(module, output features)``."""
+def weighted(draw, ctx, d, c, out=None, ungrouped=False, masked_=False):
+    """A layer with a weight: ``(module, output features)``; ``masked_``: a masked one."""
     family = "Linear" if d == 0 else draw(st.sampled_from(["Conv"] * 3 + ["ConvTranspose"]))
-    kind = draw(st.sampled_from(kinds(family, ctx.complex_)))
+    kind = "masked" if masked_ else draw(st.sampled_from(kinds(family, ctx.complex_)))
     cls = layer_class(family, d, ctx.complex_, kind)
     bias = draw(st.booleans())
     if family == "Linear":
@@ -300,7 +300,7 @@ def block(draw, ctx, d, c, depth):
     options = ["weighted"] * 4 + ["activation"] * 3 + ["batchnorm", "shared", "shared", "chain",
                                                        "batchnorm", "channel_activation"]
     if d > 0:
-        options += ["pooling", "pooling", "channels", "channels", "channels"]
+        options += ["pooling", "pooling"] + ["channels"] * 6
     if depth < 2:
         options += ["sequential", "residual", "skip", "skip"]
     if d == 0:
@@ -332,7 +332,7 @@ def block(draw, ctx, d, c, depth):
     if option == "channels":
         # a convolution, steps that keep channel c on channel c, then a
         # convolution or a flatten into a linear layer: where channels go
-        first, hidden = weighted(draw, ctx, d, c, ungrouped=True)
+        first, hidden = weighted(draw, ctx, d, c, ungrouped=True, masked_=draw(st.booleans()))
         steps = []
         for _ in range(draw(st.integers(1, 3))):
             step = draw(st.sampled_from(["batchnorm", "activation", "pooling", "channel"]))
@@ -348,7 +348,7 @@ def block(draw, ctx, d, c, depth):
             flatten, _, features = block_flatten(draw, ctx, d, hidden)
             last, out = weighted(draw, ctx, 0, features)
             return sequential(ctx, first, *steps, flatten, last), 0, out
-        last, out = weighted(draw, ctx, d, hidden, ungrouped=True)
+        last, out = weighted(draw, ctx, d, hidden, ungrouped=True, masked_=draw(st.booleans()))
         return sequential(ctx, first, *steps, last), d, out
     if option == "flatten":
         return block_flatten(draw, ctx, d, c)

@@ -281,6 +281,20 @@ def _map(x, fn):
     return Cplx(fn(x.real), fn(x.imag)) if isinstance(x, Cplx) else fn(x)
 
 
+def _multiply(x, y):
+    if isinstance(x, Cplx):
+        return Cplx(x.real * y.real - x.imag * y.imag, x.real * y.imag + x.imag * y.real)
+    return x * y
+
+
+def _divide(x, y):
+    if isinstance(x, Cplx):
+        size = y.real * y.real + y.imag * y.imag
+        return Cplx((x.real * y.real + x.imag * y.imag) / size,
+                    (x.imag * y.real - x.real * y.imag) / size)
+    return x / y
+
+
 def _linear(input, weight):
     return cplx.linear(input, weight) if isinstance(weight, Cplx) else F.linear(input, weight)
 
@@ -360,6 +374,26 @@ class Unit:
                                _map(self.weight, sums))
         contribution = _map(contribution, lambda part: part[0])
         self.bias = contribution if self.bias is None else self.bias + contribution
+        self.changed = True
+
+    def merge_inputs(self, carrier, value, values, channels):
+        """Read the input ``channels``, holding ``values`` where ``carrier`` holds ``value``, from it.
+
+        Each such channel is ``values[i] / value`` times the carrier
+        channel everywhere, zero padding included: its kernel, scaled,
+        moves into the carrier's.
+        """
+        shape = [1] * _parts(self.weight)[0].dim()
+        shape[self.in_dim] = -1
+        ratio = _map(_divide(values, value), lambda part: part.view(shape))
+        moved = _map(self.weight, lambda part: part.index_select(self.in_dim, channels))
+        moved = _map(_multiply(moved, ratio), lambda part: part.sum(self.in_dim, keepdim=True))
+        at = carrier.view(1)
+        for part, add in zip(_parts(self.weight), _parts(moved)):
+            part.index_add_(self.in_dim, at, add)
+        if self.mask is not None:
+            reads = self.mask.index_select(self.in_dim, channels).any(self.in_dim, keepdim=True)
+            self.mask.index_copy_(self.in_dim, at, self.mask.index_select(self.in_dim, at) | reads)
         self.changed = True
 
     def keep_outputs(self, index):
@@ -457,21 +491,34 @@ def _shrink(producer, steps, consumer, group):
     constants = _constants(producer, steps) if dead.any() else None
     if constants is None:
         dead[:] = False
+        moved = dead.clone()
     else:
-        # a channel constant at zero adds nothing; another is added to the bias
-        zero = torch.stack([part == 0 for part in _parts(constants)]).all(0)
-        if not consumer.reads_constants(group):
-            dead &= zero
+        # the constants that are not zero must still reach the consumer
+        moved = dead & torch.stack([part != 0 for part in _parts(constants)]).any(0)
     drop = unused | dead
-    if drop.all() and (producer.spatial or any(kind == "channelwise" for kind, _ in steps)):
+    carrier = None
+    if moved.any() and not consumer.reads_constants(group):
+        # zero padding meets the constants, so they cannot go into the bias;
+        # they all go through one of them, the largest, scaled into its kernel
+        size = sum(part * part for part in _parts(constants))
+        carrier = torch.where(moved, size, -1.0).argmax()
+        drop[carrier] = False
+        moved[carrier] = False
+    elif drop.all() and (producer.spatial or any(kind == "channelwise" for kind, _ in steps)):
         # torch refuses convolutions and norms of no channels: one stays,
         # an unused one if any, else a constant one, then not added
-        drop[(unused if unused.any() else dead).nonzero()[0]] = False
+        keep = (unused if unused.any() else dead).nonzero()[0, 0]
+        drop[keep] = moved[keep] = False
     if not drop.any():
         return False
-    fold = (dead & drop & ~zero).nonzero().squeeze(1) if constants is not None else None
-    if fold is not None and len(fold):
-        consumer.add_constants(_map(constants, lambda part: part[fold]), fold, group)
+    if moved.any():
+        channels = moved.nonzero().squeeze(1)
+        values = _map(constants, lambda part: part[channels])
+        if carrier is None:
+            consumer.add_constants(values, channels, group)
+        else:
+            consumer.merge_inputs(carrier, _map(constants, lambda part: part[carrier]), values,
+                                  channels)
     index = (~drop).nonzero().squeeze(1)
     producer.keep_outputs(index)
     consumer.keep_inputs(index, group)
