@@ -25,9 +25,13 @@ dimension 1 of a batched ``(N, C, *)`` input.
 A producer's output channel goes, with the consumer's matching inputs, when
 the consumer never reads it (its columns are all zero), or when the
 producer's row is all zero and its output is a known constant after the
-steps (its bias, mapped by each step in eval mode) that the consumer adds
-to its bias exactly: a linear consumer always, a convolution only if it
-reads no zero padding.
+steps (its bias, mapped by each step in eval mode). A constant zero adds
+nothing. Other constants are added to the consumer's bias where it reads
+them the same at every position (a linear layer, a convolution without
+zero padding); before zero padding or a transposed convolution, whose
+borders read fewer taps, each constant channel is a fixed multiple of
+the largest one, which stays and carries them all: their kernels,
+scaled, are added to its kernel.
 """
 
 import numbers

@@ -2,9 +2,11 @@
 
 A masked layer multiplies its dense weight by its mask at every call, so a
 99 % sparse model runs as slowly as a dense one. :func:`compact` removes what
-the masks zero instead: whole output features (rows of the mask) together
-with the next layer's matching input features wherever a
-:class:`torch.nn.Sequential` proves it safe, then stores each remaining linear
+the masks zero instead: whole output features and channels (rows of the
+mask) together with the next layer's matching inputs, and the batch norms'
+and per-channel activations' parameters between, wherever the chain of a
+:class:`torch.nn.Sequential` proves it safe (in
+:mod:`~cplxmodule.nn.masked._channels`), then stores each remaining linear
 weight that is sparse enough as a CSR matrix (:class:`SparseLinear`,
 :class:`CplxSparseLinear`, in :mod:`~cplxmodule.nn.masked.sparse_linear`) and
 every other one densely in the layer's dense twin, with the mask multiplied
@@ -94,19 +96,41 @@ def compact(module, *, max_density=0.15, threshold=None):
     anything), is opaque: copied as it is (its own children compacted), and
     never a reason to remove a feature.
 
-    Whole features are removed only where the model's structure proves it
-    safe: inside a :class:`torch.nn.Sequential` or
-    :class:`~cplxmodule.nn.CplxSequential` (exactly these classes: a
-    subclass may have its own ``forward``, a residual block say), between
-    a linear or convolution layer (without groups) and the next one of the
-    same kind, with only elementwise modules (activations, dropout,
-    identity; exactly these classes) between them.
-    Output feature ``j`` of the first goes, with input feature ``j`` of the
-    second, when the second never reads it (its column is all zero), or when
-    the first's row is all zero: then feature ``j`` carries the constant
-    bias, which after the activations is either zero or is added to a linear
-    second layer's bias. Elsewhere (a model's last layer, layers called from
-    a custom ``forward``) zero rows stay; the result is never wrong.
+    Whole features (channels) are removed only where the model's
+    structure proves it safe: along the chain of a
+    :class:`torch.nn.Sequential` or :class:`~cplxmodule.nn.CplxSequential`
+    (exactly these classes: a subclass may have its own ``forward``, a
+    residual block say; nested ones used once are read through), between a
+    *producer* (a linear, convolution or transposed convolution layer,
+    without groups) and the next such layer, its *consumer*, when each
+    module between maps channel ``c`` to channel ``c`` alone:
+
+    - elementwise modules (activations, dropout, identity; exactly these
+      classes), between any two layers of the same kind;
+    - behind a convolution also batch norms (real, complex whitening, naive,
+      magnitude) and instance norms, whose per-channel statistics and
+      parameters are sliced; ``PReLU(C)`` and
+      :class:`~cplxmodule.nn.CplxChannelModReLU`, sliced likewise; max,
+      average and adaptive pooling of the convolution's dimensions; and a
+      ``Flatten(1, -1)`` into a linear consumer, where channel ``c`` is the
+      ``S`` features ``c * S ... (c + 1) * S - 1`` (``S = in_features / C``).
+
+    Channel ``c`` goes, with the consumer's matching inputs, when the
+    consumer never reads it (its columns are all zero), or when the
+    producer's row is all zero: the channel then holds its bias everywhere,
+    mapped by each module between in eval mode. A constant zero goes
+    outright; another one is added to the consumer's bias where the
+    consumer reads it the same at every position (a linear layer, a
+    convolution without zero padding), and elsewhere (zero padding, a
+    transposed convolution) all of them go through one of them, whose
+    kernel in the consumer takes theirs, scaled. A constant is not known,
+    and the channel stays, behind a norm by batch or instance statistics or
+    an average pooling that counts zero padding. Anywhere else (a model's
+    first input and last output, a layer used twice, a grouped convolution,
+    a module of another class between, layers called from a custom
+    ``forward``) every channel stays; the result is never wrong. Behind a
+    convolution, channels are dimension 1: convolutions must take batched
+    ``(N, C, *)`` inputs there.
 
     Convolutions stay dense (with their dead channels removed): torch has no
     sparse convolution, so the zeros scattered inside their kernels are
