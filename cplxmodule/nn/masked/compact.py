@@ -5,8 +5,8 @@ A masked layer multiplies its dense weight by its mask at every call, so a
 the masks zero instead: whole output features and channels (rows of the
 mask) together with the next layer's matching inputs, and the batch norms'
 and per-channel activations' parameters between, wherever the chain of a
-:class:`torch.nn.Sequential` proves it safe (in
-:mod:`~cplxmodule.nn.masked._channels`), then stores each remaining linear
+:class:`torch.nn.Sequential` proves it safe (see ``_channels.py`` beside
+this module), then stores each remaining linear
 weight that is sparse enough as a CSR matrix (:class:`SparseLinear`,
 :class:`CplxSparseLinear`, in :mod:`~cplxmodule.nn.masked.sparse_linear`) and
 every other one densely in the layer's dense twin, with the mask multiplied
