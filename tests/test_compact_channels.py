@@ -294,7 +294,7 @@ def test_batch_statistics_keep_constant_channels():
 
 
 @pytest.mark.parametrize("between", ["linear-batchnorm", "groupnorm", "shared-batchnorm",
-                                     "depthwise", "custom"])
+                                     "grouped", "custom"])
 def test_unproven_steps_keep_every_channel(between):
     torch.manual_seed(7)
     first, last = conv(False, 1, 2, C, 3), conv(False, 1, C, 3, 1)
@@ -310,8 +310,8 @@ def test_unproven_steps_keep_every_channel(between):
         elif between == "shared-batchnorm":
             bn = torch.nn.BatchNorm1d(C, dtype=DTYPE)
             middle = [bn, torch.nn.Tanh(), conv(False, 1, C, C, 1), bn]
-        elif between == "depthwise":
-            middle = [torch.nn.Conv1d(C, C, 3, groups=C, dtype=DTYPE)]
+        elif between == "grouped":
+            middle = [torch.nn.Conv1d(C, C, 3, groups=2, dtype=DTYPE)]
         else:
             middle = [type("Custom", (torch.nn.ReLU,), {})()]
     model = torch.nn.Sequential(first, *middle, last)
@@ -321,6 +321,32 @@ def test_unproven_steps_keep_every_channel(between):
     mask_inputs(model[-1], UNUSED)
     small = check(warm_up(model, x), x)
     assert small[0].weight.shape[0] == C
+
+
+@complexity
+@pytest.mark.parametrize("padding", [0, 1])
+@pytest.mark.parametrize("masked_", [False, True], ids=["dense", "masked"])
+def test_depthwise_convolutions_lose_channels_with_their_neighbours(complex_, padding, masked_):
+    torch.manual_seed(12)
+    if masked_:
+        depthwise = conv(complex_, 2, C, C, 3, padding=padding, groups=C)
+        mask = torch.rand(real_shape(depthwise)) < 0.7
+        depthwise.mask = mask
+    else:
+        cls = cnn.CplxConv2d if complex_ else torch.nn.Conv2d
+        depthwise = cls(C, C, 3, padding=padding, groups=C, dtype=DTYPE)
+    model = sequential(complex_, conv(complex_, 2, 2, C, 1), batchnorm(complex_, 2),
+                       relu(complex_), depthwise, batchnorm(complex_, 2), tanh(complex_),
+                       conv(complex_, 2, C, 4, 1))
+    mask_outputs(model[0], DEAD)
+    mask_inputs(model[6], UNUSED)
+    x = sample(complex_, 3, 2, 6, 6)
+    small = check(warm_up(model, x), x)
+    # with zero padding the depthwise layer sees the constants' borders: they stay
+    kept = KEPT if padding == 0 else C - len(UNUSED)
+    assert (small[0].out_channels, small[6].in_channels) == (kept, kept)
+    assert small[3].in_channels == small[3].out_channels == small[3].groups == kept
+    assert (small[1].num_features, small[4].num_features) == (kept, kept)
 
 
 def test_every_channel_gone_but_one_stays():
@@ -368,3 +394,34 @@ def test_the_demo_network_loses_masked_channels(complex_):
     original = [real_shape(layer)[0] for layer in convs]
     # each conv but the last (read by the custom forward) loses its dead half
     assert widths[:-1] == [w - w // 2 for w in original[:-1]] and widths[-1] == original[-1]
+
+
+@complexity
+def test_bayesian_layers_with_whole_irrelevant_channels_lose_them(complex_):
+    import copy
+
+    import cplxmodule.nn.relevance as relevance
+
+    torch.manual_seed(11)
+    Layer = relevance.CplxConv1dVD if complex_ else relevance.Conv1dARD
+    model = sequential(complex_, Layer(2, C, 3, dtype=DTYPE), batchnorm(complex_, 1),
+                       relu(complex_), Layer(C, 3, 1, dtype=DTYPE))
+    x = sample(complex_, 4, 2, 7)
+    warm_up(model, x)
+    with torch.no_grad():
+        for layer in (model[0], model[3]):
+            layer.log_sigma2.fill_(-10.0)  # every weight relevant ...
+        model[0].log_sigma2[DEAD] = 10.0  # ... but whole output channels
+        model[3].log_sigma2[:, UNUSED] = 10.0  # and whole input channels
+    # the reference: each layer's eval forward with its irrelevant weights zeroed
+    reference = copy.deepcopy(model)
+    with torch.no_grad():
+        for layer in (reference[0], reference[3]):
+            keep = layer.relevance(threshold=3.0)
+            for part in (layer.weight.real, layer.weight.imag) if complex_ else (layer.weight,):
+                part.mul_(keep)
+        expected = reference(x)
+    small = compact(model, threshold=3.0)
+    with torch.no_grad():
+        assert_same(small(x), expected)
+    assert (small[0].out_channels, small[3].in_channels) == (KEPT, KEPT)

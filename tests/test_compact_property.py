@@ -335,8 +335,18 @@ def block(draw, ctx, d, c, depth):
         first, hidden = weighted(draw, ctx, d, c, ungrouped=True, masked_=draw(st.booleans()))
         steps = []
         for _ in range(draw(st.integers(1, 3))):
-            step = draw(st.sampled_from(["batchnorm", "activation", "pooling", "channel"]))
-            if step == "batchnorm":
+            step = draw(st.sampled_from(["batchnorm", "activation", "pooling", "channel",
+                                         "depthwise"]))
+            if step == "depthwise":
+                kind = draw(st.sampled_from(["dense", "masked", "vd"]))
+                kernel = draw(st.sampled_from([1, 3]))
+                mode = draw(st.sampled_from(["zeros", "reflect"])) if kernel == 3 else "zeros"
+                layer = layer_class("Conv", d, ctx.complex_, kind)(
+                    hidden, hidden, kernel, padding=kernel // 2, groups=hidden,
+                    padding_mode=mode, dtype=DTYPE)
+                sparsify(draw, layer, kind, ctx)
+                steps.append(layer)
+            elif step == "batchnorm":
                 steps.append(batchnorm(draw, ctx, d, hidden))
             elif step == "pooling":
                 steps.append(pooling(draw, ctx, d))

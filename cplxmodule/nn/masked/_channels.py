@@ -12,6 +12,8 @@ layer of one of the package's families, ungrouped and used once) feeds a
   same scalar function everywhere;
 - channelwise modules (batch norms, ``PReLU(C)``, a per-channel modReLU),
   whose parameters are sliced with the channels;
+- depthwise convolutions (``groups == in_channels == out_channels``), which
+  lose the same channels;
 - pooling of the producer's spatial dimensions;
 - a ``Flatten(1, -1)`` behind a convolution, whose channel ``c`` becomes
   the features ``c * S ... (c + 1) * S - 1`` of the linear consumer, ``S``
@@ -100,6 +102,22 @@ _CPLX_ELEMENTWISE = frozenset({
     _act.CplxModLog,
     _act.CplxZAbsReLU,
     _act.CplxZLeakyReLU,
+    CplxDropout,
+    CplxDropout1d,
+    CplxDropout2d,
+    CplxDropout3d,
+})
+# the identity in eval mode: no need to run them on the constants (the
+# channel dropouts would warn about the constants' shape)
+_EVAL_IDENTITY = frozenset({
+    torch.nn.Identity,
+    torch.nn.Dropout,
+    torch.nn.Dropout1d,
+    torch.nn.Dropout2d,
+    torch.nn.Dropout3d,
+    torch.nn.AlphaDropout,
+    torch.nn.FeatureAlphaDropout,
+    CplxIdentity,
     CplxDropout,
     CplxDropout1d,
     CplxDropout2d,
@@ -314,6 +332,15 @@ def _transposed(family):
     return "output_padding" in family.args
 
 
+def depthwise(family, layer):
+    """Whether the family member ``layer`` is a depthwise convolution: channel c from c alone."""
+    return (
+        family.grouped
+        and not _transposed(family)
+        and layer.groups == layer.in_channels == layer.out_channels
+    )
+
+
 class Unit:
     """A layer's weight (mask applied), mask and bias while channels are removed."""
 
@@ -330,6 +357,7 @@ class Unit:
         # a transposed convolution's weight is (in, out, *kernel)
         self.out_dim, self.in_dim = (1, 0) if self.transposed else (0, 1)
         self.spatial = real.dim() - 2
+        self.depthwise = depthwise(family, layer)
         self.changed = mask is not None
         self.shrunk = False
 
@@ -419,7 +447,10 @@ class Unit:
         self.changed = self.shrunk = True
 
     def sizes(self):
-        """The constructor's output and input sizes of the shrunk layer."""
+        """The constructor's output and input sizes (and groups) of the shrunk layer."""
+        if self.depthwise:
+            channels = self.size(0)
+            return dict(in_channels=channels, out_channels=channels, groups=channels)
         names = ("out_features", "in_features") if self.spatial == 0 else (
             "out_channels", "in_channels")
         return dict(zip(names, (self.size(self.out_dim), self.size(self.in_dim))))
@@ -470,6 +501,11 @@ def _link(modules, i, units, uses):
     steps, flat = [], False
     for module in modules[i + 1:]:
         unit = units.get(id(module))
+        if unit is not None and unit.depthwise and not (unit.shared or flat) and (
+            unit.spatial, isinstance(unit.weight, Cplx)) == kind and unit.size(0) == channels:
+            # a depthwise convolution maps channel c to channel c alone
+            steps.append(("depthwise", unit))
+            continue
         if unit is not None:
             if not flat:
                 return (steps, unit, None) if unit.kind() == kind else None
@@ -508,7 +544,8 @@ def _shrink(producer, steps, consumer, group):
         carrier = torch.where(moved, size, -1.0).argmax()
         drop[carrier] = False
         moved[carrier] = False
-    elif drop.all() and (producer.spatial or any(kind == "channelwise" for kind, _ in steps)):
+    elif drop.all() and (producer.spatial or any(
+            kind in ("channelwise", "depthwise") for kind, _ in steps)):
         # torch refuses convolutions and norms of no channels: one stays,
         # an unused one if any, else a constant one, then not added
         keep = (unused if unused.any() else dead).nonzero()[0, 0]
@@ -529,6 +566,8 @@ def _shrink(producer, steps, consumer, group):
     for kind, module in steps:
         if kind == "channelwise":
             _CHANNELWISE[type(module)].slice(module, index)
+        elif kind == "depthwise":
+            module.keep_outputs(index)
     return True
 
 
@@ -551,7 +590,15 @@ def _constants(producer, steps):
             if not _CHANNELWISE[type(module)].exact(module):
                 return None
             value = module(value)
-        elif kind == "elementwise":
+        elif kind == "depthwise":
+            if not module.reads_constants():
+                return None
+            shape = (1, -1) + (1,) * producer.spatial
+            sums = _map(module.weight, lambda part: part.flatten(1).sum(1).view(shape))
+            value = _multiply(value, sums)
+            if module.bias is not None:
+                value = value + _map(module.bias, lambda part: part.view(shape))
+        elif kind == "elementwise" and _RECIPES.get(type(module), type(module)) not in _EVAL_IDENTITY:
             value = module(value)
         # a flatten keeps each channel's value on its features
     return _map(value, lambda part: part.flatten())

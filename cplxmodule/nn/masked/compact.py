@@ -110,8 +110,10 @@ def compact(module, *, max_density=0.15, threshold=None):
     - behind a convolution also batch norms (real, complex whitening, naive,
       magnitude) and instance norms, whose per-channel statistics and
       parameters are sliced; ``PReLU(C)`` and
-      :class:`~cplxmodule.nn.CplxChannelModReLU`, sliced likewise; max,
-      average and adaptive pooling of the convolution's dimensions; and a
+      :class:`~cplxmodule.nn.CplxChannelModReLU`, sliced likewise;
+      depthwise convolutions (``groups == in_channels == out_channels``),
+      which lose the same channels; max, average and adaptive pooling of
+      the convolution's dimensions; and a
       ``Flatten(1, -1)`` into a linear consumer, where channel ``c`` is the
       ``S`` features ``c * S ... (c + 1) * S - 1`` (``S = in_features / C``).
 
@@ -124,9 +126,10 @@ def compact(module, *, max_density=0.15, threshold=None):
     convolution without zero padding), and elsewhere (zero padding, a
     transposed convolution) all of them go through one of them, whose
     kernel in the consumer takes theirs, scaled. A constant is not known,
-    and the channel stays, behind a norm by batch or instance statistics or
-    an average pooling that counts zero padding. Anywhere else (a model's
-    first input and last output, a layer used twice, a grouped convolution,
+    and the channel stays, behind a norm by batch or instance statistics,
+    an average pooling that counts zero padding or a zero-padded depthwise
+    convolution. Anywhere else (a model's first input and last output, a
+    layer used twice, a grouped convolution but a depthwise one,
     a module of another class between, layers called from a custom
     ``forward``) every channel stays; the result is never wrong. Behind a
     convolution, channels are dimension 1: convolutions must take batched
@@ -173,7 +176,10 @@ def compact(module, *, max_density=0.15, threshold=None):
                 _warn_if_masked_or_bayesian(name, layer)
                 continue
             weight, mask = _eval_weight_and_mask(name, layer, member, threshold)
-            if mask is None and not _channels.shrinkable(member.family, layer):
+            if mask is None and not (
+                _channels.shrinkable(member.family, layer)
+                or _channels.depthwise(member.family, layer)
+            ):
                 continue  # a dense layer that nothing can change
             units[id(layer)] = Unit(layer, member.family, weight, mask, uses[id(layer)] > 1)
         inner = {
