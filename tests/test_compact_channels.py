@@ -290,7 +290,7 @@ def test_batch_statistics_keep_constant_channels():
     mask_inputs(model[2], UNUSED)
     x = sample(False, 4, 2, 7)
     small = check(model.eval(), x)
-    assert small[0].out_channels == C - len(UNUSED) and small[1].num_features == small[0].out_channels
+    assert small[0].out_channels == small[1].num_features == C - len(UNUSED)
 
 
 @pytest.mark.parametrize("between", ["linear-batchnorm", "groupnorm", "shared-batchnorm",

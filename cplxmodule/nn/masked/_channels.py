@@ -136,17 +136,21 @@ for _n in (1, 2, 3):
         _POOLS[getattr(torch.nn, f"{_name}{_n}d")] = _n
         _POOLS[getattr(_pool, f"Cplx{_name}{_n}d")] = _n
 _CPLX_POOLS = frozenset(cls for cls in _POOLS if cls.__name__.startswith("Cplx"))
-_AVG_POOLS = frozenset(cls for cls in _POOLS if cls.__name__.removeprefix("Cplx").startswith("AvgPool"))
+_AVG_POOLS = frozenset(
+    cls for cls in _POOLS if cls.__name__.removeprefix("Cplx").startswith("AvgPool")
+)
 
 
 class _Channelwise:
     """How to slice a module with per-channel state, and when it maps constants exactly.
 
-    ``count`` names the attribute holding the number of channels; the
-    per-channel tensors (``tensors``, channels along their last dimension)
-    of the module itself or of its ``parts`` are sliced. ``spatial`` is the
-    number of spatial dimensions of the input the module requires (``None``:
-    any); ``complex_`` whether it takes ``Cplx``.
+    The per-channel parameters and buffers (``weight``, ``bias``,
+    ``running_mean``, ``running_var``, ``threshold``; channels along their
+    last dimension) of the module, or of each of its submodules named in
+    ``parts``, are sliced, and the attribute named ``count`` holds the new
+    number of channels. ``spatial`` is the number of spatial dimensions of
+    the input the module takes (``None``: any); ``complex_`` whether it
+    takes ``Cplx``.
     """
 
     def __init__(self, count, spatial, complex_, parts=()):
@@ -185,15 +189,19 @@ class _Channelwise:
         return [getattr(module, name) for name in self.parts] or [module]
 
 
-def _running(norm):
-    """For a norm layer: ``True`` if eval uses running statistics, ``None`` if batch ones.
+_INSTANCE_NORMS = (torch.nn.InstanceNorm1d, torch.nn.InstanceNorm2d, torch.nn.InstanceNorm3d)
 
-    ``False`` for a combination this module does not handle; ``True`` for
-    a layer without statistics (PReLU, a modReLU).
+
+def _running(norm):
+    """What a channelwise module normalises by in eval mode.
+
+    ``True``: running statistics, or none at all (PReLU, a modReLU);
+    ``None``: statistics of the batch or instance; ``False``: a mix of
+    buffers that torch's and this package's norms never hold.
     """
     if not hasattr(norm, "running_mean"):
         return True
-    if isinstance(norm, torch.nn.modules.instancenorm._InstanceNorm):
+    if isinstance(norm, _INSTANCE_NORMS):
         if norm.track_running_stats and norm.running_mean is not None:
             return True
         return None
@@ -205,7 +213,7 @@ def _running(norm):
 _CHANNELWISE = {}
 for _n in (1, 2, 3):
     _CHANNELWISE[getattr(torch.nn, f"BatchNorm{_n}d")] = _Channelwise("num_features", _n, False)
-    _CHANNELWISE[getattr(torch.nn, f"InstanceNorm{_n}d")] = _Channelwise("num_features", _n, False)
+    _CHANNELWISE[_INSTANCE_NORMS[_n - 1]] = _Channelwise("num_features", _n, False)
     _CHANNELWISE[getattr(_bn, f"CplxBatchNorm{_n}d")] = _Channelwise("num_features", _n, True)
     _CHANNELWISE[getattr(_bn, f"CplxMagnitudeBatchNorm{_n}d")] = _Channelwise(
         "num_features", _n, True
@@ -385,7 +393,7 @@ class Unit:
         """Input channels (of ``group`` features each) that no output reads."""
         return _all_zero(_map(self.weight, lambda part: self._grouped(part, group)), self.in_dim)
 
-    def reads_constants(self, group=None):
+    def reads_constants(self):
         """Whether a channel of one value everywhere adds a constant to every output."""
         if self.spatial == 0:
             return True
@@ -409,11 +417,11 @@ class Unit:
         self.changed = True
 
     def merge_inputs(self, carrier, value, values, channels):
-        """Read the input ``channels``, holding ``values`` where ``carrier`` holds ``value``, from it.
+        """Read the input ``channels`` through the input channel ``carrier``.
 
-        Each such channel is ``values[i] / value`` times the carrier
-        channel everywhere, zero padding included: its kernel, scaled,
-        moves into the carrier's.
+        They hold ``values`` everywhere where the carrier holds ``value``,
+        so each is ``values[i] / value`` times the carrier, zero padding
+        included: its kernel, scaled, moves into the carrier's.
         """
         shape = [1] * _parts(self.weight)[0].dim()
         shape[self.in_dim] = -1
@@ -537,7 +545,7 @@ def _shrink(producer, steps, consumer, group):
         moved = dead & torch.stack([part != 0 for part in _parts(constants)]).any(0)
     drop = unused | dead
     carrier = None
-    if moved.any() and not consumer.reads_constants(group):
+    if moved.any() and not consumer.reads_constants():
         # zero padding meets the constants, so they cannot go into the bias;
         # they all go through one of them, the largest, scaled into its kernel
         size = sum(part * part for part in _parts(constants))
@@ -598,7 +606,8 @@ def _constants(producer, steps):
             value = _multiply(value, sums)
             if module.bias is not None:
                 value = value + _map(module.bias, lambda part: part.view(shape))
-        elif kind == "elementwise" and _RECIPES.get(type(module), type(module)) not in _EVAL_IDENTITY:
-            value = module(value)
+        elif kind == "elementwise":
+            if _RECIPES.get(type(module), type(module)) not in _EVAL_IDENTITY:
+                value = module(value)
         # a flatten keeps each channel's value on its features
     return _map(value, lambda part: part.flatten())
