@@ -10,6 +10,18 @@ Every group is one model at one batch size, timed under
 - ``shrunk-dense`` (structured groups): the dense model of the shrunk size,
   built directly, which ``compact`` must match.
 
+Channel groups (``demo-*``, ``conv32-*``, batch 64) time a whole
+convolutional network with 75 % of each convolution's output channels
+masked (whole rows of the mask; biases kept), against the dense network
+(``dense``, the same weights unmasked) and its masked twin (``masked``):
+the demo's :class:`~cplxmodule.demo.model.ModulationNet` (default width,
+bursts of 128 samples), and a wider net on 32 x 32 images, three 3 x 3
+convolutions of 64, 128 and 128 channels, each followed by a batch norm,
+a ReLU and a pooling, then a flatten and a linear read-out; real and
+complex (split ReLU, max pooling by modulus). ``compact`` removes the dead
+channels along the whole chain (the demo's last convolution feeds the
+model's own ``forward``, so its outputs stay).
+
 Unstructured groups are one 2048 x 2048 layer (real, or complex) with a
 random mask keeping 10 % or 1 % of the weight. Structured groups are
 ``Linear(2048, 2048) -> ReLU -> Linear(2048, 2048)`` whose first mask zeroes
@@ -26,8 +38,10 @@ import torch
 import torch.nn.functional as F
 
 import cplxmodule.cplx as cplx
+import cplxmodule.nn as cnn
+from cplxmodule.demo.model import ModulationNet
 from cplxmodule.nn import CplxLinear, CplxModReLU, CplxSequential
-from cplxmodule.nn.masked import CplxLinearMasked, LinearMasked, compact
+from cplxmodule.nn.masked import CplxLinearMasked, LinearMasked, compact, to_masked
 
 SIZE = 2048
 # one thread: on the shared 2-core machine a second OpenMP thread waits for
@@ -102,6 +116,88 @@ def test_compact_inference(benchmark, is_complex, batch, density, variant, group
     else:
         model = unstructured(is_complex, density, variant)
     x = _input(is_complex, batch)
+    benchmark.group = group
+    benchmark.extra_info.update(variant=variant, reference="compact")
+
+    def step():
+        with torch.inference_mode():
+            return model(x)
+
+    step()
+    benchmark(step)
+
+
+# --- whole channels: structured sparsity through a convolutional network ----
+
+DEAD_CHANNELS = 0.75
+
+
+def demo_net(is_complex):
+    return ModulationNet(10, complex=is_complex), (1 if is_complex else 2, 128)
+
+
+def conv32_net(is_complex):
+    if is_complex:
+        conv, bn, relu, pool, flatten, linear = (
+            cnn.CplxConv2d, cnn.CplxBatchNorm2d, cnn.CplxSplitReLU, cnn.CplxMaxPool2d,
+            cnn.CplxFlatten, cnn.CplxLinear,
+        )
+        seq, average = cnn.CplxSequential, cnn.CplxAdaptiveAvgPool2d
+    else:
+        conv, bn, relu, pool, flatten, linear = (
+            torch.nn.Conv2d, torch.nn.BatchNorm2d, torch.nn.ReLU, torch.nn.MaxPool2d,
+            torch.nn.Flatten, torch.nn.Linear,
+        )
+        seq, average = torch.nn.Sequential, torch.nn.AdaptiveAvgPool2d
+    net = seq(
+        conv(3, 64, 3, padding=1), bn(64), relu(), pool(2),
+        conv(64, 128, 3, padding=1), bn(128), relu(), pool(2),
+        conv(128, 128, 3, padding=1), bn(128), relu(), average(1),
+        flatten(), linear(128, 10),
+    )
+    return net, (3, 32, 32)
+
+
+def channel_pruned(build, is_complex):
+    """``(dense, masked, input)``: the dense net and its twin with 75 % of channels masked."""
+    torch.manual_seed(0)
+    dense, shape = build(is_complex)
+    x = (cplx.randn if is_complex else torch.randn)(64, *shape)
+    dense.train()
+    with torch.no_grad():  # running statistics of the batch norms
+        dense(x)
+    dense.eval()
+    masked = to_masked(dense).eval()
+    for layer in masked.modules():
+        if hasattr(layer, "mask"):
+            weight = layer.weight
+            mask = torch.ones((weight.real if is_complex else weight).shape)
+            if weight.dim() > 2:  # a convolution: its first 75 % channels are dead
+                mask[: int(DEAD_CHANNELS * mask.shape[0])] = 0
+            layer.mask = mask
+    return dense, masked, x
+
+
+def channel_cases():
+    for name in ("demo", "conv32"):
+        for is_complex in (False, True):
+            group = f"{name}-{'cplx' if is_complex else 'real'}-channels75%-batch64"
+            for variant in ("dense", "masked", "compact"):
+                yield pytest.param(name, is_complex, variant, group, id=f"{group}-{variant}")
+
+
+@pytest.mark.parametrize("name, is_complex, variant, group", list(channel_cases()))
+def test_compact_channels(benchmark, name, is_complex, variant, group):
+    build = {"demo": demo_net, "conv32": conv32_net}[name]
+    dense, masked, x = channel_pruned(build, is_complex)
+    small = compact(masked)
+    with torch.inference_mode():
+        # the compact model computes what the masked one does
+        want, got = masked(x), small(x)
+        if is_complex and isinstance(want, cplx.Cplx):
+            want, got = torch.stack([want.real, want.imag]), torch.stack([got.real, got.imag])
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    model = {"dense": dense, "masked": masked, "compact": small}[variant]
     benchmark.group = group
     benchmark.extra_info.update(variant=variant, reference="compact")
 

@@ -2,8 +2,12 @@
 
 Hypothesis builds small models of real or complex layers: dense, masked and
 Bayesian Linear, Conv1-3d (grouped and depthwise included) and
-ConvTranspose layers, BatchNorm, elementwise and non-elementwise
-activations, dropout, nested Sequentials, Sequential subclasses with their
+ConvTranspose layers (masks often zeroing whole output channels), batch
+norms (real, complex whitening, naive and magnitude; by running or by
+batch statistics), pooling (max, average over zero padding or not,
+adaptive), per-channel activations (PReLU, a per-channel modReLU),
+elementwise and non-elementwise activations, dropout, flatten into a
+linear layer, nested Sequentials, Sequential subclasses with their
 own ``forward`` (residual blocks, one that skips a child), a layer used
 twice, a bilinear layer inside a custom module, and users' subclasses of
 dense, masked and activation layers. For each, ``compact(model)`` must
@@ -110,7 +114,11 @@ def pattern(draw, shape):
     density = draw(st.sampled_from([0.0, 0.3, 0.7, 1.0, 1.0]))
     keep = torch.rand(shape) < density
     if draw(st.booleans()):
-        keep[torch.randint(shape[0], (1,))] = False
+        # whole output channels (structured sparsity), on either weight axis
+        # of the two (a transposed convolution's outputs are its axis 1)
+        axis = draw(st.sampled_from([0, 0, 1])) if len(shape) > 2 else 0
+        rows = torch.rand(shape[axis]) < draw(st.sampled_from([0.3, 0.7]))
+        keep[(slice(None),) * axis + (rows,)] = False
     if len(shape) > 1 and draw(st.integers(0, 3)):
         keep[:, torch.randint(shape[1], (1,))] = False
     return keep
@@ -177,10 +185,10 @@ def sparsify(draw, layer, kind, ctx):
             weight.copy_(torch.where(keep, weight.sign() * (1 + weight.abs()), 0.0))
 
 
-def weighted(draw, ctx, d, c, out=None, ungrouped=False):
-    """A layer with a weight: ``(module, output features)``."""
+def weighted(draw, ctx, d, c, out=None, ungrouped=False, masked_=False):
+    """A layer with a weight: ``(module, output features)``; ``masked_``: a masked one."""
     family = "Linear" if d == 0 else draw(st.sampled_from(["Conv"] * 3 + ["ConvTranspose"]))
-    kind = draw(st.sampled_from(kinds(family, ctx.complex_)))
+    kind = "masked" if masked_ else draw(st.sampled_from(kinds(family, ctx.complex_)))
     cls = layer_class(family, d, ctx.complex_, kind)
     bias = draw(st.booleans())
     if family == "Linear":
@@ -233,13 +241,43 @@ def activation(draw, ctx):
     return draw(st.sampled_from(choices))()
 
 
-def batchnorm(ctx, d, c):
+def batchnorm(draw, ctx, d, c):
     name = f"BatchNorm{max(d, 1)}d"
-    layer = getattr(cnn, "Cplx" + name)(c) if ctx.complex_ else getattr(torch.nn, name)(c)
+    running = draw(st.sampled_from([True, True, False]))
+    if ctx.complex_:
+        variant = draw(st.sampled_from(["", "", "Naive", "Magnitude"]))
+        layer = getattr(cnn, f"Cplx{variant}{name}")(c, track_running_stats=running)
+    else:
+        layer = getattr(torch.nn, name)(c, track_running_stats=running)
     layer = layer.to(DTYPE)
     with torch.no_grad():  # running statistics away from the initial ones
         for _ in range(2):
             layer(sample(ctx, 4, c, d) * 3 + 1)
+    return layer
+
+
+def pooling(draw, ctx, d):
+    """A pooling layer that keeps the spatial size (the grammar's sizes are fixed)."""
+    kind = draw(st.sampled_from(["MaxPool", "AvgPool", "AdaptiveMaxPool", "AdaptiveAvgPool"]))
+    cls = getattr(cnn if ctx.complex_ else torch.nn, f"{'Cplx' if ctx.complex_ else ''}{kind}{d}d")
+    if kind.startswith("Adaptive"):
+        return cls(ctx.size)
+    # torch's pooling wants windows no larger than the input
+    kernel = 3 if ctx.size >= 3 else 1
+    if kind == "MaxPool":
+        return cls(kernel, stride=1, padding=kernel // 2)
+    return cls(kernel, stride=1, padding=kernel // 2, count_include_pad=draw(st.booleans()))
+
+
+def channel_activation(ctx, c):
+    if ctx.complex_:
+        layer = cnn.CplxChannelModReLU(c, dtype=DTYPE)
+        parameter = layer.threshold
+    else:
+        layer = torch.nn.PReLU(c, dtype=DTYPE)
+        parameter = layer.weight
+    with torch.no_grad():
+        parameter.uniform_(-0.5, 0.5)
     return layer
 
 
@@ -259,7 +297,10 @@ def sample(ctx, n, c, d):
 def block(draw, ctx, d, c, depth):
     """One block of the grammar: ``(module, spatial dims, features)`` after it."""
     # mostly layers and activations: chains of them are where features go
-    options = ["weighted"] * 4 + ["activation"] * 3 + ["batchnorm", "shared", "shared", "chain"]
+    options = ["weighted"] * 4 + ["activation"] * 3 + ["batchnorm", "shared", "shared", "chain",
+                                                       "batchnorm", "channel_activation"]
+    if d > 0:
+        options += ["pooling", "pooling"] + ["channels"] * 6
     if depth < 2:
         options += ["sequential", "residual", "skip", "skip"]
     if d == 0:
@@ -273,7 +314,11 @@ def block(draw, ctx, d, c, depth):
     if option == "activation":
         return activation(draw, ctx), d, c
     if option == "batchnorm":
-        return batchnorm(ctx, d, c), d, c
+        return batchnorm(draw, ctx, d, c), d, c
+    if option == "pooling":
+        return pooling(draw, ctx, d), d, c
+    if option == "channel_activation":
+        return channel_activation(ctx, c), d, c
     if option == "shared":
         # a layer used twice after another layer, or an activation used twice
         first, hidden = weighted(draw, ctx, d, c)
@@ -284,9 +329,39 @@ def block(draw, ctx, d, c, depth):
         second, hidden2 = weighted(draw, ctx, d, hidden)
         last, out = weighted(draw, ctx, d, hidden2)
         return sequential(ctx, first, act, second, act, last), d, out
+    if option == "channels":
+        # a convolution, steps that keep channel c on channel c, then a
+        # convolution or a flatten into a linear layer: where channels go
+        first, hidden = weighted(draw, ctx, d, c, ungrouped=True, masked_=draw(st.booleans()))
+        steps = []
+        for _ in range(draw(st.integers(1, 3))):
+            step = draw(st.sampled_from(["batchnorm", "activation", "pooling", "channel",
+                                         "depthwise"]))
+            if step == "depthwise":
+                kind = draw(st.sampled_from(["dense", "masked", "vd"]))
+                kernel = draw(st.sampled_from([1, 3]))
+                mode = draw(st.sampled_from(["zeros", "reflect"])) if kernel == 3 else "zeros"
+                layer = layer_class("Conv", d, ctx.complex_, kind)(
+                    hidden, hidden, kernel, padding=kernel // 2, groups=hidden,
+                    padding_mode=mode, dtype=DTYPE)
+                sparsify(draw, layer, kind, ctx)
+                steps.append(layer)
+            elif step == "batchnorm":
+                steps.append(batchnorm(draw, ctx, d, hidden))
+            elif step == "pooling":
+                steps.append(pooling(draw, ctx, d))
+            elif step == "channel":
+                steps.append(channel_activation(ctx, hidden))
+            else:
+                steps.append(activation(draw, ctx))
+        if hidden * ctx.size**d <= 24 and draw(st.booleans()):
+            flatten, _, features = block_flatten(draw, ctx, d, hidden)
+            last, out = weighted(draw, ctx, 0, features)
+            return sequential(ctx, first, *steps, flatten, last), 0, out
+        last, out = weighted(draw, ctx, d, hidden, ungrouped=True, masked_=draw(st.booleans()))
+        return sequential(ctx, first, *steps, last), d, out
     if option == "flatten":
-        flatten = cnn.CplxToCplx[torch.nn.Flatten](1) if ctx.complex_ else torch.nn.Flatten(1)
-        return flatten, 0, c * ctx.size**d
+        return block_flatten(draw, ctx, d, c)
     if option == "bilinear":
         kind = draw(st.sampled_from(["dense", "masked", "vd", "ard"]))
         cls = layer_class("Bilinear", 0, ctx.complex_, kind)
@@ -305,6 +380,14 @@ def block(draw, ctx, d, c, depth):
         module, d, c = block(draw, ctx, d, c, depth + 1)
         modules.append(module)
     return sequential(ctx, *modules), d, c
+
+
+def block_flatten(draw, ctx, d, c):
+    if ctx.complex_:
+        flatten = draw(st.sampled_from([cnn.CplxFlatten, cnn.CplxToCplx[torch.nn.Flatten]]))(1)
+    else:
+        flatten = torch.nn.Flatten(1)
+    return flatten, 0, c * ctx.size**d
 
 
 @st.composite

@@ -2,9 +2,11 @@
 
 A masked layer multiplies its dense weight by its mask at every call, so a
 99 % sparse model runs as slowly as a dense one. :func:`compact` removes what
-the masks zero instead: whole output features (rows of the mask) together
-with the next layer's matching input features wherever a
-:class:`torch.nn.Sequential` proves it safe, then stores each remaining linear
+the masks zero instead: whole output features and channels (rows of the
+mask) together with the next layer's matching inputs, and the batch norms'
+and per-channel activations' parameters between, wherever the chain of a
+:class:`torch.nn.Sequential` proves it safe (see ``_channels.py`` beside
+this module), then stores each remaining linear
 weight that is sparse enough as a CSR matrix (:class:`SparseLinear`,
 :class:`CplxSparseLinear`, in :mod:`~cplxmodule.nn.masked.sparse_linear`) and
 every other one densely in the layer's dense twin, with the mask multiplied
@@ -23,16 +25,11 @@ import numbers
 import warnings
 
 import torch
-import torch.nn.functional as F
 
-from ... import cplx
 from ...cplx import Cplx
 from .. import _families
-from ..modules.activation import CplxCardioid, CplxModReLU, CplxZReLU
-from ..modules.base import _RECIPES
-from ..modules.container import CplxSequential
-from ..modules.dropout import CplxDropout
-from ..modules.linear import CplxIdentity
+from . import _channels
+from ._channels import Unit, _parts
 from .base import BaseMasked
 from .report import CompactReport, compact_report
 from .sparse_linear import CplxSparseLinear, SparseLinear
@@ -40,40 +37,6 @@ from .sparse_linear import CplxSparseLinear, SparseLinear
 # ``compact_report``, ``CompactReport`` and the CSR layers were defined here
 # once: they stay importable from this module
 __all__ = ["compact", "compact_report", "CompactReport", "SparseLinear", "CplxSparseLinear"]
-
-# Modules applying one scalar function to every element, the same for all
-# features (in eval mode), so that feature ``j`` of their output depends on
-# feature ``j`` of their input alone: features may be removed across them.
-# Exact classes: a subclass may do anything in its ``forward``.
-_ELEMENTWISE = frozenset({
-    torch.nn.Identity,
-    torch.nn.ReLU,
-    torch.nn.ReLU6,
-    torch.nn.LeakyReLU,
-    torch.nn.ELU,
-    torch.nn.SELU,
-    torch.nn.CELU,
-    torch.nn.GELU,
-    torch.nn.SiLU,
-    torch.nn.Mish,
-    torch.nn.Sigmoid,
-    torch.nn.Tanh,
-    torch.nn.Hardtanh,
-    torch.nn.Hardswish,
-    torch.nn.Hardsigmoid,
-    torch.nn.Softplus,
-    torch.nn.Dropout,
-    CplxIdentity,
-    CplxModReLU,
-    CplxZReLU,
-    CplxCardioid,
-    CplxDropout,
-})
-_ELEMENTWISE_FUNCTIONS = (torch.tanh, torch.sigmoid, torch.relu, F.relu, F.gelu, F.silu, F.elu)
-
-# The containers whose ``forward`` is known: each child, in order, on the
-# output of the one before.
-_SEQUENTIAL = (torch.nn.Sequential, CplxSequential)
 
 
 def compact(module, *, max_density=0.15, threshold=None):
@@ -133,19 +96,44 @@ def compact(module, *, max_density=0.15, threshold=None):
     anything), is opaque: copied as it is (its own children compacted), and
     never a reason to remove a feature.
 
-    Whole features are removed only where the model's structure proves it
-    safe: inside a :class:`torch.nn.Sequential` or
-    :class:`~cplxmodule.nn.CplxSequential` (exactly these classes: a
-    subclass may have its own ``forward``, a residual block say), between
-    a linear or convolution layer (without groups) and the next one of the
-    same kind, with only elementwise modules (activations, dropout,
-    identity; exactly these classes) between them.
-    Output feature ``j`` of the first goes, with input feature ``j`` of the
-    second, when the second never reads it (its column is all zero), or when
-    the first's row is all zero: then feature ``j`` carries the constant
-    bias, which after the activations is either zero or is added to a linear
-    second layer's bias. Elsewhere (a model's last layer, layers called from
-    a custom ``forward``) zero rows stay; the result is never wrong.
+    Whole features (channels) are removed only where the model's
+    structure proves it safe: along the chain of a
+    :class:`torch.nn.Sequential` or :class:`~cplxmodule.nn.CplxSequential`
+    (exactly these classes: a subclass may have its own ``forward``, a
+    residual block say; nested ones used once are read through), between a
+    *producer* (a linear, convolution or transposed convolution layer,
+    without groups) and the next such layer, its *consumer*, when each
+    module between maps channel ``c`` to channel ``c`` alone:
+
+    - elementwise modules (activations, dropout, identity; exactly these
+      classes), between any two layers of the same kind;
+    - behind a convolution also batch norms (real, complex whitening, naive,
+      magnitude) and instance norms, whose per-channel statistics and
+      parameters are sliced; ``PReLU(C)`` and
+      :class:`~cplxmodule.nn.CplxChannelModReLU`, sliced likewise;
+      depthwise convolutions (``groups == in_channels == out_channels``),
+      which lose the same channels; max, average and adaptive pooling of
+      the convolution's dimensions; and a
+      ``Flatten(1, -1)`` into a linear consumer, where channel ``c`` is the
+      ``S`` features ``c * S ... (c + 1) * S - 1`` (``S = in_features / C``).
+
+    Channel ``c`` goes, with the consumer's matching inputs, when the
+    consumer never reads it (its columns are all zero), or when the
+    producer's row is all zero: the channel then holds its bias everywhere,
+    mapped by each module between in eval mode. A constant zero goes
+    outright; another one is added to the consumer's bias where the
+    consumer reads it the same at every position (a linear layer, a
+    convolution without zero padding), and elsewhere (zero padding, a
+    transposed convolution) all of them go through one of them, whose
+    kernel in the consumer takes theirs, scaled. A constant is not known,
+    and the channel stays, behind a norm by batch or instance statistics,
+    an average pooling that counts zero padding or a zero-padded depthwise
+    convolution. Anywhere else (a model's first input and last output, a
+    layer used twice, a grouped convolution but a depthwise one,
+    a module of another class between, layers called from a custom
+    ``forward``) every channel stays; the result is never wrong. Behind a
+    convolution, channels are dimension 1: convolutions must take batched
+    ``(N, C, *)`` inputs there.
 
     Convolutions stay dense (with their dead channels removed): torch has no
     sparse convolution, so the zeros scattered inside their kernels are
@@ -188,12 +176,22 @@ def compact(module, *, max_density=0.15, threshold=None):
                 _warn_if_masked_or_bayesian(name, layer)
                 continue
             weight, mask = _eval_weight_and_mask(name, layer, member, threshold)
-            if mask is None and not member.family.shrinkable(layer):
+            if mask is None and not (
+                _channels.shrinkable(member.family, layer)
+                or _channels.depthwise(member.family, layer)
+            ):
                 continue  # a dense layer that nothing can change
-            units[id(layer)] = _Unit(layer, member.family, weight, mask, uses[id(layer)] > 1)
+            units[id(layer)] = Unit(layer, member.family, weight, mask, uses[id(layer)] > 1)
+        inner = {
+            id(child)
+            for parent in model.modules()
+            if type(parent) in _channels.SEQUENTIAL
+            for child in parent.children()
+            if type(child) in _channels.SEQUENTIAL and uses[id(child)] == 1
+        }
         for sequential in model.modules():
-            if type(sequential) in _SEQUENTIAL:
-                _shrink_sequential(sequential, units)
+            if type(sequential) in _channels.SEQUENTIAL and id(sequential) not in inner:
+                _channels.shrink_chain(_channels.chain(sequential, uses), units, uses)
         new = {
             key: _rebuild(unit, max_density).train(False)
             for key, unit in units.items()
@@ -263,151 +261,6 @@ def _nonzero(weight):
     return torch.stack([part != 0 for part in parts]).any(0)
 
 
-class _Unit:
-    """A layer's weight (mask applied), mask and bias while features are removed."""
-
-    def __init__(self, layer, family, weight, mask, shared):
-        # a layer used twice has two neighbourhoods: its features stay
-        self.layer, self.family, self.shared = layer, family, shared
-        self.mask = mask.expand(_parts(weight)[0].shape).clone() if mask is not None else None
-        keep = 1 if mask is None else self.mask.to(_parts(weight)[0].dtype)
-        self.weight = _map(weight, lambda part: part.detach() * keep)
-        bias = layer.bias
-        self.bias = None if bias is None else _map(bias, lambda part: part.detach().clone())
-        self.changed = mask is not None
-        self.shrunk = False
-
-    def kind(self):
-        """``(spatial dims, complex)`` if features can be removed, else ``None``."""
-        if self.shared or not self.family.shrinkable(self.layer):
-            return None
-        return self.family.spatial, isinstance(self.weight, Cplx)
-
-    def density(self):
-        return 1.0 if self.mask is None else self.mask.float().mean().item()
-
-    def keep(self, dim, index):
-        """Keep only features ``index`` along weight dimension ``dim`` (0 out, 1 in)."""
-        self.weight = _map(self.weight, lambda part: part.index_select(dim, index))
-        if self.mask is not None:
-            self.mask = self.mask.index_select(dim, index)
-        if dim == 0 and self.bias is not None:
-            self.bias = _map(self.bias, lambda part: part.index_select(0, index))
-        self.changed = self.shrunk = True
-
-
-def _parts(x):
-    return (x.real, x.imag) if isinstance(x, Cplx) else (x,)
-
-
-def _map(x, fn):
-    return Cplx(fn(x.real), fn(x.imag)) if isinstance(x, Cplx) else fn(x)
-
-
-def _zero_rows(weight):
-    """Output features whose weights are all zero."""
-    flat = [part.flatten(1) for part in _parts(weight)]
-    return torch.stack([(part == 0).all(1) for part in flat]).all(0)
-
-
-def _zero_columns(weight):
-    """Input features that no output uses."""
-    flat = [part.transpose(0, 1).flatten(1) for part in _parts(weight)]
-    return torch.stack([(part == 0).all(1) for part in flat]).all(0)
-
-
-def _is_elementwise(module):
-    cls = type(module)
-    if cls is CplxModReLU:
-        # a threshold per feature would not follow the features removed
-        return isinstance(module.threshold, numbers.Real) or torch.as_tensor(
-            module.threshold
-        ).numel() == 1
-    if cls in _ELEMENTWISE:
-        return True
-    base = _RECIPES.get(cls)
-    return base is not None and (base in _ELEMENTWISE_FUNCTIONS or base in _ELEMENTWISE)
-
-
-def _shrink_pair(producer, between, consumer):
-    """Remove the producer's features that the consumer never sees; ``True`` if any.
-
-    A feature goes if the consumer's column for it is all zero, or if the
-    producer's row is all zero: its output is then the constant bias,
-    which, passed through the elementwise modules ``between``, is zero
-    (nothing to keep) or folds into a linear consumer's bias.
-    """
-    unused = _zero_columns(consumer.weight)
-    dead = _zero_rows(producer.weight) & ~unused
-    if dead.any():
-        constant = _dead_outputs(producer, dead, between)
-        if consumer.weight.dim() == 2 and consumer.bias is not None:
-            columns = _map(consumer.weight, lambda part: part[:, dead])
-            consumer.bias = consumer.bias + _linear(constant.unsqueeze(0), columns)[0]
-        else:
-            # a convolution pads with zeros, not with the constant
-            nonzero = torch.stack([part != 0 for part in _parts(constant)]).any(0)
-            dead[dead.nonzero().squeeze(1)[nonzero]] = False
-    drop = unused | dead
-    if producer.weight.dim() > 2 and drop.all():
-        # torch refuses convolutions of no channels: one unused channel stays
-        drop[0] = False
-    if not drop.any():
-        return False
-    index = (~drop).nonzero().squeeze(1)
-    producer.keep(0, index)
-    consumer.keep(1, index)
-    return True
-
-
-def _dead_outputs(producer, dead, between):
-    """The constant outputs of the ``dead`` features after the modules ``between``."""
-    if producer.bias is None:
-        value = _map(producer.weight, lambda part: part.new_zeros(int(dead.sum())))
-    else:
-        value = _map(producer.bias, lambda part: part[dead])
-    spatial = producer.weight.dim() - 2
-    value = _map(value, lambda part: part.view(1, -1, *(1,) * spatial))
-    for module in between:
-        value = module(value)
-    return _map(value, lambda part: part.flatten())
-
-
-def _linear(input, weight):
-    return cplx.linear(input, weight) if isinstance(weight, Cplx) else F.linear(input, weight)
-
-
-def _shrink_sequential(sequential, units):
-    """Remove features between the layers of ``sequential`` until nothing changes."""
-    # not ``children()``, which yields a module used twice (a shared
-    # activation, say) once only and so would hide it from a later pair
-    children = [child for child in sequential._modules.values() if child is not None]
-    changed = True
-    while changed:
-        changed = False
-        for i, producer in enumerate(children):
-            j = _consumer(children, i, units)
-            if j is not None:
-                pair = units[id(producer)], children[i + 1:j], units[id(children[j])]
-                changed |= _shrink_pair(*pair)
-
-
-def _consumer(children, i, units):
-    """Index of the layer that alone reads the features of ``children[i]``, if proven."""
-    producer = units.get(id(children[i]))
-    kind = None if producer is None else producer.kind()
-    if kind is None:
-        return None
-    for j in range(i + 1, len(children)):
-        unit = units.get(id(children[j]))
-        if unit is not None:
-            # the next layer with a weight reads what passes the modules between
-            return j if unit.kind() == kind else None
-        if not _is_elementwise(children[j]):
-            return None
-    return None
-
-
 def _rebuild(unit, max_density):
     """The inference module computing what ``unit`` holds."""
     layer, family, weight, bias = unit.layer, unit.family, unit.weight, unit.bias
@@ -418,8 +271,7 @@ def _rebuild(unit, max_density):
         return SparseLinear(weight, bias)
     kwargs = family.init_kwargs(layer)
     if unit.shrunk:
-        # only an ungrouped layer is shrunk: its weight is (out, in, *kernel)
-        kwargs.update(zip(family.sizes, weight.shape[:2]))
+        kwargs.update(unit.sizes())
     with warnings.catch_warnings():
         # a layer whose features all went has zero-element weights, which
         # torch's initialisation, run on the meta device here, warns about
