@@ -262,3 +262,24 @@ def test_command_line_structured(capsys, keep_threads):
     out = capsys.readouterr().out
     for words in ("channel VD", "channel masked", "unstructured", "channels", "MACs", "speedup"):
         assert words in out
+
+
+def test_count_macs_of_live_channels_by_hand():
+    from cplxmodule.demo.pipeline import count_macs
+
+    torch.manual_seed(0)
+    model = ModulationNet(6, width=2)
+    x = as_input(generate(50, length=32, seed=0).signal)
+    with torch.no_grad():
+        # no channel after the first dies of the split ReLU
+        for index in (2, 5):
+            model.features[index].bias.real.fill_(10.0)
+    full, live = count_macs(model, x), count_macs(model, x, live=True)
+    assert live == full
+    with torch.no_grad():
+        # the first convolution's channel 1 goes whole: it outputs relu(0) = 0
+        for part in (model.features[0].weight, model.features[0].bias):
+            part.real[1], part.imag[1] = 0, 0
+    # one of 2 output channels of the first layer (16 x 7), one of 2 input channels of the second (4 x 16 x 5)
+    assert count_macs(model, x) == full
+    assert count_macs(model, x, live=True) == live - 4 * (16 * 7 + 4 * 16 * 5)
