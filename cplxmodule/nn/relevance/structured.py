@@ -174,6 +174,19 @@ class ChannelGaussianMixin(ChannelGateMixin, GaussianMixin):
     ``log_sigma2`` of the weight's shape in a loaded state_dict (a
     per-weight VD or ARD layer's) is not this layer's: it is left out, and
     reported missing.
+
+    Shape
+    -----
+    - Input and output: as for the dense twin.
+    - ``log_sigma2``, ``log_alpha`` and ``penalty``: ``(n_channels,)``;
+      ``relevance(threshold=t)``: the weight's real shape.
+
+    Examples
+    --------
+    >>> from cplxmodule.nn.relevance import Conv1dChannelVD
+    >>> layer = Conv1dChannelVD(2, 3, 5)
+    >>> layer.log_sigma2.shape, layer.relevance(threshold=3.0).shape
+    (torch.Size([3]), torch.Size([3, 2, 5]))
     """
 
     def _empty_log_sigma2(self):
@@ -262,6 +275,19 @@ class ChannelL0Mixin(ChannelGateMixin, BaseARD, SparsityStats):
     Deploy with :func:`~cplxmodule.nn.masked.compact`, which folds the
     gates: a masked twin with the 0/1 ``relevance()`` would drop the gates'
     values in :math:`(0, 1)`.
+
+    Shape
+    -----
+    - Input and output: as for the dense twin.
+    - ``log_alpha``, ``gate()`` and ``penalty``: ``(n_channels,)``;
+      ``relevance()``: the weight's real shape.
+
+    Examples
+    --------
+    >>> from cplxmodule.nn.relevance import CplxLinearChannelL0
+    >>> layer = CplxLinearChannelL0(4, 3)
+    >>> layer.log_alpha.shape, layer.relevance().shape
+    (torch.Size([3]), torch.Size([3, 4]))
     """
 
     beta, gamma, zeta = 2.0 / 3.0, -0.1, 1.1
