@@ -463,30 +463,34 @@ def _live_macs(layer, input, output):
     return positions * int(rows.sum()) * int(live_in.sum()) * kernel
 
 
-def inference_seconds(model, input, runs=7):
-    """The median time of a forward call of ``model`` in eval mode, without autograd.
+def inference_seconds(models, input, runs=15):
+    """The median time of a forward call of each model, in eval mode, without autograd.
+
+    The models take turns, one call each per round, so that a change in
+    the machine's load during the measurement falls on all of them alike.
 
     Parameters
     ----------
-    model : torch.nn.Module
+    models : list of torch.nn.Module
     input : torch.Tensor or Cplx
-    runs : int, default 7
-        Timed calls, after one untimed warm-up call.
+    runs : int, default 15
+        Timed rounds, after one untimed warm-up round.
 
     Returns
     -------
-    float
-        Seconds.
+    list of float
+        Seconds, per model.
     """
-    model.eval()
-    times = []
+    times = [[] for _ in models]
     with torch.no_grad():
-        model(input)
+        for model in models:
+            model.eval()(input)
         for _ in range(runs):
-            start = time.perf_counter()
-            model(input)
-            times.append(time.perf_counter() - start)
-    return statistics.median(times)
+            for model, measured in zip(models, times):
+                start = time.perf_counter()
+                model(input)
+                measured.append(time.perf_counter() - start)
+    return [statistics.median(measured) for measured in times]
 
 
 def compare_deployed(dense, variants, test_set, batch=64, runs=15):
@@ -502,7 +506,7 @@ def compare_deployed(dense, variants, test_set, batch=64, runs=15):
     batch : int, default 64
         The batch of the timed calls: the first examples of the test set.
     runs : int, default 15
-        Timed calls of each model; the median counts.
+        Timed calls of each model, the models taking turns; the median counts.
 
     Returns
     -------
@@ -515,7 +519,9 @@ def compare_deployed(dense, variants, test_set, batch=64, runs=15):
     """
     inputs = test_set[0][:batch]
     rows = []
-    for name, model in [("dense", dense)] + [(name, compact(model)) for name, model in variants.items()]:
+    models = [("dense", dense)] + [(name, compact(model)) for name, model in variants.items()]
+    seconds = inference_seconds([model for _, model in models], inputs, runs)
+    for (name, model), time_ in zip(models, seconds):
         rows.append(
             {
                 "name": name,
@@ -523,7 +529,7 @@ def compare_deployed(dense, variants, test_set, batch=64, runs=15):
                 "parameters": sum(p.numel() for p in model.parameters()),
                 "macs": count_macs(model, inputs),
                 "live_macs": count_macs(model, inputs, live=True),
-                "seconds": inference_seconds(model, inputs, runs),
+                "seconds": time_,
                 "channels": [m.out_channels for m in model.modules() if hasattr(m, "out_channels")],
                 "model": model,
             }
