@@ -47,7 +47,7 @@ class ChannelGateMixin:
 
     A gate per output channel: the layer's ``out_features`` or
     ``out_channels``. In training mode the layer's output is
-    :math:`z \odot (W x) + b`, the gates drawn by :meth:`_draw_gates` once
+    :math:`z \odot (W x) + b`, the gates drawn by ``_draw_gates`` once
     per example and channel (per row of the input of a linear layer, per
     sample of a convolution's batch, shared by the channel's positions: the
     weight-noise model itself, so a channel whose gate is noise cannot hide
