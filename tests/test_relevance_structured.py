@@ -9,7 +9,6 @@ for complex layers), and torch's dense layers for outputs and masks.
 import numpy as np
 import pytest
 import torch
-import torch.nn.functional as tF
 from scipy import optimize, special
 from torch.nn.parallel import replicate
 
@@ -217,7 +216,7 @@ def test_eval_output_is_the_dense_output_with_the_gated_weight(family, kind, com
     dense = dense_twin(layer)
     if kind == "ChannelL0":
         # Louizos et al.'s test-time gate, weight rows scaled
-        la = (layer.log_alpha.detach().numpy())
+        la = layer.log_alpha.detach().numpy()
         gate = np.clip(1 / (1 + np.exp(la)) * 1.2 - 0.1, 0, 1)
         with torch.no_grad():
             for part in parts(dense.weight):
