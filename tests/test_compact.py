@@ -689,7 +689,11 @@ def test_every_bayesian_layer_compacts_to_its_eval_forward(name):
     parts = (weight.real, weight.imag) if isinstance(weight, Cplx) else (weight,)
     power = sum(part.detach() ** 2 for part in parts)
     with torch.no_grad():
-        if hasattr(layer, "log_sigma2"):
+        if hasattr(layer, "log_sigma2") and layer.log_sigma2.shape != power.shape:
+            # a gate per output channel (log alpha = log sigma2), some dropped
+            layer.log_sigma2.copy_(torch.tensor([-6.0, 6.0, -6.0])[: layer.log_sigma2.numel()])
+            keep, threshold = layer.relevance(threshold=0.0).bool(), 0.0
+        elif hasattr(layer, "log_sigma2"):
             # log alpha = log sigma2 - log |w|^2 is -6 or +6: the mask at 0 is known
             offset = torch.where(torch.rand(power.shape) < 0.5, -6.0, 6.0)
             layer.log_sigma2.copy_(torch.log(power) + offset)

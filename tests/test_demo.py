@@ -236,3 +236,50 @@ def test_compiled_model_trains_as_eager(bayesian):
     for (name, eager), compiled_param in zip(model.named_parameters(), twin.parameters()):
         torch.testing.assert_close(compiled_param, eager, rtol=1e-4, atol=1e-5, msg=name)
     assert outcomes[0] == outcomes[1]
+
+
+def test_count_macs_by_hand():
+    # ModulationNet(width=2) on bursts of 32: convolutions of 1->2 (kernel 7,
+    # stride 2: 16 positions), 2->4 (kernel 5, 16), 4->4 (kernel 5, after a
+    # pool: 8), 4->8 (kernel 1, after a pool: 4), and the read-out 8->6
+    from cplxmodule.demo.pipeline import count_macs
+
+    def macs(c_in, widths):
+        w1, w2, w3, w4 = widths
+        return w1 * 16 * c_in * 7 + w2 * 16 * w1 * 5 + w3 * 8 * w2 * 5 + w4 * 4 * w3 * 1
+
+    signal = generate(1, length=32, seed=0).signal
+    # complex: a complex multiply-accumulate is 4 real ones; the read-out is real
+    assert count_macs(ModulationNet(6, width=2), as_input(signal)) == 4 * macs(1, [2, 4, 4, 8]) + 8 * 6
+    # the real twin: sqrt(2) times the channels, two input channels
+    real = ModulationNet(6, width=2, complex=False)
+    assert count_macs(real, as_input(signal, complex=False)) == macs(2, [3, 6, 6, 11]) + 11 * 6
+
+
+def test_command_line_structured(capsys, keep_threads):
+    argv = ["--structured", "--threshold", "-2", "--threads", "1", "--no-progress"]
+    main(argv, config=Config(**TINY))
+    out = capsys.readouterr().out
+    for words in ("channel VD", "channel masked", "unstructured", "channels", "MACs", "speedup"):
+        assert words in out
+
+
+def test_count_macs_of_live_channels_by_hand():
+    from cplxmodule.demo.pipeline import count_macs
+
+    torch.manual_seed(0)
+    model = ModulationNet(6, width=2)
+    x = as_input(generate(50, length=32, seed=0).signal)
+    with torch.no_grad():
+        # no channel after the first dies of the split ReLU
+        for index in (2, 5):
+            model.features[index].bias.real.fill_(10.0)
+    full, live = count_macs(model, x), count_macs(model, x, live=True)
+    assert live == full
+    with torch.no_grad():
+        # the first convolution's channel 1 goes whole: it outputs relu(0) = 0
+        for part in (model.features[0].weight, model.features[0].bias):
+            part.real[1], part.imag[1] = 0, 0
+    # one of 2 output channels of the first layer (16 x 7), one of 2 input channels of the second (4 x 16 x 5)
+    assert count_macs(model, x) == full
+    assert count_macs(model, x, live=True) == live - 4 * (16 * 7 + 4 * 16 * 5)

@@ -13,22 +13,45 @@ Four stages, each a few calls to the library:
 4. *magnitude*: the baseline, the dense model pruned by magnitude
    (:func:`~cplxmodule.nn.masked.magnitude_masks`) to the number of weights
    the VD masks keep in each layer, and fine-tuned as long.
+
+:func:`run_structured` sparsifies the same dense model by whole channels
+instead (``to_bayesian(..., kind="channel_vd")``), fine-tunes its masked
+twin, and :func:`compare_deployed` measures what
+:func:`~cplxmodule.nn.masked.compact` makes of each: accuracy, parameters,
+multiply-accumulates (:func:`count_macs`) and inference time.
 """
 
+import copy
 import dataclasses
 import math
+import statistics
 import time
 
 import torch
 import torch.nn.functional as F
 
-from ..nn.masked import BaseMasked, magnitude_masks, to_masked
+from ..cplx import Cplx
+from ..nn import _families
+from ..nn.masked import BaseMasked, compact, magnitude_masks, to_masked
 from ..nn.relevance import compute_ard_masks, penalties, to_bayesian
 from ..nn.utils.sparsity import named_sparsity
 from .data import MODULATIONS, generate
 from .model import ModulationNet, as_input
 
-__all__ = ["Config", "Stage", "train", "accuracy", "run", "threshold_sweep", "format_table"]
+__all__ = [
+    "Config",
+    "Stage",
+    "train",
+    "accuracy",
+    "run",
+    "run_structured",
+    "count_macs",
+    "inference_seconds",
+    "compare_deployed",
+    "format_deployed",
+    "threshold_sweep",
+    "format_table",
+]
 
 
 @dataclasses.dataclass
@@ -63,6 +86,14 @@ class Config:
         grows linearly from 0 to ``kl_weight``.
     threshold : float
         The ``log_alpha`` threshold of the relevance masks.
+    structured_kl_weight : float
+        ``kl_weight`` of the channel VD model of :func:`run_structured`:
+        a channel's KL is one term where a weight's is one per weight.
+    gate_lr : float
+        Peak learning rate of the channel gates' ``log_sigma2`` in
+        :func:`run_structured`: Adam moves a parameter by about its learning
+        rate per step, and a gate has to travel from -10 to above the
+        threshold within the training.
     seed : int
         Seeds the data (:func:`~cplxmodule.demo.data.generate`) and torch.
     device : str or torch.device
@@ -81,6 +112,8 @@ class Config:
     kl_weight: float = 15.0
     kl_warmup: float = 0.5
     threshold: float = 3.0
+    structured_kl_weight: float = 700.0
+    gate_lr: float = 1e-1
     seed: int = 0
     device: str = "cpu"
     progress: bool = True
@@ -133,7 +166,7 @@ def _progress(total, desc, enabled):
     return tqdm(total=total, desc=desc, leave=False, disable=not enabled, dynamic_ncols=True)
 
 
-def train(model, data, epochs, config, desc, kl_warmup=None):
+def train(model, data, epochs, config, desc, kl_warmup=None, lr=None):
     """Train ``model`` with Adam under a one-cycle schedule, in place.
 
     Parameters
@@ -149,6 +182,9 @@ def train(model, data, epochs, config, desc, kl_warmup=None):
         Add the KL penalty of the model's Bayesian layers over the training
         set size, its weight growing linearly from 0 to ``config.kl_weight``
         over this fraction of the steps.
+    lr : dict of str to float, optional
+        Peak learning rates of the parameters whose name ends with a key
+        (e.g. ``{"log_sigma2": 0.1}``), instead of ``config.lr``.
 
     Returns
     -------
@@ -157,8 +193,13 @@ def train(model, data, epochs, config, desc, kl_warmup=None):
     input, label = data
     n, batch = len(label), config.batch_size
     steps = epochs * math.ceil(n / batch)
-    optimizer = torch.optim.Adam(model.parameters())
-    schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, config.lr, total_steps=steps)
+    groups = {}
+    for name, param in model.named_parameters():
+        key = next((k for k in (lr or {}) if name.endswith(k)), None)
+        groups.setdefault(key, []).append(param)
+    peaks = [config.lr if key is None else lr[key] for key in groups]
+    optimizer = torch.optim.Adam([{"params": params} for params in groups.values()])
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, peaks, total_steps=steps)
     batches = (index for _ in range(epochs) for index in torch.randperm(n, device=label.device).split(batch))
     model.train()
     with _progress(steps, desc, config.progress) as bar:
@@ -273,6 +314,262 @@ def run(config=None, complex=True):
     # the dense model is the uncompressed reference of the same layers
     stages[0].kept = stages[0].total = stages[2].total
     return stages, models, test_set
+
+
+def _parts(x):
+    return (x.real, x.imag) if isinstance(x, Cplx) else (x,)
+
+
+def _zero_dropped_biases(model):
+    """Zero the bias of every output channel whose mask row is all zero, in place.
+
+    A channel without weights outputs its bias, a constant that the next
+    convolution reads (and pads with zeros around): ``compact`` then keeps
+    it. Dropping the channel drops its bias too.
+    """
+    with torch.no_grad():
+        for layer in model.modules():
+            if isinstance(layer, BaseMasked) and layer.bias is not None and not getattr(layer, "transposed", False):
+                dropped = ~layer.mask.flatten(1).bool().any(1)
+                for part in _parts(layer.bias):
+                    part[dropped] = 0
+    return model
+
+
+def _gated_convolutions(model):
+    """Indices in ``model.features`` of the convolutions that get channel gates: all but the last.
+
+    The last one feeds the modulus (or ReLU), the mean over time and the
+    read-out, outside the Sequential: ``compact`` could not remove its
+    channels, and gate noise in front of the modulus would inflate its mean.
+    """
+    indices = [i for i, layer in enumerate(model.features) if hasattr(layer, "out_channels")]
+    return indices[:-1]
+
+
+def run_structured(config, complex, dense):
+    """Sparsify the features of a trained dense model by whole channels, and fine-tune.
+
+    The convolutions but the last become channel variational dropout layers
+    (``to_bayesian(..., kind="channel_vd")``), trained from the dense
+    weights with the KL weighted up to ``config.structured_kl_weight`` and
+    the gates' ``log_sigma2`` at the learning rate ``config.gate_lr``;
+    their masked twins, with the channels of ``log_alpha <= threshold`` and
+    the biases of the others zeroed (a dropped channel goes whole), are
+    fine-tuned. The last convolution and the read-out stay dense.
+
+    Parameters
+    ----------
+    config : Config
+    complex : bool
+    dense : ModulationNet
+        The trained dense model (the ``"dense"`` model of :func:`run`); not changed.
+
+    Returns
+    -------
+    stages : list of Stage
+        ``channel VD`` and ``channel masked``.
+    models : dict of str to torch.nn.Module
+    """
+    torch.manual_seed(config.seed + 1)
+    train_set, test_set = _datasets(config, complex)
+    kind = "complex" if complex else "real"
+    stages, models = [], {}
+    start = time.perf_counter()
+    structured = copy.deepcopy(dense)
+    gated = _gated_convolutions(structured)
+    for index in gated:
+        structured.features[index] = to_bayesian(structured.features[index], kind="channel_vd")
+    structured_config = dataclasses.replace(config, kl_weight=config.structured_kl_weight)
+    lr = {"log_sigma2": config.gate_lr}
+    train(structured, train_set, config.epochs, structured_config, f"{kind} channel VD", config.kl_warmup, lr)
+    models["channel VD"] = structured
+    masked = copy.deepcopy(structured)
+    for index in gated:
+        mask = structured.features[index].relevance(threshold=config.threshold)
+        masked.features[index] = _zero_dropped_biases(to_masked(structured.features[index], {"mask": mask}))
+    kept, total = _counts(masked)
+    stages.append(Stage(kind, "channel VD", accuracy(structured, test_set), kept, total, time.perf_counter() - start))
+    start = time.perf_counter()
+    train(masked, train_set, config.finetune_epochs, config, f"{kind} channel masked")
+    models["channel masked"] = _zero_dropped_biases(masked)
+    stages.append(Stage(kind, "channel masked", accuracy(masked, test_set), kept, total, time.perf_counter() - start))
+    return stages, models
+
+
+def count_macs(model, input, live=False):
+    """Multiply-accumulates of the linear and convolution layers of ``model`` per example.
+
+    A layer of one of the package's families (``torch.nn.Linear``,
+    ``Conv1d``, ``CplxConv1d``, ... and their masked and Bayesian twins)
+    performs, per output element, one multiply-accumulate per weight entry
+    it reads: ``in_features``, or ``in_channels / groups`` times the kernel
+    size. A complex multiply-accumulate counts as 4 real ones. Zeros inside
+    a dense weight count: a dense product computes them. Other modules
+    (activations, pooling, the modulus) are not counted.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+    input : torch.Tensor or Cplx
+        A batch; the count is divided by its size.
+    live : bool, default False
+        Count only the live channels of ungrouped layers: output channels
+        whose weight row (times the mask, for a masked layer) is not all
+        zero, and input channels that are not zero throughout the batch.
+        What a model with every dead channel removed would compute.
+
+    Returns
+    -------
+    int
+        Real multiply-accumulates per example.
+    """
+    total, handles = 0, []
+
+    def hook(layer, inputs, output):
+        nonlocal total
+        weight = _parts(layer.weight)[0]
+        complex_factor = 4 if isinstance(layer.weight, Cplx) else 1
+        if live and not getattr(layer, "transposed", False) and getattr(layer, "groups", 1) == 1:
+            total += _live_macs(layer, inputs[0], output) * complex_factor
+            return
+        # entries of the weight read per output element
+        if getattr(layer, "transposed", False):
+            per_output = weight.shape[0] // layer.groups * weight[0, 0].numel()
+        else:
+            per_output = weight[0].numel()
+        total += _parts(output)[0].numel() * per_output * complex_factor
+
+    for layer in model.modules():
+        if _families.lookup(type(layer)) is not None:
+            handles.append(layer.register_forward_hook(hook))
+    try:
+        with torch.no_grad():
+            model.eval()(input)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return total // len(input)
+
+
+def _live_macs(layer, input, output):
+    """Multiply-accumulates between the live input and output channels of an ungrouped layer."""
+    weight = layer.weight_masked if isinstance(layer, BaseMasked) else layer.weight
+    rows = torch.stack([part.flatten(1) != 0 for part in _parts(weight)]).any(0).any(1)
+    channel = -1 if weight.dim() == 2 else 1
+    live_in = torch.stack([part.movedim(channel, 0).flatten(1) != 0 for part in _parts(input)]).any(0).any(1)
+    kernel = _parts(weight)[0][0, 0].numel()
+    positions = _parts(output)[0].numel() // _parts(output)[0].shape[channel]
+    return positions * int(rows.sum()) * int(live_in.sum()) * kernel
+
+
+def inference_seconds(models, input, runs=15):
+    """The median time of a forward call of each model, in eval mode, without autograd.
+
+    The models take turns, one call each per round, so that a change in
+    the machine's load during the measurement falls on all of them alike.
+
+    Parameters
+    ----------
+    models : list of torch.nn.Module
+    input : torch.Tensor or Cplx
+    runs : int, default 15
+        Timed rounds, after one untimed warm-up round.
+
+    Returns
+    -------
+    list of float
+        Seconds, per model.
+    """
+    times = [[] for _ in models]
+    with torch.no_grad():
+        for model in models:
+            model.eval()(input)
+        for _ in range(runs):
+            for model, measured in zip(models, times):
+                start = time.perf_counter()
+                model(input)
+                measured.append(time.perf_counter() - start)
+    return [statistics.median(measured) for measured in times]
+
+
+def compare_deployed(dense, variants, test_set, batch=64, runs=15):
+    """Accuracy, size, multiply-accumulates and speed of compacted models against the dense one.
+
+    Parameters
+    ----------
+    dense : torch.nn.Module
+        The reference.
+    variants : dict of str to torch.nn.Module
+        Masked models, compacted here with :func:`~cplxmodule.nn.masked.compact`.
+    test_set : (input, label)
+    batch : int, default 64
+        The batch of the timed calls: the first examples of the test set.
+    runs : int, default 15
+        Timed calls of each model, the models taking turns; the median counts.
+
+    Returns
+    -------
+    list of dict
+        Per model (``"dense"`` first): ``name``, ``accuracy``,
+        ``parameters`` (real), ``macs`` (real, per example), ``live_macs``
+        (the same, of the live channels only: see :func:`count_macs`), ``seconds``,
+        ``channels`` (output channels of each convolution, in order) and
+        ``model``.
+    """
+    inputs = test_set[0][:batch]
+    rows = []
+    models = [("dense", dense)] + [(name, compact(model)) for name, model in variants.items()]
+    seconds = inference_seconds([model for _, model in models], inputs, runs)
+    for (name, model), time_ in zip(models, seconds):
+        rows.append(
+            {
+                "name": name,
+                "accuracy": accuracy(model, test_set),
+                "parameters": sum(p.numel() for p in model.parameters()),
+                "macs": count_macs(model, inputs),
+                "live_macs": count_macs(model, inputs, live=True),
+                "seconds": time_,
+                "channels": [m.out_channels for m in model.modules() if hasattr(m, "out_channels")],
+                "model": model,
+            }
+        )
+    return rows
+
+
+def format_deployed(rows, kind):
+    """The rows of :func:`compare_deployed` as a plain-text table, ratios against the first.
+
+    Parameters
+    ----------
+    rows : list of dict
+    kind : str
+        ``"complex"`` or ``"real"``, the first column.
+
+    Returns
+    -------
+    str
+    """
+    reference = rows[0]
+    header = ("model", "compacted", "accuracy", "channels", "parameters", "MACs", "fewer MACs", "live", "speedup")
+    table = [
+        (
+            kind,
+            row["name"],
+            f"{100 * row['accuracy']:.1f} %",
+            "/".join(map(str, row["channels"])),
+            str(row["parameters"]),
+            f"{row['macs'] / 1e6:.2f} M",
+            f"{reference['macs'] / row['macs']:.1f} x",
+            f"{reference['macs'] / row['live_macs']:.1f} x",
+            f"{reference['seconds'] / row['seconds']:.1f} x",
+        )
+        for row in rows
+    ]
+    widths = [max(len(line[i]) for line in [header] + table) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)) for line in [header] + table]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(line.rstrip() for line in lines)
 
 
 def threshold_sweep(model, test_set, thresholds):

@@ -120,8 +120,12 @@ class GaussianMixin(BaseARD, SparsityStats):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.log_sigma2 = torch.nn.Parameter(torch.empty_like(_real(self.weight)))
+        self.log_sigma2 = torch.nn.Parameter(self._empty_log_sigma2())
         self.reset_variational_parameters()
+
+    def _empty_log_sigma2(self):
+        """``log_sigma2``, uninitialised: of the weight's real shape (a channel base overrides it)."""
+        return torch.empty_like(_real(self.weight))
 
     def reset_variational_parameters(self):
         """Set ``log_sigma2`` to -10: a nearly deterministic posterior."""

@@ -36,6 +36,10 @@ __all__ = [
     "kl_cplx_vd_approx",
     "kl_cplx_vd_scale_free",
     "kl_cplx_vd_bogus",
+    "hard_concrete",
+    "hard_concrete_gate",
+    "l0_penalty",
+    "gaussian_gate",
 ]
 
 euler_gamma = 0.5772156649015329
@@ -526,3 +530,131 @@ def local_reparameterization(mean, var):
         torch.addcmul(mean.real, std, noise[0], value=scale),
         torch.addcmul(mean.imag, std, noise[1], value=scale),
     )
+
+
+def _stretch(s, gamma, zeta):
+    return torch.clamp(s * (zeta - gamma) + gamma, 0.0, 1.0)
+
+
+def hard_concrete(log_alpha, shape, beta=2.0 / 3.0, gamma=-0.1, zeta=1.1):
+    r"""Independent hard-concrete gates (Louizos, Welling & Kingma, 2018), drawn.
+
+    :math:`z = \min(1, \max(0, s (\zeta - \gamma) + \gamma))` with
+    :math:`s = \sigma((\log u - \log(1 - u) - \log\alpha) / \beta)`,
+    :math:`u \sim U(0, 1)`: a gate in :math:`[0, 1]` that is exactly 0 or 1
+    with positive probability, differentiable in :math:`\log\alpha`. The
+    sign is this package's: a large :math:`\log\alpha` closes the gate.
+
+    Parameters
+    ----------
+    log_alpha : torch.Tensor
+        The gates' log-odds of being closed, broadcastable to ``shape``.
+    shape : tuple of int
+        The shape of the sample: a gate per element.
+    beta, gamma, zeta : float
+        Temperature and stretch interval :math:`(\gamma, \zeta)`.
+
+    Returns
+    -------
+    torch.Tensor
+        Of ``shape``, on ``log_alpha``'s device and of its dtype.
+
+    Examples
+    --------
+    >>> gates = hard_concrete(torch.tensor([-10.0, 10.0]), (1000, 2))
+    >>> gates.mean(0).round()
+    tensor([1., 0.])
+    """
+    u = torch.rand(shape, dtype=log_alpha.dtype, device=log_alpha.device).clamp_(1e-6, 1 - 1e-6)
+    s = torch.sigmoid((torch.log(u) - torch.log1p(-u) - log_alpha) / beta)
+    return _stretch(s, gamma, zeta)
+
+
+def hard_concrete_gate(log_alpha, gamma=-0.1, zeta=1.1):
+    r"""The deterministic (test-time) hard-concrete gate: :math:`\min(1, \max(0, \sigma(-\log\alpha)(\zeta - \gamma) + \gamma))`.
+
+    Parameters
+    ----------
+    log_alpha : torch.Tensor
+    gamma, zeta : float
+        The stretch interval, as for :func:`hard_concrete`.
+
+    Returns
+    -------
+    torch.Tensor
+        In :math:`[0, 1]`; exactly 0 for :math:`\log\alpha \geq \log(-\zeta / \gamma)`.
+
+    Examples
+    --------
+    >>> hard_concrete_gate(torch.tensor([-5.0, 0.0, 5.0]))
+    tensor([1.0000, 0.5000, 0.0000])
+    """
+    return _stretch(torch.sigmoid(-log_alpha), gamma, zeta)
+
+
+def l0_penalty(log_alpha, beta=2.0 / 3.0, gamma=-0.1, zeta=1.1):
+    r"""The probability that a hard-concrete gate is non-zero: the expected L0 norm.
+
+    :math:`\sigma(-\log\alpha - \beta \log(-\gamma / \zeta))`, Louizos et
+    al. (2018), eq. 12, with this package's sign of :math:`\log\alpha`.
+
+    Parameters
+    ----------
+    log_alpha : torch.Tensor
+    beta, gamma, zeta : float
+        As for :func:`hard_concrete`.
+
+    Returns
+    -------
+    torch.Tensor
+        Per gate, in :math:`(0, 1)`.
+
+    Examples
+    --------
+    >>> l0_penalty(torch.tensor([0.0]))
+    tensor([0.8318])
+    """
+    return torch.sigmoid(-log_alpha - beta * math.log(-gamma / zeta))
+
+
+def gaussian_gate(output, log_alpha, shape):
+    r"""The output times a multiplicative Gaussian gate of mean 1: ``output * (1 + sqrt(alpha) * noise)``.
+
+    The gate :math:`z = 1 + \sqrt\alpha\,\varepsilon` is drawn once per
+    element of ``shape`` and broadcast over ``output`` (e.g. once per
+    example and channel, shared by the channel's spatial positions). For a
+    complex ``output`` the noise is complex-circular,
+    :math:`\varepsilon \sim \mathcal{CN}(0, 1)`: the output's variance
+    :math:`\alpha |y|^2` is split evenly between its real and imaginary parts.
+
+    Parameters
+    ----------
+    output : torch.Tensor or Cplx
+        The output :math:`y` of the layer with its plain weight.
+    log_alpha : torch.Tensor
+        :math:`\log\alpha`, broadcastable to ``shape``.
+    shape : tuple of int
+        The shape of the draw, broadcastable to ``output``'s.
+
+    Returns
+    -------
+    torch.Tensor or Cplx
+        :math:`z y`: mean :math:`y`, variance :math:`\alpha |y|^2`, differentiable in
+        ``output`` and ``log_alpha``.
+
+    Examples
+    --------
+    >>> y = gaussian_gate(torch.full((20000, 1), 2.0), torch.tensor([0.0]), (20000, 1))
+    >>> round(float(y.std()), 1)
+    2.0
+    """
+    std = torch.exp(0.5 * log_alpha)
+    if isinstance(output, torch.Tensor):
+        noise = torch.randn(shape, dtype=output.dtype, device=output.device)
+        return torch.addcmul(output, output, noise * std)
+    # one draw for both parts, as in ``local_reparameterization``
+    noise = torch.randn((2, *shape), dtype=output.real.dtype, device=output.real.device)
+    a, b = (noise * (std * 0.5**0.5)).unbind(0)
+    re, im = output.real, output.imag
+    # (re + i im)(1 + a + i b)
+    return type(output)(re + re * a - im * b, im + im * a + re * b)

@@ -27,6 +27,8 @@ from .complex import base as _complex_base
 from .extensions import LinearL0, LinearLASSO
 from .extensions import complex as _extensions
 from .real import base as _real_base
+from .complex import structured as _complex_structured
+from .real import structured as _real_structured
 
 __all__ = ["to_bayesian"]
 
@@ -61,6 +63,15 @@ for _families, _module in ((_FAMILIES, _real_base), (_CPLX_FAMILIES, _complex_ba
         _register(
             _dense, "gaussian", getattr(_module, _name + "Gaussian"), twin=False, convertible=False
         )
+# the structured layers: twins of every family; the L0 gates compute with
+# more than their weight, so they are converted to and not from
+_CHANNEL_KINDS = {"channel_vd": "ChannelVD", "channel_ard": "ChannelARD", "channel_l0": "ChannelL0"}
+for _families, _module in ((_FAMILIES, _real_structured), (_CPLX_FAMILIES, _complex_structured)):
+    for _dense, _name in _families:
+        for _kind, _suffix in _CHANNEL_KINDS.items():
+            _register(
+                _dense, _kind, getattr(_module, _name + _suffix), convertible=_kind != "channel_l0"
+            )
 _register(torch.nn.Linear, "l0", LinearL0, twin=False, convertible=False)
 _register(torch.nn.Linear, "lasso", LinearLASSO, twin=False, convertible=False)
 for _dense, _name in _CPLX_FAMILIES:
@@ -74,19 +85,28 @@ for _dense, _name in _CPLX_FAMILIES:
         )
 
 
+_KINDS = ("vd", "ard", *_CHANNEL_KINDS)
+
+
 def to_bayesian(module, kind="vd"):
-    """The variational dropout or ARD twin of ``module``.
+    """The variational dropout, ARD or structured twin of ``module``.
 
     Every dense, masked or Bayesian layer, real or complex, is swapped for
-    its twin of ``kind``, weights kept and ``log_sigma2`` at its initial -10
-    (see :func:`~cplxmodule.nn.masked.convert_layers`); ``module`` is not
-    changed. The first step of the train, sparsify, fine-tune pipeline.
+    its twin of ``kind``, weights kept and the variational parameters at
+    their initial values (see :func:`~cplxmodule.nn.masked.convert_layers`);
+    ``module`` is not changed. The first step of the train, sparsify,
+    fine-tune pipeline.
 
     Parameters
     ----------
     module : torch.nn.Module
-    kind : {"vd", "ard"}
-        Variational dropout or automatic relevance determination.
+    kind : {"vd", "ard", "channel_vd", "channel_ard", "channel_l0"}
+        Variational dropout or automatic relevance determination of each
+        weight; or, structured (:mod:`~cplxmodule.nn.relevance.structured`),
+        of whole output channels (``*ChannelVD``, ``*ChannelARD``), or L0
+        gates of whole output channels (``*ChannelL0``, which convert from
+        dense and masked layers, not back: deploy them with
+        :func:`~cplxmodule.nn.masked.compact`).
 
     Returns
     -------
@@ -95,7 +115,7 @@ def to_bayesian(module, kind="vd"):
     Raises
     ------
     ValueError
-        If ``kind`` is neither.
+        If ``kind`` is none of these.
 
     Examples
     --------
@@ -103,7 +123,9 @@ def to_bayesian(module, kind="vd"):
     >>> model = torch.nn.Sequential(CplxLinear(4, 3))
     >>> type(to_bayesian(model, kind="ard")[0]).__name__
     'CplxLinearARD'
+    >>> type(to_bayesian(model, kind="channel_vd")[0]).__name__
+    'CplxLinearChannelVD'
     """
-    if kind not in ("vd", "ard"):
-        raise ValueError(f"to_bayesian: `kind` must be 'vd' or 'ard', got {kind!r}.")
+    if kind not in _KINDS:
+        raise ValueError(f"to_bayesian: `kind` must be one of {list(_KINDS)}, got {kind!r}.")
     return convert_layers(module, kind)

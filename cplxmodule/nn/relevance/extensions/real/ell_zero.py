@@ -4,6 +4,7 @@ import math
 
 import torch
 
+from ... import functional as F
 from ...base import BaseARD
 from ....modules.linear import _RealLinear
 from ....utils.sparsity import SparsityStats, _weight_counts
@@ -101,15 +102,11 @@ class LinearL0(BaseARD, SparsityStats, _RealLinear):
         return self._eval_gate()
 
     def _eval_gate(self):
-        s = torch.sigmoid(-self.log_alpha)
-        return torch.clamp(s * (self.zeta - self.gamma) + self.gamma, 0.0, 1.0)
+        return F.hard_concrete_gate(self.log_alpha, self.gamma, self.zeta)
 
     def _sample_gates(self, log_alpha, shape):
         """Independent hard-concrete gates of ``shape``, ``log_alpha`` broadcast to it."""
-        u = torch.rand(shape, dtype=log_alpha.dtype, device=log_alpha.device)
-        u = u.clamp_(1e-6, 1 - 1e-6)
-        s = torch.sigmoid((torch.log(u) - torch.log1p(-u) - log_alpha) / self.beta)
-        return torch.clamp(s * (self.zeta - self.gamma) + self.gamma, 0.0, 1.0)
+        return F.hard_concrete(log_alpha, shape, self.beta, self.gamma, self.zeta)
 
     def _eval_weight(self):
         """The weight the eval-mode forward computes with: gates folded in.
@@ -121,7 +118,7 @@ class LinearL0(BaseARD, SparsityStats, _RealLinear):
     @property
     def penalty(self):
         """torch.Tensor: the probability of each gate being non-zero."""
-        return torch.sigmoid(-self.log_alpha - self.beta * math.log(-self.gamma / self.zeta))
+        return F.l0_penalty(self.log_alpha, self.beta, self.gamma, self.zeta)
 
     def relevance(self, *, hard=True, **kwargs):
         """The eval-mode gates of the weights, broadcast to the weight's shape.
@@ -141,11 +138,7 @@ class LinearL0(BaseARD, SparsityStats, _RealLinear):
             Detached, of the weight's shape and dtype.
         """
         with torch.no_grad():
-            logit = -self.log_alpha
-            gate = torch.clamp(
-                torch.sigmoid(logit) * (self.zeta - self.gamma) + self.gamma, 0.0, 1.0
-            )
-            gate = torch.broadcast_to(gate, self.weight.shape)
+            gate = torch.broadcast_to(self._eval_gate(), self.weight.shape)
             return torch.gt(gate, 0).to(gate.dtype) if hard else gate.clone()
 
     def sparsity(self, *, hard=True, **kwargs):

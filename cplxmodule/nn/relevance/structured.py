@@ -1,0 +1,456 @@
+r"""Structured Bayesian sparsification: one gate per output channel, real and complex.
+
+A structured layer is its dense twin whose output channel :math:`c` (a row
+of a linear layer's weight, a filter of a convolution's) is multiplied by
+a random gate :math:`z_c` drawn once per example: the weight-noise model
+:math:`W_c \mapsto z_c W_c`. What the gates learn drops whole channels, so
+:func:`~cplxmodule.nn.relevance.compute_ard_masks` gives masks of the
+weight's real shape whose zeros are whole channels, and
+:func:`~cplxmodule.nn.masked.compact` turns them into smaller layers.
+
+One mechanism, :class:`ChannelGateMixin`, maps the channels onto the
+weight and the output of every family (Linear, Bilinear, Conv1-3d,
+ConvTranspose1-3d, grouped included) and owns the forward pass; two gates
+derive from it:
+
+- :class:`ChannelGaussianMixin`, the Gaussian gate
+  :math:`z_c = 1 + \sqrt{\alpha_c}\,\varepsilon` of group variational
+  dropout (Kingma, Salimans & Welling, 2015; Molchanov et al., 2017, with
+  one :math:`\alpha` per channel), on the base of every Gaussian layer,
+  :class:`~cplxmodule.nn.relevance.GaussianMixin`; its penalty is that
+  of the per-weight layers, one term per channel: the KL of variational
+  dropout (``*ChannelVD``) or of ARD (``*ChannelARD``, Kharitonov et al.,
+  2018). A complex layer's gate has the real mean 1 and complex-circular
+  noise, the posterior of complex variational dropout (Nazarov & Burnaev,
+  2020) on the channel's scale, so it is phase-invariant and its KL is the
+  complex one.
+- :class:`ChannelL0Mixin`, the hard-concrete gate of L0 regularisation
+  (Louizos, Welling & Kingma, 2018), real for real and complex layers.
+"""
+
+import math
+
+import torch
+
+from ...cplx import Cplx
+from ..cache import _cached_attr
+from ..modules.linear import _check_forward_calls_base
+from ..utils.sparsity import SparsityStats, _weight_counts
+from . import functional as F
+from .base import BaseARD, GaussianMixin, _check_threshold, _real
+
+__all__ = ["ChannelGateMixin", "ChannelGaussianMixin", "ChannelL0Mixin", "channel_layer_doc"]
+
+
+class ChannelGateMixin:
+    r"""The channel geometry and forward pass shared by every structured layer.
+
+    A gate per output channel: the layer's ``out_features`` or
+    ``out_channels``. In training mode the layer's output is
+    :math:`z \odot (W x) + b`, the gates drawn by ``_draw_gates`` once
+    per example and channel (per row of the input of a linear layer, per
+    sample of a convolution's batch, shared by the channel's positions: the
+    weight-noise model itself, so a channel whose gate is noise cannot hide
+    it by averaging over positions); in eval mode it is the dense twin's
+    output with ``_gated_weight()``. The bias is not gated.
+
+    Subclasses define ``_draw_gates(output, shape)`` (the output of the
+    plain weight times the drawn gates), ``_gated_weight()`` (the weight
+    times the eval-mode gates) and
+    ``_channel_relevance(**kwargs)`` (a vector over the channels).
+    """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        _check_forward_calls_base(cls, ChannelGateMixin)
+
+    @property
+    def n_channels(self):
+        """int: the number of output channels, one gate each."""
+        return self.out_channels if hasattr(self, "out_channels") else self.out_features
+
+    def _empty_gate(self):
+        real = _real(self.weight)
+        return torch.empty(self.n_channels, dtype=real.dtype, device=real.device)
+
+    def _channel_view(self, vector):
+        """``vector`` over the output channels as a view that broadcasts to the weight's real shape.
+
+        A transposed convolution's weight is ``(in, out / groups, *kernel)``:
+        its output channel ``g * out / groups + j`` is column ``j`` of the
+        rows of group ``g``.
+        """
+        real = _real(self.weight)
+        spatial = (1,) * (real.dim() - 2)
+        if not getattr(self, "transposed", False):
+            return vector.view(-1, *(1,) * (real.dim() - 1))
+        groups, rows, columns = self.groups, real.shape[0], real.shape[1]
+        per_group = vector.view(groups, 1, columns).expand(groups, rows // groups, columns)
+        return per_group.reshape(rows, columns, *spatial)
+
+    def _expand(self, vector):
+        """``vector`` over the channels as a fresh tensor of the weight's real shape."""
+        return self._channel_view(vector).expand(_real(self.weight).shape).clone()
+
+    def _along_channels(self, vector):
+        """``vector`` over the channels as a view that broadcasts along an output's channels."""
+        spatial = len(self.kernel_size) if hasattr(self, "out_channels") else 0
+        return vector.view(-1, *(1,) * spatial)
+
+    def _gate_shape(self, output):
+        """The shape of one draw of the gates: per example and channel, 1 along positions."""
+        if not hasattr(self, "out_channels"):
+            return output.shape
+        spatial = len(self.kernel_size)
+        return (*output.shape[: output.dim() - spatial], *(1,) * spatial)
+
+    def _add_bias(self, output, bias):
+        if bias is None:
+            return output
+        if isinstance(bias, Cplx):
+            return output + Cplx(self._along_channels(bias.real), self._along_channels(bias.imag))
+        return output + self._along_channels(bias)
+
+    def _weighted_forward(self, *inputs, **kwargs):
+        """The dense twin's forward pass with the gates: drawn in training, fixed in eval mode."""
+        if not self.training:
+            bias = _cached_attr(self, "bias")
+            return self._dense_forward(*inputs, weight=self._gated_weight(), bias=bias, **kwargs)
+        weight, bias = _cached_attr(self, "weight"), _cached_attr(self, "bias")
+        output = self._dense_forward(*inputs, weight=weight, bias=None, **kwargs)
+        return self._add_bias(self._draw_gates(output, self._gate_shape(output)), bias)
+
+    def relevance(self, **kwargs):
+        """The mask of the channels to keep, of the weight's real shape.
+
+        Parameters
+        ----------
+        **kwargs
+            As the gate takes them (``threshold=`` for a Gaussian gate,
+            ``hard=`` for an L0 gate); the others are ignored, so one call
+            serves a model that mixes the layers.
+
+        Returns
+        -------
+        torch.Tensor
+            Detached, of the weight's real shape and dtype, constant along
+            everything but the output channels: its zeros are whole channels.
+        """
+        with torch.no_grad():
+            return self._expand(self._channel_relevance(**kwargs))
+
+    def sparsity(self, **kwargs):
+        """The weight entries the relevance mask drops, for :func:`~cplxmodule.nn.utils.named_sparsity`.
+
+        Parameters
+        ----------
+        **kwargs
+            As for :meth:`relevance`.
+
+        Returns
+        -------
+        list of (int, float)
+            ``id`` of the weight (of each part of a complex weight) and the count.
+        """
+        return _weight_counts(self, 1 - self.relevance(**kwargs))
+
+
+class ChannelGaussianMixin(ChannelGateMixin, GaussianMixin):
+    r"""The Gaussian channel gate :math:`z_c = 1 + \sqrt{\alpha_c}\,\varepsilon` of group variational dropout.
+
+    ``log_sigma2`` (:math:`\log\sigma^2`, the variance of the gate, whose
+    mean is 1) has one entry per output channel, so
+    :math:`\log\alpha = \log\sigma^2`. The output of channel :math:`c` has
+    the mean :math:`(Wx)_c` and the variance :math:`\alpha_c |(Wx)_c|^2`
+    (complex: split evenly over the parts, see
+    :func:`~cplxmodule.nn.relevance.functional.gaussian_gate`); in eval mode
+    the gate is its mean, 1, and the layer computes as its dense twin.
+    ``relevance(threshold=t)`` keeps the channels with
+    :math:`\log\alpha \leq t`. The penalty is a per-weight layer's, one
+    term per channel (a mixin such as
+    :class:`~cplxmodule.nn.relevance.real.RealVDMixin` goes first).
+
+    ``log_sigma2`` starts at -10, as in the per-weight layers. A
+    ``log_sigma2`` of the weight's shape in a loaded state_dict (a
+    per-weight VD or ARD layer's) is not this layer's: it is left out, and
+    reported missing.
+
+    Shape
+    -----
+    - Input and output: as for the dense twin.
+    - ``log_sigma2``, ``log_alpha`` and ``penalty``: ``(n_channels,)``;
+      ``relevance(threshold=t)``: the weight's real shape.
+
+    Examples
+    --------
+    >>> from cplxmodule.nn.relevance import Conv1dChannelVD
+    >>> layer = Conv1dChannelVD(2, 3, 5)
+    >>> layer.log_sigma2.shape, layer.relevance(threshold=3.0).shape
+    (torch.Size([3]), torch.Size([3, 2, 5]))
+    """
+
+    def _empty_log_sigma2(self):
+        return self._empty_gate()
+
+    @property
+    def log_alpha(self):
+        r"""torch.Tensor: :math:`\log\alpha = \log\sigma^2` per channel: the gate's mean is 1."""
+        return self.log_sigma2
+
+    def _draw_gates(self, output, shape):
+        return F.gaussian_gate(output, self._along_channels(self.log_alpha), shape)
+
+    def _gated_weight(self):
+        # no ``_eval_weight``: ``compact`` then sparsifies by ``relevance(threshold)``
+        return _cached_attr(self, "weight")
+
+    def _channel_relevance(self, *, threshold, **kwargs):
+        _check_threshold(threshold, type(self).__name__)
+        return torch.le(self.log_alpha, threshold).to(self.log_alpha.dtype)
+
+    def relevance(self, *, threshold, **kwargs):
+        r"""The mask of the channels to keep: :math:`\log\alpha_c \leq` ``threshold``.
+
+        Parameters
+        ----------
+        threshold : float or 0-dim float tensor
+        **kwargs
+            Accepted and ignored (e.g. ``hard``).
+
+        Returns
+        -------
+        torch.Tensor
+            A detached 0/1 tensor of the weight's real shape and dtype whose
+            zeros are whole output channels.
+
+        Raises
+        ------
+        TypeError
+            If ``threshold`` is not a real number.
+        """
+        return super().relevance(threshold=threshold, **kwargs)
+
+    def sparsity(self, *, threshold, **kwargs):
+        """The weight entries of the dropped channels, for :func:`~cplxmodule.nn.utils.named_sparsity`.
+
+        Parameters
+        ----------
+        threshold : float
+            As for :meth:`relevance`.
+        **kwargs
+            Ignored.
+
+        Returns
+        -------
+        list of (int, float)
+        """
+        return super().sparsity(threshold=threshold, **kwargs)
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        key = prefix + "log_sigma2"
+        value = state_dict.get(key)
+        if value is not None and value.shape != self.log_sigma2.shape:
+            if value.shape == _real(self.weight).shape:
+                state_dict.pop(key)
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+
+
+class ChannelL0Mixin(ChannelGateMixin, BaseARD, SparsityStats):
+    r"""The hard-concrete channel gate of L0 regularisation (Louizos, Welling & Kingma, 2018).
+
+    ``log_alpha`` (one entry per output channel, the gate's log-odds of
+    being closed) is learned; in training each gate is drawn by
+    :func:`~cplxmodule.nn.relevance.functional.hard_concrete` per example
+    and channel, in eval mode it is
+    :func:`~cplxmodule.nn.relevance.functional.hard_concrete_gate`, in
+    :math:`[0, 1]`, folded into the weight (``_eval_weight``, which
+    :func:`~cplxmodule.nn.masked.compact` stores). The gate is real, also
+    for a complex layer (a phase-invariant scale). ``penalty`` is the
+    probability of each gate being non-zero,
+    :func:`~cplxmodule.nn.relevance.functional.l0_penalty`: the expected
+    number of channels kept. ``log_alpha`` starts at
+    :math:`\log(0.1 / 0.9)`, as in
+    :class:`~cplxmodule.nn.relevance.LinearL0`.
+
+    Deploy with :func:`~cplxmodule.nn.masked.compact`, which folds the
+    gates: a masked twin with the 0/1 ``relevance()`` would drop the gates'
+    values in :math:`(0, 1)`.
+
+    Shape
+    -----
+    - Input and output: as for the dense twin.
+    - ``log_alpha``, ``gate()`` and ``penalty``: ``(n_channels,)``;
+      ``relevance()``: the weight's real shape.
+
+    Examples
+    --------
+    >>> from cplxmodule.nn.relevance import CplxLinearChannelL0
+    >>> layer = CplxLinearChannelL0(4, 3)
+    >>> layer.log_alpha.shape, layer.relevance().shape
+    (torch.Size([3]), torch.Size([3, 4]))
+    """
+
+    beta, gamma, zeta = 2.0 / 3.0, -0.1, 1.1
+    __sparsity_ignore__ = ("log_alpha",)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.log_alpha = torch.nn.Parameter(self._empty_gate())
+        self.reset_variational_parameters()
+
+    def reset_variational_parameters(self):
+        """Open every gate with probability about 0.9."""
+        with torch.no_grad():
+            self.log_alpha.fill_(math.log(0.1 / 0.9))
+
+    def reset_parameters(self):
+        """Reset the dense twin's parameters and ``log_alpha``."""
+        super().reset_parameters()
+        # the dense twin's ``__init__`` calls this before ``log_alpha`` exists
+        if "log_alpha" in self._parameters:
+            self.reset_variational_parameters()
+
+    @property
+    def penalty(self):
+        """torch.Tensor: :func:`~cplxmodule.nn.relevance.functional.l0_penalty`, per channel."""
+        return F.l0_penalty(self.log_alpha, self.beta, self.gamma, self.zeta)
+
+    def gate(self):
+        """The gates' eval-mode values, per channel, in :math:`[0, 1]`.
+
+        Returns
+        -------
+        torch.Tensor
+        """
+        return F.hard_concrete_gate(self.log_alpha, self.gamma, self.zeta)
+
+    def _draw_gates(self, output, shape):
+        log_alpha = self._along_channels(self.log_alpha)
+        gates = F.hard_concrete(log_alpha, shape, self.beta, self.gamma, self.zeta)
+        if isinstance(output, Cplx):
+            return Cplx(output.real * gates, output.imag * gates)
+        return output * gates
+
+    def _eval_weight(self):
+        """The weight the eval-mode forward computes with: the gates folded in.
+
+        :func:`~cplxmodule.nn.masked.compact` stores it in the dense twin.
+        """
+        return self._gated_weight()
+
+    def _gated_weight(self):
+        weight, gate = _cached_attr(self, "weight"), self._channel_view(self.gate())
+        if isinstance(weight, Cplx):
+            return Cplx(weight.real * gate, weight.imag * gate)
+        return weight * gate
+
+    def _channel_relevance(self, *, hard=True, **kwargs):
+        gate = self.gate()
+        return torch.gt(gate, 0).to(gate.dtype) if hard else gate
+
+    def relevance(self, *, hard=True, **kwargs):
+        """The eval-mode gates of the channels, of the weight's real shape.
+
+        Parameters
+        ----------
+        hard : bool, default True
+            ``1`` where a gate is open at all, ``0`` where it is exactly
+            closed; ``False`` gives the gates' values.
+        **kwargs
+            Ignored (e.g. ``threshold``): a hard-concrete gate is exactly 0 or not.
+
+        Returns
+        -------
+        torch.Tensor
+            Detached, of the weight's real shape and dtype.
+        """
+        return super().relevance(hard=hard)
+
+    def sparsity(self, *, hard=True, **kwargs):
+        """The weight entries the gates close, for :func:`~cplxmodule.nn.utils.named_sparsity`.
+
+        Parameters
+        ----------
+        hard : bool, default True
+            Count the closed gates; ``False`` sums ``1 - gate``.
+        **kwargs
+            Ignored.
+
+        Returns
+        -------
+        list of (int, float)
+        """
+        return super().sparsity(hard=hard)
+
+
+_FAMILY_SHAPES = {
+    "Linear": ("linear layer", "4, 3", "{randn}(2, 4)", "2, 3", "3"),
+    "Bilinear": ("bilinear layer", "3, 4, 5", "{randn}(2, 3), {randn}(2, 4)", "2, 5", "5"),
+    "Conv1d": ("1d convolution", "2, 4, 3", "{randn}(2, 2, 8)", "2, 4, 6", "4"),
+    "Conv2d": ("2d convolution", "2, 4, 3", "{randn}(2, 2, 5, 5)", "2, 4, 3, 3", "4"),
+    "Conv3d": ("3d convolution", "2, 4, 3", "{randn}(2, 2, 4, 4, 4)", "2, 4, 2, 2, 2", "4"),
+    "ConvTranspose1d": ("1d transposed convolution", "2, 4, 3", "{randn}(2, 2, 8)", "2, 4, 10", "4"),
+    "ConvTranspose2d": (
+        "2d transposed convolution", "2, 4, 3", "{randn}(2, 2, 3, 3)", "2, 4, 5, 5", "4"
+    ),
+    "ConvTranspose3d": (
+        "3d transposed convolution", "2, 4, 3", "{randn}(2, 2, 2, 2, 2)", "2, 4, 4, 4, 4", "4"
+    ),
+}
+
+_METHODS = {
+    "ChannelVD": ("variational dropout of whole output channels", "ChannelGaussianMixin"),
+    "ChannelARD": ("ARD of whole output channels", "ChannelGaussianMixin"),
+    "ChannelL0": ("L0 gates of whole output channels", "ChannelL0Mixin"),
+}
+
+_TEMPLATE = """{What} with {method}.
+
+    Takes the arguments of :class:`{twin}`; see
+    :class:`~cplxmodule.nn.relevance.structured.{base}` for the gates.
+
+    Shape
+    -----
+    - Input and output: as for :class:`{twin}`.
+    - ``penalty``: ``(n_channels,)``, one term per output channel;
+      ``relevance(...)``: the {weight} shape, whole channels zero.
+
+    Examples
+    --------
+    >>> layer = {name}({arguments})
+    >>> layer({inputs}).shape
+    torch.Size([{output}])
+    >>> layer.penalty.shape
+    torch.Size([{channels}])
+    """
+
+
+def channel_layer_doc(name):
+    """The docstring of the structured layer class ``name``, e.g. ``"CplxConv2dChannelVD"``.
+
+    Parameters
+    ----------
+    name : str
+        ``Cplx`` for a complex layer, then its family and its kind.
+
+    Returns
+    -------
+    str
+    """
+    is_complex = name.startswith("Cplx")
+    kind = next(k for k in _METHODS if name.endswith(k))
+    family = name[4 * is_complex : -len(kind)]
+    what, arguments, inputs, output, channels = _FAMILY_SHAPES[family]
+    method, base = _METHODS[kind]
+    return _TEMPLATE.format(
+        What=f"Complex {what}" if is_complex else what.capitalize(),
+        method=method,
+        twin=f"~cplxmodule.nn.Cplx{family}" if is_complex else f"torch.nn.{family}",
+        base=base,
+        weight="weight's real" if is_complex else "weight's",
+        name=name,
+        arguments=arguments,
+        inputs=inputs.format(randn="cplx.randn" if is_complex else "torch.randn"),
+        output=output,
+        channels=channels,
+    )
