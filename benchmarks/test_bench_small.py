@@ -1,7 +1,7 @@
 """A small complex MLP, ours against the same model in torch's native complex64.
 
 The sizes of the published package's examples (an MLP 32 -> 64 -> 10 on
-sklearn's digits, batch 64), on one thread: a dense training step, a
+sklearn's digits, batch 64), on one and on two threads: a dense training step, a
 variational dropout training step and masked inference (outside
 :func:`cplxmodule.nn.cached`, under :func:`torch.inference_mode`). The
 reference is written here in torch's complex dtype
@@ -34,7 +34,6 @@ from cplxmodule.nn.masked import CplxLinearMasked
 from cplxmodule.nn.relevance import CplxLinearVD
 from cplxmodule.nn.relevance.functional import kl_cplx_vd
 
-pytestmark = pytest.mark.usefixtures("one_thread")
 
 NATIVE = "torch-complex64"
 NATIVE_VIEW = "torch-complex64-view-relu"
@@ -124,6 +123,18 @@ def _models(kind, native_relu=_NativeSplitReLU):
     return ours, native
 
 
+@pytest.fixture(params=[1, 2], ids=lambda n: f"threads{n}")
+def threads(request):
+    previous = torch.get_num_threads()
+    torch.set_num_threads(request.param)
+    yield request.param
+    torch.set_num_threads(previous)
+
+
+def _group(what, threads):
+    return f"mlp {'-'.join(map(str, SIZES))} batch {BATCH}: {what}, {threads} thread(s)"
+
+
 def _data():
     torch.manual_seed(1)
     x = torch.randn(BATCH, SIZES[0])
@@ -146,27 +157,27 @@ def _step(model, input, target, modulus, vd):
 
 @pytest.mark.parametrize("variant", [NATIVE, NATIVE_VIEW, "cplxmodule"])
 @pytest.mark.parametrize("kind", ["dense", "vd"])
-def test_training_step(benchmark, kind, variant):
+def test_training_step(benchmark, threads, kind, variant):
     ours, native = _models(kind, _NATIVE_RELU.get(variant, _NativeSplitReLU))
     x, target = _data()
     if variant in _NATIVE_RELU:
         step = _step(native, x.to(torch.complex64), target, torch.abs, kind == "vd")
     else:
         step = _step(ours, Cplx(x), target, abs, kind == "vd")
-    benchmark.group = f"mlp {'-'.join(map(str, SIZES))} batch {BATCH}: {kind} training step"
+    benchmark.group = _group(f"{kind} training step", threads)
     benchmark.extra_info.update(variant=variant, reference=NATIVE)
     benchmark(step)
 
 
 @pytest.mark.parametrize("variant", [NATIVE, NATIVE_VIEW, "cplxmodule"])
-def test_masked_inference(benchmark, variant):
+def test_masked_inference(benchmark, threads, variant):
     ours, native = _models("masked", _NATIVE_RELU.get(variant, _NativeSplitReLU))
     x, _ = _data()
     if variant in _NATIVE_RELU:
         model, input = native, x.to(torch.complex64)
     else:
         model, input = ours, Cplx(x)
-    benchmark.group = f"mlp {'-'.join(map(str, SIZES))} batch {BATCH}: masked inference"
+    benchmark.group = _group("masked inference", threads)
     benchmark.extra_info.update(variant=variant, reference=NATIVE)
 
     def forward():

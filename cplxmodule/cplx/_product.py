@@ -440,7 +440,10 @@ def _native_linear(real, imag, weight, weight_real, bias):
         weight = _form(weight, "complex", _pack)
     else:
         weight = _to_complex(weight_real, weight.imag)
-    if bias is not None:
+    if type(bias) is Cplx or isinstance(bias, Cplx) and type(bias) is not Packed:
+        # a layer's bias (a CplxParameter), or a Cplx: its parts are packed
+        bias = _to_complex(bias.real, bias.imag)
+    elif bias is not None:
         bias = _form(bias, "complex", _complex_bias)
     output = F.linear(_to_complex(real, imag), weight, bias)
     return _split(output)

@@ -33,7 +33,7 @@ def _pair_view(real, imag):
     they view does not carry it to them are never viewed.
     """
     base = real._base
-    if base is not None and imag._base is base and real.requires_grad == base.requires_grad:
+    if base is not None and imag._base is base and _carries_grad(real, imag, base):
         # the two common layouts first, recognised without a new view: the
         # parts of a complex tensor, and the halves of a real ``(..., 2)``
         # one (the output of a split activation on such parts)
@@ -55,6 +55,18 @@ def _pair_view(real, imag):
     ):
         return None
     return _interleaved_buffer(real, imag, base)
+
+
+def _carries_grad(real, imag, base):
+    """Whether autograd carries the gradients of ``real`` and ``imag`` to ``base``, their base.
+
+    Parts taken under ``no_grad`` from a tensor that requires grad say they
+    require grad too, but are cut from its graph: a view of that tensor
+    would make them differentiable.
+    """
+    if not base.requires_grad:
+        return not real.requires_grad
+    return real.grad_fn is not None and imag.grad_fn is not None
 
 
 def _parts_of(real, imag, base):
@@ -117,9 +129,7 @@ def _interleaved_buffer(real, imag, base):
         if real.requires_grad or imag.requires_grad or not _same_memory(real, imag):
             return None
         base = real
-    if base.requires_grad != real.requires_grad:
-        # parts taken under ``no_grad`` from a tensor that requires grad: a
-        # view of that tensor would make them differentiable
+    if not _carries_grad(real, imag, base):
         return None
     if base.is_complex():
         if base.is_conj() or base.is_neg():
@@ -131,6 +141,7 @@ def _interleaved_buffer(real, imag, base):
 
 
 def _same_memory(real, imag):
-    if real.device.type == "meta" or real.numel() == 0:
-        return False
-    return real.untyped_storage().data_ptr() == imag.untyped_storage().data_ptr()
+    # the caller checked that ``imag`` starts one element after ``real`` in
+    # its storage: then it does in memory exactly when the storages are one
+    # (meta and empty tensors have no memory: their pointers are 0)
+    return real.data_ptr() != 0 and imag.data_ptr() == real.data_ptr() + real.element_size()
