@@ -108,10 +108,14 @@ def _interleaved(real, imag):
     Its ``[..., 0]`` is ``real`` and its ``[..., 1]`` is ``imag``, in memory
     and for autograd, so that an elementwise op on it is the op on each part,
     in one call; ``None`` where the parts are not the halves of one buffer
-    (then the caller works on the parts) and under compilation or tracing,
-    which do not see storage.
+    (then the caller works on the parts) and under compilation, tracing
+    and :mod:`torch.func` transforms, which do not see storage.
     """
-    if torch.compiler.is_compiling() or torch._C._get_tracing_state() is not None:
+    if (
+        torch.compiler.is_compiling()
+        or torch._C._get_tracing_state() is not None
+        or torch._C._are_functorch_transforms_active()
+    ):
         return None
     view = _pair_view(real, imag)
     return view if view is None or not view.is_complex() else torch.view_as_real(view)

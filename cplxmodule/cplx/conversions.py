@@ -215,7 +215,7 @@ def _split_apply(z, f, *args, **kwargs):
     ``"native"`` product, or of this function), ``f`` runs once on the
     buffer: one kernel instead of two, and the output's parts are again the
     halves of one buffer, which the next product packs for free. ``f`` must
-    act on each element alone (see :data:`ELEMENTWISE`).
+    act on each element alone (see ``_ELEMENTWISE``).
     """
     buffer = _interleaved(z.real, z.imag)
     if buffer is None:
@@ -244,4 +244,4 @@ def _elementwise_table():
 #: torch's activation layers and functions (and a few elementwise functions)
 #: that act on each element alone, with no state and no randomness, so that
 #: a split layer may apply them to both parts at once (see `_split_apply`).
-ELEMENTWISE = _elementwise_table()
+_ELEMENTWISE = _elementwise_table()

@@ -417,7 +417,7 @@ def _check_features(layer, input, features, name="input"):
         if (
             real.dim()
             and real.shape[-1] == features
-            and weight is not None
+            and isinstance(weight, Cplx)
             and weight.real.dtype == real.dtype
         ):
             return
