@@ -16,7 +16,7 @@ import torch.nn.functional as F
 
 from ._shared import HALF_DTYPES, autocast_dtype, ntuple
 from .conversions import _to_complex
-from .tensor import Cplx
+from .tensor import Cplx, _pair
 
 #: The names ``strategy=`` accepts (besides ``None``), described above.
 STRATEGIES = ("naive", "cat", "3m", "native")
@@ -84,15 +84,7 @@ def product(op, input, weight, bias, strategy, layout):
         # a real weight maps both parts alike
         bias_real, bias_imag = _bias_parts(bias)
         return Cplx(op(input.real, weight, bias_real), op(input.imag, weight, bias_imag))
-    return _cplx(*_STRATEGY_IMPL[strategy](op, input, weight, bias, layout))
-
-
-def _cplx(real, imag):
-    # the parts of a product agree in shape, dtype and device by construction:
-    # skip the checks of ``Cplx.__init__``, a real cost at small sizes
-    z = Cplx.__new__(Cplx)
-    z._real, z._imag = real, imag
-    return z
+    return _pair(*_STRATEGY_IMPL[strategy](op, input, weight, bias, layout))
 
 
 def _bias_parts(bias):
@@ -317,7 +309,7 @@ def _native(op, x, w, bias, layout):
         # weight's precision, whatever autocast made of the input
         x = x.to(w.dtype)
     output = op(_to_complex(x.real, x.imag), weight, bias)
-    return output.real, output.imag
+    return torch.view_as_real(output).unbind(-1)
 
 
 def _cat(op, x, w, bias, layout):
@@ -448,10 +440,25 @@ def _native_linear(real, imag, weight, weight_real, bias):
         weight = _form(weight, "complex", _pack)
     else:
         weight = _to_complex(weight_real, weight.imag)
-    if bias is not None:
+    if type(bias) is Cplx or isinstance(bias, Cplx) and type(bias) is not Packed:
+        # a layer's bias (a CplxParameter), or a Cplx: its parts are packed
+        bias = _to_complex(bias.real, bias.imag)
+    elif bias is not None:
         bias = _form(bias, "complex", _complex_bias)
     output = F.linear(_to_complex(real, imag), weight, bias)
-    return _cplx(output.real, output.imag)
+    return _split(output)
+
+
+def _split(output):
+    """The parts of the complex ``output`` as a :class:`Cplx`, by one view and one ``unbind``.
+
+    Autograd takes both parts back with one ``stack`` (``.real`` and
+    ``.imag`` would cost a ``select`` each, and in the backward pass a zero
+    tensor of the whole output per part); the next product or split
+    activation finds ``output`` behind them (see
+    :func:`~cplxmodule.cplx.conversions._pair_view`).
+    """
+    return _pair(*torch.view_as_real(output).unbind(-1))
 
 
 def bilinear(input1, input2, weight, bias=None, conjugate=True, strategy=None):

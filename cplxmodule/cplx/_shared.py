@@ -34,8 +34,15 @@ HALF_DTYPES = (torch.float16, torch.bfloat16)
 AUTOCAST_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
 
+# One call that tells whether autocast is on for any device (``torch.nn.RNN``
+# asks it too), where the test for the input's device costs several times more.
+_any_autocast = getattr(torch._C, "_is_any_autocast_enabled", lambda: True)
+
+
 def autocast_dtype(input):
     """The dtype :func:`torch.autocast` runs ``input``'s products in, or ``None``."""
+    if not _any_autocast():
+        return None
     device = input.device.type
     if input.dtype in AUTOCAST_DTYPES and device != "meta" and torch.is_autocast_enabled(device):
         return torch.get_autocast_dtype(device)

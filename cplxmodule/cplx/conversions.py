@@ -2,8 +2,9 @@
 
 import torch
 
-from ._shared import NATIVE_DTYPES, checked_cplx, checked_even_dim, checked_real, describe
-from .tensor import Cplx
+from ._shared import checked_cplx, checked_even_dim, checked_real, describe
+from ._views import _complex_view, _interleaved
+from .tensor import Cplx, _pair
 
 __all__ = [
     "from_interleaved_real",
@@ -214,71 +215,40 @@ def _to_complex(real, imag):
     return torch.complex(real, imag)
 
 
-def _complex_view(real, imag):
-    """The complex tensor whose parts are ``real`` and ``imag``, if one views them.
+def _split_apply(z, f, *args, **kwargs):
+    """``Cplx(f(z.real, ...), f(z.imag, ...))`` for an elementwise ``f``, in one call where it can.
 
-    The parts of a complex tensor ``c`` (``c.real`` and ``c.imag``, as every
-    product of the strategy ``"native"`` returns) give back ``c`` itself: no
-    new tensor at all, and autograd sees the tensor that was computed. Other
-    interleaved parts (``from_interleaved_real(t, copy=False)``, a slice of
-    such parts) give a view of the buffer both are views of. Parts whose
-    values are not what their memory holds (the lazily negated imaginary
-    part of a conjugate view) and parts that require grad while the buffer
-    they view does not carry it to them are never viewed.
+    Where the parts are the halves of one buffer (the output of a
+    ``"native"`` product, or of this function), ``f`` runs once on the
+    buffer: one kernel instead of two, and the output's parts are again the
+    halves of one buffer, which the next product packs for free. ``f`` must
+    act on each element alone (see ``_ELEMENTWISE``).
     """
-    offset = real.storage_offset()
-    # the cheap tests first: separate parts fail them at no cost
-    if (
-        real.dtype not in NATIVE_DTYPES
-        or imag.storage_offset() != offset + 1
-        or offset % 2
-        or real.stride() != imag.stride()
-        or any(s % 2 for s in real.stride())
-        or real.is_neg()
-        or imag.is_neg()
-    ):
-        return None
-    base = real._base
-    if base is not None and imag._base is base and base.is_complex():
-        if base.is_conj() or base.is_neg():
-            return None
-        if (
-            real.shape == base.shape
-            and offset == 2 * base.storage_offset()
-            and real.stride() == tuple(2 * s for s in base.stride())
-            and real.requires_grad == base.requires_grad
-        ):
-            return base
-    buffer = _interleaved_buffer(real, imag, base)
-    return None if buffer is None else torch.view_as_complex(buffer)
+    buffer = _interleaved(z.real, z.imag)
+    if buffer is None:
+        return Cplx(f(z.real, *args, **kwargs), f(z.imag, *args, **kwargs))
+    return _pair(*f(buffer, *args, **kwargs).unbind(-1))
 
 
-def _interleaved_buffer(real, imag, base):
-    """The ``(..., 2)`` real view holding ``real`` and ``imag``, if there is one.
-
-    The view is taken of ``base``, the tensor both parts are views of, so
-    that autograd routes the gradient of either half to it; a view of
-    ``real`` alone would silently drop the gradient of ``imag``.
-    """
-    if base is None or imag._base is not base:
-        # Without autograd any alias of the memory serves, such as detached parts.
-        if real.requires_grad or imag.requires_grad or not _same_memory(real, imag):
-            return None
-        base = real
-    if base.requires_grad != real.requires_grad:
-        # parts taken under ``no_grad`` from a tensor that requires grad: a
-        # view of that tensor would make them differentiable
-        return None
-    if base.is_complex():
-        if base.is_conj() or base.is_neg():
-            return None
-        base = torch.view_as_real(base)
-    if base.dtype != real.dtype or base.is_neg():
-        return None
-    return base.as_strided((*real.shape, 2), (*real.stride(), 1), real.storage_offset())
+def _elementwise_table():
+    nn, functional = torch.nn, torch.nn.functional
+    modules = (
+        "ReLU", "ReLU6", "LeakyReLU", "ELU", "CELU", "SELU", "GELU", "SiLU", "Mish",
+        "Sigmoid", "Tanh", "Hardtanh", "Hardsigmoid", "Hardswish", "Softplus", "Softsign",
+        "Softshrink", "Hardshrink", "Tanhshrink", "LogSigmoid", "Threshold", "Identity",
+    )
+    functions = [getattr(functional, name) for name in (
+        "relu", "relu6", "leaky_relu", "elu", "celu", "selu", "gelu", "silu", "mish",
+        "sigmoid", "tanh", "hardtanh", "hardsigmoid", "hardswish", "softplus", "softsign",
+        "softshrink", "hardshrink", "tanhshrink", "logsigmoid", "threshold",
+    )]
+    functions += [getattr(torch, name) for name in (
+        "relu", "sigmoid", "tanh", "sin", "cos", "exp", "abs", "square", "clamp", "sign",
+    )]
+    return frozenset(getattr(nn, name) for name in modules) | frozenset(functions)
 
 
-def _same_memory(real, imag):
-    if real.device.type == "meta" or real.numel() == 0:
-        return False
-    return real.untyped_storage().data_ptr() == imag.untyped_storage().data_ptr()
+#: torch's activation layers and functions (and a few elementwise functions)
+#: that act on each element alone, with no state and no randomness, so that
+#: a split layer may apply them to both parts at once (see `_split_apply`).
+_ELEMENTWISE = _elementwise_table()

@@ -7,6 +7,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from ._shared import real_dtype
+from ._views import _complex_view
 
 __all__ = ["Cplx"]
 
@@ -35,6 +36,17 @@ def _operand_parts(other):
 def _broadcast_like(part, other):
     """A fresh tensor with ``part``'s values in the shape and dtype of ``other``."""
     return torch.broadcast_to(part, other.shape).to(other.dtype, copy=True)
+
+
+def _pair(real, imag):
+    """``Cplx(real, imag)`` without the checks of ``Cplx.__init__``, a real cost at small sizes.
+
+    For parts that agree in shape, dtype and device by construction (the
+    outputs of one op, or the halves of one tensor).
+    """
+    z = Cplx.__new__(Cplx)
+    z._real, z._imag = real, imag
+    return z
 
 
 def _map_parts(z, f, *args, **kwargs):
@@ -607,21 +619,39 @@ _TORCH_OPERATORS = _operator_table()
 def _modulus(real, imag):
     """The modulus of ``real + i imag`` on the parts, with torch's subgradient 0 at zero.
 
-    Never through a native complex tensor, which costs a copy and which
-    inductor cannot compile. Eagerly and under :func:`torch.compile` it is
+    Never through a copy into a native complex tensor, nor through one
+    under :func:`torch.compile` (inductor cannot compile them): there it is
     :func:`torch.hypot` (one fused, exact kernel) with the gradient of
-    :class:`_Hypot`; ONNX has no ``hypot``, so for an export it is
+    :class:`_Hypot`, and eagerly too unless the parts already view one
+    complex tensor; ONNX has no ``hypot``, so for an export it is
     :func:`_scaled_modulus`, made of ops every exporter knows.
     """
     if torch.onnx.is_in_onnx_export() or torch.compiler.is_exporting():
         return _scaled_modulus(real, imag)
-    return _Hypot.apply(real, imag)
+    if torch.compiler.is_compiling() or torch._C._are_functorch_transforms_active():
+        return _Hypot.apply(real, imag)
+    view = _complex_view(real, imag) if not torch._C._get_tracing_state() else None
+    if view is not None:
+        # the parts of one complex tensor (the output of a "native" product,
+        # of a split activation on one): torch's complex ``abs`` on it, as
+        # exact as ``hypot``, with the same gradient, and no slower, while a
+        # function of our own would cost more than the kernel at small sizes
+        return torch.abs(view)
+    # the form of the function that skips the binding of default arguments
+    # which ``apply`` does for a separate ``setup_context``
+    return _HypotEager.apply(real, imag)
+
+
+def _hypot_scale(grad, modulus):
+    # the gradient's factor ``grad / modulus``, 0 where the modulus is
+    return torch.where(modulus == 0, 0, grad / modulus)
 
 
 class _Hypot(torch.autograd.Function):
     """``hypot`` whose gradient ``part / modulus`` is 0 at zero, as torch's complex ``abs``'s.
 
-    ``torch.hypot``'s own gradient there is NaN (0 / 0).
+    ``torch.hypot``'s own gradient there is NaN (0 / 0). This form, with a
+    separate ``setup_context``, is the one :mod:`torch.func` transforms take.
     """
 
     @staticmethod
@@ -635,8 +665,20 @@ class _Hypot(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         real, imag, modulus = ctx.saved_tensors
-        scale = torch.where(modulus == 0, 0, grad / modulus)
+        scale = _hypot_scale(grad, modulus)
         return real * scale, imag * scale
+
+
+class _HypotEager(torch.autograd.Function):
+    """:class:`_Hypot` in the form whose ``apply`` is cheaper, outside :mod:`torch.func`."""
+
+    @staticmethod
+    def forward(ctx, real, imag):
+        modulus = torch.hypot(real, imag)
+        ctx.save_for_backward(real, imag, modulus)
+        return modulus
+
+    backward = _Hypot.backward
 
 
 def _scaled_modulus(real, imag):

@@ -6,8 +6,10 @@ import warnings
 import torch
 
 from ...cplx import Cplx
+from ...cplx.tensor import _pair
+from .. import cache
 from ..cache import _cached_attr, _memo
-from ..modules.linear import _check_forward_calls_base
+from ..modules.linear import _check_forward_calls_base, _registered
 from ..modules.parameter import _refuse_complex_cast
 from ..utils.sparsity import SparsityStats, _weight_counts
 
@@ -171,9 +173,16 @@ class BaseMasked(torch.nn.Module, SparsityStats):
         """
         if _UNSETTLED in self.__dict__:
             self._settle_replica_mask()
-        return self._dense_forward(
-            *inputs, weight=self.weight_masked, bias=_cached_attr(self, "bias"), **kwargs
-        )
+        if cache._ACTIVE:
+            weight, bias = self.weight_masked, _cached_attr(self, "bias")
+        else:
+            # the hot path outside ``cached``: the weight_masked property's
+            # work, without its layers of calls
+            mask = self._buffers.get("mask")
+            if mask is None:
+                self._raise_no_mask()
+            weight, bias = _masked(_registered(self, "weight"), mask), _registered(self, "bias")
+        return self._dense_forward(*inputs, weight=weight, bias=bias, **kwargs)
 
     def __setattr__(self, name, value):
         # Users, ``replicate`` and old code all assign the mask by name:
@@ -254,12 +263,15 @@ class BaseMasked(torch.nn.Module, SparsityStats):
         """
         mask = self._buffers.get("mask")  # the hot path: skip Module.__getattr__
         if mask is None:
-            raise RuntimeError(
-                f"{type(self).__name__} has no sparsity mask: set one with "
-                "`layer.mask = ...` or `deploy_masks(...)`, or load a state_dict "
-                "that has it"
-            )
-        return _memo(self, "weight_masked", lambda: self.weight * mask)
+            self._raise_no_mask()
+        return _memo(self, "weight_masked", lambda: _masked(self.weight, mask))
+
+    def _raise_no_mask(self):
+        raise RuntimeError(
+            f"{type(self).__name__} has no sparsity mask: set one with "
+            "`layer.mask = ...` or `deploy_masks(...)`, or load a state_dict "
+            "that has it"
+        )
 
     def _mask_target(self):
         """The real tensor the mask takes its shape, dtype and device from.
@@ -393,6 +405,13 @@ def _check_mask_values(name, mask):
         and not bool(torch.isfinite(mask).all())
     ):
         raise ValueError(f"{name}: `mask` must be finite, got NaN or infinite values")
+
+
+def _masked(weight, mask):
+    """``weight * mask``; a complex weight's parts each times the real mask, with no checks."""
+    if isinstance(weight, Cplx):
+        return _pair(weight.real * mask, weight.imag * mask)
+    return weight * mask
 
 
 def is_sparse(module):

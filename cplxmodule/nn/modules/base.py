@@ -6,6 +6,7 @@ import operator
 import torch
 
 from ...cplx import Cplx
+from ...cplx.conversions import _ELEMENTWISE, _split_apply
 from ...cplx._shared import AUTOCAST_DTYPES, HALF_DTYPES, autocast_dtype, checked_cplx
 from .parameter import CplxParameter  # noqa: F401  (published import path)
 from .parameter import _load_complex_children, _refuse_complex_cast
@@ -154,9 +155,16 @@ def _promoted(base):
 
 
 def _split_module(base):
-    def forward(self, input):
-        _check_cplx(self, input)
-        return Cplx(base.forward(self, input.real), base.forward(self, input.imag))
+    if base in _ELEMENTWISE:
+        # one call on both parts where they share a buffer (see `_split_apply`)
+        def forward(self, input):
+            _check_cplx(self, input)
+            return _split_apply(input, base.forward.__get__(self))
+
+    else:
+        def forward(self, input):
+            _check_cplx(self, input)
+            return Cplx(base.forward(self, input.real), base.forward(self, input.imag))
 
     name = f"CplxToCplx[{base.__name__}]"
     namespace = {
@@ -178,6 +186,8 @@ class _SplitFunction(CplxToCplx):
 
     def forward(self, input):
         _check_cplx(self, input)
+        if self._function in _ELEMENTWISE:
+            return _split_apply(input, self._function, *self.args, **self.kwargs)
         return input.apply(self._function, *self.args, **self.kwargs)
 
     def extra_repr(self):

@@ -9,6 +9,7 @@ from ... import cplx
 from ...cplx import Cplx
 from ...cplx import _product
 from ...cplx._shared import check_features
+from .. import cache
 from ..cache import _cached_attr
 from .base import BaseCplxToReal, CplxToCplx, _check_cplx
 from .parameter import CplxParameter, _factory_kwargs
@@ -69,8 +70,29 @@ class _WeightedForward:
 
         Both are read once inside :func:`~cplxmodule.nn.cached`.
         """
-        weight, bias = _cached_attr(self, "weight"), _cached_attr(self, "bias")
+        weight, bias = _weight_and_bias(self)
         return self._dense_forward(*inputs, weight=weight, bias=bias, **kwargs)
+
+
+def _weight_and_bias(layer):
+    """``layer.weight`` and ``layer.bias``, packed once inside :func:`~cplxmodule.nn.cached`."""
+    if cache._ACTIVE:
+        return _cached_attr(layer, "weight"), _cached_attr(layer, "bias")
+    return _registered(layer, "weight"), _registered(layer, "bias")
+
+
+def _registered(layer, name):
+    """``getattr(layer, name)``, read from the registered parameters and modules first.
+
+    ``Module.__getattr__`` costs more than a small product's kernel; a
+    name that is neither (a property, a plain attribute) takes the usual way.
+    """
+    value = layer._modules.get(name)
+    if value is None:
+        value = layer._parameters.get(name)
+    if value is None:
+        value = getattr(layer, name)
+    return value
 
 
 def _check_forward_calls_base(cls, base):
@@ -392,5 +414,16 @@ class CplxImag(BaseCplxToReal):
 
 def _check_features(layer, input, features, name="input"):
     """The input must be a :class:`Cplx` with ``features`` in its last dimension."""
+    if type(input) is Cplx:
+        # the common case, passed at the cost of a few attribute reads: a
+        # Cplx of the weight's dtype with the right number of features
+        real, weight = input.real, layer._modules.get("weight")
+        if (
+            real.dim()
+            and real.shape[-1] == features
+            and isinstance(weight, Cplx)
+            and weight.real.dtype == real.dtype
+        ):
+            return
     _check_cplx(layer, input, f"(..., {features})", name)
     check_features(input, features, name, layer._get_name())

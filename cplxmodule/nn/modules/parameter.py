@@ -26,6 +26,11 @@ class _ModuleAttribute:
     def __get__(self, instance, owner=None):
         if instance is None:
             return self
+        # the registered parameter, read directly: every complex product
+        # reads both parts, and ``Module.__getattr__`` costs more than that
+        part = instance.__dict__.get("_parameters", {}).get(self.name)
+        if part is not None:
+            return part
         return torch.nn.Module.__getattr__(instance, self.name)
 
 
