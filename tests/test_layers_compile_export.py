@@ -132,12 +132,6 @@ NATIVE_COMPLEX = {
     "SpectralPool1d", "SpectralPool2d", "SpectralPool3d",
 }
 
-# the TorchScript exporter cannot export a convolution whose kernel's shape it
-# traces from the input's (SSIM repeats its Gaussian window per channel) once
-# the input has a dynamic axis ("ONNX export of convolution for kernel of
-# unknown shape"); it exports at a fixed batch size
-STATIC_ONNX = {"SSIMLoss"}
-
 # the classes of the modules of #16 that the table covers, each by at least one id
 COVERED_MODULES = (
     "activation", "normalization", "pooling", "upsampling", "flatten", "loss",
@@ -280,12 +274,7 @@ def export_onnx(zoo, dynamic):
 
 def test_torchscript_onnx_export_with_a_dynamic_batch():
     # .eval() before the export: the exporter puts the model back in the mode it found
-    export_onnx(Zoo([n for n in SPECS if n not in NATIVE_COMPLEX | STATIC_ONNX]).eval(), True)
-
-
-@pytest.mark.parametrize("name", sorted(STATIC_ONNX))
-def test_torchscript_onnx_export_at_a_fixed_batch(name):
-    export_onnx(Zoo([name]).eval(), False)
+    export_onnx(Zoo([n for n in SPECS if n not in NATIVE_COMPLEX]).eval(), True)
 
 
 @pytest.mark.xfail(

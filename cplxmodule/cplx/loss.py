@@ -412,7 +412,9 @@ def ssim_loss(input, target, window_size=11, sigma=1.5, data_range=1.0, k1=0.01,
             f" `window_size`={window_size}, got {tuple(input.shape)}"
         )
     a, b = abs(input), abs(target)
-    channels = a.shape[1]
+    # a Python int, not the traced size: the exporters then see a kernel of a
+    # known shape, and export the loss with a dynamic batch
+    channels = int(a.shape[1])
     rows = _gaussian_window(window_size, sigma, a.dtype, a.device).view(1, 1, -1, 1)
     rows = rows.repeat(channels, 1, 1, 1)
     columns = rows.transpose(2, 3)
