@@ -4,15 +4,20 @@ Run with::
 
     python -m pytest benchmarks/test_bench_spectral.py --benchmark-enable
 
-Each group is one layer, forward and backward, with two variants: ``cplx``,
-the layer of :mod:`cplxmodule.nn` on a :class:`~cplxmodule.cplx.Cplx` whose
-parts are two contiguous tensors (as a model holds them), and
-``torch-complex64``, what a user of torch's native complex tensors writes
-for the same result, from the layer's own parameters. Each variant is
-checked against the other before it is timed. Runs on one thread;
-``benchmarks/conftest.py`` prints each ``cplx`` time divided by the native
-time of its group (below 1 is faster). On a busy machine add
-``--benchmark-timer=time.process_time``.
+Each group is one layer, forward and backward (from a fixed gradient of
+the output, as :func:`_backward` says), with three variants. ``torch-complex64`` is what a user of
+torch's native complex tensors writes for the same result, from the
+layer's own parameters, on a complex64 tensor. The layer of
+:mod:`cplxmodule.nn` runs on two inputs: ``cplx``, a
+:class:`~cplxmodule.cplx.Cplx` whose parts are two separate contiguous
+tensors (as a model holds them, and as a split layer returns them), and
+``cplx-chained``, one whose parts are the halves of one complex buffer (as
+a previous FFT or native product returns them), which the layer reads with
+no copy. The analytic signal takes a real input: it has the ``cplx``
+variant only. Each variant is checked against the reference before it is
+timed. Runs on one thread; ``benchmarks/conftest.py`` prints each variant's
+time divided by the native time of its group (below 1 is faster). On a
+busy machine add ``--benchmark-timer=time.process_time``.
 """
 
 import math
@@ -27,6 +32,7 @@ import cplxmodule.nn as cnn
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 NATIVE = "torch-complex64"
+CHAINED = "cplx-chained"
 
 
 def _spectral_pool(sizes):
@@ -93,6 +99,9 @@ def _inputs(name, variant):
     native = torch.randn(shape, dtype=torch.complex64)
     if variant == NATIVE:
         return native.requires_grad_()
+    if variant == CHAINED:
+        # the parts of a complex tensor, as a layer computing in it returns them
+        return cplx.from_complex(native.requires_grad_())
     z = cplx.from_complex(native)
     return cplx.Cplx(z.real.contiguous().requires_grad_(), z.imag.contiguous().requires_grad_())
 
@@ -101,24 +110,39 @@ def _native(out):
     return cplx.to_complex(out) if isinstance(out, cplx.Cplx) else out
 
 
-def _parts_sum(out):
-    if isinstance(out, cplx.Cplx):
-        return out.real.sum() + out.imag.sum()
-    return torch.view_as_real(out).sum()
+def _backward(variant, grad):
+    """The backward of an output from the next layer's gradient ``grad`` (complex64).
+
+    The loss itself is not timed: each variant receives the gradient the
+    next layer of its kind hands back, computed once. A native layer hands
+    back a complex tensor; after ``cplx``, a split layer hands back two
+    separate real tensors; after ``cplx-chained``, the next layer computes
+    in torch's complex dtype too (an FFT, a native product), reads the
+    output's buffer with no copy and hands back a complex tensor.
+    """
+    if variant == NATIVE:
+        return lambda out: out.backward(grad)
+    if variant == CHAINED:
+        return lambda out: cplx.to_complex(out).backward(grad)
+    parts = grad.real.contiguous(), grad.imag.contiguous()
+    return lambda out: torch.autograd.backward((out.real, out.imag), parts)
 
 
-@pytest.mark.parametrize("variant", ["cplx", NATIVE])
+@pytest.mark.parametrize("variant", ["cplx", CHAINED, NATIVE])
 @pytest.mark.parametrize("name", LAYERS)
 def test_spectral(benchmark, name, variant):
-    layer, native = LAYERS[name][:2]
+    layer, native, _, real = LAYERS[name]
+    if real and variant == CHAINED:
+        pytest.skip("the input is real")
     benchmark.group = f"{name}-fwd+bwd"
     benchmark.extra_info.update(variant=variant, reference=NATIVE)
     with torch.no_grad():
-        # the two variants must compute the same thing for the ratio to mean anything
-        torch.testing.assert_close(
-            _native(layer(_inputs(name, "cplx"))), native(_inputs(name, NATIVE)),
-            rtol=1e-4, atol=1e-4,
-        )
+        # the variants must compute the same thing for the ratio to mean anything
+        expected = native(_inputs(name, NATIVE))
+        ours = _native(layer(_inputs(name, "cplx" if variant == NATIVE else variant)))
+        torch.testing.assert_close(ours, expected, rtol=1e-4, atol=1e-4)
+    grad = torch.randn(expected.shape, dtype=expected.dtype, generator=torch.Generator().manual_seed(1))
+    backward = _backward(variant, grad)
     z = _inputs(name, variant)
     fn = native if variant == NATIVE else layer
-    benchmark(lambda: _parts_sum(fn(z)).backward())
+    benchmark(lambda: backward(fn(z)))

@@ -157,6 +157,28 @@ def test_gradcheck_fft_and_hilbert():
     assert torch.autograd.gradcheck(lambda x: parts(cplx.hilbert(x)), (x,))
 
 
+def test_gradgradcheck_fft_and_spectral_pool():
+    # the second derivative runs through the backward that packs the two
+    # parts' gradients; a nonlinear loss makes it nonzero
+    z = cplx64(2, 6)
+    for op in (lambda x: cplx.fft(x, norm="ortho"), lambda x: cplx.spectral_pool1d(x, 4)):
+        assert torch.autograd.gradgradcheck(
+            lambda re, im, op=op: tuple(p * p for p in parts(op(Cplx(re, im)))),
+            (z.real, z.imag),
+        )
+
+
+@pytest.mark.parametrize("part", ["real", "imag"])
+def test_gradient_of_one_part_matches_native(part):
+    # a loss on one part only leaves the other part's gradient unset: it counts as zero
+    z = cplx64(3, 8)
+    native = torch.complex(z.real.detach(), z.imag.detach()).requires_grad_()
+    getattr(cplx.fft(z), part).sum().backward()
+    getattr(torch.fft.fft(native), part).sum().backward()
+    torch.testing.assert_close(z.real.grad, native.grad.real)
+    torch.testing.assert_close(z.imag.grad, native.grad.imag)
+
+
 def test_gradcheck_stft_istft_input_and_window():
     z, window = cplx64(20), torch.rand(8, dtype=torch.float64, requires_grad=True)
 

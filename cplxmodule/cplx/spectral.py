@@ -16,7 +16,7 @@ live in :mod:`cplxmodule.utils.spectrum`.
 import torch
 
 from ._shared import checked_cplx, checked_real, describe
-from .conversions import from_complex, to_complex
+from .conversions import _from_complex, to_complex
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "stft", "istft", "hilbert"]
 
@@ -33,7 +33,7 @@ def _check_norm(norm, where):
 def _transform(op, input, where, norm, **kwargs):
     input = checked_cplx(input, where=where)
     _check_norm(norm, where)
-    return from_complex(op(to_complex(input), norm=norm, **kwargs))
+    return _from_complex(op(to_complex(input), norm=norm, **kwargs))
 
 
 def fft(input, n=None, dim=-1, norm=None):
@@ -281,7 +281,7 @@ def _stft(input, n_fft, hop_length, win_length, window, center, pad_mode, normal
         )
     hop_length, win_length = _check_stft_lengths(n_fft, hop_length, win_length, where)
     window = _check_window(window, win_length, input, where)
-    return from_complex(torch.stft(
+    return _from_complex(torch.stft(
         to_complex(input), n_fft, hop_length=hop_length, win_length=win_length,
         window=window, center=center, pad_mode=pad_mode, normalized=normalized,
         onesided=False, return_complex=True,
@@ -352,7 +352,7 @@ def _istft(input, n_fft, hop_length, win_length, window, center, normalized, len
             f" got {tuple(input.shape)}"
         )
     window = _check_window(window, win_length, input, where)
-    return from_complex(torch.istft(
+    return _from_complex(torch.istft(
         to_complex(input), n_fft, hop_length=hop_length, win_length=win_length,
         window=window, center=center, normalized=normalized, onesided=False,
         length=length, return_complex=True,
@@ -413,4 +413,4 @@ def _hilbert(input, dim, where):
         gain[n // 2] = 1
     shape = [1] * input.dim()
     shape[dim] = n
-    return from_complex(torch.fft.ifft(spectrum * gain.view(shape), dim=dim))
+    return _from_complex(torch.fft.ifft(spectrum * gain.view(shape), dim=dim))

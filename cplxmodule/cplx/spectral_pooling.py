@@ -3,7 +3,7 @@ r"""Spectral pooling: downsampling by cropping the discrete Fourier transform.""
 import torch
 
 from ._shared import checked_cplx
-from .tensor import Cplx
+from .conversions import _from_complex, _to_complex
 
 __all__ = ["spectral_pool1d", "spectral_pool2d", "spectral_pool3d"]
 
@@ -32,13 +32,13 @@ def _spectral_pool(input, output_size, n, where):
     dims = tuple(range(-n, 0))
     # norm="forward" divides by the input's size before the crop and not after,
     # so the zero-frequency bin is the mean and a constant input stays constant
-    spectrum = torch.fft.fftn(torch.complex(input.real, input.imag), dim=dims, norm="forward")
+    spectrum = torch.fft.fftn(_to_complex(input.real, input.imag), dim=dims, norm="forward")
     spectrum = torch.fft.fftshift(spectrum, dim=dims)
     for dim, size, m in zip(dims, spatial, output_size):
         spectrum = spectrum.narrow(dim, size // 2 - m // 2, m)
     spectrum = torch.fft.ifftshift(spectrum, dim=dims)
     output = torch.fft.ifftn(spectrum, dim=dims, norm="forward")
-    return Cplx(output.real, output.imag)
+    return _from_complex(output)
 
 
 _DOC = r"""Spectral pooling over the last {n} dimension{s} (Rippel et al., 2015).
