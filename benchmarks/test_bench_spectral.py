@@ -5,10 +5,10 @@ Run with::
     python -m pytest benchmarks/test_bench_spectral.py --benchmark-enable
 
 Each group is one layer, forward and backward (from a fixed gradient of
-the output, as :func:`_backward` says), with three variants. ``torch-complex64`` is what a user of
-torch's native complex tensors writes for the same result, from the
-layer's own parameters, on a complex64 tensor. The layer of
-:mod:`cplxmodule.nn` runs on two inputs: ``cplx``, a
+the output, as :func:`_backward` says), with three variants.
+``torch-complex64`` is what a user of torch's native complex tensors writes
+for the same result, from the layer's own parameters, on a complex64
+tensor. The layer of :mod:`cplxmodule.nn` runs on two inputs: ``cplx``, a
 :class:`~cplxmodule.cplx.Cplx` whose parts are two separate contiguous
 tensors (as a model holds them, and as a split layer returns them), and
 ``cplx-chained``, one whose parts are the halves of one complex buffer (as
@@ -141,7 +141,8 @@ def test_spectral(benchmark, name, variant):
         expected = native(_inputs(name, NATIVE))
         ours = _native(layer(_inputs(name, "cplx" if variant == NATIVE else variant)))
         torch.testing.assert_close(ours, expected, rtol=1e-4, atol=1e-4)
-    grad = torch.randn(expected.shape, dtype=expected.dtype, generator=torch.Generator().manual_seed(1))
+    generator = torch.Generator().manual_seed(1)
+    grad = torch.randn(expected.shape, dtype=expected.dtype, generator=generator)
     backward = _backward(variant, grad)
     z = _inputs(name, variant)
     fn = native if variant == NATIVE else layer
