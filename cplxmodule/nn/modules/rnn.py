@@ -121,6 +121,11 @@ class _Projection:
 
 def _as_complex(pairs):
     """The complex tensor that ``pairs`` views, or a copy where it views none."""
+    if torch.compiler.is_compiling():
+        # dynamo cannot trace ``storage_offset()`` (it returns no tensor);
+        # the layers' tensors in this layout start at an even offset, so a
+        # contiguous one views a complex tensor (``contiguous`` copies the others)
+        return torch.view_as_complex(pairs.contiguous())
     if pairs.stride(-1) != 1 or pairs.storage_offset() % 2 or any(
         stride % 2 for stride in pairs.stride()[:-1]
     ):
