@@ -457,6 +457,10 @@ def test_lstm_proj_size_matches_native_reference():
     assert layer.weight_hr_l1_reverse is layer.hr_l1_reverse.weight
     assert layer.all_weights[0][-1] is layer.hr_l0.weight
     assert layer.hr_l0.bias is None
+    with pytest.raises(AttributeError):
+        layer.bias_hr_l0  # as torch's: the projection has no bias
+    with pytest.raises(AttributeError):
+        CplxLSTM(3, 5).weight_hr_l0
     x, h0, c0 = randc(4, 2, 3), randc(4, 2, 2), randc(4, 2, 5)
     expected, h_n, c_n = ref_lstm_proj(layer, x, h0, c0)
     output, (h, c) = layer(cplx.from_complex(x), (cplx.from_complex(h0), cplx.from_complex(c0)))

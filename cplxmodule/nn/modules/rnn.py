@@ -136,6 +136,12 @@ def _as_complex(pairs):
 _TORCH_NAME = re.compile(r"(weight|bias)_(ih|hh|hr)(_l\d+(?:_reverse)?)?")
 
 
+def _torch_name(name):
+    """The match of torch's name ``name``, or None; the projection ``hr`` has no bias."""
+    match = _TORCH_NAME.fullmatch(name)
+    return None if match is None or match.group(1, 2) == ("bias", "hr") else match
+
+
 class _TorchNames:
     """Read-only access to the weights by torch's names (``weight_ih_l0``...).
 
@@ -150,7 +156,7 @@ class _TorchNames:
         try:
             return super().__getattr__(name)
         except AttributeError:
-            match = _TORCH_NAME.fullmatch(name)
+            match = _torch_name(name)
             modules = self.__dict__.get("_modules", {})
             projection = match and modules.get(self._projection_name(match))
             if projection is None:
@@ -158,8 +164,8 @@ class _TorchNames:
             return getattr(projection, match.group(1))
 
     def __setattr__(self, name, value):
-        if _TORCH_NAME.fullmatch(name):
-            match = _TORCH_NAME.fullmatch(name)
+        match = _torch_name(name)
+        if match:
             raise AttributeError(
                 f"{self._get_name()}: `{name}` is read-only; assign"
                 f" `{self._projection_name(match)}.{match.group(1)}` instead"
@@ -172,7 +178,7 @@ class _TorchNames:
 
     def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
         for key in [key for key in state_dict if key.startswith(prefix)]:
-            match = _TORCH_NAME.fullmatch(key[len(prefix):])
+            match = _torch_name(key[len(prefix):])
             if match is not None:
                 target = f"{prefix}{self._projection_name(match)}.{match.group(1)}"
                 state_dict[target] = state_dict.pop(key)
