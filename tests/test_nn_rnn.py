@@ -8,6 +8,7 @@ layers, loaded with the same real weights.
 
 import copy
 import pickle
+import re
 
 import pytest
 import torch
@@ -23,6 +24,7 @@ from cplxmodule.nn import (
     CplxRNN,
     CplxRNNCell,
 )
+from cplxmodule.nn.masked import to_masked
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -331,13 +333,18 @@ def test_dropout_between_layers_in_training():
         (lambda: CplxLSTM(3, 4, num_layers=0), "CplxLSTM: `num_layers` must be a positive int"),
         (lambda: CplxGRU(3, 4, dropout=1.5), "CplxGRU: `dropout` must be a number in"),
         (lambda: CplxRNN(3, 4, nonlinearity="sigmoid"), "CplxRNN: `nonlinearity` must be"),
-        (lambda: CplxLSTM(3, 4, proj_size=2), "CplxLSTM: `proj_size` must be 0"),
+        (
+            lambda: CplxLSTM(3, 4, proj_size=4),
+            "CplxLSTM: `proj_size` must be an int in [0, hidden_size) = [0, 4), got 4",
+        ),
+        (lambda: CplxLSTM(3, 4, proj_size=-1), "CplxLSTM: `proj_size` must be an int in"),
+        (lambda: CplxLSTM(3, 4, proj_size=1.5), "CplxLSTM: `proj_size` must be an int in"),
         (lambda: CplxGRUCell(3, -1), "CplxGRUCell: `hidden_size` must be a positive int"),
         (lambda: CplxRNNCell(3, 4, nonlinearity="gelu"), "CplxRNNCell: `nonlinearity` must be"),
     ],
 )
 def test_bad_arguments(make_layer, message):
-    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+    with pytest.raises(ValueError, match=re.escape(message)):
         make_layer()
 
 
@@ -415,3 +422,93 @@ def test_copies_state_dict_and_dtype(mode):
     torch.testing.assert_close(
         cplx.to_complex(out).to(torch.complex64), expected, rtol=1e-5, atol=1e-5
     )
+
+
+# LSTM with ``proj_size``: h_t = W_hr h_t after each step
+def ref_lstm_proj(layer, x, h0, c0):
+    """``layer``'s output and final states on complex ``(L, N, in)`` ``x``, with ``W_hr``."""
+    directions = 2 if layer.bidirectional else 1
+    h_n, c_n = [], []
+    for k in range(layer.num_layers):
+        outputs = []
+        for d in range(directions):
+            suffix = f"_l{k}" + ("_reverse" if d else "")
+            weights = projection_weights(
+                getattr(layer, "ih" + suffix), getattr(layer, "hh" + suffix)
+            )
+            w_hr = native(getattr(layer, "hr" + suffix).weight)
+            h, c = h0[k * directions + d], c0[k * directions + d]
+            steps = range(len(x) - 1, -1, -1) if d else range(len(x))
+            out = [None] * len(x)
+            for t in steps:
+                h, c = ref_step("LSTM", x[t], h, c, *weights)
+                h = h @ w_hr.T
+                out[t] = h
+            outputs.append(torch.stack(out))
+            h_n.append(h)
+            c_n.append(c)
+        x = torch.cat(outputs, -1)
+    return x, torch.stack(h_n), torch.stack(c_n)
+
+
+def test_lstm_proj_size_matches_native_reference():
+    layer = make("LSTM", 3, 5, num_layers=2, bidirectional=True, proj_size=2)
+    assert layer.hh_l1.in_features == 2 and layer.ih_l1.in_features == 4
+    assert layer.weight_hr_l1_reverse is layer.hr_l1_reverse.weight
+    assert layer.all_weights[0][-1] is layer.hr_l0.weight
+    assert layer.hr_l0.bias is None
+    with pytest.raises(AttributeError):
+        layer.bias_hr_l0  # as torch's: the projection has no bias
+    with pytest.raises(AttributeError):
+        CplxLSTM(3, 5).weight_hr_l0
+    x, h0, c0 = randc(4, 2, 3), randc(4, 2, 2), randc(4, 2, 5)
+    expected, h_n, c_n = ref_lstm_proj(layer, x, h0, c0)
+    output, (h, c) = layer(cplx.from_complex(x), (cplx.from_complex(h0), cplx.from_complex(c0)))
+    torch.testing.assert_close(cplx.to_complex(output), expected)
+    torch.testing.assert_close(cplx.to_complex(h), h_n)
+    torch.testing.assert_close(cplx.to_complex(c), c_n)
+    # zeros for omitted states, and the unbatched input
+    zeros = ref_lstm_proj(layer, x[:, :1], 0 * h0[:, :1], 0 * c0[:, :1])
+    output, (h, c) = layer(cplx.from_complex(x[:, 0]))
+    torch.testing.assert_close(cplx.to_complex(output), zeros[0][:, 0])
+    torch.testing.assert_close(cplx.to_complex(h), zeros[1][:, 0])
+    torch.testing.assert_close(cplx.to_complex(c), zeros[2][:, 0])
+    with pytest.raises(ValueError, match=re.escape("CplxLSTM: `h_0` must have shape (4, 2, 2)")):
+        layer(cplx.from_complex(x), (cplx.from_complex(c0), cplx.from_complex(c0)))
+
+
+def test_lstm_proj_size_zero_imaginary_parts_give_torchs_real_layer():
+    torch.manual_seed(6)
+    reference = torch.nn.LSTM(3, 5, num_layers=2, bidirectional=True, proj_size=2).double()
+    layer = make("LSTM", 3, 5, num_layers=2, bidirectional=True, proj_size=2)
+    layer.load_state_dict(reference.state_dict())  # torch's names, weight_hr_l0 included
+    x = torch.randn(4, 2, 3, dtype=torch.double)
+    h0, c0 = torch.randn(4, 2, 2, dtype=torch.double), torch.randn(4, 2, 5, dtype=torch.double)
+    output, states = layer(real_cplx(x), (real_cplx(h0), real_cplx(c0)))
+    expected, states_ref = reference(x, (h0, c0))
+    for ours, theirs in zip([output, *states], [expected, *states_ref]):
+        torch.testing.assert_close(ours.real, theirs, rtol=1e-12, atol=1e-12)
+        assert not ours.imag.any()
+
+
+def test_lstm_proj_size_masks_and_packed_sequences():
+    torch.manual_seed(7)
+    layer = CplxLSTM(3, 5, proj_size=2).double().eval()
+    masked = to_masked(copy.deepcopy(layer))
+    for name in ("ih_l0", "hh_l0"):
+        getattr(masked, name).mask_(torch.ones(()))
+    masked.hr_l0.mask_(torch.zeros(2, 5, dtype=torch.double))
+    output, (h, c) = masked(cplx.randn(4, 2, 3, dtype=torch.double))
+    assert not cplx.to_complex(output).any() and not cplx.to_complex(h).any()
+    # a packed batch runs each sequence alone
+    seqs = [cplx.randn(n, 3, dtype=torch.double) for n in (4, 2)]
+    packed = pack_sequence([cplx.to_interleaved_real(s) for s in seqs])
+    output, (h, c) = layer(packed)
+    padded, _ = pad_packed_sequence(output)
+    for i, s in enumerate(seqs):
+        alone, (h_alone, c_alone) = layer(s)
+        torch.testing.assert_close(
+            padded[: len(s), i], cplx.to_interleaved_real(alone), rtol=1e-12, atol=1e-12
+        )
+        torch.testing.assert_close(cplx.to_complex(h[:, i]), cplx.to_complex(h_alone))
+        torch.testing.assert_close(cplx.to_complex(c[:, i]), cplx.to_complex(c_alone))

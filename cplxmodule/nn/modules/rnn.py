@@ -121,6 +121,11 @@ class _Projection:
 
 def _as_complex(pairs):
     """The complex tensor that ``pairs`` views, or a copy where it views none."""
+    if torch.compiler.is_compiling():
+        # dynamo cannot trace ``storage_offset()`` (it returns no tensor);
+        # the layers' tensors in this layout start at an even offset, so a
+        # contiguous one views a complex tensor (``contiguous`` copies the others)
+        return torch.view_as_complex(pairs.contiguous())
     if pairs.stride(-1) != 1 or pairs.storage_offset() % 2 or any(
         stride % 2 for stride in pairs.stride()[:-1]
     ):
@@ -128,14 +133,21 @@ def _as_complex(pairs):
     return torch.view_as_complex(pairs)
 
 
-_TORCH_NAME = re.compile(r"(weight|bias)_(ih|hh)(_l\d+(?:_reverse)?)?")
+_TORCH_NAME = re.compile(r"(weight|bias)_(ih|hh|hr)(_l\d+(?:_reverse)?)?")
+
+
+def _torch_name(name):
+    """The match of torch's name ``name``, or None; the projection ``hr`` has no bias."""
+    match = _TORCH_NAME.fullmatch(name)
+    return None if match is None or match.group(1, 2) == ("bias", "hr") else match
 
 
 class _TorchNames:
     """Read-only access to the weights by torch's names (``weight_ih_l0``...).
 
-    A torch name, ``{weight,bias}_{ih,hh}{suffix}``, reads the ``weight`` or
-    ``bias`` of the projection ``{ih,hh}{suffix}``; a state_dict that holds
+    A torch name, ``{weight,bias}_{ih,hh}{suffix}`` (and the LSTM's
+    ``weight_hr{suffix}``), reads the ``weight`` or ``bias`` of the
+    projection ``{ih,hh,hr}{suffix}``; a state_dict that holds
     torch's names (a checkpoint of the torch layer) is loaded under ours,
     real tensors promoted to complex with zero imaginary parts.
     """
@@ -144,7 +156,7 @@ class _TorchNames:
         try:
             return super().__getattr__(name)
         except AttributeError:
-            match = _TORCH_NAME.fullmatch(name)
+            match = _torch_name(name)
             modules = self.__dict__.get("_modules", {})
             projection = match and modules.get(self._projection_name(match))
             if projection is None:
@@ -152,8 +164,8 @@ class _TorchNames:
             return getattr(projection, match.group(1))
 
     def __setattr__(self, name, value):
-        if _TORCH_NAME.fullmatch(name):
-            match = _TORCH_NAME.fullmatch(name)
+        match = _torch_name(name)
+        if match:
             raise AttributeError(
                 f"{self._get_name()}: `{name}` is read-only; assign"
                 f" `{self._projection_name(match)}.{match.group(1)}` instead"
@@ -166,7 +178,7 @@ class _TorchNames:
 
     def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
         for key in [key for key in state_dict if key.startswith(prefix)]:
-            match = _TORCH_NAME.fullmatch(key[len(prefix):])
+            match = _torch_name(key[len(prefix):])
             if match is not None:
                 target = f"{prefix}{self._projection_name(match)}.{match.group(1)}"
                 state_dict[target] = state_dict.pop(key)
@@ -202,9 +214,13 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
             or not 0 <= dropout <= 1
         ):
             raise ValueError(f"{where}: `dropout` must be a number in [0, 1], got {dropout!r}")
-        if proj_size != 0:
+        if (
+            isinstance(proj_size, bool)
+            or not isinstance(proj_size, numbers.Integral)
+            or not 0 <= proj_size < hidden_size
+        ):
             raise ValueError(
-                f"{where}: `proj_size` must be 0 (projections are not implemented),"
+                f"{where}: `proj_size` must be an int in [0, hidden_size) = [0, {hidden_size}),"
                 f" got {proj_size!r}"
             )
         if nonlinearity is not None:
@@ -219,17 +235,25 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         self.bias, self.batch_first = bool(bias), bool(batch_first)
         self.bidirectional = bool(bidirectional)
-        self.dropout, self.proj_size = float(dropout), 0
+        self.dropout, self.proj_size = float(dropout), int(proj_size)
         if nonlinearity is not None:
             self.nonlinearity = nonlinearity
         gates = _GATES[self.mode] * hidden_size
         directions = 2 if bidirectional else 1
+        # the size of the state h (and of each direction's output): the
+        # projection's with ``proj_size``, as torch's LSTM
+        state_size = self._state_size
         for layer in range(num_layers):
-            layer_input = input_size if layer == 0 else hidden_size * directions
+            layer_input = input_size if layer == 0 else state_size * directions
             for suffix in self._suffixes()[layer * directions : (layer + 1) * directions]:
                 kwargs = dict(bias=bias, device=device, dtype=dtype)
                 self.register_module("ih" + suffix, CplxLinear(layer_input, gates, **kwargs))
-                self.register_module("hh" + suffix, CplxLinear(hidden_size, gates, **kwargs))
+                self.register_module("hh" + suffix, CplxLinear(state_size, gates, **kwargs))
+                if self.proj_size:
+                    self.register_module(
+                        "hr" + suffix,
+                        CplxLinear(hidden_size, proj_size, bias=False, device=device, dtype=dtype),
+                    )
         self.reset_parameters()
 
     @property
@@ -238,6 +262,10 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
         if self._mode is None:
             return "RNN_TANH" if self.nonlinearity == "tanh" else "RNN_RELU"
         return self._mode
+
+    @property
+    def _state_size(self):
+        return self.proj_size or self.hidden_size
 
     def _suffixes(self):
         """The name suffixes, ``_l{k}`` and ``_l{k}_reverse``, in torch's order."""
@@ -251,8 +279,9 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
         here each part is uniform on :math:`\pm 1/\sqrt{2\,\text{hidden\_size}}`,
         which gives :math:`\mathbb{E}|w|^2` the variance of torch's real ones.
         """
+        names = ("ih", "hh", "hr") if self.proj_size else ("ih", "hh")
         for suffix in self._suffixes():
-            for name in ("ih", "hh"):
+            for name in names:
                 layer = getattr(self, name + suffix)
                 _reset_weight_and_bias(layer.weight, layer.bias, self.hidden_size)
 
@@ -265,13 +294,15 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
 
     @property
     def all_weights(self):
-        """``[[weight_ih, weight_hh(, bias_ih, bias_hh)], ...]``, per layer and direction.
+        """``[[weight_ih, weight_hh(, bias_ih, bias_hh)(, weight_hr)], ...]``.
 
-        As torch's; the tensors are the projections' weights and biases.
+        As torch's, per layer and direction; the tensors are the
+        projections' weights and biases.
         """
         names = ("weight",) + (("bias",) if self.bias else ())
         return [
             [getattr(getattr(self, kind + suffix), name) for name in names for kind in ("ih", "hh")]
+            + ([getattr(self, "hr" + suffix).weight] if self.proj_size else [])
             for suffix in self._suffixes()
         ]
 
@@ -289,6 +320,8 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
             s += f", dropout={self.dropout}"
         if self.bidirectional:
             s += ", bidirectional=True"
+        if self.proj_size:
+            s += f", proj_size={self.proj_size}"
         return s
 
     # forward
@@ -340,10 +373,9 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
             length, batch = input.shape[:2]
             sizes = [batch] * length
             x = _pairs(input).reshape(length * batch, self.input_size, 2)
-        state_shape = (self.num_layers * directions, batch, self.hidden_size)
-        if not batched:
-            state_shape = state_shape[:1] + state_shape[2:]
-        h0, c0 = self._initial_states(where, hx, state_shape, batched, sorted_indices, x)
+        h0, c0 = self._initial_states(
+            where, hx, self.num_layers * directions, batch, batched, sorted_indices, x
+        )
 
         h_n, c_n = [], []
         for layer in range(self.num_layers):
@@ -359,6 +391,7 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
                 output, h, c = self._run(
                     input_gates,
                     _Projection(getattr(self, "hh" + suffix)),
+                    _Projection(getattr(self, "hr" + suffix)) if self.proj_size else None,
                     h0[k],
                     None if c0 is None else c0[k],
                     sizes,
@@ -390,12 +423,16 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
         h_n = _from_pairs(h_n)
         return (output, (h_n, _from_pairs(c_n))) if lstm else (output, h_n)
 
-    def _initial_states(self, where, hx, shape, batched, sorted_indices, like):
-        """``h_0`` (and ``c_0``) as ``(layers * directions, N, hidden, 2)`` pairs."""
+    def _initial_states(self, where, hx, stacked, batch, batched, sorted_indices, like):
+        """``h_0`` (and ``c_0``) as ``(layers * directions, N, size, 2)`` pairs.
+
+        ``h`` has the projection's size with ``proj_size``, ``c`` always ``hidden_size``.
+        """
         lstm = self.mode == "LSTM"
+        sizes = (self._state_size, self.hidden_size) if lstm else (self.hidden_size,)
         if hx is None:
-            zeros = like.new_zeros(*shape[:1], shape[1] if batched else 1, self.hidden_size, 2)
-            return zeros, zeros if lstm else None
+            zeros = [like.new_zeros(stacked, batch if batched else 1, size, 2) for size in sizes]
+            return zeros[0], zeros[1] if lstm else None
         if lstm:
             if not isinstance(hx, tuple) or len(hx) != 2:
                 raise TypeError(
@@ -405,7 +442,8 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
         else:
             states = [("hx", hx)]
         out = []
-        for name, state in states:
+        for (name, state), size in zip(states, sizes):
+            shape = (stacked, batch, size) if batched else (stacked, size)
             _check_state(where, name, state, shape)
             _check_input_dtype(where, name, state, getattr(self.ih_l0, "weight", None))
             pairs = _pairs(state if batched else state.unsqueeze(1))
@@ -414,8 +452,11 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
             out.append(pairs)
         return out[0], out[1] if lstm else None
 
-    def _run(self, input_gates, hidden_product, h0, c0, sizes, reverse):
+    def _run(self, input_gates, hidden_product, state_product, h0, c0, sizes, reverse):
         """One direction of one layer over the sequence: ``(output, h_n, c_n)`` as pairs.
+
+        ``state_product``, where not None, projects each new ``h`` (the
+        LSTM's ``proj_size``).
 
         ``sizes`` are the batch sizes of the time steps, whose rows follow
         each other in ``input_gates``; they do not increase (a packed sequence),
@@ -445,6 +486,8 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
             hidden_step = hidden_product(h)
             if lstm:
                 h, c = _rnn.lstm_update(input_step, hidden_step, c)
+                if state_product is not None:
+                    h = state_product(h)
             elif mode == "GRU":
                 h = _rnn.gru_update(input_step, hidden_step, h)
             else:
@@ -703,12 +746,20 @@ class CplxLSTM(_CplxRNNBase):
         h_t &= o_t \odot \tanh(c_t)
 
     with split :math:`\sigma`, :math:`\tanh` and :math:`\odot` (see the
-    Notes), the gates in torch's order ``i, f, g, o``.
+    Notes), the gates in torch's order ``i, f, g, o``. With ``proj_size``
+    :math:`> 0`, as torch's, :math:`h_t` is then projected,
+    :math:`h_t = W_{hr} h_t`, a complex product with no bias.
 """
         + _LAYER_PARAMETERS.format(
             nonlinearity="",
             proj_size="\n    proj_size : int, default 0\n"
-            "        Must be 0: LSTM projections are not implemented.",
+            "        If positive (and below ``hidden_size``), project every ``h_t`` to\n"
+            "        ``proj_size`` features with a :class:`~cplxmodule.nn.CplxLinear`\n"
+            "        ``hr_l{k}`` (torch's ``weight_hr_l{k}``, no bias) per layer and\n"
+            "        direction: ``h_0``, ``h_n`` and each direction's output then have\n"
+            "        ``proj_size`` features instead of ``hidden_size`` (``c_0`` and\n"
+            "        ``c_n`` keep ``hidden_size``), and so have the inputs of the hidden\n"
+            "        projections and of the layers above the first.",
             state_in="``hx``, a tuple ``(h_0, c_0)``, each",
             state_out="``(h_n, c_n)``, each",
         )
@@ -725,6 +776,10 @@ class CplxLSTM(_CplxRNNBase):
     >>> output, (h_n, c_n) = lstm(cplx.randn(10, 3, 4))
     >>> output.shape, h_n.shape, c_n.shape
     (torch.Size([10, 3, 8]), torch.Size([1, 3, 8]), torch.Size([1, 3, 8]))
+    >>> lstm = CplxLSTM(4, 8, proj_size=2)
+    >>> output, (h_n, c_n) = lstm(cplx.randn(10, 3, 4))
+    >>> output.shape, h_n.shape, c_n.shape, lstm.weight_hr_l0.shape
+    (torch.Size([10, 3, 2]), torch.Size([1, 3, 2]), torch.Size([1, 3, 8]), torch.Size([2, 8]))
     """
     )
 
