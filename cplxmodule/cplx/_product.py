@@ -371,8 +371,11 @@ def check_strategy(strategy, where):
 # weight part once, where 3M reads it twice for its sum, and a weight packed
 # once (inside ``cplxmodule.nn.cached``) goes to torch's complex product.
 # Convolutions take 3M (torch's complex convolution loses digits on nearly
-# real operands, see the guide), or, with a packed weight and without
-# autograd, one real convolution on the block matrix while small.
+# real operands, see the guide), or, without autograd, one real convolution
+# on the block matrix while small: a small convolution costs about the same
+# per call whatever its size, so one call of twice the channels beats three,
+# even with the block weight built at each call (two small concatenations;
+# benchmarks/test_bench_compact.py times the compacted demo network).
 #
 # 3M chooses its form by the norms of the operands' parts, which bounds its
 # error at about twice that of four products in float32; against the complex
@@ -406,7 +409,7 @@ def _choose(input, rows, n_weight, conv, packed):
     small = rows * n_weight < _SMALL_MACS
     gauss = dtype in _GAUSS_DTYPES and device.type == "cpu"
     if conv:
-        if packed and not torch.is_grad_enabled() and (small or not gauss):
+        if not torch.is_grad_enabled() and (small or packed and not gauss):
             return "cat"
         return "3m" if gauss and n_weight <= _WEIGHT_PER_ROW * rows else "naive"
     if small or packed and not (gauss and torch.is_grad_enabled()):

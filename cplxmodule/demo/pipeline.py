@@ -112,8 +112,8 @@ class Config:
     kl_weight: float = 15.0
     kl_warmup: float = 0.5
     threshold: float = 3.0
-    structured_kl_weight: float = 700.0
-    gate_lr: float = 1e-1
+    structured_kl_weight: float = 300.0
+    gate_lr: float = 0.3
     seed: int = 0
     device: str = "cpu"
     progress: bool = True
@@ -353,10 +353,12 @@ def run_structured(config, complex, dense):
     The convolutions but the last become channel variational dropout layers
     (``to_bayesian(..., kind="channel_vd")``), trained from the dense
     weights with the KL weighted up to ``config.structured_kl_weight`` and
-    the gates' ``log_sigma2`` at the learning rate ``config.gate_lr``;
-    their masked twins, with the channels of ``log_alpha <= threshold`` and
-    the biases of the others zeroed (a dropped channel goes whole), are
-    fine-tuned. The last convolution and the read-out stay dense.
+    the gates' ``log_sigma2`` at the learning rate ``config.gate_lr``. The
+    gates choose the channels (``log_alpha <= threshold`` are kept); the
+    dense model's weights, masked to those channels and with the biases of
+    the others zeroed (a dropped channel goes whole), are then fine-tuned:
+    they fit the data better than the weights trained under the gates'
+    noise. The last convolution and the read-out stay dense.
 
     Parameters
     ----------
@@ -384,10 +386,10 @@ def run_structured(config, complex, dense):
     lr = {"log_sigma2": config.gate_lr}
     train(structured, train_set, config.epochs, structured_config, f"{kind} channel VD", config.kl_warmup, lr)
     models["channel VD"] = structured
-    masked = copy.deepcopy(structured)
+    masked = copy.deepcopy(dense)
     for index in gated:
         mask = structured.features[index].relevance(threshold=config.threshold)
-        masked.features[index] = _zero_dropped_biases(to_masked(structured.features[index], {"mask": mask}))
+        masked.features[index] = _zero_dropped_biases(to_masked(masked.features[index], {"mask": mask}))
     kept, total = _counts(masked)
     stages.append(Stage(kind, "channel VD", accuracy(structured, test_set), kept, total, time.perf_counter() - start))
     start = time.perf_counter()
