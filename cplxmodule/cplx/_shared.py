@@ -269,6 +269,13 @@ def check_positive(value, name, where):
     return value
 
 
+def check_positive_int(value, name, where):
+    """Raise a ``ValueError`` unless ``value`` is a positive ``int`` (not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{_prefix(where)}`{name}` must be a positive int, got {value!r}")
+    return value
+
+
 def check_weights(where, **weights):
     """Raise a ``ValueError`` unless every keyword is a real number ``>= 0``."""
     for name, value in weights.items():

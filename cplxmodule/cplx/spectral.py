@@ -15,7 +15,7 @@ live in :mod:`cplxmodule.utils.spectrum`.
 
 import torch
 
-from ._shared import checked_cplx, checked_real, describe
+from ._shared import check_positive_int, checked_cplx, checked_real, describe
 from .conversions import _from_complex, to_complex
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "stft", "istft", "hilbert"]
@@ -194,8 +194,7 @@ def _check_window(window, length, input, where):
 
 
 def _check_stft_lengths(n_fft, hop_length, win_length, where):
-    if not isinstance(n_fft, int) or isinstance(n_fft, bool) or n_fft < 1:
-        raise ValueError(f"{where}: `n_fft` must be a positive int, got {n_fft!r}")
+    check_positive_int(n_fft, "n_fft", where)
     win_length = n_fft if win_length is None else win_length
     if not isinstance(win_length, int) or not 0 < win_length <= n_fft:
         raise ValueError(

@@ -6,7 +6,7 @@ import torch.nn.functional as F
 from ... import cplx
 from ...cplx import Cplx
 from ...cplx.attention import _attention, check_score
-from ...cplx._shared import checked_cplx, describe
+from ...cplx._shared import check_positive_int, checked_cplx, describe
 from ..init import cplx_xavier_normal_
 from .base import CplxToCplx
 from .linear import CplxLinear
@@ -170,9 +170,8 @@ class CplxMultiheadAttention(CplxToCplx):
         score="real",
     ):
         where = type(self).__name__
-        for name, value in (("embed_dim", embed_dim), ("num_heads", num_heads)):
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError(f"{where}: `{name}` must be a positive int, got {value!r}")
+        check_positive_int(embed_dim, "embed_dim", where)
+        check_positive_int(num_heads, "num_heads", where)
         if embed_dim % num_heads:
             raise ValueError(
                 f"{where}: `num_heads` must divide `embed_dim` ({embed_dim}), got {num_heads}"

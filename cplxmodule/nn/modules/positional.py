@@ -3,18 +3,13 @@ r"""Complex positional encodings: sinusoidal (added or multiplied) and rotary.""
 import torch
 
 from ... import cplx
-from ...cplx._shared import describe
+from ...cplx._shared import check_positive_int, describe
 from .base import CplxToCplx, _check_cplx
 from .parameter import _factory_kwargs
 
 __all__ = ["CplxSinusoidalPositionalEncoding", "CplxRotaryPositionalEncoding"]
 
 _MODES = ("add", "multiply")
-
-
-def _check_positive_int(layer, value, name):
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{layer}: `{name}` must be a positive int, got {value!r}")
 
 
 def _check_base(layer, base):
@@ -107,8 +102,8 @@ class CplxSinusoidalPositionalEncoding(CplxToCplx):
         dtype=None,
     ):
         name = type(self).__name__
-        _check_positive_int(name, d_model, "d_model")
-        _check_positive_int(name, max_len, "max_len")
+        check_positive_int(d_model, "d_model", name)
+        check_positive_int(max_len, "max_len", name)
         if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not (
             0 <= dropout <= 1
         ):
@@ -233,7 +228,7 @@ class CplxRotaryPositionalEncoding(CplxToCplx):
 
     def __init__(self, d_model, base=10000.0, batch_first=False):
         name = type(self).__name__
-        _check_positive_int(name, d_model, "d_model")
+        check_positive_int(d_model, "d_model", name)
         _check_base(name, base)
         super().__init__()
         self.d_model, self.base, self.batch_first = d_model, base, batch_first

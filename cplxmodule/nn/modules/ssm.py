@@ -6,7 +6,7 @@ import torch
 
 from ... import cplx
 from ...cplx import Cplx
-from ...cplx._shared import describe
+from ...cplx._shared import check_positive_int, describe
 from .base import CplxToCplx, _check_cplx
 from .linear import CplxLinear
 from .parameter import CplxParameter, _factory_kwargs
@@ -148,8 +148,7 @@ class CplxS4D(CplxToCplx):
         dtype=None,
     ):
         name = type(self).__name__
-        if isinstance(d_model, bool) or not isinstance(d_model, int) or d_model < 1:
-            raise ValueError(f"{name}: `d_model` must be a positive int, got {d_model!r}")
+        check_positive_int(d_model, "d_model", name)
         if (
             isinstance(d_state, bool)
             or not isinstance(d_state, int)

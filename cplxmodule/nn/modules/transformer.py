@@ -4,7 +4,7 @@ import copy
 
 import torch
 
-from ...cplx._shared import checked_cplx
+from ...cplx._shared import check_positive_int, checked_cplx
 from ..init import cplx_xavier_uniform_
 from .activation import CplxSplitGELU, CplxSplitReLU
 from .attention import CplxMultiheadAttention
@@ -52,16 +52,11 @@ _LAYER_PARAMETERS = """\
         The attention score, see :class:`CplxMultiheadAttention`."""
 
 
-def _positive_int(value, name, where):
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"{where}: `{name}` must be a positive int, got {value!r}")
-
-
 def _check_layer_args(layer, d_model, nhead, dim_feedforward, dropout, activation):
     where = type(layer).__name__
-    _positive_int(d_model, "d_model", where)
-    _positive_int(nhead, "nhead", where)
-    _positive_int(dim_feedforward, "dim_feedforward", where)
+    check_positive_int(d_model, "d_model", where)
+    check_positive_int(nhead, "nhead", where)
+    check_positive_int(dim_feedforward, "dim_feedforward", where)
     if d_model % nhead:
         raise ValueError(f"{where}: `nhead` must divide `d_model` ({d_model}), got {nhead}")
     if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not (
@@ -321,7 +316,7 @@ def _clones(layer, num_layers, where, kind):
         raise TypeError(
             f"{where}: `{name}` must be a {kind.__name__}, got {type(layer).__name__}"
         )
-    _positive_int(num_layers, "num_layers", where)
+    check_positive_int(num_layers, "num_layers", where)
     return torch.nn.ModuleList(copy.deepcopy(layer) for _ in range(num_layers))
 
 
@@ -488,8 +483,8 @@ class CplxTransformer(CplxToCplx):
         score="real",
     ):
         where = type(self).__name__
-        _positive_int(num_encoder_layers, "num_encoder_layers", where)
-        _positive_int(num_decoder_layers, "num_decoder_layers", where)
+        check_positive_int(num_encoder_layers, "num_encoder_layers", where)
+        check_positive_int(num_decoder_layers, "num_decoder_layers", where)
         _check_layer_args(self, d_model, nhead, dim_feedforward, dropout, activation)
         super().__init__()
         kwargs = dict(device=device, dtype=dtype)
@@ -568,7 +563,7 @@ class CplxTransformer(CplxToCplx):
                 [0., 0., -inf],
                 [0., 0., 0.]])
         """
-        _positive_int(sz, "sz", "CplxTransformer.generate_square_subsequent_mask")
+        check_positive_int(sz, "sz", "CplxTransformer.generate_square_subsequent_mask")
         return torch.triu(
             torch.full((sz, sz), float("-inf"), device=device, dtype=dtype or torch.float32),
             diagonal=1,

@@ -6,7 +6,7 @@ import torch
 
 from ... import cplx
 from ...cplx import Cplx
-from ...cplx._shared import describe
+from ...cplx._shared import check_positive_int, describe
 from ..cache import _cached_attr
 from .base import CplxToCplx, _check_cplx
 from .linear import CplxLinear
@@ -20,9 +20,8 @@ class _CplxUnitaryBase(CplxToCplx):
 
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
         name = type(self).__name__
-        for arg, value in (("input_size", input_size), ("hidden_size", hidden_size)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name}: `{arg}` must be a positive int, got {value!r}")
+        check_positive_int(input_size, "input_size", name)
+        check_positive_int(hidden_size, "hidden_size", name)
         super().__init__()
         self.input_size, self.hidden_size = input_size, hidden_size
         kwargs = _factory_kwargs(device, dtype)
