@@ -6,6 +6,7 @@ from typing import NamedTuple
 import torch
 
 from .. import _families
+from ._channels import _parts
 
 __all__ = ["CompactReport", "compact_report"]
 
@@ -118,10 +119,6 @@ def compact_report(module, compacted, inputs=None, *, min_run_time=0.2):
     return CompactReport(
         layers, _time(module, inputs, min_run_time), _time(compacted, inputs, min_run_time), notes
     )
-
-
-def _parts(weight):
-    return (weight.real, weight.imag) if not isinstance(weight, torch.Tensor) else (weight,)
 
 
 def _stored(layer):
