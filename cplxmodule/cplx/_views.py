@@ -13,6 +13,20 @@ import torch
 from ._shared import NATIVE_DTYPES
 
 
+def _eager():
+    """Whether autograd runs eagerly: not compiling, tracing, nor under :mod:`torch.func`.
+
+    Only then are storage and custom autograd functions what they seem:
+    compiled and traced code plans its own memory, and the transforms
+    differentiate plain views without a custom Function.
+    """
+    return not (
+        torch.compiler.is_compiling()
+        or torch._C._get_tracing_state() is not None
+        or torch._C._are_functorch_transforms_active()
+    )
+
+
 def _complex_view(real, imag):
     """The complex tensor whose parts are ``real`` and ``imag``, if one views them."""
     view = _pair_view(real, imag)
@@ -111,11 +125,7 @@ def _interleaved(real, imag):
     (then the caller works on the parts) and under compilation, tracing
     and :mod:`torch.func` transforms, which do not see storage.
     """
-    if (
-        torch.compiler.is_compiling()
-        or torch._C._get_tracing_state() is not None
-        or torch._C._are_functorch_transforms_active()
-    ):
+    if not _eager():
         return None
     view = _pair_view(real, imag)
     return view if view is None or not view.is_complex() else torch.view_as_real(view)

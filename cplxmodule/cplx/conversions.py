@@ -3,7 +3,7 @@
 import torch
 
 from ._shared import checked_cplx, checked_even_dim, checked_real, describe
-from ._views import _complex_view, _interleaved
+from ._views import _complex_view, _eager, _interleaved
 from .tensor import Cplx, _pair
 
 __all__ = [
@@ -194,13 +194,7 @@ class _Parts(torch.autograd.Function):
 def _from_complex(input):
     """:func:`from_complex` of a complex tensor, unchecked, with the cheaper backward of
     :class:`_Parts` where autograd records it eagerly."""
-    if (
-        not input.requires_grad
-        or not torch.is_grad_enabled()
-        or torch.compiler.is_compiling()
-        or torch._C._get_tracing_state() is not None
-        or torch._C._are_functorch_transforms_active()
-    ):
+    if not (input.requires_grad and torch.is_grad_enabled() and _eager()):
         # compiled and traced graphs, and torch.func transforms, keep the
         # plain views: they differentiate those without a custom Function
         return Cplx(*torch.view_as_real(input).unbind(-1))
