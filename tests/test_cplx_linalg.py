@@ -335,14 +335,15 @@ def test_max_pool(n, dtype):
     @given(
         kernel=st.integers(1, 3), stride=st.sampled_from([None, 1, 2]),
         dilation=st.integers(1, 2), ceil_mode=st.booleans(),
-        batch=st.sampled_from([(), (2,)]), data=st.data(),
+        batch=st.sampled_from([(), (2,)]), channels=st.sampled_from([3, 9]), data=st.data(),
     )
-    def check(kernel, stride, dilation, ceil_mode, batch, data):
+    def check(kernel, stride, dilation, ceil_mode, batch, channels, data):
+        # from 8 channels on, the modulus is pooled with its channels innermost
         padding = data.draw(st.integers(0, kernel // 2))
         size = (dilation * (kernel - 1) + 1 + data.draw(st.integers(0, 3)),) * n
         kwargs = dict(kernel_size=kernel, stride=stride, padding=padding,
                       dilation=dilation, ceil_mode=ceil_mode)
-        x = native((*batch, 3, *size), dtype)
+        x = native((*batch, channels, *size), dtype)
         compare(lambda z: ours_pool(z, **kwargs), reference_pool(n, False, **kwargs), x)
 
         output, indices = ours_pool(cplx.from_complex(x), return_indices=True, **kwargs)
@@ -351,6 +352,19 @@ def test_max_pool(n, dtype):
         torch.testing.assert_close(cplx.to_complex(output), expected)
 
     check()
+
+
+@pytest.mark.parametrize("channels", [1, 8])
+def test_max_pool_ties_and_nan_as_torch(channels):
+    # ties go to the first element of the window and NaN wins, as in torch's
+    # max pooling, in either memory layout of the modulus
+    real = torch.tensor([3.0, 0.0, 1.0, float("nan"), 0.0, 2.0]).repeat(2, channels, 1)
+    imag = torch.tensor([4.0, 5.0, 0.0, 0.0, 0.0, 0.0]).repeat(2, channels, 1)
+    out, indices = cplx.max_pool1d(Cplx(real, imag), 2, return_indices=True)
+    _, expected = F.max_pool1d(torch.hypot(real, imag), 2, return_indices=True)
+    assert torch.equal(indices, expected)
+    assert indices.is_contiguous()
+    torch.testing.assert_close(out.real, real.gather(-1, expected), rtol=0, atol=0, equal_nan=True)
 
 
 def test_max_pool_keeps_phase():

@@ -130,9 +130,10 @@ def test_adaptive_avg_pool_matches_numpy_windows(n, out_size, seed):
 # --- max pooling by modulus: values and per-plane indices ------------------------------
 @settings(max_examples=30, deadline=None)
 @given(n=st.sampled_from([1, 2, 3]), out_size=st.integers(1, 5), batched=st.booleans(),
-       seed=st.integers(0, 2**16))
-def test_adaptive_max_pool_picks_largest_modulus_per_plane(n, out_size, batched, seed):
-    lead = (2, 3) if batched else (3,)
+       channels=st.sampled_from([3, 8]), seed=st.integers(0, 2**16))
+def test_adaptive_max_pool_picks_largest_modulus_per_plane(n, out_size, batched, channels, seed):
+    # 8 channels: the modulus is pooled with its channels innermost in memory
+    lead = (2, channels) if batched else (channels,)
     native = native_randn(*lead, *[5 if n == 3 else 7] * n, seed=seed)
     out, indices = ADAPTIVE_MAX[n](out_size, return_indices=True)(cplx.from_complex(native))
 

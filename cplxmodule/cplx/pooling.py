@@ -11,6 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from ._shared import HALF_DTYPES, check_spatial_dims, checked_cplx, doc_kwargs
+from ._views import _eager
 from .tensor import Cplx
 
 __all__ = [
@@ -42,10 +43,25 @@ def _select_by_modulus(n, input, pool, return_indices):
         # overflow (float16) into ties that pick the wrong element
         parts = input.float() if input.dtype in HALF_DTYPES else input
         modulus = parts.real * parts.real + parts.imag * parts.imag
-        _, indices = pool(modulus)
+        _, indices = pool(_channels_innermost(modulus, n))
     flat = indices.flatten(-n)
     output = input.apply(lambda part: part.flatten(-n).gather(-1, flat).view_as(indices))
-    return (output, indices) if return_indices else output
+    # the indices of a channels-innermost modulus are laid out as it is
+    return (output, indices.contiguous()) if return_indices else output
+
+
+# torch's max pooling with indices has a kernel vectorised over the channels
+# for a channels-innermost (channels last) input, and takes one window at a
+# time otherwise; with 8 channels or more, a copy of the modulus into that
+# layout pays for itself 2-4 times over (benchmarks/test_bench_pool_loss.py)
+_CHANNELS_INNERMOST = 8
+
+
+def _channels_innermost(modulus, n):
+    """``modulus``, batched ``(N, C, *spatial)``, with its channels innermost in memory where that pays."""
+    if modulus.dim() != n + 2 or modulus.shape[1] < _CHANNELS_INNERMOST or not _eager():
+        return modulus
+    return modulus.movedim(1, -1).contiguous().movedim(-1, 1)
 
 
 def _max_poolnd(n, op, input, kernel_size, stride, padding, dilation, ceil_mode,
