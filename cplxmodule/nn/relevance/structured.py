@@ -229,9 +229,11 @@ class ChannelGaussianMixin(ChannelGateMixin, GaussianMixin):
     :class:`~cplxmodule.nn.relevance.real.RealVDMixin` goes first).
 
     ``log_sigma2`` starts at -10, as in the per-weight layers. A
-    ``log_sigma2`` of the weight's shape in a loaded state_dict (a
-    per-weight VD or ARD layer's) is not this layer's: it is left out, and
-    reported missing.
+    ``log_sigma2`` of another shape in a loaded state_dict (a per-weight VD
+    or ARD layer's, the gates of the other axis) is not this layer's: it is
+    left out, and reported missing. Gates of the other axis of the same
+    size (a square layer's) load: a state_dict does not say which axis
+    they gated.
 
     Shape
     -----
@@ -308,8 +310,7 @@ class ChannelGaussianMixin(ChannelGateMixin, GaussianMixin):
         key = prefix + "log_sigma2"
         value = state_dict.get(key)
         if value is not None and value.shape != self.log_sigma2.shape:
-            if value.shape == _real(self.weight).shape:
-                state_dict.pop(key)
+            state_dict.pop(key)
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
 
