@@ -1,17 +1,30 @@
-r"""Structured Bayesian sparsification: one gate per output channel, real and complex.
+r"""Structured Bayesian sparsification: one gate per output or input channel, real and complex.
 
-A structured layer is its dense twin whose output channel :math:`c` (a row
-of a linear layer's weight, a filter of a convolution's) is multiplied by
-a random gate :math:`z_c` drawn once per example: the weight-noise model
-:math:`W_c \mapsto z_c W_c`. What the gates learn drops whole channels, so
+A structured layer is its dense twin with a random gate on each of its
+channels, drawn once per example. By default (``gated="output"``) the
+gate :math:`z_c` scales output channel :math:`c` (a row of a linear
+layer's weight, a filter of a convolution's): the weight-noise model
+:math:`W_{c,:} \mapsto z_c W_{c,:}`. With ``gated="input"`` it scales
+input channel :math:`j` instead, :math:`x_j \mapsto z_j x_j`: the model
+:math:`W_{:,j} \mapsto z_j W_{:,j}` on a weight column (a linear layer's
+input feature, a convolution's input channel through its ``groups``, row
+:math:`j` of a transposed convolution's ``(in, out / groups, *kernel)``
+weight, the first input's features of a bilinear layer). What the gates
+learn drops whole rows or whole columns, so
 :func:`~cplxmodule.nn.relevance.compute_ard_masks` gives masks of the
-weight's real shape whose zeros are whole channels, and
-:func:`~cplxmodule.nn.masked.compact` turns them into smaller layers.
+weight's real shape whose zeros are whole channels, every consumer of a
+mask takes them, and :func:`~cplxmodule.nn.masked.compact` turns them into
+smaller layers: a dropped output channel goes with the next layer's
+matching inputs, a column that a consumer never reads takes the producer's
+channel with it.
 
-One mechanism, :class:`ChannelGateMixin`, maps the channels onto the
-weight and the output of every family (Linear, Bilinear, Conv1-3d,
-ConvTranspose1-3d, grouped included) and owns the forward pass; two gates
-derive from it:
+One mechanism, :class:`ChannelGateMixin`, maps the gated channels onto the
+weight and the input or output of every family (Linear, Bilinear,
+Conv1-3d, ConvTranspose1-3d, grouped included) and owns the forward pass;
+the axis is the one setting ``gated``, an argument of every structured
+layer (and of :func:`~cplxmodule.nn.relevance.to_bayesian`'s kinds
+``"channel_*"`` and ``"input_*"``). Two gates derive from it, the same
+for either axis:
 
 - :class:`ChannelGaussianMixin`, the Gaussian gate
   :math:`z_c = 1 + \sqrt{\alpha_c}\,\varepsilon` of group variational
@@ -45,46 +58,79 @@ __all__ = ["ChannelGateMixin", "ChannelGaussianMixin", "ChannelL0Mixin", "channe
 class ChannelGateMixin:
     r"""The channel geometry and forward pass shared by every structured layer.
 
-    A gate per output channel: the layer's ``out_features`` or
-    ``out_channels``. In training mode the layer's output is
-    :math:`z \odot (W x) + b`, the gates drawn by ``_draw_gates`` once
-    per example and channel (per row of the input of a linear layer, per
-    sample of a convolution's batch, shared by the channel's positions: the
-    weight-noise model itself, so a channel whose gate is noise cannot hide
-    it by averaging over positions); in eval mode it is the dense twin's
-    output with ``_gated_weight()``. The bias is not gated.
+    A gate per output channel (``gated="output"``, the layer's
+    ``out_features`` or ``out_channels``) or per input channel
+    (``gated="input"``: ``in_features``, ``in_channels``, or a bilinear
+    layer's ``in1_features``). In training mode the layer's output is
+    :math:`z \odot (W x) + b` or :math:`W (z \odot x) + b`, the gates drawn
+    by ``_draw_gates`` once per example and channel (per row of the input
+    of a linear layer, per sample of a convolution's batch, shared by the
+    channel's positions: the weight-noise model itself, so a channel whose
+    gate is noise cannot hide it by averaging over positions); in eval mode
+    it is the dense twin's output with ``_gated_weight()``. The bias is not
+    gated.
 
-    Subclasses define ``_draw_gates(output, shape)`` (the output of the
-    plain weight times the drawn gates), ``_gated_weight()`` (the weight
-    times the eval-mode gates) and
-    ``_channel_relevance(**kwargs)`` (a vector over the channels).
+    Subclasses define ``_draw_gates(tensor, shape)`` (``tensor`` times the
+    drawn gates), ``_gated_weight()`` (the weight times the eval-mode
+    gates) and ``_channel_relevance(**kwargs)`` (a vector over the
+    channels).
+
+    Parameters
+    ----------
+    *args, **kwargs
+        The dense twin's.
+    gated : {"output", "input"}, default "output"
+        The channels that carry the gates, keyword only.
+
+    Raises
+    ------
+    ValueError
+        If ``gated`` is neither.
     """
+
+    _SIZES = {
+        "output": ("out_channels", "out_features"),
+        "input": ("in_channels", "in_features", "in1_features"),
+    }
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         _check_forward_calls_base(cls, ChannelGateMixin)
 
+    def __init__(self, *args, gated="output", **kwargs):
+        if not isinstance(gated, str) or gated not in self._SIZES:
+            raise ValueError(
+                f"{type(self).__name__}: `gated` must be 'output' or 'input', got {gated!r}."
+            )
+        # before the dense twin's ``__init__``: the gates' parameter, made
+        # inside it by a Gaussian base, is shaped by the gated channels
+        self.gated = gated
+        super().__init__(*args, **kwargs)
+
     @property
     def n_channels(self):
-        """int: the number of output channels, one gate each."""
-        return self.out_channels if hasattr(self, "out_channels") else self.out_features
+        """int: the number of gated channels, one gate each."""
+        return next(getattr(self, name) for name in self._SIZES[self.gated] if hasattr(self, name))
 
     def _empty_gate(self):
         real = _real(self.weight)
         return torch.empty(self.n_channels, dtype=real.dtype, device=real.device)
 
     def _channel_view(self, vector):
-        """``vector`` over the output channels as a view that broadcasts to the weight's real shape.
+        """``vector`` over the gated channels as a view that broadcasts to the weight's real shape.
 
-        A transposed convolution's weight is ``(in, out / groups, *kernel)``:
-        its output channel ``g * out / groups + j`` is column ``j`` of the
-        rows of group ``g``.
+        The weight is ``(out, in / groups, *kernel)``, a transposed
+        convolution's ``(in, out / groups, *kernel)`` (a bilinear layer's
+        ``(out, in1, in2)``): its channels of dimension 1, ``g * size + j``
+        of group ``g``, are column ``j`` of the rows of group ``g``.
         """
         real = _real(self.weight)
-        spatial = (1,) * (real.dim() - 2)
-        if not getattr(self, "transposed", False):
+        if (self.gated == "input") == getattr(self, "transposed", False):
             return vector.view(-1, *(1,) * (real.dim() - 1))
-        groups, rows, columns = self.groups, real.shape[0], real.shape[1]
+        spatial = (1,) * (real.dim() - 2)
+        groups, rows, columns = getattr(self, "groups", 1), real.shape[0], real.shape[1]
+        if groups == 1:
+            return vector.view(1, columns, *spatial)
         per_group = vector.view(groups, 1, columns).expand(groups, rows // groups, columns)
         return per_group.reshape(rows, columns, *spatial)
 
@@ -93,16 +139,16 @@ class ChannelGateMixin:
         return self._channel_view(vector).expand(_real(self.weight).shape).clone()
 
     def _along_channels(self, vector):
-        """``vector`` over the channels as a view that broadcasts along an output's channels."""
+        """``vector`` over the channels as a view that broadcasts along an input's or output's channels."""
         spatial = len(self.kernel_size) if hasattr(self, "out_channels") else 0
         return vector.view(-1, *(1,) * spatial)
 
-    def _gate_shape(self, output):
-        """The shape of one draw of the gates: per example and channel, 1 along positions."""
+    def _gate_shape(self, tensor):
+        """The shape of one draw of the gates on ``tensor``: per example and channel, 1 along positions."""
         if not hasattr(self, "out_channels"):
-            return output.shape
+            return tensor.shape
         spatial = len(self.kernel_size)
-        return (*output.shape[: output.dim() - spatial], *(1,) * spatial)
+        return (*tensor.shape[: tensor.dim() - spatial], *(1,) * spatial)
 
     def _add_bias(self, output, bias):
         if bias is None:
@@ -117,8 +163,17 @@ class ChannelGateMixin:
             bias = _cached_attr(self, "bias")
             return self._dense_forward(*inputs, weight=self._gated_weight(), bias=bias, **kwargs)
         weight, bias = _cached_attr(self, "weight"), _cached_attr(self, "bias")
+        if self.gated == "input":
+            # a bilinear layer's gates are on its first input
+            first, *others = inputs
+            gated = self._draw_gates(first, self._gate_shape(first))
+            return self._dense_forward(gated, *others, weight=weight, bias=bias, **kwargs)
         output = self._dense_forward(*inputs, weight=weight, bias=None, **kwargs)
         return self._add_bias(self._draw_gates(output, self._gate_shape(output)), bias)
+
+    def extra_repr(self):
+        extra = super().extra_repr()
+        return extra if self.gated == "output" else f"{extra}, gated='input'"
 
     def relevance(self, **kwargs):
         """The mask of the channels to keep, of the weight's real shape.
@@ -134,7 +189,8 @@ class ChannelGateMixin:
         -------
         torch.Tensor
             Detached, of the weight's real shape and dtype, constant along
-            everything but the output channels: its zeros are whole channels.
+            everything but the gated channels: its zeros are whole rows
+            (output channels) or whole columns (input channels).
         """
         with torch.no_grad():
             return self._expand(self._channel_relevance(**kwargs))
@@ -159,11 +215,13 @@ class ChannelGaussianMixin(ChannelGateMixin, GaussianMixin):
     r"""The Gaussian channel gate :math:`z_c = 1 + \sqrt{\alpha_c}\,\varepsilon` of group variational dropout.
 
     ``log_sigma2`` (:math:`\log\sigma^2`, the variance of the gate, whose
-    mean is 1) has one entry per output channel, so
+    mean is 1) has one entry per gated channel, so
     :math:`\log\alpha = \log\sigma^2`. The output of channel :math:`c` has
     the mean :math:`(Wx)_c` and the variance :math:`\alpha_c |(Wx)_c|^2`
     (complex: split evenly over the parts, see
-    :func:`~cplxmodule.nn.relevance.functional.gaussian_gate`); in eval mode
+    :func:`~cplxmodule.nn.relevance.functional.gaussian_gate`); gated
+    inputs likewise, :math:`z_j x_j` of mean :math:`x_j` and variance
+    :math:`\alpha_j |x_j|^2`, mixed by the weight; in eval mode
     the gate is its mean, 1, and the layer computes as its dense twin.
     ``relevance(threshold=t)`` keeps the channels with
     :math:`\log\alpha \leq t`. The penalty is a per-weight layer's, one
@@ -171,9 +229,11 @@ class ChannelGaussianMixin(ChannelGateMixin, GaussianMixin):
     :class:`~cplxmodule.nn.relevance.real.RealVDMixin` goes first).
 
     ``log_sigma2`` starts at -10, as in the per-weight layers. A
-    ``log_sigma2`` of the weight's shape in a loaded state_dict (a
-    per-weight VD or ARD layer's) is not this layer's: it is left out, and
-    reported missing.
+    ``log_sigma2`` of another shape in a loaded state_dict (a per-weight VD
+    or ARD layer's, the gates of the other axis) is not this layer's: it is
+    left out, and reported missing. Gates of the other axis of the same
+    size (a square layer's) load: a state_dict does not say which axis
+    they gated.
 
     Shape
     -----
@@ -197,8 +257,8 @@ class ChannelGaussianMixin(ChannelGateMixin, GaussianMixin):
         r"""torch.Tensor: :math:`\log\alpha = \log\sigma^2` per channel: the gate's mean is 1."""
         return self.log_sigma2
 
-    def _draw_gates(self, output, shape):
-        return F.gaussian_gate(output, self._along_channels(self.log_alpha), shape)
+    def _draw_gates(self, tensor, shape):
+        return F.gaussian_gate(tensor, self._along_channels(self.log_alpha), shape)
 
     def _gated_weight(self):
         # no ``_eval_weight``: ``compact`` then sparsifies by ``relevance(threshold)``
@@ -221,7 +281,7 @@ class ChannelGaussianMixin(ChannelGateMixin, GaussianMixin):
         -------
         torch.Tensor
             A detached 0/1 tensor of the weight's real shape and dtype whose
-            zeros are whole output channels.
+            zeros are whole gated channels.
 
         Raises
         ------
@@ -250,15 +310,14 @@ class ChannelGaussianMixin(ChannelGateMixin, GaussianMixin):
         key = prefix + "log_sigma2"
         value = state_dict.get(key)
         if value is not None and value.shape != self.log_sigma2.shape:
-            if value.shape == _real(self.weight).shape:
-                state_dict.pop(key)
+            state_dict.pop(key)
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
 
 class ChannelL0Mixin(ChannelGateMixin, BaseARD, SparsityStats):
     r"""The hard-concrete channel gate of L0 regularisation (Louizos, Welling & Kingma, 2018).
 
-    ``log_alpha`` (one entry per output channel, the gate's log-odds of
+    ``log_alpha`` (one entry per gated channel, the gate's log-odds of
     being closed) is learned; in training each gate is drawn by
     :func:`~cplxmodule.nn.relevance.functional.hard_concrete` per example
     and channel, in eval mode it is
@@ -324,12 +383,12 @@ class ChannelL0Mixin(ChannelGateMixin, BaseARD, SparsityStats):
         """
         return F.hard_concrete_gate(self.log_alpha, self.gamma, self.zeta)
 
-    def _draw_gates(self, output, shape):
+    def _draw_gates(self, tensor, shape):
         log_alpha = self._along_channels(self.log_alpha)
         gates = F.hard_concrete(log_alpha, shape, self.beta, self.gamma, self.zeta)
-        if isinstance(output, Cplx):
-            return Cplx(output.real * gates, output.imag * gates)
-        return output * gates
+        if isinstance(tensor, Cplx):
+            return Cplx(tensor.real * gates, tensor.imag * gates)
+        return tensor * gates
 
     def _eval_weight(self):
         """The weight the eval-mode forward computes with: the gates folded in.
@@ -383,36 +442,46 @@ class ChannelL0Mixin(ChannelGateMixin, BaseARD, SparsityStats):
         return super().sparsity(hard=hard)
 
 
+# what, arguments, inputs, output shape, output channels, input channels
 _FAMILY_SHAPES = {
-    "Linear": ("linear layer", "4, 3", "{randn}(2, 4)", "2, 3", "3"),
-    "Bilinear": ("bilinear layer", "3, 4, 5", "{randn}(2, 3), {randn}(2, 4)", "2, 5", "5"),
-    "Conv1d": ("1d convolution", "2, 4, 3", "{randn}(2, 2, 8)", "2, 4, 6", "4"),
-    "Conv2d": ("2d convolution", "2, 4, 3", "{randn}(2, 2, 5, 5)", "2, 4, 3, 3", "4"),
-    "Conv3d": ("3d convolution", "2, 4, 3", "{randn}(2, 2, 4, 4, 4)", "2, 4, 2, 2, 2", "4"),
-    "ConvTranspose1d": ("1d transposed convolution", "2, 4, 3", "{randn}(2, 2, 8)", "2, 4, 10", "4"),
+    "Linear": ("linear layer", "4, 3", "{randn}(2, 4)", "2, 3", "3", "4"),
+    "Bilinear": ("bilinear layer", "3, 4, 5", "{randn}(2, 3), {randn}(2, 4)", "2, 5", "5", "3"),
+    "Conv1d": ("1d convolution", "2, 4, 3", "{randn}(2, 2, 8)", "2, 4, 6", "4", "2"),
+    "Conv2d": ("2d convolution", "2, 4, 3", "{randn}(2, 2, 5, 5)", "2, 4, 3, 3", "4", "2"),
+    "Conv3d": ("3d convolution", "2, 4, 3", "{randn}(2, 2, 4, 4, 4)", "2, 4, 2, 2, 2", "4", "2"),
+    "ConvTranspose1d": (
+        "1d transposed convolution", "2, 4, 3", "{randn}(2, 2, 8)", "2, 4, 10", "4", "2"
+    ),
     "ConvTranspose2d": (
-        "2d transposed convolution", "2, 4, 3", "{randn}(2, 2, 3, 3)", "2, 4, 5, 5", "4"
+        "2d transposed convolution", "2, 4, 3", "{randn}(2, 2, 3, 3)", "2, 4, 5, 5", "4", "2"
     ),
     "ConvTranspose3d": (
-        "3d transposed convolution", "2, 4, 3", "{randn}(2, 2, 2, 2, 2)", "2, 4, 4, 4, 4", "4"
+        "3d transposed convolution", "2, 4, 3", "{randn}(2, 2, 2, 2, 2)", "2, 4, 4, 4, 4", "4", "2"
     ),
 }
 
 _METHODS = {
-    "ChannelVD": ("variational dropout of whole output channels", "ChannelGaussianMixin"),
-    "ChannelARD": ("ARD of whole output channels", "ChannelGaussianMixin"),
-    "ChannelL0": ("L0 gates of whole output channels", "ChannelL0Mixin"),
+    "ChannelVD": ("variational dropout of whole channels", "ChannelGaussianMixin"),
+    "ChannelARD": ("ARD of whole channels", "ChannelGaussianMixin"),
+    "ChannelL0": ("L0 gates of whole channels", "ChannelL0Mixin"),
 }
 
 _TEMPLATE = """{What} with {method}.
 
-    Takes the arguments of :class:`{twin}`; see
-    :class:`~cplxmodule.nn.relevance.structured.{base}` for the gates.
+    See :class:`~cplxmodule.nn.relevance.structured.{base}` for the gates.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        The arguments of :class:`{twin}`.
+    gated : {{"output", "input"}}, default "output"
+        Keyword only: gate the output channels (the weight's rows), or the
+        {inputs_what} (its columns).
 
     Shape
     -----
     - Input and output: as for :class:`{twin}`.
-    - ``penalty``: ``(n_channels,)``, one term per output channel;
+    - ``penalty``: ``(n_channels,)``, one term per gated channel;
       ``relevance(...)``: the {weight} shape, whole channels zero.
 
     Examples
@@ -422,6 +491,8 @@ _TEMPLATE = """{What} with {method}.
     torch.Size([{output}])
     >>> layer.penalty.shape
     torch.Size([{channels}])
+    >>> {name}({arguments}, gated="input").penalty.shape
+    torch.Size([{in_channels}])
     """
 
 
@@ -440,7 +511,7 @@ def channel_layer_doc(name):
     is_complex = name.startswith("Cplx")
     kind = next(k for k in _METHODS if name.endswith(k))
     family = name[4 * is_complex : -len(kind)]
-    what, arguments, inputs, output, channels = _FAMILY_SHAPES[family]
+    what, arguments, inputs, output, channels, in_channels = _FAMILY_SHAPES[family]
     method, base = _METHODS[kind]
     return _TEMPLATE.format(
         What=f"Complex {what}" if is_complex else what.capitalize(),
@@ -453,4 +524,8 @@ def channel_layer_doc(name):
         inputs=inputs.format(randn="cplx.randn" if is_complex else "torch.randn"),
         output=output,
         channels=channels,
+        in_channels=in_channels,
+        inputs_what={"Linear": "input features", "Bilinear": "features of the first input"}.get(
+            family, "input channels"
+        ),
     )

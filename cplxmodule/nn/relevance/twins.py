@@ -8,6 +8,8 @@ bases and the extensions' layers as members known to
 :func:`~cplxmodule.nn.masked.compact` only.
 """
 
+import functools
+
 import torch
 
 from .._families import register as _register
@@ -63,15 +65,28 @@ for _families, _module in ((_FAMILIES, _real_base), (_CPLX_FAMILIES, _complex_ba
         _register(
             _dense, "gaussian", getattr(_module, _name + "Gaussian"), twin=False, convertible=False
         )
-# the structured layers: twins of every family; the L0 gates compute with
-# more than their weight, so they are converted to and not from
-_CHANNEL_KINDS = {"channel_vd": "ChannelVD", "channel_ard": "ChannelARD", "channel_l0": "ChannelL0"}
+# the structured layers: twins of every family, one class per gate for
+# both axes, so each kind is its class with ``gated`` bound (also for the
+# output: a layer gating its inputs converts to the output kind) and the
+# class itself is the member that ``compact`` looks up; the L0 gates
+# compute with more than their weight, so they are converted to and not from
+_STRUCTURED_KINDS = {
+    "channel_vd": ("ChannelVD", "output"),
+    "channel_ard": ("ChannelARD", "output"),
+    "channel_l0": ("ChannelL0", "output"),
+    "input_vd": ("ChannelVD", "input"),
+    "input_ard": ("ChannelARD", "input"),
+    "input_l0": ("ChannelL0", "input"),
+}
 for _families, _module in ((_FAMILIES, _real_structured), (_CPLX_FAMILIES, _complex_structured)):
     for _dense, _name in _families:
-        for _kind, _suffix in _CHANNEL_KINDS.items():
-            _register(
-                _dense, _kind, getattr(_module, _name + _suffix), convertible=_kind != "channel_l0"
-            )
+        for _kind, (_suffix, _gated) in _STRUCTURED_KINDS.items():
+            _cls = getattr(_module, _name + _suffix)
+            _convertible = _suffix != "ChannelL0"
+            if _gated == "output":
+                _register(_dense, _kind, _cls, twin=False, convertible=_convertible)
+            _twin = functools.partial(_cls, gated=_gated)
+            _register(_dense, _kind, _twin, convertible=_convertible)
 _register(torch.nn.Linear, "l0", LinearL0, twin=False, convertible=False)
 _register(torch.nn.Linear, "lasso", LinearLASSO, twin=False, convertible=False)
 for _dense, _name in _CPLX_FAMILIES:
@@ -85,7 +100,7 @@ for _dense, _name in _CPLX_FAMILIES:
         )
 
 
-_KINDS = ("vd", "ard", *_CHANNEL_KINDS)
+_KINDS = ("vd", "ard", *_STRUCTURED_KINDS)
 
 
 def to_bayesian(module, kind="vd"):
@@ -100,13 +115,16 @@ def to_bayesian(module, kind="vd"):
     Parameters
     ----------
     module : torch.nn.Module
-    kind : {"vd", "ard", "channel_vd", "channel_ard", "channel_l0"}
+    kind : {"vd", "ard", "channel_vd", "channel_ard", "channel_l0", "input_vd", "input_ard", \
+"input_l0"}
         Variational dropout or automatic relevance determination of each
         weight; or, structured (:mod:`~cplxmodule.nn.relevance.structured`),
         of whole output channels (``*ChannelVD``, ``*ChannelARD``), or L0
         gates of whole output channels (``*ChannelL0``, which convert from
         dense and masked layers, not back: deploy them with
-        :func:`~cplxmodule.nn.masked.compact`).
+        :func:`~cplxmodule.nn.masked.compact`); ``"input_*"``: the same
+        layers with ``gated="input"``, gating whole input channels (a
+        linear layer's input features, a bilinear layer's first input's).
 
     Returns
     -------
@@ -125,6 +143,9 @@ def to_bayesian(module, kind="vd"):
     'CplxLinearARD'
     >>> type(to_bayesian(model, kind="channel_vd")[0]).__name__
     'CplxLinearChannelVD'
+    >>> twin = to_bayesian(model, kind="input_l0")[0]
+    >>> type(twin).__name__, twin.gated, twin.log_alpha.shape
+    ('CplxLinearChannelL0', 'input', torch.Size([4]))
     """
     if kind not in _KINDS:
         raise ValueError(f"to_bayesian: `kind` must be one of {list(_KINDS)}, got {kind!r}.")

@@ -1,4 +1,4 @@
-r"""Complex structured layers: variational dropout, ARD and L0 gates of whole output channels.
+r"""Complex structured layers: variational dropout, ARD and L0 gates of whole output or input channels.
 
 Each layer is its dense complex twin plus the one channel-gate mechanism of
 :mod:`cplxmodule.nn.relevance.structured` and a penalty: the complex

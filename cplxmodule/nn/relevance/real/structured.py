@@ -1,4 +1,4 @@
-"""Real structured layers: variational dropout, ARD and L0 gates of whole output channels.
+"""Real structured layers: variational dropout, ARD and L0 gates of whole output or input channels.
 
 Each layer is its dense torch twin plus the one channel-gate mechanism of
 :mod:`cplxmodule.nn.relevance.structured` and a penalty: the variational
