@@ -1,9 +1,10 @@
 """Does Trabelsi's complex He initialisation train better than the default?
 
-Trains dense complex models on the demo's modulation recognition task
-(:mod:`cplxmodule.demo`) from several seeds, once per initialisation of the
-complex layers' weights, with everything else (data, batches, optimiser,
-epochs, biases) the same for a given seed, and prints the mean and standard
+Trains complex models on the demo's modulation recognition task
+(:mod:`cplxmodule.demo`), on generated tones and on scikit-learn's digits
+from several seeds, once per initialisation of the complex layers'
+weights, with everything else (data, batches, optimiser, epochs, biases)
+the same for a given seed, and prints the mean and standard
 deviation over the seeds of the test accuracy, the test loss and the
 training loss of the last epoch.
 
@@ -28,11 +29,11 @@ at chance and overfits; kept as a negative control); ``tones`` is the same
 perceptron on a task a dense model can learn: tell which of 8 closely
 spaced frequencies (half a DFT bin apart, each jittered by up to an eighth
 of a bin) a noisy complex tone of random phase and amplitude has, at an SNR
-uniform in [-20, -5] dB. ``digits`` is the published package's own example
-setting: scikit-learn's handwritten digits (8x8 images, their 64 pixels
+uniform in [-20, -5] dB. ``digits`` is the data set of the published
+package's examples: scikit-learn's handwritten digits (8x8 images, their 64 pixels
 scaled to [0, 1] and promoted to complex with a zero imaginary part), one
 fixed split (a quarter held out for the test, stratified, the same for
-every seed), and a complex perceptron 64 -> 64 -> 64 -> 10 (three
+every seed: seeds differ in the weights and the order of the batches), and a complex perceptron 64 -> 64 -> 64 -> 10 (three
 ``CplxLinear`` layers, split ReLU between them) whose logits are the
 modulus of its complex output, so every weight is complex and initialised
 by the study; it trains for ``--digits-epochs`` epochs, as its training set
@@ -45,7 +46,7 @@ package, nothing is downloaded. Run from the repository root, one figure
 per task::
 
     python benchmarks/init_study.py --seeds 5 --models cnn mlp --plot bursts.png
-    python benchmarks/init_study.py --seeds 5 --models digits --plot digits.png
+    python benchmarks/init_study.py --seeds 10 --models digits --plot digits.png
 """
 
 import argparse
@@ -280,7 +281,7 @@ def main(argv=None):
     parser.add_argument("--n-test", type=int, default=500, help="bursts per class")
     parser.add_argument("--length", type=int, default=128)
     parser.add_argument("--batch-size", type=int, default=128)
-    parser.add_argument("--digits-epochs", type=int, default=30)
+    parser.add_argument("--digits-epochs", type=int, default=30, help="epochs of the digits task")
     parser.add_argument("--models", nargs="+", default=["cnn", "tones", "mlp"],
                         choices=["cnn", "tones", "mlp", "digits"])
     parser.add_argument("--optimizers", nargs="+", default=["adam", "sgd"],
