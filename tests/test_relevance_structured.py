@@ -136,9 +136,12 @@ def test_l0_penalty_is_the_probability_of_an_open_gate():
 @pytest.mark.parametrize("kind", KINDS)
 @COMPLEX
 def test_training_output_gradcheck(kind, complex_):
-    # the same noise at every call: the sample is a smooth function of the parameters
     cls = getattr(R, ("Cplx" if complex_ else "") + "Conv1d" + kind)
-    layer, (x,) = cls(2, 2, 2).double(), inputs_of((2, 2, 3), complex_)
+    assert_training_gradcheck(cls(2, 2, 2).double(), inputs_of((2, 2, 3), complex_), kind, complex_)
+
+
+def assert_training_gradcheck(layer, inputs, kind, complex_):
+    """gradcheck of a training-mode output in the gates' parameters, the weight and the bias."""
     own = "log_alpha" if kind == "ChannelL0" else "log_sigma2"
     names = [own] + (["weight.real", "weight.imag", "bias.real"] if complex_ else ["weight", "bias"])
     params = dict(layer.named_parameters())
@@ -147,8 +150,9 @@ def test_training_output_gradcheck(kind, complex_):
     )
 
     def sample(*tensors):
+        # the same noise at every call: the sample is a smooth function of the parameters
         torch.manual_seed(0)
-        return parts(torch.func.functional_call(layer, dict(zip(names, tensors)), (x,)))
+        return parts(torch.func.functional_call(layer, dict(zip(names, tensors)), inputs))
 
     assert torch.autograd.gradcheck(sample, start, fast_mode=True)
 

@@ -20,7 +20,9 @@ from cplxmodule.nn import relevance as R
 from cplxmodule.nn.masked import compact, convert_layers, to_masked
 from cplxmodule.nn.utils import named_sparsity
 from test_relevance_functional import LOG_ALPHAS
-from test_relevance_structured import COMPLEX, KINDS, REFERENCES, inputs_of, parts, set_gates
+from test_relevance_structured import (
+    COMPLEX, KINDS, REFERENCES, assert_training_gradcheck, inputs_of, parts, set_gates,
+)
 
 # arguments (input channels: 4, or 5 features) and input shapes; convolutions
 # are built with groups=2 where a test says so
@@ -181,19 +183,7 @@ def test_l0_training_mean_is_the_mean_gate_on_each_input_channel():
 @COMPLEX
 def test_training_output_gradcheck(kind, family, complex_):
     layer, inputs = make(family, kind, complex_)
-    own = "log_alpha" if kind == "ChannelL0" else "log_sigma2"
-    names = [own] + (["weight.real", "weight.imag", "bias.real"] if complex_ else ["weight", "bias"])
-    params = dict(layer.named_parameters())
-    start = tuple(
-        (torch.randn_like(params[n]) - (2.0 if n == own else 0.0)).requires_grad_() for n in names
-    )
-
-    def sample(*tensors):
-        # the same noise at every call: the sample is a smooth function of the parameters
-        torch.manual_seed(0)
-        return parts(torch.func.functional_call(layer, dict(zip(names, tensors)), inputs))
-
-    assert torch.autograd.gradcheck(sample, start, fast_mode=True)
+    assert_training_gradcheck(layer, inputs, kind, complex_)
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))
