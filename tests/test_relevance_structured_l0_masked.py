@@ -1,8 +1,8 @@
-"""L0 layers to masked twins: the eval-mode gates folded into the weight, the relevance as the mask.
+r"""L0 layers to masked twins: the eval-mode gates folded into the weight, the relevance as the mask.
 
 References: the hard-concrete eval gate from its formula (Louizos et al.,
-2018: :math:`\\min(1, \\max(0, \\sigma(-\\log\\alpha)(\\zeta - \\gamma) + \\gamma))`,
-:math:`\\gamma = -0.1`, :math:`\\zeta = 1.1`) in numpy, mapped onto the
+2018: :math:`\min(1, \max(0, \sigma(-\log\alpha)(\zeta - \gamma) + \gamma))`,
+:math:`\gamma = -0.1`, :math:`\zeta = 1.1`) in numpy, mapped onto the
 weight by an index computation of its own, and the dense layer of the
 family (torch's, or the complex one) computing with that weight.
 """
@@ -52,7 +52,8 @@ GATED = pytest.mark.parametrize("gated", ["output", "input"])
 def eval_gate(log_alpha):
     """The hard-concrete eval gate, from its formula."""
     gamma, zeta = -0.1, 1.1
-    return np.clip(special.expit(-np.asarray(log_alpha, dtype=np.float64)) * (zeta - gamma) + gamma, 0, 1)
+    opening = special.expit(-np.asarray(log_alpha, dtype=np.float64))
+    return np.clip(opening * (zeta - gamma) + gamma, 0, 1)
 
 
 def parts(x):
@@ -93,7 +94,7 @@ def make(family, complex_, gated, groups=1):
     kwargs = {"groups": groups} if family.startswith("Conv") else {}
     layer = cls(*args, gated=gated, **kwargs).double()
     with torch.no_grad():
-        layer.log_alpha.copy_(torch.tensor(LOG_ALPHAS[: layer.log_alpha.numel()], dtype=torch.float64))
+        layer.log_alpha.copy_(torch.tensor(LOG_ALPHAS[: layer.n_channels], dtype=torch.float64))
         for part in parts(layer.bias):
             part.normal_()
     if complex_:
@@ -115,7 +116,8 @@ def dense_reference(layer, family, complex_, weight, groups):
     """The family's dense layer computing with ``weight`` (numpy parts) and ``layer``'s bias."""
     args = FAMILIES[family][0]
     kwargs = {"groups": groups} if family.startswith("Conv") else {}
-    dense = (getattr(M, "Cplx" + family) if complex_ else getattr(torch.nn, family))(*args, **kwargs)
+    cls = getattr(M, "Cplx" + family) if complex_ else getattr(torch.nn, family)
+    dense = cls(*args, **kwargs)
     dense = dense.double().eval()
     with torch.no_grad():
         for part, value in zip(parts(dense.weight), weight):
@@ -198,9 +200,10 @@ def test_every_kind_takes_the_folded_weight(family, groups, complex_):
 
 
 def chain(complex_, gated):
-    conv = (lambda *a: M.CplxConv1d(*a)) if complex_ else torch.nn.Conv1d
+    conv = M.CplxConv1d if complex_ else torch.nn.Conv1d
     relu = CplxToCplx[torch.nn.ReLU]() if complex_ else torch.nn.ReLU()
-    dense = (CplxSequential if complex_ else torch.nn.Sequential)(conv(3, 6, 3), relu, conv(6, 4, 3))
+    sequential = CplxSequential if complex_ else torch.nn.Sequential
+    dense = sequential(conv(3, 6, 3), relu, conv(6, 4, 3))
     kind = "channel_l0" if gated == "output" else "input_l0"
     return R.to_bayesian(dense, kind=kind).double().eval()
 

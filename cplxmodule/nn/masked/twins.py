@@ -74,7 +74,7 @@ _MISSING = object()
 
 
 def _conversion_weight(layer):
-    """The weight a twin of ``layer`` takes: what ``layer`` computes with in eval mode, up to a mask.
+    """The weight a twin of ``layer`` takes: what ``layer`` computes with in eval mode.
 
     A layer with gates of its own (L0) defines ``_eval_weight()``, its
     weight with the eval-mode gates folded in, which
