@@ -293,10 +293,9 @@ def test_to_bayesian_converts_every_family(kind):
         for p, q in zip(parts(a.weight), parts(b.weight)):
             assert torch.equal(p, q)
     back = convert_layers(twin, "masked")
-    # VD and ARD gates compute with their weight (masked twins take them);
-    # L0 gates scale it: they stay, for compact() to fold
-    expected = "Masked" if kind != "channel_l0" else suffix
-    assert all(type(layer).__name__.endswith(expected) for layer in back)
+    # every gate converts back (L0 gates folded into the weight: see
+    # test_relevance_structured_l0_masked.py)
+    assert all(type(layer).__name__ == type(a).__name__ + "Masked" for a, layer in zip(dense, back))
 
 
 def structured_model():

@@ -90,8 +90,9 @@ class Member(NamedTuple):
     family: Family
     kind: str
     #: whether the class converts to its family's twins keeping what it
-    #: computes with (its ``weight`` is the weight it computes with, up to
-    #: a mask or posterior variance): :func:`convert_layers` and
+    #: computes with in eval mode (its ``weight``, up to a mask or posterior
+    #: variance, or for a layer with gates of its own its ``_eval_weight()``,
+    #: the gates folded in): :func:`convert_layers` and
     #: :func:`magnitude_masks` take it
     convertible: bool = True
 
@@ -110,8 +111,8 @@ def register(dense, kind, cls, *, twin=True, convertible=True):
 
     ``twin=False`` registers a member that :func:`convert_layers` does not
     convert to (the extensions' layers, with arguments of their own);
-    ``convertible=False`` one that it does not convert from either (a layer
-    computing with more than its ``weight``, as the gates of ``LinearL0``).
+    ``convertible=False`` one that it does not convert from either (the
+    Gaussian bases, the extensions' LASSO and complex VD variants).
     """
     family = _FAMILIES[dense]
     if twin:

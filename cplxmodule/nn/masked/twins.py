@@ -10,6 +10,7 @@ and swaps every layer for its twin of a kind, keeping the weights.
 """
 
 import copy
+import functools
 import numbers
 
 import torch
@@ -27,6 +28,7 @@ from ..modules.conv import (
 from ..modules.linear import CplxBilinear, CplxLinear
 from . import complex as _complex
 from . import real as _real
+from ._channels import _parts
 
 __all__ = ["convert_layers", "to_masked", "magnitude_masks"]
 
@@ -68,6 +70,46 @@ def _twin(layer, family, cls):
     return twin.train(layer.training)
 
 
+_MISSING = object()
+
+
+def _conversion_weight(layer):
+    """The weight a twin of ``layer`` takes: what ``layer`` computes with in eval mode.
+
+    A layer with gates of its own (L0) defines ``_eval_weight()``, its
+    weight with the eval-mode gates folded in, which
+    :func:`~cplxmodule.nn.masked.compact` stores as well; any other layer
+    computes with its ``weight`` (times a mask, or as a posterior's mean).
+    """
+    eval_weight = getattr(layer, "_eval_weight", None)
+    return layer.weight if eval_weight is None else eval_weight()
+
+
+def _source(layer, family):
+    """``layer``, or the dense layer it computes as in eval mode if it has gates of its own.
+
+    Its twins load their state from it: a gated layer's twins then take
+    its folded weight and not its gates, which would scale that weight
+    again.
+    """
+    if not hasattr(layer, "_eval_weight"):
+        return layer
+    dense = _twin(layer, family, family.dense)
+    with torch.no_grad():
+        for part, value in zip(_parts(dense.weight), _parts(_conversion_weight(layer))):
+            part.copy_(value)
+    return dense
+
+
+def _built_as(module, target):
+    """Whether ``target``, a class or a class with bound arguments, builds ``module`` as it is."""
+    if isinstance(target, functools.partial):
+        return type(module) is target.func and all(
+            getattr(module, name, _MISSING) == value for name, value in target.keywords.items()
+        )
+    return type(module) is target
+
+
 def convert_layers(module, kind):
     """A copy of ``module`` in which every layer with a ``kind`` twin is that twin.
 
@@ -76,15 +118,22 @@ def convert_layers(module, kind):
     and dtype and loads the original's state_dict with ``strict=False``, so
     weights and biases are kept (and a mask, between masked layers), and
     what the twin adds starts from its initial value (``log_sigma2 = -10``,
-    no mask). Layers of other types, subclasses included, are copied as
-    they are. ``module`` itself is not changed.
+    no mask). A layer with gates of its own (the L0 layers:
+    :class:`~cplxmodule.nn.relevance.LinearL0` and the ``*ChannelL0``
+    layers) converts as the dense layer it computes as in eval mode: the
+    twin's weight is its weight with the eval-mode gates folded in (as
+    :func:`~cplxmodule.nn.masked.compact` stores it), and the gates stay
+    behind. A layer already of the kind is kept as it is; layers of other
+    types, subclasses included, are copied as they are. ``module`` itself
+    is not changed.
 
     Parameters
     ----------
     module : torch.nn.Module
     kind : str
         ``"dense"``, ``"masked"``, and with :mod:`cplxmodule.nn.relevance`
-        imported ``"vd"`` and ``"ard"``. Converting to ``"dense"`` drops
+        imported ``"vd"``, ``"ard"`` and the structured kinds of
+        :func:`~cplxmodule.nn.relevance.to_bayesian`. Converting to ``"dense"`` drops
         masks and variances: deploy a mask into the weight first (see
         :func:`~cplxmodule.nn.masked.binarize_masks`).
 
@@ -116,8 +165,8 @@ def _convert(module, kind, memo):
         return memo[id(module)]
     member = _families.lookup(type(module))
     target = member.family.twins.get(kind) if member and member.convertible else None
-    if target is not None and target is not type(module):
-        converted = _twin(module, member.family, target)
+    if target is not None and not _built_as(module, target):
+        converted = _twin(_source(module, member.family), member.family, target)
     else:
         converted = module
         # not ``named_children``, which yields a shared child only once
@@ -148,6 +197,19 @@ def to_masked(module, masks=None, strict=False):
     Returns
     -------
     torch.nn.Module
+
+    Notes
+    -----
+    An L0 layer (:class:`~cplxmodule.nn.relevance.LinearL0`, the
+    ``*ChannelL0`` layers) becomes a masked layer whose weight is its
+    weight times its eval-mode gates, values in :math:`[0, 1]` (see
+    :func:`convert_layers`). With its mask from ``compute_ard_masks`` (by
+    default ``hard=True``: 1 where a gate is open at all, whole channels
+    of a structured layer) the masked twin then computes in eval mode
+    what the L0 layer computes, and its masks are binary, as
+    :func:`~cplxmodule.nn.masked.compact` needs them. Masks of
+    ``hard=False`` hold the gates' values, which that weight holds
+    already: deployed, they would scale it twice.
 
     Examples
     --------
@@ -211,7 +273,7 @@ def magnitude_masks(module, keep, scope="global"):
             "magnitude_masks: `module` must have a layer with a masked twin,"
             f" got a {type(module).__name__} with none"
         )
-    magnitudes = [_magnitude(layer.weight) for _, layer in layers]
+    magnitudes = [_magnitude(_conversion_weight(layer)) for _, layer in layers]
     if scope == "global":
         flat = torch.cat([m.flatten().to(magnitudes[0].device) for m in magnitudes])
         kept = _top(flat, keep).split([m.numel() for m in magnitudes])

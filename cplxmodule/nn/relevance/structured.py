@@ -331,9 +331,18 @@ class ChannelL0Mixin(ChannelGateMixin, BaseARD, SparsityStats):
     :math:`\log(0.1 / 0.9)`, as in
     :class:`~cplxmodule.nn.relevance.LinearL0`.
 
-    Deploy with :func:`~cplxmodule.nn.masked.compact`, which folds the
-    gates: a masked twin with the 0/1 ``relevance()`` would drop the gates'
-    values in :math:`(0, 1)`.
+    The layer converts (:func:`~cplxmodule.nn.masked.to_masked`,
+    :func:`~cplxmodule.nn.masked.convert_layers`,
+    :func:`~cplxmodule.nn.relevance.to_bayesian`) as the dense layer it
+    computes as in eval mode: its twin's weight is ``_eval_weight()``, the
+    gates' values in :math:`[0, 1]` folded in, and the gates stay behind.
+    Its masked twin with the mask of ``relevance()`` (``hard=True``: 1 on
+    the channels whose gate is open at all, the mask that
+    :func:`~cplxmodule.nn.relevance.compute_ard_masks` gives by default)
+    therefore computes in eval mode what the layer does, and
+    :func:`~cplxmodule.nn.masked.compact` of either removes the closed
+    channels. Masks of ``relevance(hard=False)`` hold the gates' values,
+    which that weight holds already: deployed, they would scale it twice.
 
     Shape
     -----

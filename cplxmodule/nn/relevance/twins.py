@@ -2,10 +2,12 @@
 
 At import, every Bayesian layer class of :mod:`cplxmodule.nn.relevance` joins
 its dense layer's family in the one table of families
-(``cplxmodule.nn._families``): the VD and ARD layers as twins that
-:func:`~cplxmodule.nn.masked.convert_layers` converts to, the Gaussian
-bases and the extensions' layers as members known to
-:func:`~cplxmodule.nn.masked.compact` only.
+(``cplxmodule.nn._families``): the VD, ARD and structured layers as twins
+that :func:`~cplxmodule.nn.masked.convert_layers` converts to and from,
+:class:`~cplxmodule.nn.relevance.LinearL0` as a member it converts from
+(its gates folded into the weight), the Gaussian bases and the other
+extensions' layers as members known to :func:`~cplxmodule.nn.masked.compact`
+only.
 """
 
 import functools
@@ -69,7 +71,8 @@ for _families, _module in ((_FAMILIES, _real_base), (_CPLX_FAMILIES, _complex_ba
 # both axes, so each kind is its class with ``gated`` bound (also for the
 # output: a layer gating its inputs converts to the output kind) and the
 # class itself is the member that ``compact`` looks up; the L0 gates
-# compute with more than their weight, so they are converted to and not from
+# compute with more than their weight: ``convert_layers`` converts them
+# from their ``_eval_weight()``, the gates folded in
 _STRUCTURED_KINDS = {
     "channel_vd": ("ChannelVD", "output"),
     "channel_ard": ("ChannelARD", "output"),
@@ -82,12 +85,10 @@ for _families, _module in ((_FAMILIES, _real_structured), (_CPLX_FAMILIES, _comp
     for _dense, _name in _families:
         for _kind, (_suffix, _gated) in _STRUCTURED_KINDS.items():
             _cls = getattr(_module, _name + _suffix)
-            _convertible = _suffix != "ChannelL0"
             if _gated == "output":
-                _register(_dense, _kind, _cls, twin=False, convertible=_convertible)
-            _twin = functools.partial(_cls, gated=_gated)
-            _register(_dense, _kind, _twin, convertible=_convertible)
-_register(torch.nn.Linear, "l0", LinearL0, twin=False, convertible=False)
+                _register(_dense, _kind, _cls, twin=False)
+            _register(_dense, _kind, functools.partial(_cls, gated=_gated))
+_register(torch.nn.Linear, "l0", LinearL0, twin=False)
 _register(torch.nn.Linear, "lasso", LinearLASSO, twin=False, convertible=False)
 for _dense, _name in _CPLX_FAMILIES:
     for _variant in ("ScaleFree", "Approx", "Bogus"):
@@ -120,11 +121,15 @@ def to_bayesian(module, kind="vd"):
         Variational dropout or automatic relevance determination of each
         weight; or, structured (:mod:`~cplxmodule.nn.relevance.structured`),
         of whole output channels (``*ChannelVD``, ``*ChannelARD``), or L0
-        gates of whole output channels (``*ChannelL0``, which convert from
-        dense and masked layers, not back: deploy them with
-        :func:`~cplxmodule.nn.masked.compact`); ``"input_*"``: the same
-        layers with ``gated="input"``, gating whole input channels (a
+        gates of whole output channels (``*ChannelL0``); ``"input_*"``: the
+        same layers with ``gated="input"``, gating whole input channels (a
         linear layer's input features, a bilinear layer's first input's).
+        An L0 layer converts back, to a masked (``to_masked``) or any
+        other twin, with its eval-mode gates folded into the weight: the
+        masked twin with the masks of ``compute_ard_masks`` computes what
+        it computes in eval mode, and so does its
+        :func:`~cplxmodule.nn.masked.compact` (which also takes the L0
+        model itself). A layer already of ``kind`` is kept as it is.
 
     Returns
     -------
