@@ -41,14 +41,14 @@ def _reset_weight_and_bias(weight, bias, fan_in):
 
     The weight is drawn by :func:`~cplxmodule.nn.init.cplx_kaiming_rayleigh_`
     with its defaults (Trabelsi et al.'s He criterion): a Rayleigh modulus
-    and a uniform phase, :math:`\mathbb{E}|W|^2 = 2/	ext{fan\_in}`. The
+    and a uniform phase, :math:`\mathbb{E}|W|^2 = 2/\text{fan\_in}`. The
     bias keeps the complex analogue of torch's: each part uniform on
-    :math:`\pm 1/\sqrt{2\,	ext{fan\_in}}`, so that
-    :math:`\mathbb{E}|b|^2 = 1/(3\,	ext{fan\_in})`, the variance torch
+    :math:`\pm 1/\sqrt{2\,\text{fan\_in}}`, so that
+    :math:`\mathbb{E}|b|^2 = 1/(3\,\text{fan\_in})`, the variance torch
     gives a real bias. ``fan_in`` is explicit because a bilinear map takes
-    it from its first input alone, as :class:`torch.nn.Bilinear` does. An
-    empty weight (``fan_in`` of 0) is left alone, with torch's warning, and
-    the bias is zero, as for :class:`torch.nn.Linear`.
+    it from its first input alone, as :class:`torch.nn.Bilinear` does. As
+    for :class:`torch.nn.Linear`, an empty weight is left alone with torch's
+    warning, and a ``fan_in`` of 0 gives a zero bias.
     """
     if weight.numel() == 0:
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=3)
