@@ -11,10 +11,8 @@ training loss of the last epoch.
 Initialisations compared (the weights of every ``CplxLinear`` and complex
 convolution; biases keep the default):
 
-- ``default``: the published package's default, the layers' own before
-  they took He, Rayleigh from this study:
-  ``cplx_kaiming_uniform_(w, a=math.sqrt(5))``, independent uniform parts,
-  :math:`\\mathbb{E}|W|^2 = 1/(3\\,\\text{fan\\_in})`, torch's default;
+- ``default``: the layers' own ``reset_parameters`` (independent uniform
+  parts, :math:`\\mathbb{E}|W|^2 = 1/(3\\,\\text{fan\\_in})`, torch's default);
 - ``he-rayleigh``: :func:`~cplxmodule.nn.init.cplx_kaiming_rayleigh_`,
   Trabelsi et al.'s He criterion :math:`\\mathbb{E}|W|^2 = 2/\\text{fan\\_in}`;
 - ``glorot-rayleigh``: :func:`~cplxmodule.nn.init.cplx_xavier_rayleigh_`;
@@ -53,7 +51,6 @@ per task::
 
 import argparse
 import dataclasses
-import functools
 import math
 import statistics
 import time
@@ -68,7 +65,7 @@ from cplxmodule.nn import CplxLinear, CplxSequential, CplxToCplx, init
 from cplxmodule.nn.modules.conv import CplxConvNd
 
 INITS = {
-    "default": functools.partial(init.cplx_kaiming_uniform_, a=math.sqrt(5)),
+    "default": None,
     "he-rayleigh": init.cplx_kaiming_rayleigh_,
     "glorot-rayleigh": init.cplx_xavier_rayleigh_,
     "he-normal": init.cplx_kaiming_normal_,
@@ -152,10 +149,11 @@ def build(model, length, seed, init_name):
     else:
         net = Perceptron(length, TONES if model == "tones" else n)
     fill = INITS[init_name]
-    generator = torch.Generator().manual_seed(seed)
-    for module in net.modules():
-        if isinstance(module, (CplxLinear, CplxConvNd)):
-            fill(module.weight, generator=generator)
+    if fill is not None:
+        generator = torch.Generator().manual_seed(seed)
+        for module in net.modules():
+            if isinstance(module, (CplxLinear, CplxConvNd)):
+                fill(module.weight, generator=generator)
     return net
 
 

@@ -14,11 +14,9 @@ one part exactly as :mod:`torch.nn.init` does.
 The ``*_normal_`` and ``*_uniform_`` functions draw the two parts
 independently; the ``*_rayleigh_`` functions draw Trabelsi's polar form, a
 Rayleigh modulus and a uniform phase, with the same variance and torch's
-arguments. Complex layers start from Trabelsi's He initialisation
-(:func:`cplx_kaiming_rayleigh_`), which trained better than the complex
-analogue of torch's default in the measurements of :doc:`/api/init`; that
-page also shows how to start a model from another initialisation, the
-published package's default among them.
+arguments. Complex layers keep the complex analogue of torch's default
+initialisation, measured against Trabelsi's He initialisation in
+:doc:`/api/init`, which also shows how to start a model from another one.
 
 References
 ----------
@@ -95,17 +93,13 @@ def get_fans(cplxtensor):
     return _fans(cplxtensor, where)
 
 
-def _he_std(fan, a=0.0, nonlinearity="leaky_relu"):
-    """The standard deviation of :math:`W` under He's criterion, for a given fan."""
-    return torch.nn.init.calculate_gain(nonlinearity, a) / math.sqrt(fan)
-
-
 def _kaiming_std(tensor, a, mode, nonlinearity, where):
     """The standard deviation of :math:`W` under He's criterion."""
     fans = dict(zip(("fan_in", "fan_out"), _fans(tensor, where)))
     if mode not in fans:
         raise ValueError(f"{where}: `mode` must be 'fan_in' or 'fan_out', got {mode!r}")
-    return _he_std(fans[mode], a, nonlinearity)
+    gain = torch.nn.init.calculate_gain(nonlinearity, a)
+    return gain / math.sqrt(fans[mode])
 
 
 def _xavier_std(tensor, gain, where):
@@ -223,13 +217,6 @@ def cplx_kaiming_uniform_(
         If ``tensor`` is not a :class:`~cplxmodule.cplx.Cplx`.
     ValueError
         If ``tensor`` has fewer than two dimensions or ``mode`` is unknown.
-
-    Notes
-    -----
-    ``a=math.sqrt(5)`` gives each part :math:`\mathcal{U}(\pm 1/\sqrt{2\,\text{fan\_in}})`,
-    :math:`\mathbb{E}|W|^2 = 1/(3\,\text{fan\_in})`: the complex analogue of
-    torch's default for :class:`torch.nn.Linear` and the convolutions, the
-    published package's default for complex layers (see :doc:`/guides/migrating`).
 
     Examples
     --------
@@ -367,15 +354,6 @@ def cplx_kaiming_rayleigh_(
     where = "cplx_kaiming_rayleigh_"
     std = _kaiming_std(_checked(tensor, where), a, mode, nonlinearity, where)
     return _fill_rayleigh(tensor, std, generator)
-
-
-def _kaiming_rayleigh_fan_in_(tensor, fan_in, generator=None):
-    """:func:`cplx_kaiming_rayleigh_` with its defaults and ``fan_in`` given.
-
-    The layers' default: a bilinear map counts its first input alone, as
-    :class:`torch.nn.Bilinear` does, not the fan its weight's shape gives.
-    """
-    return _fill_rayleigh(tensor, _he_std(fan_in), generator)
 
 
 def cplx_xavier_rayleigh_(tensor, gain=1.0, generator=None):

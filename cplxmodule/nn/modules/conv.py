@@ -121,7 +121,7 @@ class CplxConvNd(_WeightedForward, CplxToCplx):
         self.reset_parameters()
 
     def reset_parameters(self):
-        """He, Rayleigh weight and torch-like bias; see :class:`CplxLinear`."""
+        """Complex analogue of torch's default; see :class:`CplxLinear`."""
         fan_in = self.weight.shape[1] * math.prod(self.kernel_size)
         _reset_weight_and_bias(self.weight, self.bias, fan_in)
 
@@ -282,10 +282,10 @@ _CONV_DOC = """Complex {n}d convolution, the twin of :class:`torch.nn.Conv{n}d`.
 
     The input is a :class:`~cplxmodule.cplx.Cplx` of shape
     ``(N, in_channels, *spatial)`` or ``(in_channels, *spatial)``.
-    Initialisation: see :class:`CplxLinear` (He, Rayleigh weight), with
-    ``fan_in = weight.shape[1] * prod(kernel_size)`` as torch counts it:
-    ``in_channels / groups``, or ``out_channels / groups`` for a transposed
-    convolution, times the kernel's size.
+    Initialisation: see :class:`CplxLinear`, with
+    ``fan_in = in_channels / groups * prod(kernel_size)``; Trabelsi et al.'s
+    are options (``init.cplx_kaiming_rayleigh_(layer.weight)``), measured
+    in :doc:`/api/init`.
 
     Shape
     -----

@@ -1,7 +1,6 @@
 """Complex linear, bilinear, identity and phase-shift layers."""
 
 import math
-import warnings
 
 import torch
 import torch.nn.functional as F
@@ -11,7 +10,6 @@ from ...cplx import Cplx
 from ...cplx import _product
 from ...cplx._shared import check_features
 from .. import cache
-from ..init import _kaiming_rayleigh_fan_in_, cplx_uniform_independent_
 from ..cache import _cached_attr
 from .base import BaseCplxToReal, CplxToCplx, _check_cplx
 from .parameter import CplxParameter, _factory_kwargs
@@ -37,31 +35,23 @@ def _add_weight_and_bias(layer, weight_shape, out_features, bias, device, dtype)
 
 
 def _reset_weight_and_bias(weight, bias, fan_in):
-    r"""The default initialisation of a complex linear map: He, Rayleigh.
+    r"""Complex analogue of torch's default initialisation of linear maps.
 
-    The weight is drawn by :func:`~cplxmodule.nn.init.cplx_kaiming_rayleigh_`
-    with its defaults (Trabelsi et al.'s He criterion): a Rayleigh modulus
-    and a uniform phase, :math:`\mathbb{E}|W|^2 = 2/\text{fan\_in}`. The
-    bias keeps the complex analogue of torch's: each part uniform on
+    All parts of the weight and of the bias are independent and uniform on
     :math:`\pm 1/\sqrt{2\,\text{fan\_in}}`, so that
-    :math:`\mathbb{E}|b|^2 = 1/(3\,\text{fan\_in})`, the variance torch
-    gives a real bias. ``fan_in`` is explicit because a bilinear map takes
-    it from its first input alone, as :class:`torch.nn.Bilinear` does. As
-    for :class:`torch.nn.Linear`, an empty weight is left alone with torch's
-    warning, and a ``fan_in`` of 0 gives a zero bias.
+    :math:`\mathbb{E}|W|^2 = 1 / (3\,\text{fan\_in})`, the variance torch's
+    default (``kaiming_uniform_(a=sqrt(5))``, or uniform on
+    :math:`\pm 1/\sqrt{\text{fan\_in}}`) gives a real weight, and likewise
+    for the bias. ``fan_in`` is explicit because a bilinear map takes it from
+    its first input alone, as :class:`torch.nn.Bilinear` does.
     """
-    if weight.numel() == 0:
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=3)
-    else:
-        _kaiming_rayleigh_fan_in_(weight, fan_in)
-    if bias is not None:
-        _reset_uniform(bias, fan_in)
-
-
-def _reset_uniform(tensor, fan_in):
-    r"""Each part uniform on :math:`\pm 1/\sqrt{2\,\text{fan\_in}}` (0 for an empty fan)."""
     bound = 1 / math.sqrt(2 * fan_in) if fan_in > 0 else 0.0
-    cplx_uniform_independent_(tensor, -bound, bound)
+    parts = [weight.real, weight.imag]
+    if bias is not None:
+        parts += [bias.real, bias.imag]
+    with torch.no_grad():
+        for part in parts:
+            torch.nn.init.uniform_(part, -bound, bound)
 
 
 class _WeightedForward:
@@ -154,15 +144,14 @@ class CplxLinear(_WeightedForward, CplxToCplx):
 
     Notes
     -----
-    :meth:`reset_parameters` draws the weight by Trabelsi et al.'s He
-    initialisation, :func:`~cplxmodule.nn.init.cplx_kaiming_rayleigh_`: a
-    Rayleigh modulus and a uniform phase with
-    :math:`\mathbb{E}|W|^2 = 2/\text{in\_features}`, which trained better
-    than the complex analogue of torch's default in :doc:`/api/init`. The
-    bias keeps that analogue: each part uniform on
-    :math:`\pm 1/\sqrt{2\,\text{in\_features}}`. The published package's
-    weight distribution is ``init.cplx_kaiming_uniform_(layer.weight,
-    a=math.sqrt(5))`` (see :doc:`/guides/migrating`).
+    :meth:`reset_parameters` draws independent uniform real and imaginary
+    parts with :math:`\mathbb{E}|W|^2 = 1/(3\,\text{in\_features})`, the
+    variance of torch's default ``kaiming_uniform_(a=sqrt(5))``, so a complex
+    layer preserves the signal's power as its real twin does.
+    Trabelsi et al.'s initialisations are options of
+    :mod:`cplxmodule.nn.init`, e.g.
+    ``init.cplx_kaiming_rayleigh_(layer.weight)``; :doc:`/api/init`
+    measures them against this default.
 
     A checkpoint of :class:`torch.nn.Linear` loads with zero imaginary
     parts (see :class:`CplxParameter`).

@@ -22,7 +22,7 @@ from ...cplx import _rnn
 from ...cplx._shared import NATIVE_DTYPES, describe
 from ...cplx.conversions import _to_complex
 from .base import CplxToCplx
-from .linear import CplxLinear, _reset_uniform
+from .linear import CplxLinear, _reset_weight_and_bias
 
 __all__ = [
     "CplxRNNCell",
@@ -35,19 +35,6 @@ __all__ = [
 
 # number of gates stacked in the projections' outputs, per mode
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "GRU": 3, "LSTM": 4}
-
-
-def _reset_layer(layer, hidden_size):
-    r"""Draw a projection's weight and bias as torch draws a recurrent layer's, made complex.
-
-    Not the He initialisation of :class:`CplxLinear`: torch gives its
-    recurrent layers their own law, and a recurrent weight of variance
-    :math:`2/\text{hidden\_size}` would start with a spectral radius near
-    :math:`\sqrt{2}`.
-    """
-    for tensor in (layer.weight, layer.bias):
-        if tensor is not None:
-            _reset_uniform(tensor, hidden_size)
 
 
 # layouts: a Cplx and torch's ``(..., 2)`` real layout of the same values
@@ -296,7 +283,7 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
         for suffix in self._suffixes():
             for name in names:
                 layer = getattr(self, name + suffix)
-                _reset_layer(layer, self.hidden_size)
+                _reset_weight_and_bias(layer.weight, layer.bias, self.hidden_size)
 
     def flatten_parameters(self):
         """Do nothing: there is no fused cuDNN weight buffer to compact.
@@ -538,7 +525,7 @@ class _CplxCellBase(_TorchNames, CplxToCplx):
     def reset_parameters(self):
         r"""Draw the weights and biases as :meth:`CplxRNN.reset_parameters` does."""
         for layer in (self.ih, self.hh):
-            _reset_layer(layer, self.hidden_size)
+            _reset_weight_and_bias(layer.weight, layer.bias, self.hidden_size)
 
     def extra_repr(self):
         s = f"{self.input_size}, {self.hidden_size}"
