@@ -218,6 +218,14 @@ def cplx_kaiming_uniform_(
     ValueError
         If ``tensor`` has fewer than two dimensions or ``mode`` is unknown.
 
+    Notes
+    -----
+    ``a=math.sqrt(5)`` gives each part :math:`\mathcal{U}(\pm 1/\sqrt{2\,\text{fan\_in}})`,
+    :math:`\mathbb{E}|W|^2 = 1/(3\,\text{fan\_in})`: the complex analogue of
+    torch's default for :class:`torch.nn.Linear` and the convolutions, and
+    the default of the complex linear and convolution layers (here and in
+    the published package).
+
     Examples
     --------
     >>> w = cplx_kaiming_uniform_(cplx.Cplx.empty(64, 32), a=math.sqrt(5))
