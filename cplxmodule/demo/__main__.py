@@ -207,7 +207,7 @@ def _structured(runs, config):
                 "MACs         real multiply-accumulates per example of its convolutions and linear layers",
                 "             (a complex one counts 4; zeros inside a dense kernel count, a dense product computes them)",
                 "live         fewer MACs if every channel without weights or without input were removed",
-                f"speedup      dense time / compacted time, median of 15 calls on a batch of 64 (the models taking turns), {_threads()}",
+                f"speedup      dense time / compacted time on a batch of 64, median of 15 rounds of 5 warm calls (the models taking turns), {_threads()}",
                 f"KL weight    {config.structured_kl_weight:g} per example (a channel's KL is one term, a weight's one"
                 " each); total "
                 f"{time.perf_counter() - wall:.0f} s wall",

@@ -465,33 +465,42 @@ def _live_macs(layer, input, output):
     return positions * int(rows.sum()) * int(live_in.sum()) * kernel
 
 
-def inference_seconds(models, input, runs=15):
-    """The median time of a forward call of each model, in eval mode, without autograd.
+def inference_seconds(models, input, runs=15, calls=5):
+    """The time of a forward call of each model, in eval mode, without autograd.
 
-    The models take turns, one call each per round, so that a change in
-    the machine's load during the measurement falls on all of them alike.
+    The models take turns, ``calls`` timed calls each per round after one
+    untimed call, so that a change in the machine's load during the
+    measurement falls on all of them alike, while each is timed warm, as a
+    deployed model runs: the call right after another model's finds the
+    caches full of that model's data, which costs a small model more than
+    its whole computation.
 
     Parameters
     ----------
     models : list of torch.nn.Module
     input : torch.Tensor or Cplx
     runs : int, default 15
-        Timed rounds, after one untimed warm-up round.
+        Rounds.
+    calls : int, default 5
+        Timed calls of each model per round.
 
     Returns
     -------
     list of float
-        Seconds, per model.
+        Seconds per call, per model: the median over the rounds of each
+        round's mean.
     """
     times = [[] for _ in models]
     with torch.no_grad():
         for model in models:
-            model.eval()(input)
+            model.eval()
         for _ in range(runs):
             for model, measured in zip(models, times):
-                start = time.perf_counter()
                 model(input)
-                measured.append(time.perf_counter() - start)
+                start = time.perf_counter()
+                for _ in range(calls):
+                    model(input)
+                measured.append((time.perf_counter() - start) / calls)
     return [statistics.median(measured) for measured in times]
 
 
@@ -508,7 +517,7 @@ def compare_deployed(dense, variants, test_set, batch=64, runs=15):
     batch : int, default 64
         The batch of the timed calls: the first examples of the test set.
     runs : int, default 15
-        Timed calls of each model, the models taking turns; the median counts.
+        Rounds of :func:`inference_seconds`, the models taking turns.
 
     Returns
     -------
