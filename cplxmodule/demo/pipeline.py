@@ -471,9 +471,9 @@ def inference_seconds(models, input, runs=15, calls=5):
     The models take turns, ``calls`` timed calls each per round after one
     untimed call, so that a change in the machine's load during the
     measurement falls on all of them alike, while each is timed warm, as a
-    deployed model runs: the call right after another model's finds the
-    caches full of that model's data, which costs a small model more than
-    its whole computation.
+    deployed model runs: the call right after another model's runs cold
+    (the caches and the allocator hold that model's data), which weighs
+    most on the smallest model.
 
     Parameters
     ----------
