@@ -287,6 +287,9 @@ LAYERS = {
     "adaptive_max1d": (lambda: cnn.CplxAdaptiveMaxPool1d(3), (2, 3, 8)),
     "adaptive_max2d": (lambda: cnn.CplxAdaptiveMaxPool2d(2), (2, 3, 5, 5)),
     "adaptive_max3d": (lambda: cnn.CplxAdaptiveMaxPool3d(2), (1, 2, 4, 4, 4)),
+    # 8 channels or more: the modulus is pooled with its channels innermost
+    "max1d_channels": (lambda: cnn.CplxMaxPool1d(2), (2, 9, 6)),
+    "adaptive_max2d_channels": (lambda: cnn.CplxAdaptiveMaxPool2d(2), (2, 8, 5, 5)),
     "upsample": (lambda: cnn.CplxUpsample(scale_factor=2, mode="bilinear"), (1, 2, 3, 3)),
     "upsample_polar": (lambda: cnn.CplxUpsample(size=(5, 4), mode="bilinear",
                                                 align_corners=True, polar=True), (1, 2, 3, 3)),

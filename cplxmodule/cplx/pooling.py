@@ -66,7 +66,8 @@ def _channels_innermost(modulus, n):
 
 def _max_poolnd(n, op, input, kernel_size, stride, padding, dilation, ceil_mode,
                 return_indices):
-    input = checked_cplx(input, where=f"max_pool{n}d")
+    where = f"max_pool{n}d"
+    check_spatial_dims(checked_cplx(input, where=where), n, where)
 
     def pool(modulus):
         return op(modulus, kernel_size, stride, padding, dilation,

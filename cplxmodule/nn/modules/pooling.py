@@ -28,7 +28,9 @@ class CplxMaxPoolNd(CplxToCplx):
 
     Holds the arguments of :class:`torch.nn.MaxPool1d` (``stride`` defaults
     to ``kernel_size``); a subclass sets ``_max_pool``, the functional op of
-    its dimension, e.g. :func:`cplxmodule.cplx.max_pool2d`.
+    its dimension, e.g. :func:`cplxmodule.cplx.max_pool2d`, and may set
+    ``_n``, the number of spatial dimensions, for the layer to check the
+    input's shape under its own name.
 
     Examples
     --------
@@ -39,6 +41,7 @@ class CplxMaxPoolNd(CplxToCplx):
     """
 
     _max_pool = None
+    _n = None
 
     __constants__ = [
         "kernel_size",
@@ -73,6 +76,8 @@ class CplxMaxPoolNd(CplxToCplx):
                 f"{self._get_name()} is dimension-generic: use CplxMaxPool1d, "
                 "2d or 3d, or set `_max_pool` in a subclass"
             )
+        if self._n is not None:
+            check_spatial_dims(input, self._n, self._get_name())
         return self._max_pool(
             input,
             self.kernel_size,
@@ -132,19 +137,19 @@ _DOC_TEMPLATE = r"""Complex {n}d max pooling: each window yields its element of 
 
 class CplxMaxPool1d(CplxMaxPoolNd):
     __doc__ = _DOC_TEMPLATE.format(n=1, example="1, 3, 8", pooled="1, 3, 4")
-    _max_pool = staticmethod(cplx.max_pool1d)
+    _max_pool, _n = staticmethod(cplx.max_pool1d), 1
 
 
 class CplxMaxPool2d(CplxMaxPoolNd):
     __doc__ = _DOC_TEMPLATE.format(n=2, example="1, 3, 8, 8", pooled="1, 3, 4, 4")
-    _max_pool = staticmethod(cplx.max_pool2d)
+    _max_pool, _n = staticmethod(cplx.max_pool2d), 2
 
 
 class CplxMaxPool3d(CplxMaxPoolNd):
     __doc__ = _DOC_TEMPLATE.format(
         n=3, example="1, 3, 4, 8, 8", pooled="1, 3, 2, 4, 4"
     )
-    _max_pool = staticmethod(cplx.max_pool3d)
+    _max_pool, _n = staticmethod(cplx.max_pool3d), 3
 
 
 class _PoolMixin:
