@@ -645,6 +645,10 @@ _LAYER_PARAMETERS = r"""
 """
 
 
+_LAYER_KEYS = dict(keys="ih_l0.weight.real, hh_l0.bias.imag, ...", mask="ih_l0.mask",
+                   torch_names="weight_ih_l0, bias_hh_l1_reverse, ...")
+
+
 class CplxRNN(_CplxRNNBase):
     __doc__ = (
         r"""A multi-layer complex Elman RNN, the twin of :class:`torch.nn.RNN`.
@@ -664,11 +668,7 @@ class CplxRNN(_CplxRNNBase):
             state_in="``hx``",
             state_out="``h_n``",
         )
-        + _GATES_DOC.format(
-            keys="ih_l0.weight.real, hh_l0.bias.imag, ...",
-            mask="ih_l0.mask",
-            torch_names="weight_ih_l0, bias_hh_l1_reverse, ...",
-        )
+        + _GATES_DOC.format(**_LAYER_KEYS)
         + r"""
     Examples
     --------
@@ -706,11 +706,7 @@ class CplxGRU(_CplxRNNBase):
         + _LAYER_PARAMETERS.format(
             nonlinearity="", proj_size="", state_in="``hx``", state_out="``h_n``"
         )
-        + _GATES_DOC.format(
-            keys="ih_l0.weight.real, hh_l0.bias.imag, ...",
-            mask="ih_l0.mask",
-            torch_names="weight_ih_l0, bias_hh_l1_reverse, ...",
-        )
+        + _GATES_DOC.format(**_LAYER_KEYS)
         + r"""
     Examples
     --------
@@ -763,11 +759,7 @@ class CplxLSTM(_CplxRNNBase):
             state_in="``hx``, a tuple ``(h_0, c_0)``, each",
             state_out="``(h_n, c_n)``, each",
         )
-        + _GATES_DOC.format(
-            keys="ih_l0.weight.real, hh_l0.bias.imag, ...",
-            mask="ih_l0.mask",
-            torch_names="weight_ih_l0, bias_hh_l1_reverse, ...",
-        )
+        + _GATES_DOC.format(**_LAYER_KEYS)
         + r"""
     Examples
     --------
