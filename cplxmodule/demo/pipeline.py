@@ -577,10 +577,7 @@ def format_deployed(rows, kind):
         )
         for row in rows
     ]
-    widths = [max(len(line[i]) for line in [header] + table) for i in range(len(header))]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)) for line in [header] + table]
-    lines.insert(1, "  ".join("-" * width for width in widths))
-    return "\n".join(line.rstrip() for line in lines)
+    return _plain_table(header, table)
 
 
 def threshold_sweep(model, test_set, thresholds):
@@ -632,7 +629,13 @@ def format_table(stages):
         )
         for s in stages
     ]
-    widths = [max(len(row[i]) for row in [header] + rows) for i in range(len(header))]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)) for row in [header] + rows]
-    lines.insert(1, "  ".join("-" * width for width in widths))
-    return "\n".join(line.rstrip() for line in lines)
+    return _plain_table(header, rows)
+
+
+def _plain_table(header, rows):
+    """``header`` and ``rows`` (tuples of str) in left-aligned columns, a rule under the header."""
+    lines = [header, *rows]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    text = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)) for line in lines]
+    text.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(line.rstrip() for line in text)
