@@ -22,6 +22,15 @@ def one_thread():
     torch.set_num_threads(threads)
 
 
+@pytest.fixture(params=[1, 2], ids=lambda n: f"threads{n}")
+def threads(request):
+    """Time a benchmark on one thread, then on two."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(request.param)
+    yield request.param
+    torch.set_num_threads(previous)
+
+
 def _tables(benchmarks):
     """(file, reference) -> group -> variant -> stats, for the groups holding their reference."""
     tables = {}

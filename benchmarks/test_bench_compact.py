@@ -109,6 +109,17 @@ def cases():
                 yield pytest.param(is_complex, batch, None, variant, group, id=f"{group}-{variant}")
 
 
+def _time_inference(benchmark, model, x):
+    """Time ``model(x)`` under :func:`torch.inference_mode`, after one untimed call."""
+
+    def step():
+        with torch.inference_mode():
+            return model(x)
+
+    step()
+    benchmark(step)
+
+
 @pytest.mark.parametrize("is_complex, batch, density, variant, group", list(cases()))
 def test_compact_inference(benchmark, is_complex, batch, density, variant, group):
     if density is None:
@@ -118,13 +129,7 @@ def test_compact_inference(benchmark, is_complex, batch, density, variant, group
     x = _input(is_complex, batch)
     benchmark.group = group
     benchmark.extra_info.update(variant=variant, reference="compact")
-
-    def step():
-        with torch.inference_mode():
-            return model(x)
-
-    step()
-    benchmark(step)
+    _time_inference(benchmark, model, x)
 
 
 # --- whole channels: structured sparsity through a convolutional network ----
@@ -200,10 +205,4 @@ def test_compact_channels(benchmark, name, is_complex, variant, group):
     model = {"dense": dense, "masked": masked, "compact": small}[variant]
     benchmark.group = group
     benchmark.extra_info.update(variant=variant, reference="compact")
-
-    def step():
-        with torch.inference_mode():
-            return model(x)
-
-    step()
-    benchmark(step)
+    _time_inference(benchmark, model, x)

@@ -26,6 +26,7 @@ import torch.nn.functional as F
 import cplxmodule.cplx as cplx
 import cplxmodule.nn as cnn
 from cplxmodule.nn import losses
+from _operands import parts_sum, separate_parts
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -114,13 +115,7 @@ def _inputs(variant, backward):
     native = torch.randn(SHAPE, dtype=torch.complex64)
     if variant == NATIVE:
         return native.requires_grad_(backward)
-    z = cplx.from_complex(native)
-    return cplx.Cplx(z.real.contiguous().requires_grad_(backward),
-                     z.imag.contiguous().requires_grad_(backward))
-
-
-def _parts_sum(out):
-    return out.real.sum() + out.imag.sum()
+    return separate_parts(native, backward)
 
 
 @pytest.mark.parametrize("variant", ["cplx", NATIVE])
@@ -133,7 +128,7 @@ def test_layer(benchmark, name, backward, variant):
     z = _inputs(variant, backward)
     fn = native if variant == NATIVE else layer
     if backward:
-        benchmark(lambda: _parts_sum(fn(z)).backward())
+        benchmark(lambda: parts_sum(fn(z)).backward())
     else:
         with torch.no_grad():
             benchmark(fn, z)

@@ -41,14 +41,6 @@ LINEAR_SIZES = [(32, 64, 64), (256, 512, 512), (64, 1024, 1024), (4096, 128, 128
 CONV2D_SIZES = [(8, 16, 32, 32, 3), (32, 32, 16, 64, 3), (4, 64, 32, 64, 5)]
 
 
-@pytest.fixture(params=[1, 2], ids=lambda n: f"threads{n}")
-def threads(request):
-    previous = torch.get_num_threads()
-    torch.set_num_threads(request.param)
-    yield request.param
-    torch.set_num_threads(previous)
-
-
 def _run(benchmark, group, variant, native_fn, cplx_fn, native_args, cplx_args, backward):
     """Time ``variant`` (native, default or a strategy), optionally with backward."""
     benchmark.group = group

@@ -123,14 +123,6 @@ def _models(kind, native_relu=_NativeSplitReLU):
     return ours, native
 
 
-@pytest.fixture(params=[1, 2], ids=lambda n: f"threads{n}")
-def threads(request):
-    previous = torch.get_num_threads()
-    torch.set_num_threads(request.param)
-    yield request.param
-    torch.set_num_threads(previous)
-
-
 def _group(what, threads):
     return f"mlp {'-'.join(map(str, SIZES))} batch {BATCH}: {what}, {threads} thread(s)"
 

@@ -28,6 +28,7 @@ import torch.nn.functional as F
 
 import cplxmodule.cplx as cplx
 import cplxmodule.nn as cnn
+from _operands import separate_parts
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -102,8 +103,7 @@ def _inputs(name, variant):
     if variant == CHAINED:
         # the parts of a complex tensor, as a layer computing in it returns them
         return cplx.from_complex(native.requires_grad_())
-    z = cplx.from_complex(native)
-    return cplx.Cplx(z.real.contiguous().requires_grad_(), z.imag.contiguous().requires_grad_())
+    return separate_parts(native)
 
 
 def _native(out):

@@ -34,6 +34,7 @@ import torch
 
 import cplxmodule.cplx as cplx
 import cplxmodule.nn as cnn
+from _operands import parts_sum, separate_parts
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -97,13 +98,7 @@ def _input(variant, backward):
     native = torch.randn(BATCH, H, L, dtype=torch.complex64)
     if variant != "cplx":
         return native.requires_grad_(backward)
-    z = cplx.from_complex(native)
-    return cplx.Cplx(z.real.contiguous().requires_grad_(backward),
-                     z.imag.contiguous().requires_grad_(backward))
-
-
-def _parts_sum(out):
-    return out.real.sum() + out.imag.sum()
+    return separate_parts(native, backward)
 
 
 def test_variants_agree():
@@ -132,7 +127,7 @@ def test_s4d(benchmark, variant, backward):
     benchmark.extra_info.update(variant=variant, reference=NATIVE)
     u = _input(variant, backward)
     if backward:
-        benchmark(lambda: _parts_sum(fn(u)).backward())
+        benchmark(lambda: parts_sum(fn(u)).backward())
     else:
         with torch.no_grad():
             benchmark(fn, u)
@@ -143,4 +138,4 @@ def test_kernel(benchmark, variant):
     fn = _layers(variant)
     benchmark.group = "kernel-fwd+bwd"
     benchmark.extra_info.update(variant=variant, reference=NATIVE)
-    benchmark(lambda: _parts_sum(fn.kernel(L)).backward())
+    benchmark(lambda: parts_sum(fn.kernel(L)).backward())
