@@ -1,5 +1,7 @@
 """Two-process gloo runs on the CPU, shared by the DDP tests."""
 
+import contextlib
+import datetime
 import faulthandler
 import functools
 import os
@@ -20,13 +22,19 @@ def gathered(tensor):
     return parts
 
 
-def _leave_together(store, rank):
+# How long a rank whose body raised waits for the others to finish theirs.
+_FAILED_RANK_WAIT = datetime.timedelta(seconds=60)
+
+
+def _leave_together(store, rank, timeout=None):
     # gloo tears a pair down as soon as one side destroys its context, and a
-    # rank still draining the last collective then aborts (pytorch/gloo#155):
-    # every rank waits, through the store rather than gloo, until all ranks
-    # are past their last collective.
+    # rank still draining the last collective then fails or aborts
+    # (pytorch/gloo#155), which spawn may report instead of the rank that
+    # failed first: every rank waits, through the store rather than gloo,
+    # until all ranks are past their last collective.
     store.set(f"done/{rank}", "1")
-    store.wait([f"done/{other}" for other in range(_WORLD_SIZE)])
+    keys = [f"done/{other}" for other in range(_WORLD_SIZE)]
+    store.wait(keys, store.timeout if timeout is None else timeout)
 
 
 def _run(rank, store_path, body):
@@ -37,9 +45,17 @@ def _run(rank, store_path, body):
     dist.init_process_group("gloo", store=store, rank=rank, world_size=_WORLD_SIZE)
     try:
         body(rank)
-        _leave_together(store, rank)
-    finally:
-        dist.destroy_process_group()
+    except Exception:
+        # A store timeout here: the others are stuck in a collective that
+        # waits for this rank, and only its leaving frees them. The group is
+        # left as it is: its connections close as the process ends, after
+        # spawn holds this rank's error, which it then reports rather than
+        # the errors the closing causes in the others.
+        with contextlib.suppress(RuntimeError):
+            _leave_together(store, rank, _FAILED_RANK_WAIT)
+        raise
+    _leave_together(store, rank)
+    dist.destroy_process_group()
     _exit_now()
 
 
