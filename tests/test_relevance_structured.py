@@ -54,14 +54,17 @@ def parts(x):
     return (x.real, x.imag) if isinstance(x, Cplx) else (x,)
 
 
-def dense_twin(layer):
-    """The dense layer (torch's, or the complex one) with ``layer``'s weight and bias."""
+def dense_twin(layer, families=FAMILIES):
+    """The dense layer (torch's, or the complex one) with ``layer``'s weight and bias.
+
+    ``families`` is the table of arguments ``layer`` was built with.
+    """
     name = type(layer).__name__
     for kind in KINDS:
         name = name.replace(kind, "")
     module = M if name.startswith("Cplx") else torch.nn
     kwargs = {k: getattr(layer, k) for k in ("stride", "padding", "groups") if hasattr(layer, k)}
-    args = FAMILIES[name.replace("Cplx", "")][0]
+    args = families[name.replace("Cplx", "")][0]
     dense = getattr(module, name)(*args, **kwargs).double()
     dense.load_state_dict(layer.state_dict(), strict=False)
     return dense

@@ -21,7 +21,8 @@ from cplxmodule.nn.masked import compact, convert_layers, to_masked
 from cplxmodule.nn.utils import named_sparsity
 from test_relevance_functional import LOG_ALPHAS
 from test_relevance_structured import (
-    COMPLEX, KINDS, REFERENCES, assert_training_gradcheck, inputs_of, parts, set_gates,
+    COMPLEX, KINDS, REFERENCES, assert_training_gradcheck, dense_twin, inputs_of, parts,
+    set_gates,
 )
 
 # arguments (input channels: 4, or 5 features) and input shapes; convolutions
@@ -44,17 +45,6 @@ def make(family, kind, complex_, **kwargs):
     if family.startswith("Conv"):
         kwargs.setdefault("groups", 2)
     return cls(*args, gated="input", **kwargs).double(), inputs_of(shape, complex_)
-
-
-def dense_twin(layer, family):
-    """torch's (or the complex) dense layer with ``layer``'s weight and bias."""
-    complex_ = type(layer).__name__.startswith("Cplx")
-    module = M if complex_ else torch.nn
-    kwargs = {"groups": layer.groups} if hasattr(layer, "groups") else {}
-    dense = getattr(module, ("Cplx" if complex_ else "") + family)(*FAMILIES[family][0], **kwargs)
-    dense = dense.double()
-    dense.load_state_dict(layer.state_dict(), strict=False)
-    return dense
 
 
 def scale_channels(x, scale):
@@ -197,7 +187,7 @@ def test_eval_output_is_the_dense_output_on_gated_inputs(family, kind, complex_)
         gate = np.clip(special.expit(-layer.log_alpha.detach().numpy()) * 1.2 - 0.1, 0, 1)
     first, *others = inputs
     out = layer.eval()(*inputs)
-    expected = dense_twin(layer, family)(scale_channels(first, gate), *others)
+    expected = dense_twin(layer, FAMILIES)(scale_channels(first, gate), *others)
     for a, b in zip(parts(out), parts(expected)):
         torch.testing.assert_close(a, b)
 
@@ -212,7 +202,7 @@ def test_masks_are_whole_input_channels(family, complex_):
     assert mask.shape == parts(layer.weight)[0].shape and set(mask.unique().tolist()) <= {0.0, 1.0}
     # the dense layer with the masked weight computes as on inputs whose
     # dropped channels are zero: the mask drops exactly what reads them
-    dense = dense_twin(layer, family)
+    dense = dense_twin(layer, FAMILIES)
     first, *others = inputs
     expected = dense(scale_channels(first, (~dropped).double()), *others)
     with torch.no_grad():
