@@ -189,8 +189,7 @@ def test_apply_passes_arguments():
 
 
 @pytest.mark.parametrize("name", sorted(FUNCTIONS) + ["modrelu"])
-@pytest.mark.parametrize("bad", [torch.zeros(2), torch.zeros(2, dtype=torch.complex64), 1.0, "z"],
-                         ids=["real tensor", "native complex", "float", "str"])
+@pytest.mark.parametrize("bad", [torch.zeros(2), 1.0, "z"], ids=["real tensor", "float", "str"])
 def test_non_cplx_input_raises_type_error(name, bad):
     with pytest.raises(TypeError, match="`input` must be a Cplx"):
         getattr(cplx, name)(bad)

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from test_public_api import PUBLIC_MODULES, public_objects
+from .test_public_api import PUBLIC_MODULES, public_objects
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

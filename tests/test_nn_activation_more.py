@@ -355,7 +355,7 @@ def test_bad_constructor_arguments(make, error, message):
 def test_channel_modrelu_refuses_a_wrong_channel_count_and_stays_unchanged():
     layer = _with_threshold(cnn.CplxChannelModReLU(3, dtype=torch.float64))
     before = copy.deepcopy(layer.state_dict())
-    with pytest.raises(ValueError, match=r"^CplxChannelModReLU: `input` must be a Cplx of shape "
+    with pytest.raises(ValueError, match=r"^CplxChannelModReLU: `input` must have shape "
                                          r"\(N, 3, \*\), got shape \(4, 2, 5\)"):
         layer(Cplx(*_input(shape=(4, 2, 5))))
     assert all(torch.equal(before[k], v) for k, v in layer.state_dict().items())

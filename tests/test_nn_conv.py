@@ -178,7 +178,7 @@ def test_transpose_only_zeros_padding():
 
 def test_bad_input():
     layer = cnn.CplxConv2d(3, 4, 3)
-    expected = r"CplxConv2d: `input` must be a Cplx of shape \(N, 3, \*, \*\)"
+    expected = r"CplxConv2d: `input` must be a Cplx or a complex tensor of shape \(N, 3, \*, \*\)"
     with pytest.raises(TypeError, match=expected):
         layer(torch.randn(1, 3, 5, 5))
     expected = r"CplxConv2d: `input` must have shape .*got \(1, 2, 5, 5\)"

@@ -156,9 +156,9 @@ def test_bad_inputs():
     rope = nn.CplxRotaryPositionalEncoding(4)
     for layer in (pos, rope):
         name = type(layer).__name__
-        with pytest.raises(TypeError, match=rf"{name}: `input` must be a Cplx of shape \(L, "):
+        with pytest.raises(TypeError, match=rf"{name}: `input` must be a Cplx or a complex tensor of shape \(L, "):
             layer(torch.randn(5, 4))
-        with pytest.raises(ValueError, match=rf"{name}: `input` must be a Cplx of shape .* E = 4"):
+        with pytest.raises(ValueError, match=rf"{name}: `input` must have shape .* E = 4"):
             layer(cplx.randn(5, 3))
         with pytest.raises(ValueError, match=rf"{name}: `offset` must be an int >= 0, got -1"):
             layer(cplx.randn(5, 4), offset=-1)

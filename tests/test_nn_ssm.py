@@ -270,19 +270,19 @@ def test_bad_inputs_leave_the_layer_unchanged():
     layer = nn.CplxS4D(3, 4, out_proj=True)
     before = {k: v.clone() for k, v in layer.state_dict().items()}
     bad = [
-        (TypeError, r"CplxS4D: `input` must be a Cplx of shape \(N, 3, L\)", torch.randn(2, 3, 5)),
-        (ValueError, r"CplxS4D: `input` must be a Cplx of shape \(N, 3, L\) or \(3, L\), got",
+        (TypeError, r"CplxS4D: `input` must be a Cplx or a complex tensor of shape \(N, 3, L\)", torch.randn(2, 3, 5)),
+        (ValueError, r"CplxS4D: `input` must have shape \(N, 3, L\) or \(3, L\), got",
          cplx.randn(2, 4, 5)),
-        (ValueError, r"`input` must be a Cplx of shape", cplx.randn(3)),
+        (ValueError, r"`input` must have shape", cplx.randn(3)),
         (TypeError, r"CplxS4D: `input` must have the dtype of the layer's parameters",
          cplx.randn(2, 3, 5, dtype=torch.float64)),
     ]
     for error, message, value in bad:
         with pytest.raises(error, match=message):
             layer(value)
-    with pytest.raises(ValueError, match=r"CplxS4D: `state` must be a Cplx of shape \(2, 3, 2\)"):
+    with pytest.raises(ValueError, match=r"CplxS4D: `state` must have shape \(2, 3, 2\)"):
         layer.step(cplx.randn(2, 3), cplx.randn(2, 3, 3))
-    with pytest.raises(ValueError, match=r"CplxS4D: `input` must be a Cplx of shape \(N, 3\)"):
+    with pytest.raises(ValueError, match=r"CplxS4D: `input` must have shape \(N, 3\)"):
         layer.step(cplx.randn(2, 5))
     after = layer.state_dict()
     assert all(torch.equal(before[k], after[k]) for k in before)

@@ -30,7 +30,7 @@ from cplxmodule.nn import (
 )
 from cplxmodule.nn.masked import compact, magnitude_masks, to_masked
 
-from test_nn_attention import DOUBLE, native, native_linear, native_mha, randc
+from .test_nn_attention import DOUBLE, native, native_linear, native_mha, randc
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

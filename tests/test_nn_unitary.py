@@ -174,20 +174,20 @@ def test_bad_arguments(cls):
 def test_bad_inputs_leave_the_layers_unchanged():
     cell, rnn = nn.CplxUnitaryRNNCell(3, 4), nn.CplxUnitaryRNN(3, 4)
     before = [{k: v.clone() for k, v in m.state_dict().items()} for m in (cell, rnn)]
-    with pytest.raises(TypeError, match=r"CplxUnitaryRNNCell: `input` must be a Cplx of shape"):
+    with pytest.raises(TypeError, match=r"CplxUnitaryRNNCell: `input` must be a Cplx or a complex tensor of shape"):
         cell(torch.randn(2, 3))
-    with pytest.raises(ValueError, match=r"CplxUnitaryRNNCell: `input` must be a Cplx of shape"
+    with pytest.raises(ValueError, match=r"CplxUnitaryRNNCell: `input` must have shape"
                                          r" \(N, 3\) or \(3,\)"):
         cell(cplx.randn(2, 5))
-    with pytest.raises(ValueError, match=r"CplxUnitaryRNNCell: `hx` must be a Cplx of shape"
+    with pytest.raises(ValueError, match=r"CplxUnitaryRNNCell: `hx` must have shape"
                                          r" \(2, 4\)"):
         cell(cplx.randn(2, 3), cplx.randn(3, 4))
     with pytest.raises(TypeError, match=r"CplxUnitaryRNNCell: `input` must have the dtype"):
         cell(cplx.randn(2, 3, dtype=torch.float64))
-    with pytest.raises(ValueError, match=r"CplxUnitaryRNN: `input` must be a Cplx of shape"
+    with pytest.raises(ValueError, match=r"CplxUnitaryRNN: `input` must have shape"
                                          r" \(L, N, 3\) or \(L, 3\)"):
         rnn(cplx.randn(3))
-    with pytest.raises(ValueError, match=r"CplxUnitaryRNN: `hx` must be a Cplx of shape"
+    with pytest.raises(ValueError, match=r"CplxUnitaryRNN: `hx` must have shape"
                                          r" \(1, 2, 4\)"):
         rnn(cplx.randn(5, 2, 3), cplx.randn(2, 4))
     for module, state in zip((cell, rnn), before):

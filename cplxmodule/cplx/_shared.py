@@ -69,57 +69,107 @@ def _prefix(where):
     return f"{where}: " if where else ""
 
 
+def as_cplx(value):
+    """``value`` as a :class:`Cplx` if it holds complex values, else ``None``.
+
+    A :class:`Cplx` is returned as it is. A tensor of torch's complex dtype,
+    and any object whose ``.real`` and ``.imag`` are real tensors of one
+    shape, dtype and device (duck typing, as the published package took
+    them), become a :class:`Cplx` of those parts: views, never copies, so
+    gradients reach a complex leaf. A real tensor is not complex: ``None``.
+    """
+    if isinstance(value, tensor.Cplx):
+        return value
+    if isinstance(value, torch.Tensor):
+        return tensor._pair(value.real, value.imag) if value.is_complex() else None
+    real, imag = getattr(value, "real", None), getattr(value, "imag", None)
+    if _are_parts(real, imag):
+        return tensor._pair(real, imag)
+    return None
+
+
+def _are_parts(real, imag):
+    """Whether ``real`` and ``imag`` can be the two parts of one :class:`Cplx`."""
+    return (
+        isinstance(real, torch.Tensor)
+        and isinstance(imag, torch.Tensor)
+        and not real.is_complex()
+        and (real.shape, real.dtype, real.device) == (imag.shape, imag.dtype, imag.device)
+    )
+
+
+def _describe_complex(value):
+    """:func:`describe`, which also says why an object with ``.real``/``.imag`` is not complex."""
+    if isinstance(value, torch.Tensor):
+        return describe(value)
+    real, imag = getattr(value, "real", None), getattr(value, "imag", None)
+    if not isinstance(real, torch.Tensor):
+        return describe(value)
+    return f"{type(value).__name__} with .real {describe(real)} and .imag {describe(imag)}"
+
+
 # Every message reads "{where}: `{argument}` must be ..., got ...", where
 # ``where`` names the function or the layer (its class name).
 def checked_cplx(input, name="input", where=None, shape=None):
-    """Return ``input`` if it is a :class:`Cplx`, else raise a ``TypeError``.
+    """``input`` as a :class:`Cplx` (see :func:`as_cplx`), else raise a ``TypeError``.
 
     The message names the argument ``name``, starts with ``where`` (the
     function's or the layer's name) and describes the expected ``shape``
-    when given, e.g. ``"CplxConv2d: `input` must be a Cplx of shape
-    (N, 3, *, *) or (3, *, *), got ..."``.
+    when given, e.g. ``"CplxConv2d: `input` must be a Cplx or a complex
+    tensor of shape (N, 3, *, *) or (3, *, *), got ..."``.
     """
-    if not isinstance(input, tensor.Cplx):
-        expected = "a Cplx" + (f" of shape {shape}" if shape else "")
-        raise TypeError(f"{_prefix(where)}`{name}` must be {expected}, got {describe(input)}")
-    return input
+    if type(input) is tensor.Cplx:
+        # the common case, at the cost of one test
+        return input
+    value = as_cplx(input)
+    if value is None:
+        expected = "a Cplx or a complex tensor" + (f" of shape {shape}" if shape else "")
+        raise TypeError(
+            f"{_prefix(where)}`{name}` must be {expected}, got {_describe_complex(input)}"
+        )
+    return value
 
 
 def check_operand(value, name, optional=False, where=None):
-    """A Cplx or a real tensor (or ``None`` if ``optional``)."""
+    """``value`` as a :class:`Cplx` if it is complex, a real tensor as it is (or ``None`` if ``optional``)."""
     if value is None and optional:
-        return value
-    if isinstance(value, tensor.Cplx):
         return value
     if isinstance(value, torch.Tensor) and not value.is_complex():
         return value
-    kinds = "a Cplx, a real torch.Tensor" + (" or None" if optional else "")
-    raise TypeError(f"{_prefix(where)}`{name}` must be {kinds}, got {describe(value)}")
+    operand = as_cplx(value)
+    if operand is None:
+        kinds = "a Cplx, a complex or real torch.Tensor" + (" or None" if optional else "")
+        raise TypeError(f"{_prefix(where)}`{name}` must be {kinds}, got {_describe_complex(value)}")
+    return operand
 
 
 def check_operands(inputs, weight, bias, where):
-    """Check the operands of a product; return ``(weight, bias)``.
+    """Check the operands of a product; return ``(inputs, weight, bias)``, ``inputs`` a tuple.
 
-    ``inputs`` maps argument names to inputs. Either every input is a
-    :class:`Cplx` (and ``weight``, ``bias`` are each a Cplx or a real tensor),
-    or all operands are real tensors: then the product is one real product,
-    as a Bayesian layer computes its output variance from ``|x|^2``.
+    ``inputs`` maps argument names to inputs. Either every input is complex
+    (and ``weight``, ``bias`` are each complex or a real tensor), or all
+    operands are real tensors: then the product is one real product, as a
+    Bayesian layer computes its output variance from ``|x|^2``. Complex
+    operands come back as :class:`Cplx` (see :func:`as_cplx`).
     """
     weight = check_operand(weight, "weight", where=where)
     bias = check_operand(bias, "bias", optional=True, where=where)
-    if all(type(x) is tensor.Cplx for x in inputs.values()):
+    values = tuple(inputs.values())
+    if all(type(x) is tensor.Cplx for x in values):
         # the common case, decided at the cost of one test per input
-        return weight, bias
-    operands = (*inputs.values(), weight) + (() if bias is None else (bias,))
+        return values, weight, bias
+    operands = (*values, weight) + (() if bias is None else (bias,))
     if all(isinstance(x, torch.Tensor) and not x.is_complex() for x in operands):
-        return weight, bias
-    for name, value in inputs.items():
-        if not isinstance(value, tensor.Cplx):
+        return values, weight, bias
+    converted = tuple(map(as_cplx, values))
+    for name, value, operand in zip(inputs, values, converted):
+        if operand is None:
             raise TypeError(
-                f"{_prefix(where)}`{name}` must be a Cplx, or a real torch.Tensor with"
-                f" real inputs, `weight` and `bias`, got {describe(value)}"
+                f"{_prefix(where)}`{name}` must be a Cplx or a complex tensor, or a real"
+                f" torch.Tensor with real inputs, `weight` and `bias`,"
+                f" got {_describe_complex(value)}"
             )
-    return weight, bias
+    return converted, weight, bias
 
 
 def check_shape(value, shape, name, where=None):

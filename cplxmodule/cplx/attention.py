@@ -53,6 +53,7 @@ def check_score(score, where):
 
 
 def _check_operands(query, key, value, attn_mask, dropout_p, is_causal, scale, score, where):
+    """Check the operands; return ``(query, key, value)`` as :class:`Cplx` (``value`` may be None)."""
     query = checked_cplx(query, "query", where)
     key = checked_cplx(key, "key", where)
     if value is not None:
@@ -85,6 +86,7 @@ def _check_operands(query, key, value, attn_mask, dropout_p, is_causal, scale, s
         raise ValueError(f"{where}: `dropout_p` must be between 0 and 1, got {dropout_p}")
     if scale is not None and not isinstance(scale, (int, float)):
         raise TypeError(f"{where}: `scale` must be a float or None, got {describe(scale)}")
+    return query, key, value
 
 
 def _scale(query, scale):
@@ -172,7 +174,9 @@ def attention_weights(query, key, attn_mask=None, is_causal=False, scale=None, s
     (torch.Size([2, 5, 7]), True)
     """
     where = "attention_weights"
-    _check_operands(query, key, None, attn_mask, 0.0, is_causal, scale, score, where)
+    query, key, _ = _check_operands(
+        query, key, None, attn_mask, 0.0, is_causal, scale, score, where
+    )
     scores = _scores(query, key, _scale(query, scale), score)
     return torch.softmax(_masked(scores, attn_mask, is_causal), dim=-1)
 
@@ -255,7 +259,9 @@ def scaled_dot_product_attention(
     torch.Size([2, 5, 3])
     """
     where = "scaled_dot_product_attention"
-    _check_operands(query, key, value, attn_mask, dropout_p, is_causal, scale, score, where)
+    query, key, value = _check_operands(
+        query, key, value, attn_mask, dropout_p, is_causal, scale, score, where
+    )
     return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, score)[0]
 
 

@@ -22,20 +22,20 @@ __all__ = [
 
 
 def _check_conv_operands(n, input, weight, bias, strategy, where):
-    """The checks shared by the convolutions; returns ``(weight, bias)``."""
-    weight, bias = check_operands({"input": input}, weight, bias, where)
+    """The checks shared by the convolutions; returns ``(input, weight, bias)``."""
+    (input,), weight, bias = check_operands({"input": input}, weight, bias, where)
     if weight.dim() != n + 2:
         raise ValueError(
             f"{where}: `weight` must have {n + 2} dimensions, got shape {tuple(weight.shape)}"
         )
     check_strategy(strategy, where)
-    return weight, bias
+    return input, weight, bias
 
 
 def _convnd(n, op, input, weight, bias, stride, padding, dilation, groups, padding_mode,
             strategy):
     where = f"conv{n}d"
-    weight, bias = _check_conv_operands(n, input, weight, bias, strategy, where)
+    input, weight, bias = _check_conv_operands(n, input, weight, bias, strategy, where)
     check_shape(bias, weight.shape[:1], "bias", where)
     check_padding(padding, padding_mode, stride, n, where)
     check_conv_input(input, weight.shape[1] * groups, n, where)
@@ -51,7 +51,7 @@ def _conv_transposend(n, op, input, weight, bias, stride, padding, output_paddin
             f'{where}: `padding_mode` must be "zeros" for a transposed convolution, as in'
             f" torch, got {padding_mode!r}"
         )
-    weight, bias = _check_conv_operands(n, input, weight, bias, strategy, where)
+    input, weight, bias = _check_conv_operands(n, input, weight, bias, strategy, where)
     check_shape(bias, (weight.shape[1] * groups,), "bias", where)
     check_conv_input(input, weight.shape[0], n, where)
     return conv_transposend(n, op, input, weight, bias, stride, padding, output_padding,

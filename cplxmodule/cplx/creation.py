@@ -4,7 +4,7 @@ import math
 
 import torch
 
-from ._shared import real_dtype
+from ._shared import checked_cplx, real_dtype
 from .tensor import Cplx
 
 __all__ = ["randn", "randn_like"]
@@ -58,6 +58,8 @@ def randn_like(input, *, dtype=None, device=None, requires_grad=False):
     -------
     Cplx
     """
+    if not isinstance(input, torch.Tensor) or input.is_complex():
+        input = checked_cplx(input, where="randn_like")
     return randn(
         *input.shape,
         dtype=input.dtype if dtype is None else dtype,

@@ -60,13 +60,14 @@ def dropout(input, p=0.5, training=True, inplace=False):
     >>> bool(((z.real == 0) == (z.imag == 0)).all())
     True
     """
-    checked_cplx(input, where="dropout")
+    input = checked_cplx(input, where="dropout")
     return _masked(input, p, training, inplace, input.shape, "dropout")
 
 
 def _channel_dropout(input, p, training, inplace, n_spatial):
     where = f"dropout{n_spatial}d"
-    check_spatial_dims(checked_cplx(input, where=where), n_spatial, where)
+    input = checked_cplx(input, where=where)
+    check_spatial_dims(input, n_spatial, where)
     mask_shape = (*input.shape[: input.dim() - n_spatial], *[1] * n_spatial)
     return _masked(input, p, training, inplace, mask_shape, where)
 

@@ -34,11 +34,6 @@ __all__ = [
 ]
 
 
-def _checked_parts(input, where):
-    input = checked_cplx(input, where=where)
-    return input.real, input.imag
-
-
 def exp(input):
     r"""The complex exponential :math:`e^{a}(\cos b + i \sin b)` of :math:`a + ib`.
 
@@ -55,7 +50,8 @@ def exp(input):
     TypeError
         If ``input`` is not a :class:`Cplx` (the same for every function here).
     """
-    re, im = _checked_parts(input, "exp")
+    input = checked_cplx(input, where="exp")
+    re, im = input.real, input.imag
     scale = torch.exp(re)
     return Cplx(scale * torch.cos(im), scale * torch.sin(im))
 
@@ -66,31 +62,35 @@ def log(input):
     The imaginary part lies in :math:`(-\pi, \pi]`, with the branch cut on the
     negative real axis, as :func:`torch.log`.
     """
-    _checked_parts(input, "log")
+    input = checked_cplx(input, where="log")
     return Cplx(torch.log(abs(input)), input.angle)
 
 
 def sin(input):
     r"""The complex sine :math:`\sin a \cosh b + i \cos a \sinh b`."""
-    re, im = _checked_parts(input, "sin")
+    input = checked_cplx(input, where="sin")
+    re, im = input.real, input.imag
     return Cplx(torch.sin(re) * torch.cosh(im), torch.cos(re) * torch.sinh(im))
 
 
 def cos(input):
     r"""The complex cosine :math:`\cos a \cosh b - i \sin a \sinh b`."""
-    re, im = _checked_parts(input, "cos")
+    input = checked_cplx(input, where="cos")
+    re, im = input.real, input.imag
     return Cplx(torch.cos(re) * torch.cosh(im), -torch.sin(re) * torch.sinh(im))
 
 
 def sinh(input):
     r"""The complex hyperbolic sine :math:`\sinh a \cos b + i \cosh a \sin b`."""
-    re, im = _checked_parts(input, "sinh")
+    input = checked_cplx(input, where="sinh")
+    re, im = input.real, input.imag
     return Cplx(torch.sinh(re) * torch.cos(im), torch.cosh(re) * torch.sin(im))
 
 
 def cosh(input):
     r"""The complex hyperbolic cosine :math:`\cosh a \cos b + i \sinh a \sin b`."""
-    re, im = _checked_parts(input, "cosh")
+    input = checked_cplx(input, where="cosh")
+    re, im = input.real, input.imag
     return Cplx(torch.cosh(re) * torch.cos(im), torch.sinh(re) * torch.sin(im))
 
 
@@ -107,7 +107,8 @@ def tanh(input):
     that it tends to :math:`\pm 1` for large :math:`|a|` (where
     :math:`\cosh 2a` overflows) with a finite gradient, as torch's does.
     """
-    return Cplx(*_tanh_parts(*_checked_parts(input, "tanh")))
+    input = checked_cplx(input, where="tanh")
+    return Cplx(*_tanh_parts(input.real, input.imag))
 
 
 def tan(input):
@@ -122,7 +123,8 @@ def tan(input):
     Computed as :math:`-i \tanh(iz)`, so it inherits the stability of
     :func:`tanh` for large :math:`|b|`.
     """
-    re, im = _checked_parts(input, "tan")
+    input = checked_cplx(input, where="tan")
+    re, im = input.real, input.imag
     # tanh(-b + ia) = u + iv gives tan(a + ib) = v - iu.
     u, v = _tanh_parts(-im, re)
     return Cplx(v, -u)
@@ -178,7 +180,7 @@ def modrelu(input, threshold=0.5):
     >>> modrelu(Cplx(torch.tensor([0.0, 3.0]), torch.tensor([0.2, 4.0]))).real
     tensor([0.0000, 2.7000])
     """
-    _checked_parts(input, "modrelu")
+    input = checked_cplx(input, where="modrelu")
     # ``1 - b / |z|`` cancels near the threshold, which half precision
     # feels: there the scale is computed in float32 and applied in the
     # input's dtype, which a float32 ``threshold`` (a layer's parameter
@@ -202,7 +204,7 @@ def phaseshift(input, phi=0.0):
     -------
     Cplx
     """
-    _checked_parts(input, "phaseshift")
+    input = checked_cplx(input, where="phaseshift")
     phi = torch.as_tensor(phi, dtype=input.dtype, device=input.device)
     return input * Cplx(torch.cos(phi), torch.sin(phi))
 
@@ -214,7 +216,8 @@ def zrelu(input):
     (:math:`\Re z \ge 0` and :math:`\Im z \ge 0`); see Guberman, "On
     complex valued convolutional neural networks", 2016.
     """
-    re, im = _checked_parts(input, "zrelu")
+    input = checked_cplx(input, where="zrelu")
+    re, im = input.real, input.imag
     keep = (re >= 0) & (im >= 0)
     return Cplx(re * keep, im * keep)
 
@@ -226,7 +229,8 @@ def cardioid(input):
     one, so on real inputs it is the ReLU; see Virtue, Yu, Lustig, "Better
     than real: complex-valued neural nets for MRI fingerprinting", ICIP 2017.
     """
-    re, _ = _checked_parts(input, "cardioid")
+    input = checked_cplx(input, where="cardioid")
+    re = input.real
     # cos(arg z) = Re z / |z|; the clamp keeps z = 0 (output 0) finite.
     modulus = torch.clamp(abs(input), min=torch.finfo(input.dtype).tiny)
     return input * (0.5 * (1 + re / modulus))
@@ -250,7 +254,8 @@ def sigmoid(input):
     >>> out.real, out.imag
     (tensor([0.5000]), tensor([0.5000]))
     """
-    re, im = _checked_parts(input, "sigmoid")
+    input = checked_cplx(input, where="sigmoid")
+    re, im = input.real, input.imag
     u, v = _tanh_parts(re / 2, im / 2)
     return Cplx(0.5 + 0.5 * u, 0.5 * v)
 
@@ -283,7 +288,7 @@ def modtanh(input):
     A. Hirose, "Complex-valued neural networks: theories and applications",
     World Scientific, 2003 (amplitude-phase type activations).
     """
-    _checked_parts(input, "modtanh")
+    input = checked_cplx(input, where="modtanh")
     modulus = _safe_modulus(input)
     return _radial(input, torch.tanh(modulus) / modulus)
 
@@ -304,7 +309,7 @@ def modsquash(input):
     S. Sabour, N. Frosst, G. E. Hinton, "Dynamic routing between capsules",
     NeurIPS 2017 (eq. 1, here with the modulus of a complex number).
     """
-    _checked_parts(input, "modsquash")
+    input = checked_cplx(input, where="modsquash")
     modulus = abs(input)
     return _radial(input, modulus / (1 + modulus * modulus))
 
@@ -320,7 +325,7 @@ def modlog(input):
     >>> abs(modlog(z))  # log 6
     tensor([1.7918])
     """
-    _checked_parts(input, "modlog")
+    input = checked_cplx(input, where="modlog")
     modulus = _safe_modulus(input)
     return _radial(input, torch.log1p(modulus) / modulus)
 
@@ -350,7 +355,8 @@ def zabsrelu(input, threshold=0.5):
     >>> zabsrelu(Cplx(torch.tensor([0.3, 3.0]), torch.tensor([0.0, 4.0])), 1.0).real
     tensor([0., 3.])
     """
-    re, im = _checked_parts(input, "zabsrelu")
+    input = checked_cplx(input, where="zabsrelu")
+    re, im = input.real, input.imag
     keep = abs(input) >= threshold
     return Cplx(re * keep, im * keep)
 
@@ -372,7 +378,8 @@ def zleakyrelu(input, negative_slope=0.01):
     >>> zleakyrelu(Cplx(torch.tensor([1.0, -2.0]), torch.tensor([1.0, 1.0])), 0.5).real
     tensor([ 1., -1.])
     """
-    re, im = _checked_parts(input, "zleakyrelu")
+    input = checked_cplx(input, where="zleakyrelu")
+    re, im = input.real, input.imag
     keep = (re >= 0) & (im >= 0)
     # one real scale for both parts: two products forward and two backward,
     # where a ``where`` per part costs a product and a select each way
@@ -407,7 +414,8 @@ def phase_softmax(input, dim):
     >>> abs(phase_softmax(z, dim=1)).sum(1)
     tensor([1.])
     """
-    re, im = _checked_parts(input, "phase_softmax")
+    input = checked_cplx(input, where="phase_softmax")
+    re, im = input.real, input.imag
     modulus = _safe_modulus(input)
     weight = torch.softmax(modulus, dim=dim)
     # where z == 0 the unit phasor z / |z| is taken as 1
@@ -453,8 +461,8 @@ def ratio_mask(mask, input, bounded=True):
     >>> out.real, out.imag
     (tensor([0.]), tensor([2.]))
     """
-    checked_cplx(mask, name="mask", where="ratio_mask")
-    checked_cplx(input, where="ratio_mask")
+    mask = checked_cplx(mask, name="mask", where="ratio_mask")
+    input = checked_cplx(input, where="ratio_mask")
     if bounded:
         mask = modtanh(mask)
     return mask * input

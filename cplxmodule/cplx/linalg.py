@@ -47,7 +47,7 @@ from . import _product
 
 # STRATEGIES, the names ``strategy=`` accepts besides ``None``, is read from here
 from ._product import STRATEGIES, check_strategy  # noqa: F401
-from ._shared import check_features, check_operands, check_shape, describe
+from ._shared import check_features, check_operand, check_operands, check_shape, describe
 from .conversions import from_complex, to_complex
 from .tensor import Cplx
 
@@ -136,7 +136,7 @@ def linear(input, weight, bias=None, *, strategy=None):
     >>> linear(x, w).shape
     torch.Size([8, 5])
     """
-    weight, bias = check_operands({"input": input}, weight, bias, "linear")
+    (input,), weight, bias = check_operands({"input": input}, weight, bias, "linear")
     if weight.dim() != 2:
         raise ValueError(
             "linear: `weight` must have shape (out_features, in_features),"
@@ -191,7 +191,7 @@ def bilinear(input1, input2, weight, bias=None, conjugate=True, *, strategy=None
     torch.Size([8, 5])
     """
     inputs = {"input1": input1, "input2": input2}
-    weight, bias = check_operands(inputs, weight, bias, "bilinear")
+    (input1, input2), weight, bias = check_operands(inputs, weight, bias, "bilinear")
     if weight.dim() != 3:
         raise ValueError(
             "bilinear: `weight` must have shape (out_features, in1_features,"
@@ -247,12 +247,7 @@ def einsum(equation, *tensors):
         raise TypeError(f"einsum: `equation` must be a str, got {describe(equation)}")
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
-    for i, z in enumerate(tensors):
-        if not isinstance(z, (Cplx, torch.Tensor)):
-            raise TypeError(
-                f"einsum: `tensors[{i}]` must be a Cplx or a torch.Tensor,"
-                f" got {describe(z)}"
-            )
+    tensors = [check_operand(z, f"tensors[{i}]", where="einsum") for i, z in enumerate(tensors)]
     # the published package's words for these two, which code may match on
     if not tensors:
         raise RuntimeError(f"`einsum()` requires at least one tensor: got none for {equation!r}")

@@ -32,8 +32,8 @@ __all__ = [
 ]
 
 def _checked_pair(input, target, reduction, where):
-    checked_cplx(input, "input", where=where)
-    checked_cplx(target, "target", where=where)
+    input = checked_cplx(input, "input", where=where)
+    target = checked_cplx(target, "target", where=where)
     if input.shape != target.shape:
         raise ValueError(
             f"{where}: `target` must have the shape of `input`, {tuple(input.shape)},"
@@ -92,7 +92,7 @@ def mse_loss(input, target, reduction="mean"):
     >>> cplx.mse_loss(x, Cplx.zeros(2)), cplx.mse_loss(x, Cplx.zeros(2), reduction="none")
     (tensor(2.5000), tensor([1., 4.]))
     """
-    _checked_pair(input, target, reduction, "mse_loss")
+    input, target = _checked_pair(input, target, reduction, "mse_loss")
     return _reduce(_squared_error(input, target), reduction)
 
 
@@ -135,7 +135,7 @@ def l1_loss(input, target, reduction="mean", split=False):
     >>> cplx.l1_loss(x, Cplx.zeros(1)), cplx.l1_loss(x, Cplx.zeros(1), split=True)
     (tensor(5.), tensor(7.))
     """
-    _checked_pair(input, target, reduction, "l1_loss")
+    input, target = _checked_pair(input, target, reduction, "l1_loss")
     error = input - target
     loss = error.real.abs() + error.imag.abs() if split else abs(error)
     return _reduce(loss, reduction)
@@ -174,7 +174,7 @@ def cauchy_loss(input, target, c=1.0, reduction="mean"):
     >>> cplx.cauchy_loss(x, Cplx.zeros(1))  # log(2) / 2
     tensor(0.3466)
     """
-    _checked_pair(input, target, reduction, "cauchy_loss")
+    input, target = _checked_pair(input, target, reduction, "cauchy_loss")
     check_positive(c, "c", "cauchy_loss")
     loss = torch.log1p(_squared_error(input, target) / (c * c)) * (c * c / 2)
     return _reduce(loss, reduction)
@@ -218,7 +218,7 @@ def log_cosh_loss(input, target, reduction="mean"):
     >>> [round(value, 3) for value in loss.tolist()]  # log(cosh(1)), 1000 - log(2)
     [0.434, 999.307]
     """
-    _checked_pair(input, target, reduction, "log_cosh_loss")
+    input, target = _checked_pair(input, target, reduction, "log_cosh_loss")
     size = abs(input - target)
     loss = size + F.softplus(-2 * size) - math.log(2)
     return _reduce(loss, reduction)
@@ -272,7 +272,7 @@ def log_error_loss(input, target, reduction="mean"):
     >>> cplx.log_error_loss(x, Cplx.ones(1))  # (pi/2)^2
     tensor(2.4674)
     """
-    _checked_pair(input, target, reduction, "log_error_loss")
+    input, target = _checked_pair(input, target, reduction, "log_error_loss")
     modulus = torch.log(abs(input)) - torch.log(abs(target))
     phase = input.angle - target.angle
     return _reduce(modulus * modulus + phase * phase, reduction)
@@ -325,7 +325,7 @@ def phase_aware_loss(input, target, modulus_weight=1.0, phase_weight=1.0, reduct
     tensor(1.)
     """
     where = "phase_aware_loss"
-    _checked_pair(input, target, reduction, where)
+    input, target = _checked_pair(input, target, reduction, where)
     check_weights(where, modulus_weight=modulus_weight, phase_weight=phase_weight)
     size_x, size_y = abs(input), abs(target)
     dot = input.real * target.real + input.imag * target.imag
@@ -404,7 +404,7 @@ def ssim_loss(input, target, window_size=11, sigma=1.5, data_range=1.0, k1=0.01,
     torch.Size([2, 3, 6, 6])
     """
     where = "ssim_loss"
-    _checked_pair(input, target, reduction, where)
+    input, target = _checked_pair(input, target, reduction, where)
     check_ssim_options(window_size, sigma, data_range, k1, k2, where)
     if input.dim() != 4 or min(input.shape[-2:]) < window_size:
         raise ValueError(

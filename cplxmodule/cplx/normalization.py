@@ -327,13 +327,13 @@ def _whiten_parts(parts, training, running_mean, running_cov, momentum, eps):
 
 
 def _check_channels(input, where):
-    """Return the number of channels of an ``(N, C, *)`` Cplx ``input``."""
+    """``input`` as an ``(N, C, *)`` Cplx, and its number of channels."""
     input = checked_cplx(input, where=where)
     if input.dim() < 2:
         raise ValueError(
             f"{where}: `input` must have shape (N, C, *), got {tuple(input.shape)}"
         )
-    return input.shape[1]
+    return input, input.shape[1]
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
@@ -384,7 +384,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     torch.Size([4, 6, 10])
     """
     where = "group_norm"
-    n_channels = _check_channels(input, where)
+    input, n_channels = _check_channels(input, where)
     if (
         not isinstance(num_groups, int)
         or num_groups < 1
@@ -474,7 +474,7 @@ def instance_norm(
     torch.Size([4, 3, 16])
     """
     where = "instance_norm"
-    n_channels = _check_channels(input, where)
+    input, n_channels = _check_channels(input, where)
     check_shape(running_mean, (2, n_channels), "running_mean", where)
     check_shape(running_cov, (2, 2, n_channels), "running_cov", where)
     check_shape(weight, (2, 2, n_channels), "weight", where)
@@ -639,7 +639,7 @@ def magnitude_batch_norm(
     torch.Size([8, 3, 5])
     """
     where = "magnitude_batch_norm"
-    n_channels = _check_channels(input, where)
+    input, n_channels = _check_channels(input, where)
     for name, value in (
         ("running_mean", running_mean),
         ("running_var", running_var),

@@ -67,7 +67,8 @@ def _channels_innermost(modulus, n):
 def _max_poolnd(n, op, input, kernel_size, stride, padding, dilation, ceil_mode,
                 return_indices):
     where = f"max_pool{n}d"
-    check_spatial_dims(checked_cplx(input, where=where), n, where)
+    input = checked_cplx(input, where=where)
+    check_spatial_dims(input, n, where)
 
     def pool(modulus):
         return op(modulus, kernel_size, stride, padding, dilation,
@@ -138,7 +139,8 @@ for _n, _f in ((1, max_pool1d), (2, max_pool2d), (3, max_pool3d)):
 
 def _adaptive_max_poolnd(n, op, input, output_size, return_indices):
     where = f"adaptive_max_pool{n}d"
-    check_spatial_dims(checked_cplx(input, where=where), n, where)
+    input = checked_cplx(input, where=where)
+    check_spatial_dims(input, n, where)
     return _select_by_modulus(
         n, input, lambda modulus: op(modulus, output_size, return_indices=True),
         return_indices,
@@ -200,7 +202,8 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
 
 def _split_pool(n, name, input, op, *args, **kwargs):
     where = f"{name}{n}d"
-    check_spatial_dims(checked_cplx(input, where=where), n, where)
+    input = checked_cplx(input, where=where)
+    check_spatial_dims(input, n, where)
     return Cplx(op(input.real, *args, **kwargs), op(input.imag, *args, **kwargs))
 
 

@@ -2,6 +2,7 @@
 
 import torch
 
+from ._shared import checked_cplx
 from .tensor import Cplx, _map_parts
 
 __all__ = [
@@ -17,9 +18,13 @@ __all__ = [
 ]
 
 
+def _checked_sequence(tensors, where):
+    return [checked_cplx(z, f"tensors[{i}]", where) for i, z in enumerate(tensors)]
+
+
 def cat(tensors, dim=0):
     """Concatenate :class:`Cplx` tensors along ``dim``."""
-    tensors = list(tensors)
+    tensors = _checked_sequence(tensors, "cat")
     return Cplx(
         torch.cat([z.real for z in tensors], dim=dim),
         torch.cat([z.imag for z in tensors], dim=dim),
@@ -28,7 +33,7 @@ def cat(tensors, dim=0):
 
 def stack(tensors, dim=0):
     """Stack :class:`Cplx` tensors along a new dimension ``dim``."""
-    tensors = list(tensors)
+    tensors = _checked_sequence(tensors, "stack")
     return Cplx(
         torch.stack([z.real for z in tensors], dim=dim),
         torch.stack([z.imag for z in tensors], dim=dim),
@@ -41,6 +46,7 @@ def _zip_parts(reals, imags):
 
 def split(input, split_size_or_sections, dim=0):
     """Split into pieces, as :func:`torch.split`."""
+    input = checked_cplx(input, where="split")
     return _zip_parts(
         torch.split(input.real, split_size_or_sections, dim),
         torch.split(input.imag, split_size_or_sections, dim),
@@ -49,6 +55,7 @@ def split(input, split_size_or_sections, dim=0):
 
 def chunk(input, chunks, dim=0):
     """Split into ``chunks`` pieces, as :func:`torch.chunk`."""
+    input = checked_cplx(input, where="chunk")
     return _zip_parts(
         torch.chunk(input.real, chunks, dim), torch.chunk(input.imag, chunks, dim)
     )
@@ -56,24 +63,29 @@ def chunk(input, chunks, dim=0):
 
 def unbind(input, dim=0):
     """Remove dimension ``dim``, returning the slices along it."""
+    input = checked_cplx(input, where="unbind")
     return _zip_parts(torch.unbind(input.real, dim), torch.unbind(input.imag, dim))
 
 
 def take(input, index):
     """Elements at ``index`` of the flattened tensor, as :func:`torch.take`."""
+    input = checked_cplx(input, where="take")
     return _map_parts(input, torch.take, index)
 
 
 def narrow(input, dim, start, length):
     """A narrowed view, as :func:`torch.narrow`."""
+    input = checked_cplx(input, where="narrow")
     return _map_parts(input, torch.narrow, dim, start, length)
 
 
 def squeeze(input, dim=None):
     """Remove dimensions of size one, as :func:`torch.squeeze`."""
+    input = checked_cplx(input, where="squeeze")
     return Cplx.squeeze(input, dim)
 
 
 def unsqueeze(input, dim):
     """Insert a dimension of size one, as :func:`torch.unsqueeze`."""
+    input = checked_cplx(input, where="unsqueeze")
     return _map_parts(input, torch.unsqueeze, dim)

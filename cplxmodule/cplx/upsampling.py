@@ -67,7 +67,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     >>> polar.imag  # the phase stays pi/2, the modulus goes from 1 to 2
     tensor([[[1.0000, 1.5000, 2.0000]]])
     """
-    checked_cplx(input, where="interpolate")
+    input = checked_cplx(input, where="interpolate")
 
     def resize(part):
         return F.interpolate(part, size, scale_factor, mode, align_corners,

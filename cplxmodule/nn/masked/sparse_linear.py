@@ -186,7 +186,7 @@ class CplxSparseLinear(_CSRLinear):
             self.register_buffer("bias_imag", bias.imag.detach().clone())
 
     def forward(self, input):
-        _check_features(self, input, self.in_features)
+        input = _check_features(self, input, self.in_features)
         shape = input.shape[:-1] + (self.out_features,)
         rows = input.shape[:-1].numel()
         # the input's parts one above the other: (2 * rows, in_features)

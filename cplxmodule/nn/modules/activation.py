@@ -688,7 +688,7 @@ class CplxChannelModReLU(CplxToCplx):
         input = _check_cplx(self, input, shape=shape)
         if input.dim() < 2 or input.shape[1] != self.num_channels:
             raise ValueError(
-                f"CplxChannelModReLU: `input` must be a Cplx of shape {shape},"
+                f"{self._get_name()}: `input` must have shape {shape},"
                 f" got shape {tuple(input.shape)}"
             )
         threshold = self.threshold.reshape(-1, *(1,) * (input.dim() - 2))
@@ -822,8 +822,8 @@ class CplxRatioMask(CplxToCplx):
         self.bounded = bounded
 
     def forward(self, mask, input):
-        _check_cplx(self, mask, name="mask")
-        _check_cplx(self, input)
+        mask = _check_cplx(self, mask, name="mask")
+        input = _check_cplx(self, input)
         return cplx.ratio_mask(mask, input, bounded=self.bounded)
 
     def extra_repr(self):

@@ -158,12 +158,12 @@ def _split_module(base):
     if base in _ELEMENTWISE:
         # one call on both parts where they share a buffer (see `_split_apply`)
         def forward(self, input):
-            _check_cplx(self, input)
+            input = _check_cplx(self, input)
             return _split_apply(input, base.forward.__get__(self))
 
     else:
         def forward(self, input):
-            _check_cplx(self, input)
+            input = _check_cplx(self, input)
             return Cplx(base.forward(self, input.real), base.forward(self, input.imag))
 
     name = f"CplxToCplx[{base.__name__}]"
@@ -185,7 +185,7 @@ class _SplitFunction(CplxToCplx):
         self.args, self.kwargs = args, kwargs
 
     def forward(self, input):
-        _check_cplx(self, input)
+        input = _check_cplx(self, input)
         if self._function in _ELEMENTWISE:
             return _split_apply(input, self._function, *self.args, **self.kwargs)
         return input.apply(self._function, *self.args, **self.kwargs)

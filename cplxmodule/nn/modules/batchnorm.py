@@ -171,7 +171,7 @@ class _CplxNormBase(CplxToCplx):
     def _check_input(self, input):
         name = type(self).__name__
         # half-precision input with float32 statistics, as torch's norms take it
-        _check_cplx(self, input, half_input=True)
+        input = _check_cplx(self, input, half_input=True)
         self._check_input_dim(input)
         if input.shape[1] != self.num_features:
             raise ValueError(
@@ -521,7 +521,7 @@ class _CplxNaiveBatchNorm(CplxToCplx):
         self.imag.reset_parameters()
 
     def forward(self, input):
-        _check_cplx(self, input)
+        input = _check_cplx(self, input)
         _check_batch_input(self, input, self.real.num_features)
         return cplx.Cplx(self.real(input.real), self.imag(input.imag))
 
@@ -625,7 +625,7 @@ class _CplxMagnitudeBatchNorm(CplxToCplx):
             torch.nn.init.zeros_(self.bias)
 
     def forward(self, input):
-        _check_cplx(self, input)
+        input = _check_cplx(self, input)
         _check_batch_input(self, input, self.num_features)
         tracking = self.training and self.track_running_stats
         if self.momentum is not None:

@@ -127,8 +127,9 @@ class CplxConvNd(_WeightedForward, CplxToCplx):
 
     def _check_inputs(self, input):
         n, channels = self._n, self.in_channels
-        _check_cplx(self, input, conv_input_shape(channels, n))
+        input = _check_cplx(self, input, conv_input_shape(channels, n))
         check_conv_input(input, channels, n, self._get_name())
+        return input
 
     def extra_repr(self):
         s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"
@@ -193,7 +194,7 @@ class _CplxConv(CplxConvNd):
         )
 
     def forward(self, input):
-        self._check_inputs(input)
+        input = self._check_inputs(input)
         return self._weighted_forward(input)
 
 
@@ -232,7 +233,7 @@ class CplxConvTransposeNd(CplxConvNd):
     _dense_forward = _transposed_dense_forward
 
     def forward(self, input, output_size=None):
-        self._check_inputs(input)
+        input = self._check_inputs(input)
         return self._weighted_forward(input, output_size=output_size)
 
 
@@ -403,6 +404,7 @@ class _RealConvMixin(_WeightedForward):
 
     def _check_inputs(self, input):
         """torch's functional op checks the input."""
+        return input
 
     def _dense_forward(self, input, *, weight, bias):
         return self._conv_forward(input, weight, bias)
@@ -422,11 +424,12 @@ class _RealConvTransposeMixin(_WeightedForward):
                 f'{self._get_name()}: `padding_mode` must be "zeros" for a transposed'
                 f" convolution, got {self.padding_mode!r}"
             )
+        return input
 
     _dense_forward = _transposed_dense_forward
 
     def forward(self, input, output_size=None):
-        self._check_inputs(input)
+        input = self._check_inputs(input)
         return self._weighted_forward(input, output_size=output_size)
 
 

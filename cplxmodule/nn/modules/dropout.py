@@ -19,7 +19,7 @@ class _DropoutMixin:
     _n, _dropout = None, None
 
     def forward(self, input):
-        _check_cplx(self, input)
+        input = _check_cplx(self, input)
         if self._n is not None:
             check_spatial_dims(input, self._n, self._get_name())
         return self._dropout(input, self.p, self.training, self.inplace)

@@ -96,12 +96,13 @@ class _CplxFilterbankConv1d(CplxConv1d):
                 self.bias.imag.zero_()
 
     def _check_inputs(self, input):
-        super()._check_inputs(input)
+        input = super()._check_inputs(input)
         if input.dtype != self.center.dtype and not _dtypes_mix(input, self.center.dtype, False):
             raise TypeError(
                 f"{self._get_name()}: `input` must have the dtype of the layer's parameters,"
                 f" {self.center.dtype}, got {input.dtype}"
             )
+        return input
 
     def extra_repr(self):
         s = super().extra_repr()
@@ -224,7 +225,7 @@ class _CplxSpectralPoolNd(CplxToCplx):
         self.output_size = output_size
 
     def forward(self, input):
-        _check_cplx(self, input)
+        input = _check_cplx(self, input)
         return self._pool(input, self.output_size)
 
     def extra_repr(self):

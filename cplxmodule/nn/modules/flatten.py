@@ -39,7 +39,7 @@ class CplxFlatten(torch.nn.Flatten, CplxToCplx):
     """
 
     def forward(self, input):
-        _check_cplx(self, input)
+        input = _check_cplx(self, input)
         return input.flatten(self.start_dim, self.end_dim)
 
 
@@ -73,5 +73,5 @@ class CplxUnflatten(torch.nn.Unflatten, CplxToCplx):
     """
 
     def forward(self, input):
-        _check_cplx(self, input)
+        input = _check_cplx(self, input)
         return input.apply(torch.unflatten, self.dim, self.unflattened_size)

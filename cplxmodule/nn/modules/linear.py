@@ -176,11 +176,11 @@ class CplxLinear(_WeightedForward, CplxToCplx):
         _reset_weight_and_bias(self.weight, self.bias, self.in_features)
 
     def forward(self, input):
-        self._check_inputs(input)
+        input = self._check_inputs(input)
         return self._weighted_forward(input)
 
     def _check_inputs(self, input):
-        _check_features(self, input, self.in_features)
+        return _check_features(self, input, self.in_features)
 
     def _dense_forward(self, input, *, weight, bias):
         # the one place where a weight meets the math: ``forward`` checked
@@ -258,12 +258,14 @@ class CplxBilinear(_WeightedForward, CplxToCplx):
         _reset_weight_and_bias(self.weight, self.bias, self.in1_features)
 
     def forward(self, input1, input2):
-        self._check_inputs(input1, input2)
+        input1, input2 = self._check_inputs(input1, input2)
         return self._weighted_forward(input1, input2)
 
     def _check_inputs(self, input1, input2):
-        _check_features(self, input1, self.in1_features, "input1")
-        _check_features(self, input2, self.in2_features, "input2")
+        return (
+            _check_features(self, input1, self.in1_features, "input1"),
+            _check_features(self, input2, self.in2_features, "input2"),
+        )
 
     def _dense_forward(self, input1, input2, *, weight, bias):
         return _product.bilinear(input1, input2, weight, bias, self.conjugate)
@@ -283,6 +285,7 @@ class _RealLinear(_WeightedForward, torch.nn.Linear):
 
     def _check_inputs(self, input):
         """torch's functional op checks the input."""
+        return input
 
     def _dense_forward(self, input, *, weight, bias):
         return F.linear(input, weight, bias)
@@ -296,6 +299,7 @@ class _RealBilinear(_WeightedForward, torch.nn.Bilinear):
 
     def _check_inputs(self, input1, input2):
         """torch's functional op checks the inputs."""
+        return input1, input2
 
     def _dense_forward(self, input1, input2, *, weight, bias):
         return F.bilinear(input1, input2, weight, bias)
@@ -369,7 +373,7 @@ class CplxPhaseShift(CplxToCplx):
             torch.nn.init.normal_(self.phi, std=0.02)
 
     def forward(self, input):
-        _check_cplx(self, input)
+        input = _check_cplx(self, input)
         return cplx.phaseshift(input, self.phi)
 
     def extra_repr(self):
@@ -413,7 +417,7 @@ class CplxImag(BaseCplxToReal):
 
 
 def _check_features(layer, input, features, name="input"):
-    """The input must be a :class:`Cplx` with ``features`` in its last dimension."""
+    """``input`` as a :class:`Cplx` with ``features`` in its last dimension, else raise."""
     if type(input) is Cplx:
         # the common case, passed at the cost of a few attribute reads: a
         # Cplx of the weight's dtype with the right number of features
@@ -424,6 +428,7 @@ def _check_features(layer, input, features, name="input"):
             and isinstance(weight, Cplx)
             and weight.real.dtype == real.dtype
         ):
-            return
-    _check_cplx(layer, input, f"(..., {features})", name)
+            return input
+    input = _check_cplx(layer, input, f"(..., {features})", name)
     check_features(input, features, name, layer._get_name())
+    return input

@@ -47,8 +47,8 @@ class _CplxLoss(BaseCplxToReal, _Loss):
 
     def forward(self, input, target):
         where = self._get_name()
-        checked_cplx(input, "input", where=where)
-        checked_cplx(target, "target", where=where)
+        input = checked_cplx(input, "input", where=where)
+        target = checked_cplx(target, "target", where=where)
         if input.shape != target.shape:
             raise ValueError(
                 f"{where}: `target` must have the shape of `input`, {tuple(input.shape)},"

@@ -110,7 +110,7 @@ class CplxLayerNorm(CplxToCplx):
                 torch.nn.init.zeros_(self.bias)
 
     def forward(self, input):
-        _check_cplx(self, input, half_input=True)
+        input = _check_cplx(self, input, half_input=True)
         check_trailing_shape(input, self.normalized_shape, "input", self._get_name())
         return cplx.layer_norm(
             input, self.normalized_shape, self.weight, self.bias, self.eps
@@ -213,7 +213,7 @@ class CplxGroupNorm(CplxToCplx):
                 torch.nn.init.zeros_(self.bias)
 
     def forward(self, input):
-        _check_cplx(self, input)
+        input = _check_cplx(self, input)
         if input.dim() < 2 or input.shape[1] != self.num_channels:
             raise ValueError(
                 f"{self._get_name()}: `input` must have shape (N, {self.num_channels}, *),"
@@ -241,7 +241,7 @@ class _CplxInstanceNorm(_CplxNormBase):
         )
 
     def forward(self, input):
-        _check_cplx(self, input)
+        input = _check_cplx(self, input)
         self._check_input_dim(input)
         # an unbatched input is a batch of one, as in torch
         unbatched = input.dim() == min(self._input_shapes)
@@ -434,7 +434,7 @@ class CplxRMSNorm(CplxToCplx):
             torch.nn.init.ones_(self.weight)
 
     def forward(self, input):
-        _check_cplx(self, input)
+        input = _check_cplx(self, input)
         check_trailing_shape(input, self.normalized_shape, "input", self._get_name())
         return cplx.rms_norm(input, self.normalized_shape, self.weight, self.eps)
 

@@ -70,7 +70,7 @@ class CplxMaxPoolNd(CplxToCplx):
         self.ceil_mode = ceil_mode
 
     def forward(self, input):
-        _check_cplx(self, input)
+        input = _check_cplx(self, input)
         if self._max_pool is None:
             raise NotImplementedError(
                 f"{self._get_name()} is dimension-generic: use CplxMaxPool1d, "
@@ -163,7 +163,7 @@ class _PoolMixin:
     _n, _op, _arguments = None, None, ()
 
     def forward(self, input):
-        _check_cplx(self, input)
+        input = _check_cplx(self, input)
         check_spatial_dims(input, self._n, self._get_name())
         return self._op(input, *(getattr(self, name) for name in self._arguments))
 

@@ -27,7 +27,7 @@ def _positions_dim(layer, input, batch_first, d_model, shape):
     input = _check_cplx(layer, input, shape=shape)
     if input.dim() < 2 or input.shape[-1] != d_model:
         raise ValueError(
-            f"{layer._get_name()}: `input` must be a Cplx of shape {shape},"
+            f"{layer._get_name()}: `input` must have shape {shape},"
             f" got {describe(input.real)}"
         )
     return 1 if batch_first and input.dim() > 2 else 0

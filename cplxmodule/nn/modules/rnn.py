@@ -19,7 +19,7 @@ from torch.nn.utils.rnn import PackedSequence
 
 from ...cplx import Cplx
 from ...cplx import _rnn
-from ...cplx._shared import NATIVE_DTYPES, describe
+from ...cplx._shared import NATIVE_DTYPES, checked_cplx, describe
 from ...cplx.conversions import _to_complex
 from .base import CplxToCplx
 from .linear import CplxLinear, _reset_weight_and_bias
@@ -64,15 +64,13 @@ def _check_nonlinearity(where, nonlinearity):
 
 
 def _check_state(where, name, state, shape):
-    """``state`` must be a Cplx of ``shape``."""
-    if not isinstance(state, Cplx):
-        raise TypeError(
-            f"{where}: `{name}` must be a Cplx of shape {shape}, got {describe(state)}"
-        )
+    """``state`` as a Cplx of ``shape``, else raise."""
+    state = checked_cplx(state, name, where, shape=tuple(shape))
     if tuple(state.shape) != tuple(shape):
         raise ValueError(
             f"{where}: `{name}` must have shape {tuple(shape)}, got {tuple(state.shape)}"
         )
+    return state
 
 
 def _check_input_dtype(where, name, input, weight):
@@ -351,10 +349,7 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
         else:
             sorted_indices = unsorted_indices = None
             shape = f"(L, N, {self.input_size}) or (L, {self.input_size})"
-            if not isinstance(input, Cplx):
-                raise TypeError(
-                    f"{where}: `input` must be a Cplx of shape {shape}, got {describe(input)}"
-                )
+            input = checked_cplx(input, where=where, shape=shape)
             if input.dim() not in (2, 3) or input.shape[-1] != self.input_size:
                 raise ValueError(
                     f"{where}: `input` must have shape {shape}, got {tuple(input.shape)}"
@@ -444,7 +439,7 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
         out = []
         for (name, state), size in zip(states, sizes):
             shape = (stacked, batch, size) if batched else (stacked, size)
-            _check_state(where, name, state, shape)
+            state = _check_state(where, name, state, shape)
             _check_input_dtype(where, name, state, getattr(self.ih_l0, "weight", None))
             pairs = _pairs(state if batched else state.unsqueeze(1))
             if sorted_indices is not None:
@@ -539,10 +534,7 @@ class _CplxCellBase(_TorchNames, CplxToCplx):
         """Check the input and states; return them batched, and whether the input was."""
         where = self._get_name()
         shape = f"(N, {self.input_size}) or ({self.input_size},)"
-        if not isinstance(input, Cplx):
-            raise TypeError(
-                f"{where}: `input` must be a Cplx of shape {shape}, got {describe(input)}"
-            )
+        input = checked_cplx(input, where=where, shape=shape)
         if input.dim() not in (1, 2) or input.shape[-1] != self.input_size:
             raise ValueError(f"{where}: `input` must have shape {shape}, got {tuple(input.shape)}")
         _check_input_dtype(where, "input", input, getattr(self.ih, "weight", None))
@@ -555,7 +547,7 @@ class _CplxCellBase(_TorchNames, CplxToCplx):
             if state is None:
                 out.append(input.real.new_zeros(input.shape[0], self.hidden_size, 2))
                 continue
-            _check_state(where, name, state, shape)
+            state = _check_state(where, name, state, shape)
             _check_input_dtype(where, name, state, getattr(self.ih, "weight", None))
             out.append(_pairs(state if batched else state.unsqueeze(0)))
         return input, out, batched

@@ -36,7 +36,7 @@ class _CplxFourierBase(CplxToCplx):
         self.dim, self.norm, self.n = dim, norm, n
 
     def forward(self, input):
-        _check_cplx(self, input)
+        input = _check_cplx(self, input)
         if not -input.dim() <= self.dim < input.dim():
             raise ValueError(
                 f"{self._get_name()}: `input` must have dimension {self.dim},"
@@ -247,7 +247,7 @@ class CplxSTFT(_CplxSTFTBase):
         self.pad_mode = pad_mode
 
     def forward(self, input):
-        _check_cplx(self, input)
+        input = _check_cplx(self, input)
         return spectral._stft(
             input, self.n_fft, self.hop_length, self.win_length, self.window, self.center,
             self.pad_mode, self.normalized, where=self._get_name(),
@@ -303,7 +303,7 @@ class CplxISTFT(_CplxSTFTBase):
 
     def forward(self, input, length=None):
         """The signal of the short-time spectrum ``input``, cut or padded to ``length``."""
-        _check_cplx(self, input)
+        input = _check_cplx(self, input)
         return spectral._istft(
             input, self.n_fft, self.hop_length, self.win_length, self.window, self.center,
             self.normalized, length, where=self._get_name(),

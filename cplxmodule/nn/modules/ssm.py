@@ -254,7 +254,7 @@ class CplxS4D(CplxToCplx):
         channel_dim = -1 if self.channels_last else -2
         if input.dim() not in (2, 3) or input.shape[channel_dim] != h:
             raise ValueError(
-                f"{self._get_name()}: `input` must be a Cplx of shape {shape},"
+                f"{self._get_name()}: `input` must have shape {shape},"
                 f" got {describe(input.real)}"
             )
         if self.channels_last:
@@ -289,7 +289,7 @@ class CplxS4D(CplxToCplx):
         input = self._check_input(input, "input", f"(N, {h}) or ({h},)")
         if input.dim() not in (1, 2) or input.shape[-1] != h:
             raise ValueError(
-                f"{self._get_name()}: `input` must be a Cplx of shape (N, {h}) or ({h},),"
+                f"{self._get_name()}: `input` must have shape (N, {h}) or ({h},),"
                 f" got {describe(input.real)}"
             )
         state_shape = (*input.shape, modes)
@@ -298,7 +298,7 @@ class CplxS4D(CplxToCplx):
         state = self._check_input(state, "state", str(state_shape))
         if state.shape != state_shape:
             raise ValueError(
-                f"{self._get_name()}: `state` must be a Cplx of shape {state_shape},"
+                f"{self._get_name()}: `state` must have shape {state_shape},"
                 f" got {describe(state.real)}"
             )
         abar, bbar = cplx.zoh(self.A, self.B, torch.exp(self.log_dt))

@@ -70,7 +70,7 @@ class _CplxUnitaryBase(CplxToCplx):
             )
         if input.dim() not in dims or input.shape[-1] != size:
             raise ValueError(
-                f"{self._get_name()}: `{name}` must be a Cplx of shape {shape},"
+                f"{self._get_name()}: `{name}` must have shape {shape},"
                 f" got {describe(input.real)}"
             )
         return input
@@ -209,7 +209,7 @@ class CplxUnitaryRNNCell(_CplxUnitaryBase):
         hx = self._check_input(hx, "hx", str(state_shape), (input.dim(),), self.hidden_size)
         if hx.shape != state_shape:
             raise ValueError(
-                f"{self._get_name()}: `hx` must be a Cplx of shape {state_shape},"
+                f"{self._get_name()}: `hx` must have shape {state_shape},"
                 f" got {describe(hx.real)}"
             )
         return self._step(self.input_proj(input), hx, _cached_attr(self, "weight_hh"))
@@ -306,7 +306,7 @@ class CplxUnitaryRNN(_CplxUnitaryBase):
         hx = self._check_input(hx, "hx", str(state_shape), (len(state_shape),), self.hidden_size)
         if hx.shape != state_shape:
             raise ValueError(
-                f"{self._get_name()}: `hx` must be a Cplx of shape {state_shape},"
+                f"{self._get_name()}: `hx` must have shape {state_shape},"
                 f" got {describe(hx.real)}"
             )
         projected = self.input_proj(input)

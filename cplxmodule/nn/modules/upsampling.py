@@ -61,7 +61,7 @@ class CplxUpsample(torch.nn.Upsample, CplxToCplx):
         self.polar = polar
 
     def forward(self, input):
-        _check_cplx(self, input)
+        input = _check_cplx(self, input)
         if input.dim() not in (3, 4, 5):
             raise ValueError(
                 f"{self._get_name()}: `input` must have shape (N, C, L), (N, C, H, W)"
