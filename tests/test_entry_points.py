@@ -82,8 +82,9 @@ def test_masked_classes_are_base_plus_twin(cplx_cls):
         # the base supplies the weight; ``forward`` and its signature are the twin's
         assert cls._weighted_forward is masked.BaseMasked._weighted_forward
         assert cls.forward is cls.__mro__[2].forward
+        # and the family its class statement declares
         assert set(vars(cls)) <= {"__module__", "__qualname__", "__doc__", "__firstlineno__",
-                                  "__static_attributes__"}
+                                  "__static_attributes__", "_family"}
 
 
 @pytest.mark.parametrize("cplx_cls, torch_cls, args, kwargs, shapes, call", CASES, ids=IDS)

@@ -1,76 +1,108 @@
-"""The one table of layer families: each dense layer, how to rebuild it, and its twins.
+"""The one table of layer families, built from what each layer class declares.
 
 A family is a dense layer class (``torch.nn.Linear``, ``CplxConv2d``, ...)
 together with every layer class of this package that computes with the same
 weight and takes the same constructor arguments: its masked, variational
-dropout and ARD twins and the extensions' Bayesian layers. Whatever needs
-to know "which dense layer is the twin of which, built with which arguments"
-reads it here: :func:`~cplxmodule.nn.to_native` and
-:func:`~cplxmodule.nn.from_native`, :func:`~cplxmodule.nn.masked.convert_layers`
-and :func:`~cplxmodule.nn.masked.compact`.
+dropout and ARD twins, the structured layers and the extensions' Bayesian
+layers. Whatever needs to know "which dense layer is the twin of which,
+built with which arguments" reads it here: :func:`~cplxmodule.nn.to_native`
+and :func:`~cplxmodule.nn.from_native`,
+:func:`~cplxmodule.nn.masked.convert_layers`,
+:func:`~cplxmodule.nn.masked.compact`, the structured layers' channel
+geometry and the Bayesian layers' docstrings.
 
-Membership is by exact class: a user's subclass may compute anything in its
-own ``forward``, so it belongs to no family.
-
-The dense families are defined here; :mod:`cplxmodule.nn.masked` and
-:mod:`cplxmodule.nn.relevance` register their layers into them at import.
+Nothing is listed here: a dense layer declares its family in its class
+statement (``class CplxLinear(..., family=Family(...))``) and every twin
+its family and kind in its own (``class CplxLinearVD(..., family=CplxLinear,
+kind="vd")``); the dense entry point's ``__init_subclass__``
+(``cplxmodule.nn.modules._weighted``) records them. Membership is by exact
+class: a user's subclass may compute anything in its own ``forward``, so it
+belongs to no family (it inherits its base's geometry, not its membership).
+The lookups import the modules that declare twins first, so the table is
+complete whatever the caller imported.
 """
 
+import importlib
 from typing import NamedTuple
 
-import torch
-
-from .modules.conv import (
-    CplxConv1d,
-    CplxConv2d,
-    CplxConv3d,
-    CplxConvTranspose1d,
-    CplxConvTranspose2d,
-    CplxConvTranspose3d,
-)
-from .modules.linear import CplxBilinear, CplxLinear
-
 __all__ = []
+
+
+class FamilyDoc(NamedTuple):
+    """Example sizes of a family, for the docstrings its twins generate."""
+
+    #: what a member is, e.g. ``"2d convolution"``
+    what: str
+    #: constructor arguments of the example, e.g. ``"2, 4, 3"``
+    arguments: str
+    #: the example's inputs, ``{randn}`` standing for the random function
+    inputs: str
+    #: the example output's shape
+    output: str
+    #: the example's output and input channels
+    out_channels: str
+    in_channels: str
+    #: what the input channels are called, e.g. ``"input features"``
+    inputs_what: str = "input channels"
 
 
 class Family:
     """A dense layer class and the layer classes of the same weight and arguments.
 
+    Parameters
+    ----------
+    args : tuple of str
+        The dense class's constructor arguments besides ``bias``, ``device``
+        and ``dtype``; each is stored as an attribute of the same name, on
+        every member.
+    dense : type, optional
+        The dense class, when it is not the class that declares the family
+        (torch's layers, declared by this package's twins of them).
+    kernel_dims : int, default 0
+        The number of kernel dimensions of the weight ``(out, in, *kernel)``.
+    transposed : bool, default False
+        Whether the weight is ``(in, out / groups, *kernel)``.
+    features : tuple of str, default ``("out_channels", "in_channels")``
+        The names of the output and input sizes among ``args``.
+    shrinkable : bool, default True
+        Whether input feature ``j`` is read through column ``j`` alone, so
+        that features can be removed (not a bilinear map, nor a transposed
+        convolution).
+    native : type, optional
+        torch's layer computing the same in torch's complex dtype, for a
+        complex family.
+    doc : FamilyDoc, optional
+        Example sizes for the twins' docstrings.
+
     Attributes
     ----------
-    dense : type
-        The public dense class.
-    args : tuple of str
-        Its constructor arguments besides ``bias``, ``device`` and ``dtype``;
-        each is stored as an attribute of the same name, on every member.
     spatial : int or None
-        For a family whose features can be removed (weight ``(out, in,
-        *kernel)``, input feature ``j`` read through column ``j`` alone):
-        the number of kernel dimensions; ``None`` otherwise.
+        ``kernel_dims`` for a family whose features can be removed, else
+        ``None``.
     sizes : tuple of str or None
-        The names of the output and input sizes among ``args`` of such a
-        family.
+        ``features`` for such a family, else ``None``.
     grouped : bool
         Whether ``args`` has ``groups``: a member with ``groups != 1`` does
         not map input feature ``j`` through column ``j``.
-    native : type or None
-        torch's layer computing the same in torch's complex dtype, for a
-        complex family.
     twins : dict of str to type
         The member of each kind that :func:`convert_layers` converts to
-        (``"dense"``, ``"masked"``, ``"vd"``, ``"ard"``).
+        (``"dense"``, ``"masked"``, ``"vd"``, ``"ard"``, ...).
     """
 
-    def __init__(self, dense, args, *, spatial=None, native=None):
-        self.dense, self.args, self.spatial, self.native = dense, args, spatial, native
+    def __init__(self, args, *, dense=None, kernel_dims=0, transposed=False,
+                 features=("out_channels", "in_channels"), shrinkable=True, native=None,
+                 doc=None):
+        self.args, self.dense, self.native, self.doc = args, dense, native, doc
+        self.kernel_dims, self.transposed, self.features = kernel_dims, transposed, features
         self.grouped = "groups" in args
-        if spatial is None:
-            self.sizes = None
-        elif spatial == 0:
-            self.sizes = ("out_features", "in_features")
-        else:
-            self.sizes = ("out_channels", "in_channels")
-        self.twins = {"dense": dense}
+        self.spatial = kernel_dims if shrinkable else None
+        self.sizes = features if shrinkable else None
+        self.twins = {}
+
+    @property
+    def name(self):
+        """str: the dense class's name without ``Cplx``, e.g. ``"Conv2d"``."""
+        return self.dense.__name__.removeprefix("Cplx")
 
     def init_kwargs(self, layer):
         """The constructor arguments (but ``bias``, ``device``, ``dtype``) that rebuild ``layer``."""
@@ -100,60 +132,60 @@ class Member(NamedTuple):
 _FAMILIES = {}  # dense class -> Family
 _MEMBERS = {}  # exact member class -> Member
 
-
-def _define(dense, args, *, spatial=None, native=None):
-    _FAMILIES[dense] = family = Family(dense, args, spatial=spatial, native=native)
-    _MEMBERS[dense] = Member(family, "dense")
+# the packages whose classes declare twins: imported before a lookup
+_TWIN_MODULES = ("cplxmodule.nn.masked", "cplxmodule.nn.relevance")
 
 
-def register(dense, kind, cls, *, twin=True, convertible=True):
-    """Make ``cls`` the member of kind ``kind`` in the family of the dense class ``dense``.
+def declare(cls, family=None, kind=None, *, twin=True, convertible=True):
+    """Record what the class statement of ``cls`` declares; return its :class:`Family`.
 
-    ``twin=False`` registers a member that :func:`convert_layers` does not
-    convert to (the extensions' layers, with arguments of their own);
-    ``convertible=False`` one that it does not convert from either (the
-    Gaussian bases, the extensions' LASSO and complex VD variants).
+    Called by the dense entry point's ``__init_subclass__`` with the class
+    statement's keywords. A :class:`Family` defines a family whose dense
+    class is ``cls`` (or its own ``dense``); a dense class with ``kind``
+    makes ``cls`` that family's member of the kind. ``twin=False`` records
+    a member that :func:`convert_layers` does not convert to (the
+    extensions' layers, with arguments of their own); ``convertible=False``
+    one that it does not convert from either (the Gaussian bases, the
+    extensions' LASSO and complex VD variants).
     """
-    family = _FAMILIES[dense]
+    if isinstance(family, Family):
+        if family.dense is None:
+            family.dense = cls
+        _FAMILIES[family.dense] = family
+        add_member(family, "dense", family.dense)
+        return family
+    if kind is None:
+        raise TypeError(f"{cls.__name__}: `kind` must be given with `family`")
+    family = _FAMILIES[family]
+    add_member(family, kind, cls, twin=twin, convertible=convertible)
+    return family
+
+
+def add_member(family, kind, target, *, twin=True, convertible=True):
+    """Make ``target`` (a class, or a class with bound arguments) the ``kind`` member of ``family``."""
     if twin:
-        family.twins[kind] = cls
-    _MEMBERS[cls] = Member(family, kind, convertible)
+        family.twins[kind] = target
+    if isinstance(target, type):
+        _MEMBERS[target] = Member(family, kind, convertible)
+
+
+def _complete():
+    for name in _TWIN_MODULES:
+        importlib.import_module(name)
 
 
 def lookup(cls):
     """The :class:`Member` record of the exact class ``cls``, or ``None``."""
+    _complete()
     return _MEMBERS.get(cls)
 
 
 def families():
-    """Every family, in definition order."""
+    """Every family, in declaration order."""
     return list(_FAMILIES.values())
 
 
 def kinds():
     """The kinds :func:`convert_layers` converts to, sorted."""
+    _complete()
     return sorted({kind for family in _FAMILIES.values() for kind in family.twins})
-
-
-_LINEAR = ("in_features", "out_features")
-_BILINEAR = ("in1_features", "in2_features", "out_features")
-_CONV = ("in_channels", "out_channels", "kernel_size", "stride", "padding",
-         "dilation", "groups", "padding_mode")
-_CONV_TRANSPOSE = _CONV + ("output_padding",)
-
-_define(torch.nn.Linear, _LINEAR, spatial=0)
-_define(torch.nn.Bilinear, _BILINEAR)
-_define(torch.nn.Conv1d, _CONV, spatial=1)
-_define(torch.nn.Conv2d, _CONV, spatial=2)
-_define(torch.nn.Conv3d, _CONV, spatial=3)
-_define(torch.nn.ConvTranspose1d, _CONV_TRANSPOSE)
-_define(torch.nn.ConvTranspose2d, _CONV_TRANSPOSE)
-_define(torch.nn.ConvTranspose3d, _CONV_TRANSPOSE)
-_define(CplxLinear, _LINEAR, spatial=0, native=torch.nn.Linear)
-_define(CplxBilinear, _BILINEAR + ("conjugate",))
-_define(CplxConv1d, _CONV, spatial=1, native=torch.nn.Conv1d)
-_define(CplxConv2d, _CONV, spatial=2, native=torch.nn.Conv2d)
-_define(CplxConv3d, _CONV, spatial=3, native=torch.nn.Conv3d)
-_define(CplxConvTranspose1d, _CONV_TRANSPOSE, native=torch.nn.ConvTranspose1d)
-_define(CplxConvTranspose2d, _CONV_TRANSPOSE, native=torch.nn.ConvTranspose2d)
-_define(CplxConvTranspose3d, _CONV_TRANSPOSE, native=torch.nn.ConvTranspose3d)

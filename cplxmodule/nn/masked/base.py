@@ -9,7 +9,7 @@ from ...cplx import Cplx
 from ...cplx.tensor import _pair
 from .. import cache
 from ..cache import _cached_attr, _memo
-from ..modules.linear import _check_forward_calls_base, _registered
+from ..modules._weighted import _check_forward_calls_base, _registered
 from ..modules.parameter import _refuse_complex_cast
 from ..utils.sparsity import SparsityStats, _weight_counts
 

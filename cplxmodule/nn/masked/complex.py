@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 
-class CplxLinearMasked(BaseMasked, CplxLinear):
+class CplxLinearMasked(BaseMasked, CplxLinear, family=CplxLinear, kind="masked"):
     r"""Complex linear layer with a fixed real sparsity mask on its weight.
 
     ``y = x (W \odot M)^T + b`` with a real mask ``M``. Takes the arguments
@@ -50,7 +50,7 @@ class CplxLinearMasked(BaseMasked, CplxLinear):
     """
 
 
-class CplxBilinearMasked(BaseMasked, CplxBilinear):
+class CplxBilinearMasked(BaseMasked, CplxBilinear, family=CplxBilinear, kind="masked"):
     r"""Complex bilinear layer with a fixed real sparsity mask on its weight.
 
     Takes the arguments of :class:`~cplxmodule.nn.CplxBilinear`; the mask
@@ -72,7 +72,7 @@ class CplxBilinearMasked(BaseMasked, CplxBilinear):
     """
 
 
-class CplxConv1dMasked(BaseMasked, CplxConv1d):
+class CplxConv1dMasked(BaseMasked, CplxConv1d, family=CplxConv1d, kind="masked"):
     r"""Complex 1d convolution with a fixed real sparsity mask on its kernel.
 
     Takes the arguments of :class:`~cplxmodule.nn.CplxConv1d`, every
@@ -94,7 +94,7 @@ class CplxConv1dMasked(BaseMasked, CplxConv1d):
     """
 
 
-class CplxConv2dMasked(BaseMasked, CplxConv2d):
+class CplxConv2dMasked(BaseMasked, CplxConv2d, family=CplxConv2d, kind="masked"):
     r"""Complex 2d convolution with a fixed real sparsity mask on its kernel.
 
     Takes the arguments of :class:`~cplxmodule.nn.CplxConv2d`, every
@@ -116,7 +116,7 @@ class CplxConv2dMasked(BaseMasked, CplxConv2d):
     """
 
 
-class CplxConv3dMasked(BaseMasked, CplxConv3d):
+class CplxConv3dMasked(BaseMasked, CplxConv3d, family=CplxConv3d, kind="masked"):
     r"""Complex 3d convolution with a fixed real sparsity mask on its kernel.
 
     Takes the arguments of :class:`~cplxmodule.nn.CplxConv3d`, every
@@ -138,7 +138,9 @@ class CplxConv3dMasked(BaseMasked, CplxConv3d):
     """
 
 
-class CplxConvTranspose1dMasked(BaseMasked, CplxConvTranspose1d):
+class CplxConvTranspose1dMasked(
+    BaseMasked, CplxConvTranspose1d, family=CplxConvTranspose1d, kind="masked"
+):
     r"""Complex 1d transposed convolution with a fixed real sparsity mask.
 
     Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose1d`.
@@ -159,7 +161,9 @@ class CplxConvTranspose1dMasked(BaseMasked, CplxConvTranspose1d):
     """
 
 
-class CplxConvTranspose2dMasked(BaseMasked, CplxConvTranspose2d):
+class CplxConvTranspose2dMasked(
+    BaseMasked, CplxConvTranspose2d, family=CplxConvTranspose2d, kind="masked"
+):
     r"""Complex 2d transposed convolution with a fixed real sparsity mask.
 
     Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose2d`.
@@ -180,7 +184,9 @@ class CplxConvTranspose2dMasked(BaseMasked, CplxConvTranspose2d):
     """
 
 
-class CplxConvTranspose3dMasked(BaseMasked, CplxConvTranspose3d):
+class CplxConvTranspose3dMasked(
+    BaseMasked, CplxConvTranspose3d, family=CplxConvTranspose3d, kind="masked"
+):
     r"""Complex 3d transposed convolution with a fixed real sparsity mask.
 
     Takes the arguments of :class:`~cplxmodule.nn.CplxConvTranspose3d`.

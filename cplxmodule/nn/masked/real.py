@@ -8,6 +8,8 @@ holds) that adds the entry point ``_dense_forward`` which
 ``BaseMasked._weighted_forward`` calls with ``self.weight_masked``.
 """
 
+import torch
+
 from ..modules.conv import (
     _RealConv1d,
     _RealConv2d,
@@ -31,7 +33,7 @@ __all__ = [
 ]
 
 
-class LinearMasked(BaseMasked, _RealLinear):
+class LinearMasked(BaseMasked, _RealLinear, family=torch.nn.Linear, kind="masked"):
     r"""Linear layer with a fixed sparsity mask on its weight.
 
     ``y = x (W \odot M)^T + b``. Takes the arguments of
@@ -52,7 +54,7 @@ class LinearMasked(BaseMasked, _RealLinear):
     """
 
 
-class BilinearMasked(BaseMasked, _RealBilinear):
+class BilinearMasked(BaseMasked, _RealBilinear, family=torch.nn.Bilinear, kind="masked"):
     r"""Bilinear layer with a fixed sparsity mask on its weight.
 
     Takes the arguments of :class:`torch.nn.Bilinear`; the mask has the
@@ -74,7 +76,7 @@ class BilinearMasked(BaseMasked, _RealBilinear):
     """
 
 
-class Conv1dMasked(BaseMasked, _RealConv1d):
+class Conv1dMasked(BaseMasked, _RealConv1d, family=torch.nn.Conv1d, kind="masked"):
     r"""1d convolution with a fixed sparsity mask on its kernel.
 
     Takes the arguments of :class:`torch.nn.Conv1d`, every ``padding_mode``
@@ -96,7 +98,7 @@ class Conv1dMasked(BaseMasked, _RealConv1d):
     """
 
 
-class Conv2dMasked(BaseMasked, _RealConv2d):
+class Conv2dMasked(BaseMasked, _RealConv2d, family=torch.nn.Conv2d, kind="masked"):
     r"""2d convolution with a fixed sparsity mask on its kernel.
 
     Takes the arguments of :class:`torch.nn.Conv2d`, every ``padding_mode``
@@ -116,7 +118,7 @@ class Conv2dMasked(BaseMasked, _RealConv2d):
     """
 
 
-class Conv3dMasked(BaseMasked, _RealConv3d):
+class Conv3dMasked(BaseMasked, _RealConv3d, family=torch.nn.Conv3d, kind="masked"):
     r"""3d convolution with a fixed sparsity mask on its kernel.
 
     Takes the arguments of :class:`torch.nn.Conv3d`, every ``padding_mode``
@@ -137,7 +139,9 @@ class Conv3dMasked(BaseMasked, _RealConv3d):
     """
 
 
-class ConvTranspose1dMasked(BaseMasked, _RealConvTranspose1d):
+class ConvTranspose1dMasked(
+    BaseMasked, _RealConvTranspose1d, family=torch.nn.ConvTranspose1d, kind="masked"
+):
     r"""1d transposed convolution with a fixed sparsity mask on its kernel.
 
     Takes the arguments of :class:`torch.nn.ConvTranspose1d`; the mask
@@ -158,7 +162,9 @@ class ConvTranspose1dMasked(BaseMasked, _RealConvTranspose1d):
     """
 
 
-class ConvTranspose2dMasked(BaseMasked, _RealConvTranspose2d):
+class ConvTranspose2dMasked(
+    BaseMasked, _RealConvTranspose2d, family=torch.nn.ConvTranspose2d, kind="masked"
+):
     r"""2d transposed convolution with a fixed sparsity mask on its kernel.
 
     Takes the arguments of :class:`torch.nn.ConvTranspose2d`; the mask
@@ -179,7 +185,9 @@ class ConvTranspose2dMasked(BaseMasked, _RealConvTranspose2d):
     """
 
 
-class ConvTranspose3dMasked(BaseMasked, _RealConvTranspose3d):
+class ConvTranspose3dMasked(
+    BaseMasked, _RealConvTranspose3d, family=torch.nn.ConvTranspose3d, kind="masked"
+):
     r"""3d transposed convolution with a fixed sparsity mask on its kernel.
 
     Takes the arguments of :class:`torch.nn.ConvTranspose3d`; the mask

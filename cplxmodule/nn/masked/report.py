@@ -10,16 +10,6 @@ from ._channels import _parts
 
 __all__ = ["CompactReport", "compact_report"]
 
-_CONVOLUTIONS = (
-    torch.nn.Conv1d,
-    torch.nn.Conv2d,
-    torch.nn.Conv3d,
-    torch.nn.ConvTranspose1d,
-    torch.nn.ConvTranspose2d,
-    torch.nn.ConvTranspose3d,
-)
-
-
 class CompactReport(NamedTuple):
     """What :func:`compact` did to each layer, and the measured speedup.
 
@@ -128,8 +118,7 @@ def _stored(layer):
 def _is_convolution(layer):
     """A convolution that :func:`compact` made (a dense twin, real or complex)."""
     member = _families.lookup(type(layer))
-    return member is not None and issubclass(member.family.native or member.family.dense,
-                                             _CONVOLUTIONS)
+    return member is not None and member.family.kernel_dims > 0
 
 
 def _zero_fraction(weight):

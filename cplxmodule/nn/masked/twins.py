@@ -3,10 +3,10 @@
 Every dense layer family (``Linear``, ``Bilinear``, ``Conv1-3d``,
 ``ConvTranspose1-3d``, real and complex) has twins of several kinds that
 take the same constructor arguments and share state_dict keys: the dense
-layer itself, its masked twin (``"masked"``) and, once
-:mod:`cplxmodule.nn.relevance` is imported, its variational dropout
-(``"vd"``) and ARD (``"ard"``) twins. :func:`convert_layers` walks a model
-and swaps every layer for its twin of a kind, keeping the weights.
+layer itself, its masked twin (``"masked"``), its variational dropout
+(``"vd"``), ARD (``"ard"``) and structured twins. :func:`convert_layers`
+walks a model and swaps every layer for its twin of a kind, keeping the
+weights.
 """
 
 import copy
@@ -17,41 +17,9 @@ import torch
 
 from ...cplx import Cplx
 from .. import _families
-from ..modules.conv import (
-    CplxConv1d,
-    CplxConv2d,
-    CplxConv3d,
-    CplxConvTranspose1d,
-    CplxConvTranspose2d,
-    CplxConvTranspose3d,
-)
-from ..modules.linear import CplxBilinear, CplxLinear
-from . import complex as _complex
-from . import real as _real
 from ._channels import _parts
 
 __all__ = ["convert_layers", "to_masked", "magnitude_masks"]
-
-_DENSE_AND_MASKED = [
-    (torch.nn.Linear, _real.LinearMasked),
-    (torch.nn.Bilinear, _real.BilinearMasked),
-    (torch.nn.Conv1d, _real.Conv1dMasked),
-    (torch.nn.Conv2d, _real.Conv2dMasked),
-    (torch.nn.Conv3d, _real.Conv3dMasked),
-    (torch.nn.ConvTranspose1d, _real.ConvTranspose1dMasked),
-    (torch.nn.ConvTranspose2d, _real.ConvTranspose2dMasked),
-    (torch.nn.ConvTranspose3d, _real.ConvTranspose3dMasked),
-    (CplxLinear, _complex.CplxLinearMasked),
-    (CplxBilinear, _complex.CplxBilinearMasked),
-    (CplxConv1d, _complex.CplxConv1dMasked),
-    (CplxConv2d, _complex.CplxConv2dMasked),
-    (CplxConv3d, _complex.CplxConv3dMasked),
-    (CplxConvTranspose1d, _complex.CplxConvTranspose1dMasked),
-    (CplxConvTranspose2d, _complex.CplxConvTranspose2dMasked),
-    (CplxConvTranspose3d, _complex.CplxConvTranspose3dMasked),
-]
-for _dense, _masked in _DENSE_AND_MASKED:
-    _families.register(_dense, "masked", _masked)
 
 
 def _twin(layer, family, cls):
@@ -131,9 +99,8 @@ def convert_layers(module, kind):
     ----------
     module : torch.nn.Module
     kind : str
-        ``"dense"``, ``"masked"``, and with :mod:`cplxmodule.nn.relevance`
-        imported ``"vd"``, ``"ard"`` and the structured kinds of
-        :func:`~cplxmodule.nn.relevance.to_bayesian`. Converting to ``"dense"`` drops
+        ``"dense"``, ``"masked"``, ``"vd"``, ``"ard"`` and the structured
+        kinds of :func:`~cplxmodule.nn.relevance.to_bayesian`. Converting to ``"dense"`` drops
         masks and variances: deploy a mask into the weight first (see
         :func:`~cplxmodule.nn.masked.binarize_masks`).
 

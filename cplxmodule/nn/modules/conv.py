@@ -13,8 +13,10 @@ from ...cplx._shared import (
     conv_input_shape,
     ntuple,
 )
+from .._families import Family, FamilyDoc
 from .base import CplxToCplx, _check_cplx
-from .linear import _add_weight_and_bias, _reset_weight_and_bias, _WeightedForward
+from ._weighted import _WeightedForward
+from .linear import _add_weight_and_bias, _reset_weight_and_bias
 
 __all__ = [
     "CplxConvNd",
@@ -26,6 +28,28 @@ __all__ = [
     "CplxConvTranspose2d",
     "CplxConvTranspose3d",
 ]
+
+_CONV = ("in_channels", "out_channels", "kernel_size", "stride", "padding",
+         "dilation", "groups", "padding_mode")
+
+
+def _conv_family(n, transposed=False, **kwargs):
+    """The family of the ``n``-d (transposed) convolutions; ``kwargs`` as :class:`Family` takes them."""
+    # the docstrings' example: 2 -> 4 channels, kernel 3, an input of
+    # ``size`` per dimension, whose output is 2 larger (transposed) or smaller
+    size = ((8, 3, 2) if transposed else (8, 5, 4))[n - 1]
+    output = size + 2 if transposed else size - 2
+    kind = "transposed convolution" if transposed else "convolution"
+    doc = FamilyDoc(
+        f"{n}d {kind}", "2, 4, 3",
+        "{randn}(2, 2, " + ", ".join([str(size)] * n) + ")",
+        "2, 4, " + ", ".join([str(output)] * n), "4", "2",
+    )
+    args = _CONV + ("output_padding",) if transposed else _CONV
+    return Family(
+        args, kernel_dims=n, transposed=transposed, shrinkable=not transposed, doc=doc, **kwargs
+    )
+
 
 class CplxConvNd(_WeightedForward, CplxToCplx):
     """Dimension-generic base of the complex (transposed) convolutions.
@@ -328,32 +352,38 @@ _CONV_TRANSPOSE_DOC = """Complex {n}d transposed convolution.
     """
 
 
-class CplxConv1d(_CplxConv):
+class CplxConv1d(_CplxConv, family=_conv_family(1, native=torch.nn.Conv1d)):
     __doc__ = _CONV_DOC.format(n=1, spatial="5")
     _n, _conv = 1, staticmethod(functools.partial(convnd, 1, F.conv1d))
 
 
-class CplxConv2d(_CplxConv):
+class CplxConv2d(_CplxConv, family=_conv_family(2, native=torch.nn.Conv2d)):
     __doc__ = _CONV_DOC.format(n=2, spatial="5, 5")
     _n, _conv = 2, staticmethod(functools.partial(convnd, 2, F.conv2d))
 
 
-class CplxConv3d(_CplxConv):
+class CplxConv3d(_CplxConv, family=_conv_family(3, native=torch.nn.Conv3d)):
     __doc__ = _CONV_DOC.format(n=3, spatial="5, 5, 5")
     _n, _conv = 3, staticmethod(functools.partial(convnd, 3, F.conv3d))
 
 
-class CplxConvTranspose1d(_CplxConvTranspose):
+class CplxConvTranspose1d(
+    _CplxConvTranspose, family=_conv_family(1, True, native=torch.nn.ConvTranspose1d)
+):
     __doc__ = _CONV_TRANSPOSE_DOC.format(n=1, spatial="5")
     _n, _conv = 1, staticmethod(functools.partial(conv_transposend, 1, F.conv_transpose1d))
 
 
-class CplxConvTranspose2d(_CplxConvTranspose):
+class CplxConvTranspose2d(
+    _CplxConvTranspose, family=_conv_family(2, True, native=torch.nn.ConvTranspose2d)
+):
     __doc__ = _CONV_TRANSPOSE_DOC.format(n=2, spatial="5, 5")
     _n, _conv = 2, staticmethod(functools.partial(conv_transposend, 2, F.conv_transpose2d))
 
 
-class CplxConvTranspose3d(_CplxConvTranspose):
+class CplxConvTranspose3d(
+    _CplxConvTranspose, family=_conv_family(3, True, native=torch.nn.ConvTranspose3d)
+):
     __doc__ = _CONV_TRANSPOSE_DOC.format(n=3, spatial="5, 5, 5")
     _n, _conv = 3, staticmethod(functools.partial(conv_transposend, 3, F.conv_transpose3d))
 
@@ -433,31 +463,49 @@ class _RealConvTransposeMixin(_WeightedForward):
         return self._weighted_forward(input, output_size=output_size)
 
 
-class _RealConv1d(_RealConvMixin, torch.nn.Conv1d):
+class _RealConv1d(
+    _RealConvMixin, torch.nn.Conv1d, family=_conv_family(1, dense=torch.nn.Conv1d)
+):
     """:class:`torch.nn.Conv1d` with the dense entry point ``_dense_forward``."""
 
 
-class _RealConv2d(_RealConvMixin, torch.nn.Conv2d):
+class _RealConv2d(
+    _RealConvMixin, torch.nn.Conv2d, family=_conv_family(2, dense=torch.nn.Conv2d)
+):
     """:class:`torch.nn.Conv2d` with the dense entry point ``_dense_forward``."""
 
 
-class _RealConv3d(_RealConvMixin, torch.nn.Conv3d):
+class _RealConv3d(
+    _RealConvMixin, torch.nn.Conv3d, family=_conv_family(3, dense=torch.nn.Conv3d)
+):
     """:class:`torch.nn.Conv3d` with the dense entry point ``_dense_forward``."""
 
 
-class _RealConvTranspose1d(_RealConvTransposeMixin, torch.nn.ConvTranspose1d):
+class _RealConvTranspose1d(
+    _RealConvTransposeMixin,
+    torch.nn.ConvTranspose1d,
+    family=_conv_family(1, True, dense=torch.nn.ConvTranspose1d),
+):
     """:class:`torch.nn.ConvTranspose1d` with the dense entry point ``_dense_forward``."""
 
     _conv = staticmethod(F.conv_transpose1d)
 
 
-class _RealConvTranspose2d(_RealConvTransposeMixin, torch.nn.ConvTranspose2d):
+class _RealConvTranspose2d(
+    _RealConvTransposeMixin,
+    torch.nn.ConvTranspose2d,
+    family=_conv_family(2, True, dense=torch.nn.ConvTranspose2d),
+):
     """:class:`torch.nn.ConvTranspose2d` with the dense entry point ``_dense_forward``."""
 
     _conv = staticmethod(F.conv_transpose2d)
 
 
-class _RealConvTranspose3d(_RealConvTransposeMixin, torch.nn.ConvTranspose3d):
+class _RealConvTranspose3d(
+    _RealConvTransposeMixin,
+    torch.nn.ConvTranspose3d,
+    family=_conv_family(3, True, dense=torch.nn.ConvTranspose3d),
+):
     """:class:`torch.nn.ConvTranspose3d` with the dense entry point ``_dense_forward``."""
 
     _conv = staticmethod(F.conv_transpose3d)

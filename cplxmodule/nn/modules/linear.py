@@ -9,8 +9,8 @@ from ... import cplx
 from ...cplx import Cplx
 from ...cplx import _product
 from ...cplx._shared import check_features
-from .. import cache
-from ..cache import _cached_attr
+from .._families import Family, FamilyDoc
+from ._weighted import _WeightedForward
 from .base import BaseCplxToReal, CplxToCplx, _check_cplx
 from .parameter import CplxParameter, _factory_kwargs
 
@@ -22,6 +22,28 @@ __all__ = [
     "CplxReal",
     "CplxImag",
 ]
+
+
+def _linear_family(**kwargs):
+    return Family(
+        ("in_features", "out_features"),
+        features=("out_features", "in_features"),
+        doc=FamilyDoc("linear layer", "4, 3", "{randn}(2, 4)", "2, 3", "3", "4", "input features"),
+        **kwargs,
+    )
+
+
+def _bilinear_family(args=(), **kwargs):
+    return Family(
+        ("in1_features", "in2_features", "out_features", *args),
+        features=("out_features", "in1_features"),
+        shrinkable=False,
+        doc=FamilyDoc(
+            "bilinear layer", "3, 4, 5", "{randn}(2, 3), {randn}(2, 4)", "2, 5", "5", "3",
+            "features of the first input",
+        ),
+        **kwargs,
+    )
 
 
 def _add_weight_and_bias(layer, weight_shape, out_features, bias, device, dtype):
@@ -54,67 +76,7 @@ def _reset_weight_and_bias(weight, bias, fan_in):
             torch.nn.init.uniform_(part, -bound, bound)
 
 
-class _WeightedForward:
-    """The step of a dense layer's ``forward`` after its input check.
-
-    Every dense layer's ``forward`` has its torch twin's signature (``input``;
-    ``input1, input2``; ``input, output_size=None``), which ``torch.export``
-    and the ONNX exporters read to name the inputs, checks its inputs
-    (``_check_inputs``) and calls :meth:`_weighted_forward`. The masking and
-    Gaussian bases override this method alone, so a masked or Bayesian layer
-    keeps its dense twin's ``forward`` and signature.
-    """
-
-    def _weighted_forward(self, *inputs, **kwargs):
-        """The entry point ``_dense_forward`` with the layer's weight and bias.
-
-        Both are read once inside :func:`~cplxmodule.nn.cached`.
-        """
-        weight, bias = _weight_and_bias(self)
-        return self._dense_forward(*inputs, weight=weight, bias=bias, **kwargs)
-
-
-def _weight_and_bias(layer):
-    """``layer.weight`` and ``layer.bias``, packed once inside :func:`~cplxmodule.nn.cached`."""
-    if cache._ACTIVE:
-        return _cached_attr(layer, "weight"), _cached_attr(layer, "bias")
-    return _registered(layer, "weight"), _registered(layer, "bias")
-
-
-def _registered(layer, name):
-    """``getattr(layer, name)``, read from the registered parameters and modules first.
-
-    ``Module.__getattr__`` costs more than a small product's kernel; a
-    name that is neither (a property, a plain attribute) takes the usual way.
-    """
-    value = layer._modules.get(name)
-    if value is None:
-        value = layer._parameters.get(name)
-    if value is None:
-        value = getattr(layer, name)
-    return value
-
-
-def _check_forward_calls_base(cls, base):
-    """Refuse a subclass of ``base`` whose ``forward`` would bypass ``base._weighted_forward``.
-
-    The bases supply the weight through ``_weighted_forward``; a ``forward``
-    that does not call it (a torch layer's, as in ``class M(BaseMasked,
-    torch.nn.Linear)``) would silently run the dense layer. ``forward`` must
-    come from a dense layer of this package, or from a subclass of ``base``
-    (the user's own).
-    """
-    owner = next(c for c in cls.__mro__ if "forward" in vars(c))
-    if owner is torch.nn.Module or issubclass(owner, (base, _WeightedForward)):
-        return
-    raise TypeError(
-        f"{cls.__name__}: `forward` must come from a dense layer of cplxmodule (it calls"
-        f" `_weighted_forward`) or from the class itself, got the `forward` of"
-        f" {owner.__name__}, which would bypass {base.__name__}"
-    )
-
-
-class CplxLinear(_WeightedForward, CplxToCplx):
+class CplxLinear(_WeightedForward, CplxToCplx, family=_linear_family(native=torch.nn.Linear)):
     r"""Complex affine map :math:`y = x W^T + b`, the twin of :class:`torch.nn.Linear`.
 
     Parameters
@@ -194,7 +156,7 @@ class CplxLinear(_WeightedForward, CplxToCplx):
         )
 
 
-class CplxBilinear(_WeightedForward, CplxToCplx):
+class CplxBilinear(_WeightedForward, CplxToCplx, family=_bilinear_family(("conjugate",))):
     r"""Complex bilinear map, the twin of :class:`torch.nn.Bilinear`.
 
     .. math::
@@ -280,7 +242,7 @@ class CplxBilinear(_WeightedForward, CplxToCplx):
 
 # Real twins: torch's layers with the entry point of the complex ones, for
 # the real masked and Bayesian layers (torch's have none).
-class _RealLinear(_WeightedForward, torch.nn.Linear):
+class _RealLinear(_WeightedForward, torch.nn.Linear, family=_linear_family(dense=torch.nn.Linear)):
     """:class:`torch.nn.Linear` with the dense entry point ``_dense_forward``."""
 
     def _check_inputs(self, input):
@@ -294,7 +256,9 @@ class _RealLinear(_WeightedForward, torch.nn.Linear):
         return self._weighted_forward(input)
 
 
-class _RealBilinear(_WeightedForward, torch.nn.Bilinear):
+class _RealBilinear(
+    _WeightedForward, torch.nn.Bilinear, family=_bilinear_family(dense=torch.nn.Bilinear)
+):
     """:class:`torch.nn.Bilinear` with the dense entry point ``_dense_forward``."""
 
     def _check_inputs(self, input1, input2):

@@ -2,31 +2,9 @@
 
 The variational dropout, ARD and extension layers, real and complex, of
 each family (Linear, Bilinear, Conv1-3d, ConvTranspose1-3d) differ only in
-their penalty and their dense twin; so do their docstrings, whose shapes
-and example sizes per family this module holds once.
+their penalty and their dense twin; so do their docstrings, made from the
+family's example sizes (``Family.doc``) and the penalty's name.
 """
-
-# family: (what it is, constructor arguments, inputs, output shape)
-_FAMILIES = {
-    "Linear": ("linear layer", "4, 3", "{randn}(2, 4)", "2, 3"),
-    "Bilinear": ("bilinear layer", "3, 4, 5", "{randn}(2, 3), {randn}(2, 4)", "2, 5"),
-    "Conv1d": ("1d convolution", "2, 4, 3", "{randn}(2, 2, 8)", "2, 4, 6"),
-    "Conv2d": ("2d convolution", "2, 4, 3", "{randn}(2, 2, 5, 5)", "2, 4, 3, 3"),
-    "Conv3d": ("3d convolution", "2, 4, 3", "{randn}(2, 2, 4, 4, 4)", "2, 4, 2, 2, 2"),
-    "ConvTranspose1d": ("1d transposed convolution", "2, 4, 3", "{randn}(2, 2, 8)", "2, 4, 10"),
-    "ConvTranspose2d": (
-        "2d transposed convolution",
-        "2, 4, 3",
-        "{randn}(2, 2, 3, 3)",
-        "2, 4, 5, 5",
-    ),
-    "ConvTranspose3d": (
-        "3d transposed convolution",
-        "2, 4, 3",
-        "{randn}(2, 2, 2, 2, 2)",
-        "2, 4, 4, 4, 4",
-    ),
-}
 
 _TEMPLATE = """{What} with {method}.
 
@@ -47,31 +25,40 @@ _TEMPLATE = """{What} with {method}.
     """
 
 
-def layer_doc(name, method):
-    """The docstring of the Bayesian layer class ``name``, e.g. ``"CplxConv2dVD"``.
+def twin_fields(cls):
+    """The fields shared by the generated docstrings of the declared twin ``cls``."""
+    family = cls._family
+    is_complex = family.dense.__module__.startswith("cplxmodule")
+    doc = family.doc
+    return dict(
+        what=f"Complex {doc.what}" if is_complex else doc.what.capitalize(),
+        twin=f"~cplxmodule.nn.{family.dense.__name__}" if is_complex else f"torch.nn.{family.name}",
+        weight="weight's real" if is_complex else "weight's",
+        name=cls.__name__,
+        arguments=doc.arguments,
+        inputs=doc.inputs.format(randn="cplx.randn" if is_complex else "torch.randn"),
+        output=doc.output,
+        complex=is_complex,
+    )
+
+
+def layer_doc(cls):
+    """The docstring of the Bayesian layer class ``cls``, e.g. ``CplxConv2dVD``.
 
     Parameters
     ----------
-    name : str
-        The class's name: ``Cplx`` for a complex layer, then its family.
-    method : str
-        What it adds to the dense layer, e.g. ``"variational dropout"``.
+    cls : type
+        A class that declares its family, whose penalty mixin names its
+        method in ``_doc_method`` (e.g. ``"variational dropout"``).
 
     Returns
     -------
     str
     """
-    is_complex = name.startswith("Cplx")
-    family = next(f for f in _FAMILIES if name.startswith(f, 4 * is_complex))
-    what, arguments, inputs, output = _FAMILIES[family]
+    fields = twin_fields(cls)
     return _TEMPLATE.format(
-        What=f"Complex {what}" if is_complex else what.capitalize(),
-        method=method,
-        twin=f"~cplxmodule.nn.Cplx{family}" if is_complex else f"torch.nn.{family}",
-        gaussian="complex-circular Gaussian" if is_complex else "Gaussian",
-        weight="weight's real" if is_complex else "weight's",
-        name=name,
-        arguments=arguments,
-        inputs=inputs.format(randn="cplx.randn" if is_complex else "torch.randn"),
-        output=output,
+        What=fields.pop("what"),
+        method=cls._doc_method,
+        gaussian="complex-circular Gaussian" if fields.pop("complex") else "Gaussian",
+        **fields,
     )

@@ -17,7 +17,8 @@ import torch
 from ...cplx import Cplx
 from ...cplx._views import _interleaved
 from ...cplx.tensor import _pair
-from ..modules.linear import _check_forward_calls_base, _weight_and_bias
+from ..modules._weighted import _check_forward_calls_base, _weight_and_bias
+from ._doc import layer_doc
 from ..utils.sparsity import SparsityStats, _weight_counts
 from . import functional as F
 
@@ -118,6 +119,10 @@ class GaussianMixin(BaseARD, SparsityStats):
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         _check_forward_calls_base(cls, GaussianMixin)
+
+    @classmethod
+    def _member_doc(cls, kind):
+        return layer_doc(cls)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

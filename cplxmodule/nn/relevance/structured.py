@@ -41,15 +41,18 @@ for either axis:
   (Louizos, Welling & Kingma, 2018), real for real and complex layers.
 """
 
+import functools
 import math
 
 import torch
 
 from ...cplx import Cplx
+from .. import _families
 from ..cache import _cached_attr
-from ..modules.linear import _check_forward_calls_base
+from ..modules._weighted import _check_forward_calls_base
 from ..utils.sparsity import SparsityStats, _weight_counts
 from . import functional as F
+from ._doc import twin_fields
 from .base import BaseARD, GaussianMixin, _check_threshold, _real
 
 __all__ = ["ChannelGateMixin", "ChannelGaussianMixin", "ChannelL0Mixin", "channel_layer_doc"]
@@ -88,17 +91,27 @@ class ChannelGateMixin:
         If ``gated`` is neither.
     """
 
-    _SIZES = {
-        "output": ("out_channels", "out_features"),
-        "input": ("in_channels", "in_features", "in1_features"),
-    }
+    _AXES = ("output", "input")
 
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
+    @classmethod
+    def _member_doc(cls, kind):
+        return channel_layer_doc(cls, kind)
+
+    def __init_subclass__(cls, family=None, kind=None, **kwargs):
+        if family is None:
+            super().__init_subclass__(**kwargs)
+        else:
+            # the class itself is the member ``compact`` looks up; the twins
+            # ``convert_layers`` builds are the class bound to either axis:
+            # ``channel_*`` gates the output channels, ``input_*`` the inputs
+            super().__init_subclass__(family=family, kind=kind, twin=False, **kwargs)
+            gate = kind.removeprefix("channel_")
+            for gated, twin_kind in (("output", kind), ("input", f"input_{gate}")):
+                _families.add_member(cls._family, twin_kind, functools.partial(cls, gated=gated))
         _check_forward_calls_base(cls, ChannelGateMixin)
 
     def __init__(self, *args, gated="output", **kwargs):
-        if not isinstance(gated, str) or gated not in self._SIZES:
+        if not isinstance(gated, str) or gated not in self._AXES:
             raise ValueError(
                 f"{type(self).__name__}: `gated` must be 'output' or 'input', got {gated!r}."
             )
@@ -110,7 +123,7 @@ class ChannelGateMixin:
     @property
     def n_channels(self):
         """int: the number of gated channels, one gate each."""
-        return next(getattr(self, name) for name in self._SIZES[self.gated] if hasattr(self, name))
+        return getattr(self, self._family.features[self._AXES.index(self.gated)])
 
     def _empty_gate(self):
         real = _real(self.weight)
@@ -125,10 +138,11 @@ class ChannelGateMixin:
         of group ``g``, are column ``j`` of the rows of group ``g``.
         """
         real = _real(self.weight)
-        if (self.gated == "input") == getattr(self, "transposed", False):
+        if (self.gated == "input") == self._family.transposed:
             return vector.view(-1, *(1,) * (real.dim() - 1))
         spatial = (1,) * (real.dim() - 2)
-        groups, rows, columns = getattr(self, "groups", 1), real.shape[0], real.shape[1]
+        groups = self.groups if self._family.grouped else 1
+        rows, columns = real.shape[0], real.shape[1]
         if groups == 1:
             return vector.view(1, columns, *spatial)
         per_group = vector.view(groups, 1, columns).expand(groups, rows // groups, columns)
@@ -140,14 +154,11 @@ class ChannelGateMixin:
 
     def _along_channels(self, vector):
         """``vector`` over the channels as a view that broadcasts along an input's or output's channels."""
-        spatial = len(self.kernel_size) if hasattr(self, "out_channels") else 0
-        return vector.view(-1, *(1,) * spatial)
+        return vector.view(-1, *(1,) * self._family.kernel_dims)
 
     def _gate_shape(self, tensor):
         """The shape of one draw of the gates on ``tensor``: per example and channel, 1 along positions."""
-        if not hasattr(self, "out_channels"):
-            return tensor.shape
-        spatial = len(self.kernel_size)
+        spatial = self._family.kernel_dims
         return (*tensor.shape[: tensor.dim() - spatial], *(1,) * spatial)
 
     def _add_bias(self, output, bias):
@@ -451,28 +462,10 @@ class ChannelL0Mixin(ChannelGateMixin, BaseARD, SparsityStats):
         return super().sparsity(hard=hard)
 
 
-# what, arguments, inputs, output shape, output channels, input channels
-_FAMILY_SHAPES = {
-    "Linear": ("linear layer", "4, 3", "{randn}(2, 4)", "2, 3", "3", "4"),
-    "Bilinear": ("bilinear layer", "3, 4, 5", "{randn}(2, 3), {randn}(2, 4)", "2, 5", "5", "3"),
-    "Conv1d": ("1d convolution", "2, 4, 3", "{randn}(2, 2, 8)", "2, 4, 6", "4", "2"),
-    "Conv2d": ("2d convolution", "2, 4, 3", "{randn}(2, 2, 5, 5)", "2, 4, 3, 3", "4", "2"),
-    "Conv3d": ("3d convolution", "2, 4, 3", "{randn}(2, 2, 4, 4, 4)", "2, 4, 2, 2, 2", "4", "2"),
-    "ConvTranspose1d": (
-        "1d transposed convolution", "2, 4, 3", "{randn}(2, 2, 8)", "2, 4, 10", "4", "2"
-    ),
-    "ConvTranspose2d": (
-        "2d transposed convolution", "2, 4, 3", "{randn}(2, 2, 3, 3)", "2, 4, 5, 5", "4", "2"
-    ),
-    "ConvTranspose3d": (
-        "3d transposed convolution", "2, 4, 3", "{randn}(2, 2, 2, 2, 2)", "2, 4, 4, 4, 4", "4", "2"
-    ),
-}
-
 _METHODS = {
-    "ChannelVD": ("variational dropout of whole channels", "ChannelGaussianMixin"),
-    "ChannelARD": ("ARD of whole channels", "ChannelGaussianMixin"),
-    "ChannelL0": ("L0 gates of whole channels", "ChannelL0Mixin"),
+    "channel_vd": ("variational dropout of whole channels", "ChannelGaussianMixin"),
+    "channel_ard": ("ARD of whole channels", "ChannelGaussianMixin"),
+    "channel_l0": ("L0 gates of whole channels", "ChannelL0Mixin"),
 }
 
 _TEMPLATE = """{What} with {method}.
@@ -505,36 +498,30 @@ _TEMPLATE = """{What} with {method}.
     """
 
 
-def channel_layer_doc(name):
-    """The docstring of the structured layer class ``name``, e.g. ``"CplxConv2dChannelVD"``.
+def channel_layer_doc(cls, kind):
+    """The docstring of the structured layer class ``cls``, e.g. ``CplxConv2dChannelVD``.
 
     Parameters
     ----------
-    name : str
-        ``Cplx`` for a complex layer, then its family and its kind.
+    cls : type
+        A class that declares its family.
+    kind : {"channel_vd", "channel_ard", "channel_l0"}
+        Its kind.
 
     Returns
     -------
     str
     """
-    is_complex = name.startswith("Cplx")
-    kind = next(k for k in _METHODS if name.endswith(k))
-    family = name[4 * is_complex : -len(kind)]
-    what, arguments, inputs, output, channels, in_channels = _FAMILY_SHAPES[family]
+    fields = twin_fields(cls)
+    fields.pop("complex")
     method, base = _METHODS[kind]
+    doc = cls._family.doc
     return _TEMPLATE.format(
-        What=f"Complex {what}" if is_complex else what.capitalize(),
+        What=fields.pop("what"),
         method=method,
-        twin=f"~cplxmodule.nn.Cplx{family}" if is_complex else f"torch.nn.{family}",
         base=base,
-        weight="weight's real" if is_complex else "weight's",
-        name=name,
-        arguments=arguments,
-        inputs=inputs.format(randn="cplx.randn" if is_complex else "torch.randn"),
-        output=output,
-        channels=channels,
-        in_channels=in_channels,
-        inputs_what={"Linear": "input features", "Bilinear": "features of the first input"}.get(
-            family, "input channels"
-        ),
+        channels=doc.out_channels,
+        in_channels=doc.in_channels,
+        inputs_what=doc.inputs_what,
+        **fields,
     )

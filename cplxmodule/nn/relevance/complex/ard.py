@@ -5,8 +5,16 @@ each layer is its dense complex twin with a complex Gaussian posterior and
 the penalty :func:`~cplxmodule.nn.relevance.functional.kl_cplx_ard`.
 """
 
+from ...modules.conv import (
+    CplxConv1d,
+    CplxConv2d,
+    CplxConv3d,
+    CplxConvTranspose1d,
+    CplxConvTranspose2d,
+    CplxConvTranspose3d,
+)
+from ...modules.linear import CplxBilinear, CplxLinear
 from .. import functional as F
-from .._doc import layer_doc
 from .base import (
     CplxBilinearGaussian,
     CplxConv1dGaussian,
@@ -42,11 +50,10 @@ __all__ = [
     "CplxConvTranspose3dARD",
 ]
 
-_ARD = "ARD"
-
-
 class CplxARDMixin:
     """The penalty of complex ARD; goes before a complex Gaussian layer in the bases."""
+
+    _doc_method = "ARD"
 
     @property
     def penalty(self):
@@ -56,33 +63,39 @@ class CplxARDMixin:
         return F.kl_cplx_ard(self.log_alpha)
 
 
-class CplxLinearARD(CplxARDMixin, CplxLinearGaussian):
-    __doc__ = layer_doc("CplxLinearARD", _ARD)
+class CplxLinearARD(CplxARDMixin, CplxLinearGaussian, family=CplxLinear, kind="ard"):
+    pass
 
 
-class CplxBilinearARD(CplxARDMixin, CplxBilinearGaussian):
-    __doc__ = layer_doc("CplxBilinearARD", _ARD)
+class CplxBilinearARD(CplxARDMixin, CplxBilinearGaussian, family=CplxBilinear, kind="ard"):
+    pass
 
 
-class CplxConv1dARD(CplxARDMixin, CplxConv1dGaussian):
-    __doc__ = layer_doc("CplxConv1dARD", _ARD)
+class CplxConv1dARD(CplxARDMixin, CplxConv1dGaussian, family=CplxConv1d, kind="ard"):
+    pass
 
 
-class CplxConv2dARD(CplxARDMixin, CplxConv2dGaussian):
-    __doc__ = layer_doc("CplxConv2dARD", _ARD)
+class CplxConv2dARD(CplxARDMixin, CplxConv2dGaussian, family=CplxConv2d, kind="ard"):
+    pass
 
 
-class CplxConv3dARD(CplxARDMixin, CplxConv3dGaussian):
-    __doc__ = layer_doc("CplxConv3dARD", _ARD)
+class CplxConv3dARD(CplxARDMixin, CplxConv3dGaussian, family=CplxConv3d, kind="ard"):
+    pass
 
 
-class CplxConvTranspose1dARD(CplxARDMixin, CplxConvTranspose1dGaussian):
-    __doc__ = layer_doc("CplxConvTranspose1dARD", _ARD)
+class CplxConvTranspose1dARD(
+    CplxARDMixin, CplxConvTranspose1dGaussian, family=CplxConvTranspose1d, kind="ard"
+):
+    pass
 
 
-class CplxConvTranspose2dARD(CplxARDMixin, CplxConvTranspose2dGaussian):
-    __doc__ = layer_doc("CplxConvTranspose2dARD", _ARD)
+class CplxConvTranspose2dARD(
+    CplxARDMixin, CplxConvTranspose2dGaussian, family=CplxConvTranspose2d, kind="ard"
+):
+    pass
 
 
-class CplxConvTranspose3dARD(CplxARDMixin, CplxConvTranspose3dGaussian):
-    __doc__ = layer_doc("CplxConvTranspose3dARD", _ARD)
+class CplxConvTranspose3dARD(
+    CplxARDMixin, CplxConvTranspose3dGaussian, family=CplxConvTranspose3d, kind="ard"
+):
+    pass

@@ -41,49 +41,85 @@ __all__ = [
 CplxConvNdGaussianMixin = GaussianMixin
 
 
-class CplxLinearGaussian(GaussianMixin, CplxLinear):
+class CplxLinearGaussian(
+    GaussianMixin, CplxLinear, family=CplxLinear, kind="gaussian", twin=False, convertible=False
+):
     """:class:`~cplxmodule.nn.CplxLinear` with a complex Gaussian weight posterior (see
     :class:`GaussianMixin`).
     """
 
 
-class CplxBilinearGaussian(GaussianMixin, CplxBilinear):
+class CplxBilinearGaussian(
+    GaussianMixin,
+    CplxBilinear,
+    family=CplxBilinear,
+    kind="gaussian",
+    twin=False,
+    convertible=False,
+):
     """:class:`~cplxmodule.nn.CplxBilinear` with a complex Gaussian weight posterior (see
     :class:`GaussianMixin`).
     """
 
 
-class CplxConv1dGaussian(GaussianMixin, CplxConv1d):
+class CplxConv1dGaussian(
+    GaussianMixin, CplxConv1d, family=CplxConv1d, kind="gaussian", twin=False, convertible=False
+):
     """:class:`~cplxmodule.nn.CplxConv1d` with a complex Gaussian weight posterior (see
     :class:`GaussianMixin`).
     """
 
 
-class CplxConv2dGaussian(GaussianMixin, CplxConv2d):
+class CplxConv2dGaussian(
+    GaussianMixin, CplxConv2d, family=CplxConv2d, kind="gaussian", twin=False, convertible=False
+):
     """:class:`~cplxmodule.nn.CplxConv2d` with a complex Gaussian weight posterior (see
     :class:`GaussianMixin`).
     """
 
 
-class CplxConv3dGaussian(GaussianMixin, CplxConv3d):
+class CplxConv3dGaussian(
+    GaussianMixin, CplxConv3d, family=CplxConv3d, kind="gaussian", twin=False, convertible=False
+):
     """:class:`~cplxmodule.nn.CplxConv3d` with a complex Gaussian weight posterior (see
     :class:`GaussianMixin`).
     """
 
 
-class CplxConvTranspose1dGaussian(GaussianMixin, CplxConvTranspose1d):
+class CplxConvTranspose1dGaussian(
+    GaussianMixin,
+    CplxConvTranspose1d,
+    family=CplxConvTranspose1d,
+    kind="gaussian",
+    twin=False,
+    convertible=False,
+):
     """:class:`~cplxmodule.nn.CplxConvTranspose1d` with a complex Gaussian weight posterior (see
     :class:`GaussianMixin`).
     """
 
 
-class CplxConvTranspose2dGaussian(GaussianMixin, CplxConvTranspose2d):
+class CplxConvTranspose2dGaussian(
+    GaussianMixin,
+    CplxConvTranspose2d,
+    family=CplxConvTranspose2d,
+    kind="gaussian",
+    twin=False,
+    convertible=False,
+):
     """:class:`~cplxmodule.nn.CplxConvTranspose2d` with a complex Gaussian weight posterior (see
     :class:`GaussianMixin`).
     """
 
 
-class CplxConvTranspose3dGaussian(GaussianMixin, CplxConvTranspose3d):
+class CplxConvTranspose3dGaussian(
+    GaussianMixin,
+    CplxConvTranspose3d,
+    family=CplxConvTranspose3d,
+    kind="gaussian",
+    twin=False,
+    convertible=False,
+):
     """:class:`~cplxmodule.nn.CplxConvTranspose3d` with a complex Gaussian weight posterior (see
     :class:`GaussianMixin`).
     """

@@ -16,7 +16,7 @@ from ...modules.conv import (
     CplxConvTranspose3d,
 )
 from ...modules.linear import CplxBilinear, CplxLinear
-from ..structured import ChannelGaussianMixin, ChannelL0Mixin, channel_layer_doc
+from ..structured import ChannelGaussianMixin, ChannelL0Mixin
 from .ard import CplxARDMixin
 from .vd import CplxVDMixin
 
@@ -48,97 +48,159 @@ __all__ = [
 ]
 
 
-class CplxLinearChannelVD(CplxVDMixin, ChannelGaussianMixin, CplxLinear):
-    __doc__ = channel_layer_doc("CplxLinearChannelVD")
+class CplxLinearChannelVD(
+    CplxVDMixin, ChannelGaussianMixin, CplxLinear, family=CplxLinear, kind="channel_vd"
+):
+    pass
 
 
-class CplxBilinearChannelVD(CplxVDMixin, ChannelGaussianMixin, CplxBilinear):
-    __doc__ = channel_layer_doc("CplxBilinearChannelVD")
+class CplxBilinearChannelVD(
+    CplxVDMixin, ChannelGaussianMixin, CplxBilinear, family=CplxBilinear, kind="channel_vd"
+):
+    pass
 
 
-class CplxConv1dChannelVD(CplxVDMixin, ChannelGaussianMixin, CplxConv1d):
-    __doc__ = channel_layer_doc("CplxConv1dChannelVD")
+class CplxConv1dChannelVD(
+    CplxVDMixin, ChannelGaussianMixin, CplxConv1d, family=CplxConv1d, kind="channel_vd"
+):
+    pass
 
 
-class CplxConv2dChannelVD(CplxVDMixin, ChannelGaussianMixin, CplxConv2d):
-    __doc__ = channel_layer_doc("CplxConv2dChannelVD")
+class CplxConv2dChannelVD(
+    CplxVDMixin, ChannelGaussianMixin, CplxConv2d, family=CplxConv2d, kind="channel_vd"
+):
+    pass
 
 
-class CplxConv3dChannelVD(CplxVDMixin, ChannelGaussianMixin, CplxConv3d):
-    __doc__ = channel_layer_doc("CplxConv3dChannelVD")
+class CplxConv3dChannelVD(
+    CplxVDMixin, ChannelGaussianMixin, CplxConv3d, family=CplxConv3d, kind="channel_vd"
+):
+    pass
 
 
-class CplxConvTranspose1dChannelVD(CplxVDMixin, ChannelGaussianMixin, CplxConvTranspose1d):
-    __doc__ = channel_layer_doc("CplxConvTranspose1dChannelVD")
+class CplxConvTranspose1dChannelVD(
+    CplxVDMixin,
+    ChannelGaussianMixin,
+    CplxConvTranspose1d,
+    family=CplxConvTranspose1d,
+    kind="channel_vd",
+):
+    pass
 
 
-class CplxConvTranspose2dChannelVD(CplxVDMixin, ChannelGaussianMixin, CplxConvTranspose2d):
-    __doc__ = channel_layer_doc("CplxConvTranspose2dChannelVD")
+class CplxConvTranspose2dChannelVD(
+    CplxVDMixin,
+    ChannelGaussianMixin,
+    CplxConvTranspose2d,
+    family=CplxConvTranspose2d,
+    kind="channel_vd",
+):
+    pass
 
 
-class CplxConvTranspose3dChannelVD(CplxVDMixin, ChannelGaussianMixin, CplxConvTranspose3d):
-    __doc__ = channel_layer_doc("CplxConvTranspose3dChannelVD")
+class CplxConvTranspose3dChannelVD(
+    CplxVDMixin,
+    ChannelGaussianMixin,
+    CplxConvTranspose3d,
+    family=CplxConvTranspose3d,
+    kind="channel_vd",
+):
+    pass
 
 
-class CplxLinearChannelARD(CplxARDMixin, ChannelGaussianMixin, CplxLinear):
-    __doc__ = channel_layer_doc("CplxLinearChannelARD")
+class CplxLinearChannelARD(
+    CplxARDMixin, ChannelGaussianMixin, CplxLinear, family=CplxLinear, kind="channel_ard"
+):
+    pass
 
 
-class CplxBilinearChannelARD(CplxARDMixin, ChannelGaussianMixin, CplxBilinear):
-    __doc__ = channel_layer_doc("CplxBilinearChannelARD")
+class CplxBilinearChannelARD(
+    CplxARDMixin, ChannelGaussianMixin, CplxBilinear, family=CplxBilinear, kind="channel_ard"
+):
+    pass
 
 
-class CplxConv1dChannelARD(CplxARDMixin, ChannelGaussianMixin, CplxConv1d):
-    __doc__ = channel_layer_doc("CplxConv1dChannelARD")
+class CplxConv1dChannelARD(
+    CplxARDMixin, ChannelGaussianMixin, CplxConv1d, family=CplxConv1d, kind="channel_ard"
+):
+    pass
 
 
-class CplxConv2dChannelARD(CplxARDMixin, ChannelGaussianMixin, CplxConv2d):
-    __doc__ = channel_layer_doc("CplxConv2dChannelARD")
+class CplxConv2dChannelARD(
+    CplxARDMixin, ChannelGaussianMixin, CplxConv2d, family=CplxConv2d, kind="channel_ard"
+):
+    pass
 
 
-class CplxConv3dChannelARD(CplxARDMixin, ChannelGaussianMixin, CplxConv3d):
-    __doc__ = channel_layer_doc("CplxConv3dChannelARD")
+class CplxConv3dChannelARD(
+    CplxARDMixin, ChannelGaussianMixin, CplxConv3d, family=CplxConv3d, kind="channel_ard"
+):
+    pass
 
 
-class CplxConvTranspose1dChannelARD(CplxARDMixin, ChannelGaussianMixin, CplxConvTranspose1d):
-    __doc__ = channel_layer_doc("CplxConvTranspose1dChannelARD")
+class CplxConvTranspose1dChannelARD(
+    CplxARDMixin,
+    ChannelGaussianMixin,
+    CplxConvTranspose1d,
+    family=CplxConvTranspose1d,
+    kind="channel_ard",
+):
+    pass
 
 
-class CplxConvTranspose2dChannelARD(CplxARDMixin, ChannelGaussianMixin, CplxConvTranspose2d):
-    __doc__ = channel_layer_doc("CplxConvTranspose2dChannelARD")
+class CplxConvTranspose2dChannelARD(
+    CplxARDMixin,
+    ChannelGaussianMixin,
+    CplxConvTranspose2d,
+    family=CplxConvTranspose2d,
+    kind="channel_ard",
+):
+    pass
 
 
-class CplxConvTranspose3dChannelARD(CplxARDMixin, ChannelGaussianMixin, CplxConvTranspose3d):
-    __doc__ = channel_layer_doc("CplxConvTranspose3dChannelARD")
+class CplxConvTranspose3dChannelARD(
+    CplxARDMixin,
+    ChannelGaussianMixin,
+    CplxConvTranspose3d,
+    family=CplxConvTranspose3d,
+    kind="channel_ard",
+):
+    pass
 
 
-class CplxLinearChannelL0(ChannelL0Mixin, CplxLinear):
-    __doc__ = channel_layer_doc("CplxLinearChannelL0")
+class CplxLinearChannelL0(ChannelL0Mixin, CplxLinear, family=CplxLinear, kind="channel_l0"):
+    pass
 
 
-class CplxBilinearChannelL0(ChannelL0Mixin, CplxBilinear):
-    __doc__ = channel_layer_doc("CplxBilinearChannelL0")
+class CplxBilinearChannelL0(ChannelL0Mixin, CplxBilinear, family=CplxBilinear, kind="channel_l0"):
+    pass
 
 
-class CplxConv1dChannelL0(ChannelL0Mixin, CplxConv1d):
-    __doc__ = channel_layer_doc("CplxConv1dChannelL0")
+class CplxConv1dChannelL0(ChannelL0Mixin, CplxConv1d, family=CplxConv1d, kind="channel_l0"):
+    pass
 
 
-class CplxConv2dChannelL0(ChannelL0Mixin, CplxConv2d):
-    __doc__ = channel_layer_doc("CplxConv2dChannelL0")
+class CplxConv2dChannelL0(ChannelL0Mixin, CplxConv2d, family=CplxConv2d, kind="channel_l0"):
+    pass
 
 
-class CplxConv3dChannelL0(ChannelL0Mixin, CplxConv3d):
-    __doc__ = channel_layer_doc("CplxConv3dChannelL0")
+class CplxConv3dChannelL0(ChannelL0Mixin, CplxConv3d, family=CplxConv3d, kind="channel_l0"):
+    pass
 
 
-class CplxConvTranspose1dChannelL0(ChannelL0Mixin, CplxConvTranspose1d):
-    __doc__ = channel_layer_doc("CplxConvTranspose1dChannelL0")
+class CplxConvTranspose1dChannelL0(
+    ChannelL0Mixin, CplxConvTranspose1d, family=CplxConvTranspose1d, kind="channel_l0"
+):
+    pass
 
 
-class CplxConvTranspose2dChannelL0(ChannelL0Mixin, CplxConvTranspose2d):
-    __doc__ = channel_layer_doc("CplxConvTranspose2dChannelL0")
+class CplxConvTranspose2dChannelL0(
+    ChannelL0Mixin, CplxConvTranspose2d, family=CplxConvTranspose2d, kind="channel_l0"
+):
+    pass
 
 
-class CplxConvTranspose3dChannelL0(ChannelL0Mixin, CplxConvTranspose3d):
-    __doc__ = channel_layer_doc("CplxConvTranspose3dChannelL0")
+class CplxConvTranspose3dChannelL0(
+    ChannelL0Mixin, CplxConvTranspose3d, family=CplxConvTranspose3d, kind="channel_l0"
+):
+    pass

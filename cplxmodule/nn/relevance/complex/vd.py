@@ -8,9 +8,17 @@ integral is computed in torch (:func:`torch_expi`). It takes the twin's
 arguments and loads its state_dict with ``strict=False``.
 """
 
+from ...modules.conv import (
+    CplxConv1d,
+    CplxConv2d,
+    CplxConv3d,
+    CplxConvTranspose1d,
+    CplxConvTranspose2d,
+    CplxConvTranspose3d,
+)
+from ...modules.linear import CplxBilinear, CplxLinear
 from ..base import BaseARD, GaussianMixin
 from .. import functional as F
-from .._doc import layer_doc
 from ..functional import ExpiFunction, euler_gamma
 from ...utils.sparsity import SparsityStats  # noqa: F401  (published import path)
 from .base import (
@@ -54,13 +62,12 @@ RelevanceMixin = GaussianMixin
 #: see :func:`~cplxmodule.nn.relevance.functional.expi`.
 torch_expi = F.expi
 
-_VD = "variational dropout"
-
-
 class CplxVDMixin:
     """The penalty of complex variational dropout; goes before a complex Gaussian layer in the
     bases.
     """
+
+    _doc_method = "variational dropout"
 
     @property
     def penalty(self):
@@ -70,33 +77,39 @@ class CplxVDMixin:
         return F.kl_cplx_vd(self.log_alpha)
 
 
-class CplxLinearVD(CplxVDMixin, CplxLinearGaussian):
-    __doc__ = layer_doc("CplxLinearVD", _VD)
+class CplxLinearVD(CplxVDMixin, CplxLinearGaussian, family=CplxLinear, kind="vd"):
+    pass
 
 
-class CplxBilinearVD(CplxVDMixin, CplxBilinearGaussian):
-    __doc__ = layer_doc("CplxBilinearVD", _VD)
+class CplxBilinearVD(CplxVDMixin, CplxBilinearGaussian, family=CplxBilinear, kind="vd"):
+    pass
 
 
-class CplxConv1dVD(CplxVDMixin, CplxConv1dGaussian):
-    __doc__ = layer_doc("CplxConv1dVD", _VD)
+class CplxConv1dVD(CplxVDMixin, CplxConv1dGaussian, family=CplxConv1d, kind="vd"):
+    pass
 
 
-class CplxConv2dVD(CplxVDMixin, CplxConv2dGaussian):
-    __doc__ = layer_doc("CplxConv2dVD", _VD)
+class CplxConv2dVD(CplxVDMixin, CplxConv2dGaussian, family=CplxConv2d, kind="vd"):
+    pass
 
 
-class CplxConv3dVD(CplxVDMixin, CplxConv3dGaussian):
-    __doc__ = layer_doc("CplxConv3dVD", _VD)
+class CplxConv3dVD(CplxVDMixin, CplxConv3dGaussian, family=CplxConv3d, kind="vd"):
+    pass
 
 
-class CplxConvTranspose1dVD(CplxVDMixin, CplxConvTranspose1dGaussian):
-    __doc__ = layer_doc("CplxConvTranspose1dVD", _VD)
+class CplxConvTranspose1dVD(
+    CplxVDMixin, CplxConvTranspose1dGaussian, family=CplxConvTranspose1d, kind="vd"
+):
+    pass
 
 
-class CplxConvTranspose2dVD(CplxVDMixin, CplxConvTranspose2dGaussian):
-    __doc__ = layer_doc("CplxConvTranspose2dVD", _VD)
+class CplxConvTranspose2dVD(
+    CplxVDMixin, CplxConvTranspose2dGaussian, family=CplxConvTranspose2d, kind="vd"
+):
+    pass
 
 
-class CplxConvTranspose3dVD(CplxVDMixin, CplxConvTranspose3dGaussian):
-    __doc__ = layer_doc("CplxConvTranspose3dVD", _VD)
+class CplxConvTranspose3dVD(
+    CplxVDMixin, CplxConvTranspose3dGaussian, family=CplxConvTranspose3d, kind="vd"
+):
+    pass

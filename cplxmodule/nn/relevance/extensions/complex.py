@@ -11,8 +11,16 @@ Each ``Cplx*VD<variant>`` layer is the complex Gaussian layer of
   (:func:`~cplxmodule.nn.relevance.functional.kl_cplx_vd_bogus`).
 """
 
+from ...modules.conv import (
+    CplxConv1d,
+    CplxConv2d,
+    CplxConv3d,
+    CplxConvTranspose1d,
+    CplxConvTranspose2d,
+    CplxConvTranspose3d,
+)
+from ...modules.linear import CplxBilinear, CplxLinear
 from .. import functional as F
-from .._doc import layer_doc
 from ..complex.base import (
     CplxBilinearGaussian,
     CplxConv1dGaussian,
@@ -73,9 +81,6 @@ __all__ = [
     "CplxConvTranspose3dVDBogus",
 ]
 
-_SCALE_FREE = "variational dropout and the scale-free prior's penalty"
-_APPROX = "variational dropout and the approximate complex VD penalty"
-_BOGUS = "variational dropout and the bogus complex VD penalty"
 
 
 def bogus_expi(input):
@@ -97,6 +102,8 @@ def bogus_expi(input):
 class CplxVDScaleFreeMixin:
     """The scale-free prior's penalty; goes before a complex Gaussian layer in the bases."""
 
+    _doc_method = "variational dropout and the scale-free prior's penalty"
+
     @property
     def penalty(self):
         """torch.Tensor: :func:`~cplxmodule.nn.relevance.functional.kl_cplx_vd_scale_free`, per
@@ -107,6 +114,8 @@ class CplxVDScaleFreeMixin:
 
 class CplxVDApproxMixin:
     """The approximate complex VD penalty; goes before a complex Gaussian layer in the bases."""
+
+    _doc_method = "variational dropout and the approximate complex VD penalty"
 
     @property
     def penalty(self):
@@ -119,6 +128,8 @@ class CplxVDApproxMixin:
 class CplxVDBogusMixin:
     """The bogus complex VD penalty; goes before a complex Gaussian layer in the bases."""
 
+    _doc_method = "variational dropout and the bogus complex VD penalty"
+
     @property
     def penalty(self):
         """torch.Tensor: :func:`~cplxmodule.nn.relevance.functional.kl_cplx_vd_bogus`, per
@@ -127,97 +138,265 @@ class CplxVDBogusMixin:
         return F.kl_cplx_vd_bogus(self.log_alpha)
 
 
-class CplxLinearVDScaleFree(CplxVDScaleFreeMixin, CplxLinearGaussian):
-    __doc__ = layer_doc("CplxLinearVDScaleFree", _SCALE_FREE)
+class CplxLinearVDScaleFree(
+    CplxVDScaleFreeMixin,
+    CplxLinearGaussian,
+    family=CplxLinear,
+    kind="vd_scalefree",
+    twin=False,
+    convertible=False,
+):
+    pass
 
 
-class CplxBilinearVDScaleFree(CplxVDScaleFreeMixin, CplxBilinearGaussian):
-    __doc__ = layer_doc("CplxBilinearVDScaleFree", _SCALE_FREE)
+class CplxBilinearVDScaleFree(
+    CplxVDScaleFreeMixin,
+    CplxBilinearGaussian,
+    family=CplxBilinear,
+    kind="vd_scalefree",
+    twin=False,
+    convertible=False,
+):
+    pass
 
 
-class CplxConv1dVDScaleFree(CplxVDScaleFreeMixin, CplxConv1dGaussian):
-    __doc__ = layer_doc("CplxConv1dVDScaleFree", _SCALE_FREE)
+class CplxConv1dVDScaleFree(
+    CplxVDScaleFreeMixin,
+    CplxConv1dGaussian,
+    family=CplxConv1d,
+    kind="vd_scalefree",
+    twin=False,
+    convertible=False,
+):
+    pass
 
 
-class CplxConv2dVDScaleFree(CplxVDScaleFreeMixin, CplxConv2dGaussian):
-    __doc__ = layer_doc("CplxConv2dVDScaleFree", _SCALE_FREE)
+class CplxConv2dVDScaleFree(
+    CplxVDScaleFreeMixin,
+    CplxConv2dGaussian,
+    family=CplxConv2d,
+    kind="vd_scalefree",
+    twin=False,
+    convertible=False,
+):
+    pass
 
 
-class CplxConv3dVDScaleFree(CplxVDScaleFreeMixin, CplxConv3dGaussian):
-    __doc__ = layer_doc("CplxConv3dVDScaleFree", _SCALE_FREE)
+class CplxConv3dVDScaleFree(
+    CplxVDScaleFreeMixin,
+    CplxConv3dGaussian,
+    family=CplxConv3d,
+    kind="vd_scalefree",
+    twin=False,
+    convertible=False,
+):
+    pass
 
 
-class CplxConvTranspose1dVDScaleFree(CplxVDScaleFreeMixin, CplxConvTranspose1dGaussian):
-    __doc__ = layer_doc("CplxConvTranspose1dVDScaleFree", _SCALE_FREE)
+class CplxConvTranspose1dVDScaleFree(
+    CplxVDScaleFreeMixin,
+    CplxConvTranspose1dGaussian,
+    family=CplxConvTranspose1d,
+    kind="vd_scalefree",
+    twin=False,
+    convertible=False,
+):
+    pass
 
 
-class CplxConvTranspose2dVDScaleFree(CplxVDScaleFreeMixin, CplxConvTranspose2dGaussian):
-    __doc__ = layer_doc("CplxConvTranspose2dVDScaleFree", _SCALE_FREE)
+class CplxConvTranspose2dVDScaleFree(
+    CplxVDScaleFreeMixin,
+    CplxConvTranspose2dGaussian,
+    family=CplxConvTranspose2d,
+    kind="vd_scalefree",
+    twin=False,
+    convertible=False,
+):
+    pass
 
 
-class CplxConvTranspose3dVDScaleFree(CplxVDScaleFreeMixin, CplxConvTranspose3dGaussian):
-    __doc__ = layer_doc("CplxConvTranspose3dVDScaleFree", _SCALE_FREE)
+class CplxConvTranspose3dVDScaleFree(
+    CplxVDScaleFreeMixin,
+    CplxConvTranspose3dGaussian,
+    family=CplxConvTranspose3d,
+    kind="vd_scalefree",
+    twin=False,
+    convertible=False,
+):
+    pass
 
 
-class CplxLinearVDApprox(CplxVDApproxMixin, CplxLinearGaussian):
-    __doc__ = layer_doc("CplxLinearVDApprox", _APPROX)
+class CplxLinearVDApprox(
+    CplxVDApproxMixin,
+    CplxLinearGaussian,
+    family=CplxLinear,
+    kind="vd_approx",
+    twin=False,
+    convertible=False,
+):
+    pass
 
 
-class CplxBilinearVDApprox(CplxVDApproxMixin, CplxBilinearGaussian):
-    __doc__ = layer_doc("CplxBilinearVDApprox", _APPROX)
+class CplxBilinearVDApprox(
+    CplxVDApproxMixin,
+    CplxBilinearGaussian,
+    family=CplxBilinear,
+    kind="vd_approx",
+    twin=False,
+    convertible=False,
+):
+    pass
 
 
-class CplxConv1dVDApprox(CplxVDApproxMixin, CplxConv1dGaussian):
-    __doc__ = layer_doc("CplxConv1dVDApprox", _APPROX)
+class CplxConv1dVDApprox(
+    CplxVDApproxMixin,
+    CplxConv1dGaussian,
+    family=CplxConv1d,
+    kind="vd_approx",
+    twin=False,
+    convertible=False,
+):
+    pass
 
 
-class CplxConv2dVDApprox(CplxVDApproxMixin, CplxConv2dGaussian):
-    __doc__ = layer_doc("CplxConv2dVDApprox", _APPROX)
+class CplxConv2dVDApprox(
+    CplxVDApproxMixin,
+    CplxConv2dGaussian,
+    family=CplxConv2d,
+    kind="vd_approx",
+    twin=False,
+    convertible=False,
+):
+    pass
 
 
-class CplxConv3dVDApprox(CplxVDApproxMixin, CplxConv3dGaussian):
-    __doc__ = layer_doc("CplxConv3dVDApprox", _APPROX)
+class CplxConv3dVDApprox(
+    CplxVDApproxMixin,
+    CplxConv3dGaussian,
+    family=CplxConv3d,
+    kind="vd_approx",
+    twin=False,
+    convertible=False,
+):
+    pass
 
 
-class CplxConvTranspose1dVDApprox(CplxVDApproxMixin, CplxConvTranspose1dGaussian):
-    __doc__ = layer_doc("CplxConvTranspose1dVDApprox", _APPROX)
+class CplxConvTranspose1dVDApprox(
+    CplxVDApproxMixin,
+    CplxConvTranspose1dGaussian,
+    family=CplxConvTranspose1d,
+    kind="vd_approx",
+    twin=False,
+    convertible=False,
+):
+    pass
 
 
-class CplxConvTranspose2dVDApprox(CplxVDApproxMixin, CplxConvTranspose2dGaussian):
-    __doc__ = layer_doc("CplxConvTranspose2dVDApprox", _APPROX)
+class CplxConvTranspose2dVDApprox(
+    CplxVDApproxMixin,
+    CplxConvTranspose2dGaussian,
+    family=CplxConvTranspose2d,
+    kind="vd_approx",
+    twin=False,
+    convertible=False,
+):
+    pass
 
 
-class CplxConvTranspose3dVDApprox(CplxVDApproxMixin, CplxConvTranspose3dGaussian):
-    __doc__ = layer_doc("CplxConvTranspose3dVDApprox", _APPROX)
+class CplxConvTranspose3dVDApprox(
+    CplxVDApproxMixin,
+    CplxConvTranspose3dGaussian,
+    family=CplxConvTranspose3d,
+    kind="vd_approx",
+    twin=False,
+    convertible=False,
+):
+    pass
 
 
-class CplxLinearVDBogus(CplxVDBogusMixin, CplxLinearGaussian):
-    __doc__ = layer_doc("CplxLinearVDBogus", _BOGUS)
+class CplxLinearVDBogus(
+    CplxVDBogusMixin,
+    CplxLinearGaussian,
+    family=CplxLinear,
+    kind="vd_bogus",
+    twin=False,
+    convertible=False,
+):
+    pass
 
 
-class CplxBilinearVDBogus(CplxVDBogusMixin, CplxBilinearGaussian):
-    __doc__ = layer_doc("CplxBilinearVDBogus", _BOGUS)
+class CplxBilinearVDBogus(
+    CplxVDBogusMixin,
+    CplxBilinearGaussian,
+    family=CplxBilinear,
+    kind="vd_bogus",
+    twin=False,
+    convertible=False,
+):
+    pass
 
 
-class CplxConv1dVDBogus(CplxVDBogusMixin, CplxConv1dGaussian):
-    __doc__ = layer_doc("CplxConv1dVDBogus", _BOGUS)
+class CplxConv1dVDBogus(
+    CplxVDBogusMixin,
+    CplxConv1dGaussian,
+    family=CplxConv1d,
+    kind="vd_bogus",
+    twin=False,
+    convertible=False,
+):
+    pass
 
 
-class CplxConv2dVDBogus(CplxVDBogusMixin, CplxConv2dGaussian):
-    __doc__ = layer_doc("CplxConv2dVDBogus", _BOGUS)
+class CplxConv2dVDBogus(
+    CplxVDBogusMixin,
+    CplxConv2dGaussian,
+    family=CplxConv2d,
+    kind="vd_bogus",
+    twin=False,
+    convertible=False,
+):
+    pass
 
 
-class CplxConv3dVDBogus(CplxVDBogusMixin, CplxConv3dGaussian):
-    __doc__ = layer_doc("CplxConv3dVDBogus", _BOGUS)
+class CplxConv3dVDBogus(
+    CplxVDBogusMixin,
+    CplxConv3dGaussian,
+    family=CplxConv3d,
+    kind="vd_bogus",
+    twin=False,
+    convertible=False,
+):
+    pass
 
 
-class CplxConvTranspose1dVDBogus(CplxVDBogusMixin, CplxConvTranspose1dGaussian):
-    __doc__ = layer_doc("CplxConvTranspose1dVDBogus", _BOGUS)
+class CplxConvTranspose1dVDBogus(
+    CplxVDBogusMixin,
+    CplxConvTranspose1dGaussian,
+    family=CplxConvTranspose1d,
+    kind="vd_bogus",
+    twin=False,
+    convertible=False,
+):
+    pass
 
 
-class CplxConvTranspose2dVDBogus(CplxVDBogusMixin, CplxConvTranspose2dGaussian):
-    __doc__ = layer_doc("CplxConvTranspose2dVDBogus", _BOGUS)
+class CplxConvTranspose2dVDBogus(
+    CplxVDBogusMixin,
+    CplxConvTranspose2dGaussian,
+    family=CplxConvTranspose2d,
+    kind="vd_bogus",
+    twin=False,
+    convertible=False,
+):
+    pass
 
 
-class CplxConvTranspose3dVDBogus(CplxVDBogusMixin, CplxConvTranspose3dGaussian):
-    __doc__ = layer_doc("CplxConvTranspose3dVDBogus", _BOGUS)
+class CplxConvTranspose3dVDBogus(
+    CplxVDBogusMixin,
+    CplxConvTranspose3dGaussian,
+    family=CplxConvTranspose3d,
+    kind="vd_bogus",
+    twin=False,
+    convertible=False,
+):
+    pass

@@ -5,8 +5,9 @@ its dense torch twin with a Gaussian posterior and the penalty
 :func:`~cplxmodule.nn.relevance.functional.kl_real_ard`.
 """
 
+import torch
+
 from .. import functional as F
-from .._doc import layer_doc
 from .base import (
     BilinearGaussian,
     Conv1dGaussian,
@@ -36,11 +37,10 @@ __all__ = [
     "ConvTranspose3dARD",
 ]
 
-_ARD = "ARD"
-
-
 class RealARDMixin:
     """The penalty of real ARD; goes before a Gaussian layer in the bases."""
+
+    _doc_method = "ARD"
 
     @property
     def penalty(self):
@@ -50,33 +50,39 @@ class RealARDMixin:
         return F.kl_real_ard(self.log_alpha)
 
 
-class LinearARD(RealARDMixin, LinearGaussian):
-    __doc__ = layer_doc("LinearARD", _ARD)
+class LinearARD(RealARDMixin, LinearGaussian, family=torch.nn.Linear, kind="ard"):
+    pass
 
 
-class BilinearARD(RealARDMixin, BilinearGaussian):
-    __doc__ = layer_doc("BilinearARD", _ARD)
+class BilinearARD(RealARDMixin, BilinearGaussian, family=torch.nn.Bilinear, kind="ard"):
+    pass
 
 
-class Conv1dARD(RealARDMixin, Conv1dGaussian):
-    __doc__ = layer_doc("Conv1dARD", _ARD)
+class Conv1dARD(RealARDMixin, Conv1dGaussian, family=torch.nn.Conv1d, kind="ard"):
+    pass
 
 
-class Conv2dARD(RealARDMixin, Conv2dGaussian):
-    __doc__ = layer_doc("Conv2dARD", _ARD)
+class Conv2dARD(RealARDMixin, Conv2dGaussian, family=torch.nn.Conv2d, kind="ard"):
+    pass
 
 
-class Conv3dARD(RealARDMixin, Conv3dGaussian):
-    __doc__ = layer_doc("Conv3dARD", _ARD)
+class Conv3dARD(RealARDMixin, Conv3dGaussian, family=torch.nn.Conv3d, kind="ard"):
+    pass
 
 
-class ConvTranspose1dARD(RealARDMixin, ConvTranspose1dGaussian):
-    __doc__ = layer_doc("ConvTranspose1dARD", _ARD)
+class ConvTranspose1dARD(
+    RealARDMixin, ConvTranspose1dGaussian, family=torch.nn.ConvTranspose1d, kind="ard"
+):
+    pass
 
 
-class ConvTranspose2dARD(RealARDMixin, ConvTranspose2dGaussian):
-    __doc__ = layer_doc("ConvTranspose2dARD", _ARD)
+class ConvTranspose2dARD(
+    RealARDMixin, ConvTranspose2dGaussian, family=torch.nn.ConvTranspose2d, kind="ard"
+):
+    pass
 
 
-class ConvTranspose3dARD(RealARDMixin, ConvTranspose3dGaussian):
-    __doc__ = layer_doc("ConvTranspose3dARD", _ARD)
+class ConvTranspose3dARD(
+    RealARDMixin, ConvTranspose3dGaussian, family=torch.nn.ConvTranspose3d, kind="ard"
+):
+    pass

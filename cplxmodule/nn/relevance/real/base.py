@@ -5,6 +5,8 @@ add a penalty mixin; on their own their ``penalty`` raises
 ``NotImplementedError``.
 """
 
+import torch
+
 from ...modules.conv import (
     _RealConv1d,
     _RealConv2d,
@@ -34,39 +36,95 @@ __all__ = [
 ConvNdGaussianMixin = GaussianMixin
 
 
-class LinearGaussian(GaussianMixin, _RealLinear):
+class LinearGaussian(
+    GaussianMixin,
+    _RealLinear,
+    family=torch.nn.Linear,
+    kind="gaussian",
+    twin=False,
+    convertible=False,
+):
     """:class:`torch.nn.Linear` with a Gaussian weight posterior (see :class:`GaussianMixin`)."""
 
 
-class BilinearGaussian(GaussianMixin, _RealBilinear):
+class BilinearGaussian(
+    GaussianMixin,
+    _RealBilinear,
+    family=torch.nn.Bilinear,
+    kind="gaussian",
+    twin=False,
+    convertible=False,
+):
     """:class:`torch.nn.Bilinear` with a Gaussian weight posterior (see :class:`GaussianMixin`)."""
 
 
-class Conv1dGaussian(GaussianMixin, _RealConv1d):
+class Conv1dGaussian(
+    GaussianMixin,
+    _RealConv1d,
+    family=torch.nn.Conv1d,
+    kind="gaussian",
+    twin=False,
+    convertible=False,
+):
     """:class:`torch.nn.Conv1d` with a Gaussian weight posterior (see :class:`GaussianMixin`)."""
 
 
-class Conv2dGaussian(GaussianMixin, _RealConv2d):
+class Conv2dGaussian(
+    GaussianMixin,
+    _RealConv2d,
+    family=torch.nn.Conv2d,
+    kind="gaussian",
+    twin=False,
+    convertible=False,
+):
     """:class:`torch.nn.Conv2d` with a Gaussian weight posterior (see :class:`GaussianMixin`)."""
 
 
-class Conv3dGaussian(GaussianMixin, _RealConv3d):
+class Conv3dGaussian(
+    GaussianMixin,
+    _RealConv3d,
+    family=torch.nn.Conv3d,
+    kind="gaussian",
+    twin=False,
+    convertible=False,
+):
     """:class:`torch.nn.Conv3d` with a Gaussian weight posterior (see :class:`GaussianMixin`)."""
 
 
-class ConvTranspose1dGaussian(GaussianMixin, _RealConvTranspose1d):
+class ConvTranspose1dGaussian(
+    GaussianMixin,
+    _RealConvTranspose1d,
+    family=torch.nn.ConvTranspose1d,
+    kind="gaussian",
+    twin=False,
+    convertible=False,
+):
     """:class:`torch.nn.ConvTranspose1d` with a Gaussian weight posterior (see
     :class:`GaussianMixin`).
     """
 
 
-class ConvTranspose2dGaussian(GaussianMixin, _RealConvTranspose2d):
+class ConvTranspose2dGaussian(
+    GaussianMixin,
+    _RealConvTranspose2d,
+    family=torch.nn.ConvTranspose2d,
+    kind="gaussian",
+    twin=False,
+    convertible=False,
+):
     """:class:`torch.nn.ConvTranspose2d` with a Gaussian weight posterior (see
     :class:`GaussianMixin`).
     """
 
 
-class ConvTranspose3dGaussian(GaussianMixin, _RealConvTranspose3d):
+class ConvTranspose3dGaussian(
+    GaussianMixin,
+    _RealConvTranspose3d,
+    family=torch.nn.ConvTranspose3d,
+    kind="gaussian",
+    twin=False,
+    convertible=False,
+):
     """:class:`torch.nn.ConvTranspose3d` with a Gaussian weight posterior (see
     :class:`GaussianMixin`).
     """

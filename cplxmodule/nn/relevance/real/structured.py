@@ -6,6 +6,8 @@ dropout or ARD KL of the per-weight layers, one term per channel, or the
 probability of an L0 gate being open.
 """
 
+import torch
+
 from ...modules.conv import (
     _RealConv1d,
     _RealConv2d,
@@ -15,7 +17,7 @@ from ...modules.conv import (
     _RealConvTranspose3d,
 )
 from ...modules.linear import _RealBilinear, _RealLinear
-from ..structured import ChannelGaussianMixin, ChannelL0Mixin, channel_layer_doc
+from ..structured import ChannelGaussianMixin, ChannelL0Mixin
 from .ard import RealARDMixin
 from .vd import RealVDMixin
 
@@ -47,97 +49,161 @@ __all__ = [
 ]
 
 
-class LinearChannelVD(RealVDMixin, ChannelGaussianMixin, _RealLinear):
-    __doc__ = channel_layer_doc("LinearChannelVD")
+class LinearChannelVD(
+    RealVDMixin, ChannelGaussianMixin, _RealLinear, family=torch.nn.Linear, kind="channel_vd"
+):
+    pass
 
 
-class BilinearChannelVD(RealVDMixin, ChannelGaussianMixin, _RealBilinear):
-    __doc__ = channel_layer_doc("BilinearChannelVD")
+class BilinearChannelVD(
+    RealVDMixin, ChannelGaussianMixin, _RealBilinear, family=torch.nn.Bilinear, kind="channel_vd"
+):
+    pass
 
 
-class Conv1dChannelVD(RealVDMixin, ChannelGaussianMixin, _RealConv1d):
-    __doc__ = channel_layer_doc("Conv1dChannelVD")
+class Conv1dChannelVD(
+    RealVDMixin, ChannelGaussianMixin, _RealConv1d, family=torch.nn.Conv1d, kind="channel_vd"
+):
+    pass
 
 
-class Conv2dChannelVD(RealVDMixin, ChannelGaussianMixin, _RealConv2d):
-    __doc__ = channel_layer_doc("Conv2dChannelVD")
+class Conv2dChannelVD(
+    RealVDMixin, ChannelGaussianMixin, _RealConv2d, family=torch.nn.Conv2d, kind="channel_vd"
+):
+    pass
 
 
-class Conv3dChannelVD(RealVDMixin, ChannelGaussianMixin, _RealConv3d):
-    __doc__ = channel_layer_doc("Conv3dChannelVD")
+class Conv3dChannelVD(
+    RealVDMixin, ChannelGaussianMixin, _RealConv3d, family=torch.nn.Conv3d, kind="channel_vd"
+):
+    pass
 
 
-class ConvTranspose1dChannelVD(RealVDMixin, ChannelGaussianMixin, _RealConvTranspose1d):
-    __doc__ = channel_layer_doc("ConvTranspose1dChannelVD")
+class ConvTranspose1dChannelVD(
+    RealVDMixin,
+    ChannelGaussianMixin,
+    _RealConvTranspose1d,
+    family=torch.nn.ConvTranspose1d,
+    kind="channel_vd",
+):
+    pass
 
 
-class ConvTranspose2dChannelVD(RealVDMixin, ChannelGaussianMixin, _RealConvTranspose2d):
-    __doc__ = channel_layer_doc("ConvTranspose2dChannelVD")
+class ConvTranspose2dChannelVD(
+    RealVDMixin,
+    ChannelGaussianMixin,
+    _RealConvTranspose2d,
+    family=torch.nn.ConvTranspose2d,
+    kind="channel_vd",
+):
+    pass
 
 
-class ConvTranspose3dChannelVD(RealVDMixin, ChannelGaussianMixin, _RealConvTranspose3d):
-    __doc__ = channel_layer_doc("ConvTranspose3dChannelVD")
+class ConvTranspose3dChannelVD(
+    RealVDMixin,
+    ChannelGaussianMixin,
+    _RealConvTranspose3d,
+    family=torch.nn.ConvTranspose3d,
+    kind="channel_vd",
+):
+    pass
 
 
-class LinearChannelARD(RealARDMixin, ChannelGaussianMixin, _RealLinear):
-    __doc__ = channel_layer_doc("LinearChannelARD")
+class LinearChannelARD(
+    RealARDMixin, ChannelGaussianMixin, _RealLinear, family=torch.nn.Linear, kind="channel_ard"
+):
+    pass
 
 
-class BilinearChannelARD(RealARDMixin, ChannelGaussianMixin, _RealBilinear):
-    __doc__ = channel_layer_doc("BilinearChannelARD")
+class BilinearChannelARD(
+    RealARDMixin, ChannelGaussianMixin, _RealBilinear, family=torch.nn.Bilinear, kind="channel_ard"
+):
+    pass
 
 
-class Conv1dChannelARD(RealARDMixin, ChannelGaussianMixin, _RealConv1d):
-    __doc__ = channel_layer_doc("Conv1dChannelARD")
+class Conv1dChannelARD(
+    RealARDMixin, ChannelGaussianMixin, _RealConv1d, family=torch.nn.Conv1d, kind="channel_ard"
+):
+    pass
 
 
-class Conv2dChannelARD(RealARDMixin, ChannelGaussianMixin, _RealConv2d):
-    __doc__ = channel_layer_doc("Conv2dChannelARD")
+class Conv2dChannelARD(
+    RealARDMixin, ChannelGaussianMixin, _RealConv2d, family=torch.nn.Conv2d, kind="channel_ard"
+):
+    pass
 
 
-class Conv3dChannelARD(RealARDMixin, ChannelGaussianMixin, _RealConv3d):
-    __doc__ = channel_layer_doc("Conv3dChannelARD")
+class Conv3dChannelARD(
+    RealARDMixin, ChannelGaussianMixin, _RealConv3d, family=torch.nn.Conv3d, kind="channel_ard"
+):
+    pass
 
 
-class ConvTranspose1dChannelARD(RealARDMixin, ChannelGaussianMixin, _RealConvTranspose1d):
-    __doc__ = channel_layer_doc("ConvTranspose1dChannelARD")
+class ConvTranspose1dChannelARD(
+    RealARDMixin,
+    ChannelGaussianMixin,
+    _RealConvTranspose1d,
+    family=torch.nn.ConvTranspose1d,
+    kind="channel_ard",
+):
+    pass
 
 
-class ConvTranspose2dChannelARD(RealARDMixin, ChannelGaussianMixin, _RealConvTranspose2d):
-    __doc__ = channel_layer_doc("ConvTranspose2dChannelARD")
+class ConvTranspose2dChannelARD(
+    RealARDMixin,
+    ChannelGaussianMixin,
+    _RealConvTranspose2d,
+    family=torch.nn.ConvTranspose2d,
+    kind="channel_ard",
+):
+    pass
 
 
-class ConvTranspose3dChannelARD(RealARDMixin, ChannelGaussianMixin, _RealConvTranspose3d):
-    __doc__ = channel_layer_doc("ConvTranspose3dChannelARD")
+class ConvTranspose3dChannelARD(
+    RealARDMixin,
+    ChannelGaussianMixin,
+    _RealConvTranspose3d,
+    family=torch.nn.ConvTranspose3d,
+    kind="channel_ard",
+):
+    pass
 
 
-class LinearChannelL0(ChannelL0Mixin, _RealLinear):
-    __doc__ = channel_layer_doc("LinearChannelL0")
+class LinearChannelL0(ChannelL0Mixin, _RealLinear, family=torch.nn.Linear, kind="channel_l0"):
+    pass
 
 
-class BilinearChannelL0(ChannelL0Mixin, _RealBilinear):
-    __doc__ = channel_layer_doc("BilinearChannelL0")
+class BilinearChannelL0(
+    ChannelL0Mixin, _RealBilinear, family=torch.nn.Bilinear, kind="channel_l0"
+):
+    pass
 
 
-class Conv1dChannelL0(ChannelL0Mixin, _RealConv1d):
-    __doc__ = channel_layer_doc("Conv1dChannelL0")
+class Conv1dChannelL0(ChannelL0Mixin, _RealConv1d, family=torch.nn.Conv1d, kind="channel_l0"):
+    pass
 
 
-class Conv2dChannelL0(ChannelL0Mixin, _RealConv2d):
-    __doc__ = channel_layer_doc("Conv2dChannelL0")
+class Conv2dChannelL0(ChannelL0Mixin, _RealConv2d, family=torch.nn.Conv2d, kind="channel_l0"):
+    pass
 
 
-class Conv3dChannelL0(ChannelL0Mixin, _RealConv3d):
-    __doc__ = channel_layer_doc("Conv3dChannelL0")
+class Conv3dChannelL0(ChannelL0Mixin, _RealConv3d, family=torch.nn.Conv3d, kind="channel_l0"):
+    pass
 
 
-class ConvTranspose1dChannelL0(ChannelL0Mixin, _RealConvTranspose1d):
-    __doc__ = channel_layer_doc("ConvTranspose1dChannelL0")
+class ConvTranspose1dChannelL0(
+    ChannelL0Mixin, _RealConvTranspose1d, family=torch.nn.ConvTranspose1d, kind="channel_l0"
+):
+    pass
 
 
-class ConvTranspose2dChannelL0(ChannelL0Mixin, _RealConvTranspose2d):
-    __doc__ = channel_layer_doc("ConvTranspose2dChannelL0")
+class ConvTranspose2dChannelL0(
+    ChannelL0Mixin, _RealConvTranspose2d, family=torch.nn.ConvTranspose2d, kind="channel_l0"
+):
+    pass
 
 
-class ConvTranspose3dChannelL0(ChannelL0Mixin, _RealConvTranspose3d):
-    __doc__ = channel_layer_doc("ConvTranspose3dChannelL0")
+class ConvTranspose3dChannelL0(
+    ChannelL0Mixin, _RealConvTranspose3d, family=torch.nn.ConvTranspose3d, kind="channel_l0"
+):
+    pass

@@ -7,9 +7,10 @@ penalty from the log-uniform prior,
 arguments and loads its state_dict with ``strict=False``.
 """
 
+import torch
+
 from ..base import BaseARD, GaussianMixin
 from .. import functional as F
-from .._doc import layer_doc
 from ...utils.sparsity import SparsityStats  # noqa: F401  (published import path)
 from .base import (
     BilinearGaussian,
@@ -45,11 +46,10 @@ __all__ = [
 #: from ``log_alpha``): here part of :class:`GaussianMixin`.
 RelevanceMixin = GaussianMixin
 
-_VD = "variational dropout"
-
-
 class RealVDMixin:
     """The penalty of real variational dropout; goes before a Gaussian layer in the bases."""
+
+    _doc_method = "variational dropout"
 
     @property
     def penalty(self):
@@ -59,33 +59,39 @@ class RealVDMixin:
         return F.kl_real_vd(self.log_alpha)
 
 
-class LinearVD(RealVDMixin, LinearGaussian):
-    __doc__ = layer_doc("LinearVD", _VD)
+class LinearVD(RealVDMixin, LinearGaussian, family=torch.nn.Linear, kind="vd"):
+    pass
 
 
-class BilinearVD(RealVDMixin, BilinearGaussian):
-    __doc__ = layer_doc("BilinearVD", _VD)
+class BilinearVD(RealVDMixin, BilinearGaussian, family=torch.nn.Bilinear, kind="vd"):
+    pass
 
 
-class Conv1dVD(RealVDMixin, Conv1dGaussian):
-    __doc__ = layer_doc("Conv1dVD", _VD)
+class Conv1dVD(RealVDMixin, Conv1dGaussian, family=torch.nn.Conv1d, kind="vd"):
+    pass
 
 
-class Conv2dVD(RealVDMixin, Conv2dGaussian):
-    __doc__ = layer_doc("Conv2dVD", _VD)
+class Conv2dVD(RealVDMixin, Conv2dGaussian, family=torch.nn.Conv2d, kind="vd"):
+    pass
 
 
-class Conv3dVD(RealVDMixin, Conv3dGaussian):
-    __doc__ = layer_doc("Conv3dVD", _VD)
+class Conv3dVD(RealVDMixin, Conv3dGaussian, family=torch.nn.Conv3d, kind="vd"):
+    pass
 
 
-class ConvTranspose1dVD(RealVDMixin, ConvTranspose1dGaussian):
-    __doc__ = layer_doc("ConvTranspose1dVD", _VD)
+class ConvTranspose1dVD(
+    RealVDMixin, ConvTranspose1dGaussian, family=torch.nn.ConvTranspose1d, kind="vd"
+):
+    pass
 
 
-class ConvTranspose2dVD(RealVDMixin, ConvTranspose2dGaussian):
-    __doc__ = layer_doc("ConvTranspose2dVD", _VD)
+class ConvTranspose2dVD(
+    RealVDMixin, ConvTranspose2dGaussian, family=torch.nn.ConvTranspose2d, kind="vd"
+):
+    pass
 
 
-class ConvTranspose3dVD(RealVDMixin, ConvTranspose3dGaussian):
-    __doc__ = layer_doc("ConvTranspose3dVD", _VD)
+class ConvTranspose3dVD(
+    RealVDMixin, ConvTranspose3dGaussian, family=torch.nn.ConvTranspose3d, kind="vd"
+):
+    pass

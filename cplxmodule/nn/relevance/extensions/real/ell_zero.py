@@ -18,7 +18,9 @@ _GROUPS = {
 }
 
 
-class LinearL0(BaseARD, SparsityStats, _RealLinear):
+class LinearL0(
+    BaseARD, SparsityStats, _RealLinear, family=torch.nn.Linear, kind="l0", twin=False
+):
     r"""Linear layer whose weights pass through stochastic hard-concrete gates.
 
     Each weight (or each input column, or output row, with ``group``) is

@@ -9,7 +9,15 @@ from ....utils.sparsity import SparsityStats, _weight_counts
 __all__ = ["BaseARD", "LinearLASSO"]
 
 
-class LinearLASSO(BaseARD, SparsityStats, _RealLinear):
+class LinearLASSO(
+    BaseARD,
+    SparsityStats,
+    _RealLinear,
+    family=torch.nn.Linear,
+    kind="lasso",
+    twin=False,
+    convertible=False,
+):
     r"""Linear layer with an L1 penalty on its weight (Tibshirani, 1996).
 
     A deterministic baseline for the Bayesian layers: ``penalty`` is
