@@ -14,7 +14,8 @@ from typing import NamedTuple
 import torch
 import torch.nn.functional as F
 
-from ._shared import HALF_DTYPES, autocast_dtype, ntuple
+from ._dtypes import HALF_DTYPES, autocast_dtype
+from ._shared import ntuple
 from .conversions import _to_complex
 from .tensor import Cplx, _pair
 

@@ -1,4 +1,4 @@
-"""Argument checks, dtype tables and docstring templates of the functional core.
+"""Argument checks, the conversion of complex operands and docstring templates of the functional core.
 
 One definition of each, shared by the modules of :mod:`cplxmodule.cplx` and
 by the layers of :mod:`cplxmodule.nn`, so that a mistake gets one message
@@ -7,55 +7,10 @@ wherever it is made. Not public API: the names here may change.
 
 import torch
 
-# the Cplx class, read at call time: ``tensor`` imports this module's tables
-from . import tensor
-
-#: The real dtype of each complex dtype.
-REAL_OF = {
-    torch.complex32: torch.float16,
-    torch.complex64: torch.float32,
-    torch.complex128: torch.float64,
-}
-
-#: The complex dtype of each real dtype that has one.
-COMPLEX_OF = {real: complex_ for complex_, real in REAL_OF.items()}
-
-#: The real dtypes whose complex dtype every torch op supports (complex32
-#: lacks many ops, ``abs`` on the CPU among them).
-NATIVE_DTYPES = (torch.float32, torch.float64)
-
-#: The half precisions, computed in float32 where rounding would spoil a
-#: result (norms, modReLU's scale, max-pooling's comparisons), as torch's own
-#: kernels accumulate them in float32.
-HALF_DTYPES = (torch.float16, torch.bfloat16)
-
-#: The dtypes that :func:`torch.autocast` casts (it leaves float64 and
-#: complex tensors alone).
-AUTOCAST_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
-
-
-# One call that tells whether autocast is on for any device (``torch.nn.RNN``
-# asks it too), where the test for the input's device costs several times more.
-_any_autocast = getattr(torch._C, "_is_any_autocast_enabled", lambda: True)
-
-
-def autocast_dtype(input):
-    """The dtype :func:`torch.autocast` runs ``input``'s products in, or ``None``."""
-    if not _any_autocast():
-        return None
-    device = input.device.type
-    if input.dtype in AUTOCAST_DTYPES and device != "meta" and torch.is_autocast_enabled(device):
-        return torch.get_autocast_dtype(device)
-    return None
-
+from .tensor import Cplx, _pair
 
 #: The names ``padding_mode=`` accepts, as :class:`torch.nn.Conv2d` does.
 PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
-
-
-def real_dtype(dtype):
-    """The real dtype of the parts for ``dtype`` (a complex dtype names its parts')."""
-    return REAL_OF.get(dtype, dtype)
 
 
 def describe(value):
@@ -78,13 +33,13 @@ def as_cplx(value):
     them), become a :class:`Cplx` of those parts: views, never copies, so
     gradients reach a complex leaf. A real tensor is not complex: ``None``.
     """
-    if isinstance(value, tensor.Cplx):
+    if isinstance(value, Cplx):
         return value
     if isinstance(value, torch.Tensor):
-        return tensor._pair(value.real, value.imag) if value.is_complex() else None
+        return _pair(value.real, value.imag) if value.is_complex() else None
     real, imag = getattr(value, "real", None), getattr(value, "imag", None)
     if _are_parts(real, imag):
-        return tensor._pair(real, imag)
+        return _pair(real, imag)
     return None
 
 
@@ -118,7 +73,7 @@ def checked_cplx(input, name="input", where=None, shape=None):
     when given, e.g. ``"CplxConv2d: `input` must be a Cplx or a complex
     tensor of shape (N, 3, *, *) or (3, *, *), got ..."``.
     """
-    if type(input) is tensor.Cplx:
+    if type(input) is Cplx:
         # the common case, at the cost of one test
         return input
     value = as_cplx(input)
@@ -155,7 +110,7 @@ def check_operands(inputs, weight, bias, where):
     weight = check_operand(weight, "weight", where=where)
     bias = check_operand(bias, "bias", optional=True, where=where)
     values = tuple(inputs.values())
-    if all(type(x) is tensor.Cplx for x in values):
+    if all(type(x) is Cplx for x in values):
         # the common case, decided at the cost of one test per input
         return values, weight, bias
     operands = (*values, weight) + (() if bias is None else (bias,))

@@ -10,7 +10,7 @@ and traced code cannot see storage, and plans its memory anyway.
 
 import torch
 
-from ._shared import NATIVE_DTYPES
+from ._dtypes import NATIVE_DTYPES
 
 
 def _eager():

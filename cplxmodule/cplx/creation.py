@@ -4,7 +4,8 @@ import math
 
 import torch
 
-from ._shared import checked_cplx, real_dtype
+from ._dtypes import real_dtype
+from ._shared import checked_cplx
 from .tensor import Cplx
 
 __all__ = ["randn", "randn_like"]

@@ -7,7 +7,8 @@ gradients agree with torch's functions on native complex tensors.
 
 import torch
 
-from ._shared import HALF_DTYPES, checked_cplx
+from ._dtypes import HALF_DTYPES
+from ._shared import checked_cplx
 from .tensor import Cplx
 
 __all__ = [

@@ -12,7 +12,8 @@ import math
 
 import torch
 
-from ._shared import HALF_DTYPES, check_shape, check_trailing_shape, checked_cplx
+from ._dtypes import HALF_DTYPES
+from ._shared import check_shape, check_trailing_shape, checked_cplx
 from .tensor import Cplx
 
 __all__ = [

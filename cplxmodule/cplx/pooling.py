@@ -10,7 +10,8 @@ complex average exactly.
 import torch
 import torch.nn.functional as F
 
-from ._shared import HALF_DTYPES, check_spatial_dims, checked_cplx, doc_kwargs
+from ._dtypes import HALF_DTYPES
+from ._shared import check_spatial_dims, checked_cplx, doc_kwargs
 from ._views import _eager
 from .tensor import Cplx
 

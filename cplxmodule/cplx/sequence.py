@@ -19,7 +19,8 @@ import math
 
 import torch
 
-from ._shared import _prefix, checked_cplx, describe, real_dtype
+from ._dtypes import real_dtype
+from ._shared import _prefix, checked_cplx, describe
 from .conversions import from_complex, to_complex
 from .elementwise import exp, phaseshift
 from .tensor import Cplx

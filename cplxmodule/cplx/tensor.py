@@ -6,7 +6,7 @@ import numpy
 import torch
 import torch.utils._pytree as pytree
 
-from ._shared import real_dtype
+from ._dtypes import real_dtype
 from ._views import _complex_view
 
 __all__ = ["Cplx"]

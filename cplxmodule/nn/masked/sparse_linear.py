@@ -13,7 +13,7 @@ import warnings
 import torch
 
 from ...cplx import Cplx
-from ...cplx._shared import autocast_dtype
+from ...cplx._dtypes import autocast_dtype
 from ..modules.linear import _check_features
 
 __all__ = ["SparseLinear", "CplxSparseLinear"]

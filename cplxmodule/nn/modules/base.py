@@ -7,7 +7,8 @@ import torch
 
 from ...cplx import Cplx
 from ...cplx.conversions import _ELEMENTWISE, _split_apply
-from ...cplx._shared import AUTOCAST_DTYPES, HALF_DTYPES, autocast_dtype, checked_cplx
+from ...cplx._dtypes import AUTOCAST_DTYPES, HALF_DTYPES, autocast_dtype
+from ...cplx._shared import checked_cplx
 from .parameter import CplxParameter  # noqa: F401  (published import path)
 from .parameter import _load_complex_children, _refuse_complex_cast
 

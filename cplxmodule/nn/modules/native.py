@@ -4,7 +4,7 @@ import copy
 
 import torch
 
-from ...cplx._shared import COMPLEX_OF
+from ...cplx._dtypes import COMPLEX_OF
 from .. import _families
 from .container import CplxSequential
 from .linear import CplxIdentity

@@ -5,7 +5,7 @@ import itertools
 import torch
 
 from ...cplx import Cplx
-from ...cplx._shared import real_dtype
+from ...cplx._dtypes import real_dtype
 
 __all__ = ["CplxParameter"]
 

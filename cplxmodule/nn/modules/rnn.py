@@ -19,7 +19,8 @@ from torch.nn.utils.rnn import PackedSequence
 
 from ...cplx import Cplx
 from ...cplx import _rnn
-from ...cplx._shared import NATIVE_DTYPES, checked_cplx, describe
+from ...cplx._dtypes import NATIVE_DTYPES
+from ...cplx._shared import checked_cplx, describe
 from ...cplx.conversions import _to_complex
 from .base import CplxToCplx
 from .linear import CplxLinear, _reset_weight_and_bias
