@@ -1,8 +1,13 @@
 """Helpers shared by the test modules: one definition each (test modules do not import each other)."""
 
-import torch
+import math
 
+import torch
+import torch.nn.functional as F
+
+import cplxmodule.cplx as cplx
 from cplxmodule import Cplx
+from cplxmodule.nn import CplxLayerNorm
 
 
 class Duck:
@@ -49,3 +54,104 @@ def weighted_sum(output, generator):
             weights = torch.randn(part.shape, generator=generator, dtype=torch.float64)
             total = total + (part.to(torch.float64) * weights).sum()
     return torch.as_tensor(total)
+
+
+# --- attention in torch's native complex128 (tests of attention and transformers) ---------------
+DOUBLE = dict(rtol=1e-10, atol=1e-10)
+
+
+def randc(*shape, seed=0):
+    """A float64 :class:`Cplx` of standard normal parts, drawn from its own generator."""
+    g = torch.Generator().manual_seed(seed)
+    return Cplx(torch.randn(*shape, generator=g, dtype=torch.float64),
+                torch.randn(*shape, generator=g, dtype=torch.float64))
+
+
+def native(z):
+    """``z`` (a :class:`Cplx`, a complex parameter) detached, in torch's complex dtype."""
+    return cplx.to_complex(z).detach()
+
+
+def native_linear(proj, x):
+    """The complex linear layer ``proj`` applied to the native complex ``x``."""
+    out = x @ native(proj.weight).T
+    return out if proj.bias is None else out + native(proj.bias)
+
+
+def native_scores(q, k, score):
+    """The real scores of the Hermitian products ``q @ k^H``, scaled by 1/sqrt(head size)."""
+    product = q @ k.conj().transpose(-2, -1)
+    return (product.real if score == "real" else product.abs()) / math.sqrt(q.shape[-1])
+
+
+def native_softmax(scores):
+    """The softmax over the keys; zero weights where every key is masked, as torch's SDPA."""
+    empty = torch.isneginf(scores).all(-1, keepdim=True)
+    return torch.where(empty, 0.0, torch.softmax(scores, dim=-1))
+
+
+def layer_mask(mask):
+    """torch's layer convention (bool True: not allowed; float: added) as an additive mask."""
+    if mask is None or mask.is_floating_point():
+        return mask
+    return torch.zeros(mask.shape, dtype=torch.float64).masked_fill(mask, -math.inf)
+
+
+def native_mha(layer, query, key, value, key_padding_mask=None, attn_mask=None,
+               is_causal=False, average=True):
+    """``layer``'s forward in native complex128, batch first ``(N, L, E)``; eval mode."""
+    n, length, _ = query.shape
+    size, h = key.shape[1], layer.num_heads
+    d = layer.embed_dim // h
+
+    def heads(x):
+        return x.reshape(n, -1, h, d).transpose(1, 2)
+
+    q = heads(native_linear(layer.q_proj, query))
+    k = heads(native_linear(layer.k_proj, key))
+    v = heads(native_linear(layer.v_proj, value))
+    mask = torch.zeros(n, h, length, size, dtype=torch.float64)
+    if attn_mask is not None:
+        extra = layer_mask(attn_mask)
+        mask = mask + (extra if extra.dim() == 2 else extra.reshape(n, h, length, size))
+    if key_padding_mask is not None:
+        mask = mask + layer_mask(key_padding_mask).reshape(n, 1, 1, size)
+    if is_causal and attn_mask is None:
+        mask = mask.masked_fill(torch.ones(length, size, dtype=torch.bool).triu(1), -math.inf)
+    # the appended keys: bias_k then a zero key, open to every query
+    appended = []
+    if layer.bias_k is not None:
+        appended.append((native(layer.bias_k), native(layer.bias_v)))
+    if layer.add_zero_attn:
+        appended.append((torch.zeros(d * h, dtype=k.dtype),) * 2)
+    for bias_k, bias_v in appended:
+        k = torch.cat([k, bias_k.reshape(1, h, 1, d).expand(n, h, 1, d)], dim=2)
+        v = torch.cat([v, bias_v.reshape(1, h, 1, d).expand(n, h, 1, d)], dim=2)
+        mask = F.pad(mask, (0, 1))
+    weights = native_softmax(native_scores(q, k, layer.score) + mask)
+    out = (weights.to(v.dtype) @ v).transpose(1, 2).reshape(n, length, layer.embed_dim)
+    return native_linear(layer.out_proj, out), weights.mean(1) if average else weights
+
+
+def load_torch_transformer(ours, theirs):
+    """Load the real weights of torch's transformer module ``theirs`` into ``ours`` (imag 0).
+
+    Every entry but the layer norms' goes through ``load_state_dict`` (a real
+    tensor gets a zero imaginary part; torch's packed in-projections are split
+    among ``q_proj``, ``k_proj`` and ``v_proj``). A norm's weight and bias go to
+    ``weight[0, 0]`` and ``bias[0]`` of the complex norm's affine map, all that
+    a real input meets: its whitening is a division by the standard deviation.
+    """
+    state = theirs.state_dict()
+    norms = {
+        key: state.pop(key)
+        for key in list(state)
+        if isinstance(ours.get_submodule(key.rpartition(".")[0]), CplxLayerNorm)
+    }
+    missing, unexpected = ours.load_state_dict(state, strict=False)
+    assert not unexpected and set(missing) == set(norms), (missing, unexpected)
+    with torch.no_grad():
+        for key, value in norms.items():
+            prefix, _, name = key.rpartition(".")
+            part = (0, 0) if name == "weight" else 0
+            getattr(ours.get_submodule(prefix), name)[part].copy_(value)

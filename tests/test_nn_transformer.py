@@ -1,7 +1,7 @@
 """Complex transformer layers against native complex128 references and, on real inputs, torch's.
 
 The native reference of a layer writes its equations on native complex
-tensors: attention as in ``test_nn_attention.native_mha``, the layer norm by
+tensors: attention as in ``helpers.native_mha``, the layer norm by
 whitening each sample's (real, imaginary) pairs with the eigendecomposition
 of their covariance (the code under test uses a closed form), the split
 ReLU on the parts. With zero imaginary parts the layers are checked against
@@ -19,7 +19,6 @@ from cplxmodule.cplx import Cplx
 from cplxmodule.nn import (
     CplxLayerNorm,
     CplxLinear,
-    CplxMultiheadAttention,
     CplxSplitGELU,
     CplxTransformer,
     CplxTransformerDecoder,
@@ -30,7 +29,7 @@ from cplxmodule.nn import (
 )
 from cplxmodule.nn.masked import compact, magnitude_masks, to_masked
 
-from .test_nn_attention import DOUBLE, native, native_linear, native_mha, randc
+from .helpers import DOUBLE, load_torch_transformer, native, native_linear, native_mha, randc
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -169,25 +168,6 @@ def test_gradcheck_encoder_layer():
 
 
 # --- zero imaginary parts: torch's own layers -------------------------------------
-def load_torch_weights(ours, theirs):
-    """Copy the real weights of torch's transformer module ``theirs`` into ``ours`` (imag 0)."""
-    with torch.no_grad():
-        for p in ours.parameters():
-            if p.dim() != 3:  # everything but the norms' 2x2 maps: imaginary parts zero
-                p.zero_()
-        for key, value in theirs.state_dict().items():
-            prefix, _, name = key.rpartition(".")
-            target = ours.get_submodule(prefix)
-            if isinstance(target, CplxMultiheadAttention):
-                part = "weight" if name == "in_proj_weight" else "bias"
-                for proj, chunk in zip("qkv", value.chunk(3)):
-                    getattr(target, f"{proj}_proj").get_parameter(f"{part}.real").copy_(chunk)
-            elif isinstance(target, CplxLayerNorm):
-                getattr(target, name)[(0, 0) if name == "weight" else 0].copy_(value)
-            else:
-                target.get_parameter(f"{name}.real").copy_(value)
-
-
 @pytest.mark.parametrize("norm_first", [False, True])
 @pytest.mark.parametrize("activation", ["relu", "gelu"])
 def test_real_input_equals_torch_encoder_layer(norm_first, activation):
@@ -199,7 +179,7 @@ def test_real_input_equals_torch_encoder_layer(norm_first, activation):
         for p in theirs.parameters():
             p.add_(0.1 * torch.randn_like(p))
     ours = CplxTransformerEncoderLayer(8, 2, **kwargs).eval()
-    load_torch_weights(ours, theirs)
+    load_torch_transformer(ours, theirs)
     x = torch.randn(2, 5, 8, dtype=torch.float64, requires_grad=True)  # off torch's fast path
     kpm = torch.tensor([[False] * 5, [False] * 3 + [True] * 2])
     out = ours(Cplx(x), src_key_padding_mask=kpm)
@@ -215,7 +195,7 @@ def test_real_input_equals_torch_transformer():
     torch.manual_seed(0)
     theirs = torch.nn.Transformer(8, 2, **kwargs).eval()
     ours = CplxTransformer(8, 2, **kwargs).eval()
-    load_torch_weights(ours, theirs)
+    load_torch_transformer(ours, theirs)
     src = torch.randn(6, 2, 8, dtype=torch.float64, requires_grad=True)
     tgt = torch.randn(4, 2, 8, dtype=torch.float64)
     tgt_mask = torch.nn.Transformer.generate_square_subsequent_mask(4, dtype=torch.float64)

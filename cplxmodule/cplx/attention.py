@@ -122,6 +122,21 @@ def _masked(scores, attn_mask, is_causal):
     return scores + attn_mask
 
 
+def _softmax(scores, masked):
+    """The softmax over the keys; 0, not NaN, for a query whose every key is masked.
+
+    torch's fused kernels give such a row 0; a plain softmax of ``-inf``
+    alone gives NaN, and NaN gradients to every score it meets. The row's
+    scores are zeroed before the softmax and its weights after, so both the
+    weights and their gradients are 0 there. Only a mask can empty a row
+    (a causal one never does): without one the plain softmax is taken.
+    """
+    if not masked:
+        return torch.softmax(scores, dim=-1)
+    empty = (scores == float("-inf")).all(dim=-1, keepdim=True)
+    return torch.softmax(scores.masked_fill(empty, 0.0), dim=-1).masked_fill(empty, 0.0)
+
+
 def _weighted(weights, value):
     """The real ``weights`` ``(*, L, S)`` applied to both parts of ``value`` at once."""
     out = weights.to(value.dtype) @ _cat(value)
@@ -156,7 +171,9 @@ def attention_weights(query, key, attn_mask=None, is_causal=False, scale=None, s
     Returns
     -------
     torch.Tensor
-        Real weights of shape :math:`(*, L, S)`, each row summing to one.
+        Real weights of shape :math:`(*, L, S)`, each row summing to one,
+        or zero where ``attn_mask`` masks every key (as torch's fused
+        attention gives such a query nothing rather than NaN).
 
     Raises
     ------
@@ -178,7 +195,7 @@ def attention_weights(query, key, attn_mask=None, is_causal=False, scale=None, s
         query, key, None, attn_mask, 0.0, is_causal, scale, score, where
     )
     scores = _scores(query, key, _scale(query, scale), score)
-    return torch.softmax(_masked(scores, attn_mask, is_causal), dim=-1)
+    return _softmax(_masked(scores, attn_mask, is_causal), attn_mask is not None)
 
 
 def scaled_dot_product_attention(
@@ -240,6 +257,10 @@ def scaled_dot_product_attention(
 
     Notes
     -----
+    A query whose every key ``attn_mask`` masks gets the output 0 and
+    zero gradients, on either path, as from torch's function (a plain
+    softmax would give NaN).
+
     The modulus score is not differentiable where
     :math:`\langle q, k \rangle = 0`; its gradient is taken as zero there,
     as for torch's complex ``abs``.
@@ -283,7 +304,229 @@ def _attention(
         real, imag = out.chunk(2, dim=-1)
         return _cplx(real, imag), None
     scores = _masked(_scores(query, key, scale, score), attn_mask, is_causal)
-    weights = torch.softmax(scores, dim=-1)
+    weights = _softmax(scores, attn_mask is not None)
     if dropout_p > 0.0:
         weights = F.dropout(weights, dropout_p)
     return _weighted(weights, value), weights if need_weights else None
+
+
+# --- multi-head attention: torch's layer conventions ----------------------------------
+def _additive_mask(mask, name, dtype, where):
+    """``mask`` of torch's layer convention (bool ``True``: not allowed) as an additive mask."""
+    if mask is None:
+        return None
+    if not isinstance(mask, torch.Tensor) or not (
+        mask.dtype == torch.bool or mask.is_floating_point()
+    ):
+        raise TypeError(
+            f"{where}: `{name}` must be a bool or floating torch.Tensor, got {describe(mask)}"
+        )
+    if mask.dtype == torch.bool:
+        return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill_(
+            mask, float("-inf")
+        )
+    return mask.to(dtype)
+
+
+def _check_mask_shape(mask, shapes, name, where):
+    if mask is not None and tuple(mask.shape) not in shapes:
+        expected = " or ".join(str(s) for s in shapes)
+        raise ValueError(f"{where}: `{name}` must have shape {expected}, got {tuple(mask.shape)}")
+
+
+def _layer_mask(attn_mask, key_padding_mask, is_causal, shape, extra, batched, like, where):
+    """The masks of a layer as one additive mask, and whether ``is_causal`` is still to apply.
+
+    ``shape`` is ``(N, heads, L, S)``, ``like`` a tensor of the mask's
+    dtype and device (the query's real part). The mask broadcasts to
+    ``(N, heads, L, S + extra)``: the ``extra`` keys appended after the
+    given ones are open to every query, as in torch. An ``attn_mask``
+    makes ``is_causal`` a hint (the mask is used); without one, the causal
+    mask is built wherever it must merge with others, and otherwise left
+    to the attention as a flag (torch's fused kernels take it so).
+    """
+    n, heads, length, size = shape
+    padding = _additive_mask(key_padding_mask, "key_padding_mask", like.dtype, where)
+    mask = _additive_mask(attn_mask, "attn_mask", like.dtype, where)
+    _check_mask_shape(padding, [(n, size) if batched else (size,)], "key_padding_mask", where)
+    _check_mask_shape(
+        mask, [(length, size), (n * heads, length, size)], "attn_mask", where
+    )
+    causal = is_causal and mask is None
+    if causal and (padding is not None or extra):
+        future = torch.ones(length, size, dtype=torch.bool, device=like.device).triu(1)
+        mask, causal = _additive_mask(future, "attn_mask", like.dtype, where), False
+    if mask is not None and mask.dim() == 3:
+        mask = mask.view(n, heads, length, size)
+    if padding is not None:
+        padding = padding.view(n, 1, 1, size)
+        mask = padding if mask is None else mask + padding
+    if mask is not None and extra:
+        mask = F.pad(mask, (0, extra))
+    return mask, causal
+
+
+def _check_layer_inputs(query, key, value, features, batch_first, where):
+    """Check the inputs of multi-head attention; return them, batch first, and ``batched``."""
+    query = checked_cplx(query, "query", where)
+    key = checked_cplx(key, "key", where)
+    value = checked_cplx(value, "value", where)
+    batched = query.dim() == 3
+    dims = 3 if batched else 2
+    for name, z, size in zip(("query", "key", "value"), (query, key, value), features):
+        if z.dim() != dims or z.shape[-1] != size:
+            layout = "(N, *, " if batch_first else "(*, N, "
+            raise ValueError(
+                f"{where}: `{name}` must have shape {layout}{size}) or"
+                f" (*, {size}) as `query`, got {tuple(z.shape)}"
+            )
+    if not batched:
+        query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
+    elif not batch_first:
+        query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
+    if key.shape[:2] != value.shape[:2] or key.shape[0] != query.shape[0]:
+        raise ValueError(
+            f"{where}: `key` and `value` must have the batch size of `query` and the same"
+            f" length, got {tuple(key.shape[:2])} and {tuple(value.shape[:2])}"
+            " (batch first)"
+        )
+    return query, key, value, batched
+
+
+def _appended_keys(key, value, bias_k, bias_v, add_zero_attn):
+    """``bias_k``, ``bias_v``, then zeros, appended to the keys and values ``(N, heads, S, d)``."""
+    n, heads, _, d = key.shape
+
+    def appended(z, bias):
+        parts = [(z.real, z.imag)]
+        if bias is not None:
+            parts.append(tuple(p.reshape(1, heads, 1, d).expand(n, heads, 1, d)
+                               for p in (bias.real, bias.imag)))
+        if add_zero_attn:
+            zeros = z.real.new_zeros(n, heads, 1, d)
+            parts.append((zeros, zeros))
+        real, imag = zip(*parts)
+        return _cplx(torch.cat(real, dim=2), torch.cat(imag, dim=2))
+
+    return appended(key, bias_k), appended(value, bias_v)
+
+
+def _multi_head_attention_forward(
+    query,
+    key,
+    value,
+    embed_dim_to_check,
+    num_heads,
+    in_proj,
+    bias_k,
+    bias_v,
+    add_zero_attn,
+    dropout_p,
+    out_proj,
+    training=True,
+    key_padding_mask=None,
+    need_weights=True,
+    attn_mask=None,
+    average_attn_weights=True,
+    is_causal=False,
+    *,
+    kdim=None,
+    vdim=None,
+    batch_first=False,
+    score="real",
+    where="multi_head_attention_forward",
+):
+    r"""The functional of :class:`~cplxmodule.nn.CplxMultiheadAttention`.
+
+    As :func:`torch.nn.functional.multi_head_attention_forward`, it takes the
+    inputs in the layer's layout, checks them, splits the heads, merges the
+    masks of torch's layer convention, attends
+    (:func:`scaled_dot_product_attention`'s math), joins the heads and
+    projects them, and the mask rules live here alone. Unlike torch's, it
+    takes the projections as callables, not as weights: the layer passes
+    its :class:`~cplxmodule.nn.CplxLinear` submodules, so that each is
+    called as a module (its hooks run, and a masked or Bayesian projection
+    computes with its own weight).
+
+    Parameters
+    ----------
+    query, key, value : Cplx
+        :math:`(L, N, E)`, :math:`(S, N, E_k)`, :math:`(S, N, E_v)` (batch
+        first with ``batch_first``), or without :math:`N` (unbatched).
+    embed_dim_to_check : int
+        :math:`E`, the features of ``query``.
+    num_heads : int
+        Heads; must divide the features of the projections' outputs.
+    in_proj : (callable, callable, callable)
+        The projections of the queries, keys and values, each mapping a
+        :class:`Cplx` :math:`(N, *, E_\cdot)` to :math:`(N, *, E)`.
+    bias_k, bias_v : Cplx or None
+        Of :math:`E` elements: a key and a value appended to every sequence.
+    add_zero_attn : bool
+        Append a zero key and value to every head.
+    dropout_p : float
+        Probability of zeroing an attention weight when ``training``.
+    out_proj : callable
+        The projection of the joined heads.
+    training : bool
+        Apply the dropout.
+    key_padding_mask, attn_mask : torch.Tensor, optional
+        torch's layer convention: bool ``True`` is not allowed, a float mask
+        is added to the scores; :math:`(N, S)` and :math:`(L, S)` or
+        :math:`(N \cdot \text{num\_heads}, L, S)`.
+    need_weights, average_attn_weights : bool
+        Return the real weights, averaged over the heads.
+    is_causal : bool
+        Without ``attn_mask``, let query :math:`l` attend to the given keys
+        :math:`s \le l` (and to every appended key); with one, a hint that
+        it is causal (``attn_mask`` is used).
+    kdim, vdim : int, optional
+        The features of ``key`` and ``value``; ``embed_dim_to_check`` by default.
+    batch_first : bool
+        The layout of batched inputs and outputs.
+    score : {"real", "modulus"}
+        See :func:`scaled_dot_product_attention`.
+    where : str
+        The caller's name in error messages.
+
+    Returns
+    -------
+    (Cplx, torch.Tensor or None)
+        The output, of the query's layout, and the weights (``None``
+        without ``need_weights``).
+
+    Raises
+    ------
+    TypeError
+        If an input is not complex, or a mask neither bool nor floating.
+    ValueError
+        If the shapes of the inputs or of the masks disagree.
+    """
+    features = (embed_dim_to_check, kdim or embed_dim_to_check, vdim or embed_dim_to_check)
+    query, key, value, batched = _check_layer_inputs(query, key, value, features, batch_first,
+                                                     where)
+    (n, length, _), size = query.shape, key.shape[1]
+    extra = (bias_k is not None) + bool(add_zero_attn)
+    mask, causal = _layer_mask(attn_mask, key_padding_mask, is_causal,
+                               (n, num_heads, length, size), extra, batched, query.real, where)
+
+    # (N, L, E) -> (N, heads, L, d); explicit sizes, which an empty batch needs
+    q, k, v = (proj(z) for proj, z in zip(in_proj, (query, key, value)))
+    embed_dim = q.shape[-1]
+    q, k, v = (z.reshape(n, z.shape[1], num_heads, embed_dim // num_heads).transpose(1, 2)
+               for z in (q, k, v))
+    if extra:
+        k, v = _appended_keys(k, v, bias_k, bias_v, add_zero_attn)
+    out, weights = _attention(q, k, v, mask, dropout_p if training else 0.0, causal, None, score,
+                              need_weights=need_weights)
+    out = out_proj(out.transpose(1, 2).reshape(n, length, embed_dim))
+    if not batched:
+        out = out.squeeze(0)
+    elif not batch_first:
+        out = out.transpose(0, 1)
+    if weights is not None:
+        if average_attn_weights:
+            weights = weights.mean(dim=1)
+        if not batched:
+            weights = weights.squeeze(0)
+    return out, weights

@@ -1,12 +1,10 @@
 """Complex multi-head attention, the twin of :class:`torch.nn.MultiheadAttention`."""
 
 import torch
-import torch.nn.functional as F
 
-from ... import cplx
 from ...cplx import Cplx
-from ...cplx.attention import _attention, check_score
-from ...cplx._shared import check_positive_int, checked_cplx, describe
+from ...cplx.attention import _multi_head_attention_forward, check_score
+from ...cplx._shared import check_positive_int
 from ..init import cplx_xavier_normal_
 from .base import CplxToCplx
 from .linear import CplxLinear
@@ -15,27 +13,33 @@ from .parameter import CplxParameter, _factory_kwargs
 __all__ = ["CplxMultiheadAttention"]
 
 
-def _float_mask(mask, name, dtype, where):
-    """``mask`` as an additive float mask: torch's layer convention, ``True`` is not allowed."""
-    if mask is None:
-        return None
-    if not isinstance(mask, torch.Tensor) or not (
-        mask.dtype == torch.bool or mask.is_floating_point()
+def _torch_in_proj(state_dict, prefix):
+    """The in-projections of a :class:`torch.nn.MultiheadAttention` state_dict, as ours.
+
+    torch packs the three weights into ``in_proj_weight`` (or keeps them
+    apart, ``q_proj_weight``..., when the features of the keys or values
+    differ) and the three biases into ``in_proj_bias``; each piece is put
+    under the key of its projection (``q_proj.weight``...), where the
+    projection's own loader promotes a real tensor to a complex one with
+    zero imaginary part. A projection whose own entries are there already
+    is left alone, and torch's entry is then reported as unexpected.
+    """
+    names = [f"{prefix}{p}_proj" for p in "qkv"]
+    separate = [f"{prefix}{p}_proj_weight" for p in "qkv"]
+    for part, packed, apart in (
+        ("weight", prefix + "in_proj_weight", separate),
+        ("bias", prefix + "in_proj_bias", ()),
     ):
-        raise TypeError(
-            f"{where}: `{name}` must be a bool or floating torch.Tensor, got {describe(mask)}"
-        )
-    if mask.dtype == torch.bool:
-        return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill_(
-            mask, float("-inf")
-        )
-    return mask.to(dtype)
-
-
-def _check_shape(mask, shapes, name, where):
-    if mask is not None and tuple(mask.shape) not in shapes:
-        expected = " or ".join(str(s) for s in shapes)
-        raise ValueError(f"{where}: `{name}` must have shape {expected}, got {tuple(mask.shape)}")
+        targets = [f"{name}.{part}" for name in names]
+        if any(key.startswith(target) for key in state_dict for target in targets):
+            continue
+        if isinstance(state_dict.get(packed), torch.Tensor):
+            pieces = state_dict.pop(packed).chunk(3)
+        elif apart and all(isinstance(state_dict.get(key), torch.Tensor) for key in apart):
+            pieces = [state_dict.pop(key) for key in apart]
+        else:
+            continue
+        state_dict.update(zip(targets, pieces))
 
 
 class CplxMultiheadAttention(CplxToCplx):
@@ -128,11 +132,24 @@ class CplxMultiheadAttention(CplxToCplx):
     the concatenated real and imaginary parts; otherwise the scores and
     weights are formed explicitly (the two give the same result).
 
-    ``is_causal`` with no ``attn_mask`` applies the causal mask (torch
-    raises there, asking for the mask); with an ``attn_mask``, as in torch,
-    it is a hint and ``attn_mask`` is used. The projections' weights are
-    separate (torch packs them into one ``in_proj_weight``), so a torch
-    state_dict is loaded by splitting that tensor into three.
+    ``is_causal`` with no ``attn_mask`` applies the causal mask, merged
+    with ``key_padding_mask`` when there is one (torch raises there, asking
+    for the mask); with an ``attn_mask``, as in torch, it is a hint and
+    ``attn_mask`` is used. A query whose every key is masked gets the
+    output of zero attention (``out_proj``'s bias), zero weights and zero
+    gradients, on either path, as from torch's fused path (torch's
+    ``need_weights`` path gives NaN there).
+
+    The masks, the heads and the layouts are handled by one function of
+    the functional core, which calls the four projections as modules: their
+    hooks run, and masked or Bayesian projections compute with their own
+    weights.
+
+    A :class:`torch.nn.MultiheadAttention` state_dict loads (its real
+    weights with zero imaginary parts): torch's packed ``in_proj_weight``
+    and ``in_proj_bias``, or its separate ``q_proj_weight``,
+    ``k_proj_weight``, ``v_proj_weight`` when ``kdim`` or ``vdim`` differ,
+    are split among ``q_proj``, ``k_proj`` and ``v_proj``.
 
     References
     ----------
@@ -245,109 +262,34 @@ class CplxMultiheadAttention(CplxToCplx):
             The output and the real attention weights (``None`` unless
             ``need_weights``).
         """
-        where = self._get_name()
-        query = checked_cplx(query, "query", where)
-        key = checked_cplx(key, "key", where)
-        value = checked_cplx(value, "value", where)
-        batched = query.dim() == 3
-        dims = 3 if batched else 2
-        for name, z, features in (
-            ("query", query, self.embed_dim),
-            ("key", key, self.kdim),
-            ("value", value, self.vdim),
-        ):
-            if z.dim() != dims or z.shape[-1] != features:
-                layout = "(N, *, " if self.batch_first else "(*, N, "
-                raise ValueError(
-                    f"{where}: `{name}` must have shape {layout}{features}) or"
-                    f" (*, {features}) as `query`, got {tuple(z.shape)}"
-                )
-        if not batched:
-            query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
-        elif not self.batch_first:
-            query, key, value = (z.transpose(0, 1) for z in (query, key, value))
-        (n, length, _), size = query.shape, key.shape[1]
-        if key.shape[:2] != value.shape[:2] or key.shape[0] != n:
-            raise ValueError(
-                f"{where}: `key` and `value` must have the batch size of `query` and the same"
-                f" length, got {tuple(key.shape[:2])} and {tuple(value.shape[:2])}"
-                " (batch first)"
-            )
-        if not batched and isinstance(key_padding_mask, torch.Tensor):
-            key_padding_mask = key_padding_mask.unsqueeze(0)
-        mask = self._merged_mask(key_padding_mask, attn_mask, n, length, size, query.dtype)
-
-        # (N, L, E) -> (N, heads, L, d)
-        heads = [
-            proj(z).view(n, -1, self.num_heads, self.head_dim).transpose(1, 2)
-            for proj, z in ((self.q_proj, query), (self.k_proj, key), (self.v_proj, value))
-        ]
-        extra = (self.bias_k is not None) + self.add_zero_attn
-        if extra:
-            if is_causal and mask is None:
-                # causal over the given keys; the appended ones stay open to all
-                mask = _float_mask(
-                    torch.ones(length, size, dtype=torch.bool, device=query.device).triu(1),
-                    "attn_mask", query.dtype, where,
-                )
-            heads[1:] = self._extra_keys(*heads[1:])
-            if mask is not None:
-                mask = F.pad(mask, (0, extra))
-        causal = is_causal and mask is None
-        out, weights = _attention(
-            *heads,
-            mask,
-            self.dropout if self.training else 0.0,
-            causal,
-            None,
-            self.score,
+        return _multi_head_attention_forward(
+            query,
+            key,
+            value,
+            self.embed_dim,
+            self.num_heads,
+            (self.q_proj, self.k_proj, self.v_proj),
+            self.bias_k,
+            self.bias_v,
+            self.add_zero_attn,
+            self.dropout,
+            self.out_proj,
+            training=self.training,
+            key_padding_mask=key_padding_mask,
             need_weights=need_weights,
+            attn_mask=attn_mask,
+            average_attn_weights=average_attn_weights,
+            is_causal=is_causal,
+            kdim=self.kdim,
+            vdim=self.vdim,
+            batch_first=self.batch_first,
+            score=self.score,
+            where=self._get_name(),
         )
-        out = self.out_proj(out.transpose(1, 2).reshape(n, length, self.embed_dim))
-        if not batched:
-            out = out.squeeze(0)
-        elif not self.batch_first:
-            out = out.transpose(0, 1)
-        if weights is not None:
-            if average_attn_weights:
-                weights = weights.mean(dim=1)
-            if not batched:
-                weights = weights.squeeze(0)
-        return out, weights
 
-    def _extra_keys(self, key, value):
-        """``bias_k``, ``bias_v``, then zeros, appended to the keys of ``(N, heads, S, d)``."""
-        n = key.shape[0]
-        keys, values = [key], [value]
-        if self.bias_k is not None:
-            shape = (n, self.num_heads, 1, self.head_dim)
-            for bias, parts in ((self.bias_k, keys), (self.bias_v, values)):
-                real, imag = (part.view(shape[1:]).expand(shape) for part in (bias.real, bias.imag))
-                parts.append(Cplx(real, imag))
-        if self.add_zero_attn:
-            zeros = key.real.new_zeros(n, self.num_heads, 1, self.head_dim)
-            keys.append(Cplx(zeros, zeros))
-            values.append(Cplx(zeros, zeros))
-        return cplx.cat(keys, dim=2), cplx.cat(values, dim=2)
-
-    def _merged_mask(self, key_padding_mask, attn_mask, n, length, size, dtype):
-        """One additive mask broadcastable to ``(N, heads, L, S)``, or ``None``."""
-        where = self._get_name()
-        key_padding_mask = _float_mask(key_padding_mask, "key_padding_mask", dtype, where)
-        attn_mask = _float_mask(attn_mask, "attn_mask", dtype, where)
-        _check_shape(key_padding_mask, [(n, size)], "key_padding_mask", where)
-        _check_shape(
-            attn_mask,
-            [(length, size), (n * self.num_heads, length, size)],
-            "attn_mask",
-            where,
-        )
-        if attn_mask is not None and attn_mask.dim() > 2:
-            attn_mask = attn_mask.reshape(n, self.num_heads, length, size)
-        if key_padding_mask is None:
-            return attn_mask
-        key_padding_mask = key_padding_mask.view(n, 1, 1, size)
-        return key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        _torch_in_proj(state_dict, prefix)
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def extra_repr(self):
         text = f"embed_dim={self.embed_dim}, num_heads={self.num_heads}"

@@ -125,6 +125,10 @@ class CplxTransformerEncoderLayer(_FeedForward, CplxToCplx):
     - src_mask, src_key_padding_mask: as ``attn_mask`` and
       ``key_padding_mask`` of :class:`CplxMultiheadAttention` (bool
       ``True`` is not allowed; a float mask is added to the scores).
+    - is_causal: without ``src_mask``, each position attends to itself and
+      the earlier ones only (merged with ``src_key_padding_mask``); with
+      one, a hint that it is causal, and ``src_mask`` is used (torch asks
+      for the mask with the flag).
 
     Notes
     -----
@@ -219,6 +223,10 @@ class CplxTransformerDecoderLayer(_FeedForward, CplxToCplx):
     - memory: :math:`(S, N, E)` likewise.
     - masks: as in :class:`CplxMultiheadAttention`; ``tgt_mask`` is
       :math:`(T, T)`, ``memory_mask`` :math:`(T, S)`.
+    - tgt_is_causal, memory_is_causal: without ``tgt_mask`` (``memory_mask``),
+      the causal mask, merged with the key padding mask; with it, a hint
+      that it is causal, as for ``is_causal`` of
+      :class:`CplxTransformerEncoderLayer`.
 
     Examples
     --------
