@@ -280,6 +280,13 @@ def test_gabor_network_matches_native_complex():
     )
     assert_close(ours, reference)
     assert_all_close(grads_of(model), reference_grads)
+    # running statistics from a fresh start, in torch's convention (unbiased)
+    norm, m = model[1], model[1].momentum
+    mean, covariance = batch_statistics(model[0](image).detach())
+    n = image.shape[0] * image.shape[-2] * image.shape[-1]  # values per channel
+    assert_close(torch.complex(*norm.running_mean), m * mean)
+    expected = (1 - m) * torch.eye(2) + m * covariance * n / (n - 1)
+    assert_close(norm.running_var.permute(2, 0, 1), expected)
     with torch.no_grad():
         assert_close(model.eval()(image), native_gabor_net(model, leaves, image))
 
