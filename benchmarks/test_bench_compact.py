@@ -23,10 +23,26 @@ channels along the whole chain (the demo's last convolution feeds the
 model's own ``forward``, so its outputs stay).
 
 Unstructured groups are one 2048 x 2048 layer (real, or complex) with a
-random mask keeping 10 % or 1 % of the weight. Structured groups are
+random mask keeping 10 % or 1 % of the weight (by default ``compact``
+stores the first dense, the second CSR). Structured groups are
 ``Linear(2048, 2048) -> ReLU -> Linear(2048, 2048)`` whose first mask zeroes
 half of the rows (no bias): ``compact`` removes those features from both
-layers. Runs on one thread. At the end the session
+layers.
+
+Threshold groups (``threshold-*``) time one layer on either side of the
+size at which ``compact`` starts to choose CSR (1024 x 1024 real, 512 x 512
+complex; 2 % kept), at 1 and 64 rows: variants ``compact`` (the default
+choice), ``csr`` and ``dense`` (forced by ``max_density``). Classifier
+groups (``gru-*``, ``transformer-*``) are small complex models built as a
+new user would, masked at random to 87 % sparsity (the weights of every
+linear layer and projection): a GRU of 64 features and a read-out over
+sequences of 32 steps, and a two-layer transformer encoder (``d_model`` 64,
+4 heads, feed-forward 128, sinusoidal positions) with a read-out of the
+mean over 32 positions, batch 16; variants ``masked``, ``compact`` (the
+default: dense layers) and ``csr`` (``max_density=0.15``, the choice
+before the rule, which made both slower than their masked original).
+
+Runs on one thread. At the end the session
 prints each variant's time over the compact model's (``benchmarks/conftest.py``):
 ``masked`` is then the speedup, and ``shrunk-dense`` is at least 1 when the
 compact model is as fast as the dense model of its size; from the minimum and
@@ -203,6 +219,93 @@ def test_compact_channels(benchmark, name, is_complex, variant, group):
             want, got = torch.stack([want.real, want.imag]), torch.stack([got.real, got.imag])
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
     model = {"dense": dense, "masked": masked, "compact": small}[variant]
+    benchmark.group = group
+    benchmark.extra_info.update(variant=variant, reference="compact")
+    _time_inference(benchmark, model, x)
+
+
+# --- the default choice of CSR, at its threshold and on small models ---------
+
+
+def threshold_cases():
+    for is_complex, sizes in ((False, (512, 1024)), (True, (256, 512))):
+        kind = "cplx" if is_complex else "real"
+        for size in sizes:
+            for batch in (1, 64):
+                group = f"threshold-{kind}-{size}-density2%-batch{batch}"
+                for variant in ("compact", "csr", "dense"):
+                    yield pytest.param(is_complex, size, batch, variant, group,
+                                       id=f"{group}-{variant}")
+
+
+@pytest.mark.parametrize("is_complex, size, batch, variant, group", list(threshold_cases()))
+def test_compact_threshold(benchmark, is_complex, size, batch, variant, group):
+    torch.manual_seed(0)
+    layer = (CplxLinearMasked if is_complex else LinearMasked)(size, size)
+    layer.mask = torch.rand(size, size) < 0.02
+    model = torch.nn.Sequential(layer).eval()
+    max_density = {"compact": None, "csr": 1.0, "dense": 0.0}[variant]
+    small = compact(model, max_density=max_density)
+    x = cplx.randn(batch, size) if is_complex else torch.randn(batch, size)
+    benchmark.group = group
+    benchmark.extra_info.update(variant=variant, reference="compact")
+    _time_inference(benchmark, small, x)
+
+
+class GRUClassifier(torch.nn.Module):
+    def __init__(self, features=8, hidden=64, classes=5):
+        super().__init__()
+        self.gru = cnn.CplxGRU(features, hidden, batch_first=True)
+        self.head = cnn.CplxLinear(hidden, classes)
+
+    def forward(self, x):
+        output, _ = self.gru(x)
+        return self.head(output[:, -1])
+
+
+class TransformerClassifier(torch.nn.Module):
+    def __init__(self, features=8, d_model=64, classes=5):
+        super().__init__()
+        self.embed = cnn.CplxLinear(features, d_model)
+        self.position = cnn.CplxSinusoidalPositionalEncoding(d_model, batch_first=True)
+        layer = cnn.CplxTransformerEncoderLayer(d_model, 4, 128, batch_first=True)
+        self.encoder = cnn.CplxTransformerEncoder(layer, 2)
+        self.head = cnn.CplxLinear(d_model, classes)
+
+    def forward(self, x):
+        z = self.encoder(self.position(self.embed(x)))
+        return self.head(cplx.Cplx(z.real.mean(1), z.imag.mean(1)))
+
+
+def classifier(name):
+    """``(masked model, input)``: a small classifier with 87 % of its weights masked."""
+    torch.manual_seed(0)
+    model = {"gru": GRUClassifier, "transformer": TransformerClassifier}[name]()
+    masked = to_masked(model).eval()
+    for layer in masked.modules():
+        if hasattr(layer, "mask"):
+            layer.mask = torch.rand(layer.weight.real.shape) < 0.13
+    return masked, cplx.randn(16, 32, 8)
+
+
+def classifier_cases():
+    for name in ("gru", "transformer"):
+        group = f"{name}-cplx-sparsity87%-batch16"
+        for variant in ("masked", "compact", "csr"):
+            yield pytest.param(name, variant, group, id=f"{group}-{variant}")
+
+
+@pytest.mark.parametrize("name, variant, group", list(classifier_cases()))
+def test_compact_small_classifiers(benchmark, name, variant, group):
+    masked, x = classifier(name)
+    model = {
+        "masked": masked, "compact": compact(masked), "csr": compact(masked, max_density=0.15),
+    }[variant]
+    with torch.inference_mode():
+        torch.testing.assert_close(
+            torch.view_as_real(cplx.to_complex(model(x))),
+            torch.view_as_real(cplx.to_complex(masked(x))), rtol=1e-4, atol=1e-4,
+        )
     benchmark.group = group
     benchmark.extra_info.update(variant=variant, reference="compact")
     _time_inference(benchmark, model, x)

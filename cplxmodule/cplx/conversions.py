@@ -34,7 +34,15 @@ def from_interleaved_real(input, copy=True, dim=-1):
         The dimension holding the interleaved values.
     """
     dim = checked_even_dim(input, dim, "from_interleaved_real")
-    real, imag = input.unflatten(dim, (-1, 2)).unbind(dim + 1)
+    if torch.jit.is_tracing():
+        # torch's TorchScript ONNX exporter types the result of ``unflatten``
+        # with the trace's sizes, and then bakes the batch size into every
+        # size read downstream; ``view`` with the sizes keeps it symbolic
+        shape = input.shape
+        pairs = input.view(*shape[:dim], shape[dim] // 2, 2, *shape[dim + 1:])
+    else:
+        pairs = input.unflatten(dim, (-1, 2))
+    real, imag = pairs.unbind(dim + 1)
     return Cplx(real.clone(), imag.clone()) if copy else Cplx(real, imag)
 
 

@@ -1,6 +1,7 @@
 """The masking base shared by every masked layer, and whole-model mask helpers."""
 
 import inspect
+import sys
 import warnings
 
 import torch
@@ -169,7 +170,8 @@ class BaseMasked(torch.nn.Module, SparsityStats):
         Raises
         ------
         RuntimeError
-            If the layer has no mask.
+            If the layer has no mask, naming its path in the model being
+            called (its class, called on its own).
         """
         if _UNSETTLED in self.__dict__:
             self._settle_replica_mask()
@@ -267,8 +269,11 @@ class BaseMasked(torch.nn.Module, SparsityStats):
         return _memo(self, "weight_masked", lambda: _masked(self.weight, mask))
 
     def _raise_no_mask(self):
+        # only on this error path is the layer looked up in its model
+        name = _name_in_calling_model(self)
+        where = type(self).__name__ if name is None else f"`{name}` ({type(self).__name__})"
         raise RuntimeError(
-            f"{type(self).__name__} has no sparsity mask: set one with "
+            f"{where} has no sparsity mask: set one with "
             "`layer.mask = ...` or `deploy_masks(...)`, or load a state_dict "
             "that has it"
         )
@@ -393,6 +398,34 @@ class BaseMasked(torch.nn.Module, SparsityStats):
                 if isinstance(state_dict.get(key), torch.Tensor):
                     return state_dict[key]
         return None
+
+
+# the frames of ``Module.__call__``: their ``self`` is a module being called
+_CALL_CODES = frozenset(
+    getattr(torch.nn.Module, name).__code__ for name in ("_call_impl", "_wrapped_call_impl")
+)
+
+
+def _name_in_calling_model(layer):
+    """The name of ``layer`` in the outermost module whose call is under way, or ``None``.
+
+    Read from the Python stack, and only when an error is raised: the
+    forward pass records nothing. ``None`` when the layer was called on its
+    own, or is not a submodule of the outermost module called, and under
+    compilation, which does not trace frames.
+    """
+    if torch.compiler.is_compiling():
+        return None
+    root, frame = None, sys._getframe(1)
+    while frame is not None:
+        if frame.f_code in _CALL_CODES:
+            module = frame.f_locals.get("self")
+            if isinstance(module, torch.nn.Module):
+                root = module
+        frame = frame.f_back
+    if root is None or root is layer:
+        return None
+    return next((name for name, m in root.named_modules() if m is layer), None)
 
 
 def _check_mask_values(name, mask):

@@ -7,7 +7,8 @@ mask) together with the next layer's matching inputs, and the batch norms'
 and per-channel activations' parameters between, wherever the chain of a
 :class:`torch.nn.Sequential` proves it safe (see ``_channels.py`` beside
 this module), then stores each remaining linear
-weight that is sparse enough as a CSR matrix (:class:`SparseLinear`,
+weight large and sparse enough for it to pay (by a measured rule, see
+:func:`compact`) as a CSR matrix (:class:`SparseLinear`,
 :class:`CplxSparseLinear`, in :mod:`~cplxmodule.nn.masked.sparse_linear`) and
 every other one densely in the layer's dense twin, with the mask multiplied
 in. :func:`compact_report` (in :mod:`~cplxmodule.nn.masked.report`) says what
@@ -39,7 +40,33 @@ from .sparse_linear import CplxSparseLinear, SparseLinear
 __all__ = ["compact", "compact_report", "CompactReport", "SparseLinear", "CplxSparseLinear"]
 
 
-def compact(module, *, max_density=0.15, threshold=None):
+# Where a CSR weight beats the dense one (benchmarks/csr_study.py; the table
+# is in docs/guides/deploying.rst): on the CPU, for square layers of 64 to
+# 4096 features, 1 to 256 rows per call, on 1 and 4 threads, the CSR layer
+# was faster at every batch measured once it kept at most 3 % of a weight
+# of at least 1024 x 1024 entries (real; 512 x 512 complex, whose dense
+# product costs four real ones); at 10 % it lost at one row per call, and
+# smaller layers lost to the dense product's lower cost per call. On the
+# GPU torch's CSR product lost to the dense one almost everywhere.
+_CSR_MAX_DENSITY = 0.03
+_CSR_MIN_ENTRIES = {False: 2 ** 20, True: 2 ** 18}
+
+
+def _csr_pays(shape, density, complex_, device):
+    """Whether a linear weight of ``shape`` keeping ``density`` of it computes faster as CSR.
+
+    ``complex_``: the weight is complex; ``device``: where it lives. The
+    measured rule above, whatever the batch (1 to 256 rows per call).
+    """
+    out_features, in_features = shape
+    return (
+        device.type == "cpu"
+        and density <= _CSR_MAX_DENSITY
+        and out_features * in_features >= _CSR_MIN_ENTRIES[complex_]
+    )
+
+
+def compact(module, *, max_density=None, threshold=None):
     r"""An inference copy of ``module`` with what its masks zero removed.
 
     Parameters
@@ -47,7 +74,7 @@ def compact(module, *, max_density=0.15, threshold=None):
     module : torch.nn.Module
         A model holding masked layers (masks set and binary) and/or
         Bayesian layers of :mod:`cplxmodule.nn.relevance`. It is not changed.
-    max_density : float, default 0.15
+    max_density : float, optional
         A linear layer whose mask keeps at most this fraction of its weight
         (after the removal of whole features) becomes a
         :class:`SparseLinear` or :class:`CplxSparseLinear` (CSR); denser
@@ -55,6 +82,10 @@ def compact(module, *, max_density=0.15, threshold=None):
         (:class:`torch.nn.Linear`, :class:`~cplxmodule.nn.CplxConv2d`, ...)
         with the mask multiplied into the weight. ``0`` keeps every weight
         dense, for runtimes (an ONNX one, say) without fast sparse products.
+        By default a linear layer becomes CSR only where that was measured
+        to be faster than its dense twin at every batch size: on the CPU,
+        keeping at most 3 % of a weight of at least :math:`2^{20}` entries
+        (:math:`2^{18}` complex ones); see the Notes.
     threshold : float, optional
         For the Bayesian layers whose eval-mode forward uses their plain
         weight (variational dropout, ARD, LASSO): their mask is
@@ -74,7 +105,7 @@ def compact(module, *, max_density=0.15, threshold=None):
     Raises
     ------
     ValueError
-        If ``max_density`` is not in [0, 1], if a mask is not binary (see
+        If ``max_density`` is neither ``None`` nor in [0, 1], if a mask is not binary (see
         :func:`~cplxmodule.nn.masked.binarize_masks`), or if a Bayesian layer
         that needs a ``threshold`` meets none, naming the layer.
     RuntimeError
@@ -139,8 +170,14 @@ def compact(module, *, max_density=0.15, threshold=None):
     sparse convolution, so the zeros scattered inside their kernels are
     computed (:func:`compact_report` says so). When the CSR product of a
     linear layer pays off against the dense one is measured in
+    ``benchmarks/csr_study.py`` (the default rule) and
     ``benchmarks/test_bench_compact.py``; :doc:`/guides/deploying` gives
-    the figures.
+    the figures. A small CSR layer is slower than its dense twin, and at a
+    tenth of its weight kept a large one too at one sample per call: the
+    default never makes a layer slower than the dense layer it could be.
+    The rule reads the weights' device at the call: a model compacted on
+    the CPU and moved to a GPU keeps its CSR layers, which are slower there;
+    compact it where it runs.
 
     Examples
     --------
@@ -160,12 +197,14 @@ def compact(module, *, max_density=0.15, threshold=None):
     >>> torch.allclose(small(x), model(x))
     True
     """
-    if (
+    if max_density is not None and (
         isinstance(max_density, bool)
         or not isinstance(max_density, numbers.Real)
         or not 0 <= max_density <= 1
     ):
-        raise ValueError(f"compact: `max_density` must be in [0, 1], got {max_density!r}")
+        raise ValueError(
+            f"compact: `max_density` must be None or in [0, 1], got {max_density!r}"
+        )
     model = copy.deepcopy(module).eval()
     units = {}
     uses = collections.Counter(map(id, model.modules(remove_duplicate=False)))
@@ -256,6 +295,13 @@ def _eval_weight_and_mask(name, layer, member, threshold):
     return layer.weight, mask.bool()
 
 
+def _as_csr(unit, real, max_density):
+    """Whether the linear ``unit`` (weight's real part ``real``) is stored as CSR."""
+    if max_density is not None:
+        return unit.density() <= max_density
+    return _csr_pays(real.shape, unit.density(), isinstance(unit.weight, Cplx), real.device)
+
+
 def _nonzero(weight):
     parts = _parts(weight)
     return torch.stack([part != 0 for part in parts]).any(0)
@@ -265,7 +311,7 @@ def _rebuild(unit, max_density):
     """The inference module computing what ``unit`` holds."""
     layer, family, weight, bias = unit.layer, unit.family, unit.weight, unit.bias
     real = _parts(weight)[0]
-    if family.spatial == 0 and not real.is_complex() and unit.density() <= max_density:
+    if family.spatial == 0 and not real.is_complex() and _as_csr(unit, real, max_density):
         if isinstance(weight, Cplx):
             return CplxSparseLinear(weight, unit.mask, bias)
         return SparseLinear(weight, bias)

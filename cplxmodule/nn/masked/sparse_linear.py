@@ -125,13 +125,10 @@ class SparseLinear(_CSRLinear):
         self.register_buffer("bias", None if bias is None else bias.detach().clone())
 
     def forward(self, input):
-        # the rows by the shape, not ``-1``: a layer of no input features has
-        # inputs of no elements, whatever the batch
-        rows = input.shape[:-1].numel()
-        output = self._product(self.values, input.reshape(rows, self.in_features))
+        output = self._product(self.values, _as_rows(input))
         if self.bias is not None:
             output = output + self.bias
-        return output.reshape(*input.shape[:-1], self.out_features)
+        return _from_rows(output, input)
 
 
 class CplxSparseLinear(_CSRLinear):
@@ -187,12 +184,10 @@ class CplxSparseLinear(_CSRLinear):
 
     def forward(self, input):
         input = _check_features(self, input, self.in_features)
-        shape = input.shape[:-1] + (self.out_features,)
-        rows = input.shape[:-1].numel()
+        real = _as_rows(input.real)
+        rows = real.shape[0]
         # the input's parts one above the other: (2 * rows, in_features)
-        both = torch.cat([
-            input.real.reshape(rows, self.in_features), input.imag.reshape(rows, self.in_features)
-        ])
+        both = torch.cat([real, _as_rows(input.imag)])
         by_real = self._product(self.values_real, both)
         by_imag = self._product(self.values_imag, both)
         real = by_real[:rows] - by_imag[rows:]
@@ -200,7 +195,29 @@ class CplxSparseLinear(_CSRLinear):
         if self.bias_real is not None:
             real = real + self.bias_real
             imag = imag + self.bias_imag
-        return Cplx(real.reshape(shape), imag.reshape(shape))
+        return Cplx(_from_rows(real, input.real), _from_rows(imag, input.real))
+
+
+def _as_rows(input):
+    """``input`` ``(*, in_features)`` as a matrix, one row per sample.
+
+    By ops that keep the batch size a traced size, never a Python int
+    (``input.shape[:-1].numel()`` would bake the export's batch into an
+    exported graph), and not by ``reshape(-1, in_features)``, which cannot
+    place the rows of an input of no features.
+    """
+    if input.dim() == 2:
+        return input
+    return input.unsqueeze(0) if input.dim() == 1 else input.flatten(0, -2)
+
+
+def _from_rows(output, input):
+    """The rows ``output`` of :func:`_as_rows` ``(input)`` in the shape of ``input``."""
+    if input.dim() == 2:
+        return output
+    if input.dim() == 1:
+        return output.squeeze(0)
+    return output.view(*input.shape[:-1], output.shape[-1])
 
 
 def _register_csr(layer, keep, **values):

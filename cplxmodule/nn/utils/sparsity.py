@@ -23,7 +23,8 @@ class SparsityStats:
         Names of the layer's own parameters and buffers that
         :func:`named_sparsity` leaves out (``("mask",)`` for a masked layer,
         ``("log_sigma2",)`` for a Bayesian one): they are not weights of the
-        model.
+        model. Any module may declare it (a lookup table kept in a
+        persistent buffer, say), not only a ``SparsityStats`` layer.
 
     Examples
     --------
@@ -67,8 +68,12 @@ def named_sparsity(module, prefix="", **kwargs):
 
     The real and imaginary parts of a complex weight each count them. Every
     other parameter and buffer counts as dense (no zeroed entries), and the
-    names in a layer's ``__sparsity_ignore__`` (its mask, ``log_sigma2``,
-    ``log_alpha``) are left out.
+    names in a module's ``__sparsity_ignore__`` (a mask, ``log_sigma2``,
+    ``log_alpha``) are left out, as are non-persistent buffers: tables a
+    layer recomputes at construction and keeps out of its state_dict (the
+    sinusoidal positional encoding's), which are no weights of the model.
+    The published package counted these too, but none of its layers (nor
+    torch's) has one, so its models keep their published figures.
 
     Parameters
     ----------
@@ -144,11 +149,17 @@ def _named_counted(module, prefix, kind):
     """The named parameters (``kind="_parameters"``) or buffers that :func:`named_sparsity` counts.
 
     As :meth:`~torch.nn.Module.named_parameters`, each tensor once, less the
-    names each :class:`SparsityStats` owner ignores.
+    names in its owner's ``__sparsity_ignore__`` (any module's) and the
+    non-persistent buffers: tables that a layer recomputes at construction
+    (a positional encoding's), which are not weights of the model and would
+    dilute the figure (the published package counted them, but none of its
+    layers, nor torch's, has one).
     """
     seen = set()
     for owner_name, owner in module.named_modules(prefix=prefix):
-        ignore = owner.__sparsity_ignore__ if isinstance(owner, SparsityStats) else ()
+        ignore = set(getattr(owner, "__sparsity_ignore__", ()))
+        if kind == "_buffers":
+            ignore |= owner._non_persistent_buffers_set
         for name, tensor in getattr(owner, kind).items():
             if tensor is None or name in ignore or id(tensor) in seen:
                 continue
