@@ -159,3 +159,17 @@ def _same_memory(real, imag):
     # its storage: then it does in memory exactly when the storages are one
     # (meta and empty tensors have no memory: their pointers are 0)
     return real.data_ptr() != 0 and imag.data_ptr() == real.data_ptr() + real.element_size()
+
+
+def _pairs(input, dim):
+    """``input`` with dimension ``dim`` (of even size) split into ``(size / 2, 2)``: a view.
+
+    Splitting one dimension in two is a view for any strides.
+    """
+    if torch.jit.is_tracing():
+        # torch's TorchScript ONNX exporter types the result of ``unflatten``
+        # with the trace's sizes, and then bakes the batch size into every
+        # size read downstream; ``view`` with the sizes keeps it symbolic
+        shape = input.shape
+        return input.view(*shape[:dim], shape[dim] // 2, 2, *shape[dim + 1:])
+    return input.unflatten(dim, (-1, 2))

@@ -3,7 +3,7 @@
 import torch
 
 from ._shared import checked_cplx, checked_even_dim, checked_real, describe
-from ._views import _complex_view, _eager, _interleaved
+from ._views import _complex_view, _eager, _interleaved, _pairs
 from .tensor import Cplx, _pair
 
 __all__ = [
@@ -34,15 +34,7 @@ def from_interleaved_real(input, copy=True, dim=-1):
         The dimension holding the interleaved values.
     """
     dim = checked_even_dim(input, dim, "from_interleaved_real")
-    if torch.jit.is_tracing():
-        # torch's TorchScript ONNX exporter types the result of ``unflatten``
-        # with the trace's sizes, and then bakes the batch size into every
-        # size read downstream; ``view`` with the sizes keeps it symbolic
-        shape = input.shape
-        pairs = input.view(*shape[:dim], shape[dim] // 2, 2, *shape[dim + 1:])
-    else:
-        pairs = input.unflatten(dim, (-1, 2))
-    real, imag = pairs.unbind(dim + 1)
+    real, imag = _pairs(input, dim).unbind(dim + 1)
     return Cplx(real.clone(), imag.clone()) if copy else Cplx(real, imag)
 
 

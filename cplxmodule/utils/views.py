@@ -5,6 +5,8 @@ import warnings
 
 import torch
 
+from ..cplx._views import _pairs
+
 __all__ = ["fix_dim", "complex_view", "window_view"]
 
 
@@ -167,8 +169,7 @@ def complex_view(x, dim=-1, squeeze=True):
         x = x.narrow(dim, 0, x.shape[dim] - 1)
     if squeeze:
         return x.select(dim, 0), x.select(dim, 1)
-    # splitting one dimension in two is a view for any strides
-    pairs = x.unflatten(dim, (-1, 2))
+    pairs = _pairs(x, dim)
     return pairs.select(dim + 1, 0), pairs.select(dim + 1, 1)
 
 

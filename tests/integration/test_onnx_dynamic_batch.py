@@ -17,6 +17,8 @@ import warnings
 import pytest
 import torch
 
+from cplxmodule import Cplx
+from cplxmodule.utils.views import complex_view
 from cplxmodule.nn import (
     CplxBilinear,
     CplxConv1d,
@@ -64,6 +66,17 @@ class Binary(torch.nn.Module):
 
     def forward(self, input1, input2):
         return self.to_real(self.layer(self.to_cplx(input1), self.to_cplx(input2)))
+
+
+class Views(torch.nn.Module):
+    """The published ``complex_view`` of interleaved parts, a complex layer, real parts out."""
+
+    def __init__(self, layer):
+        super().__init__()
+        self.layer, self.to_real = layer, CplxToReal()
+
+    def forward(self, input):
+        return self.to_real(self.layer(Cplx(*complex_view(input, -1))))
 
 
 def _masked(layer, density=0.3, dead_rows=1):
@@ -118,6 +131,7 @@ MODELS = {
                       [(2, 16)]),
     "masked-conv2d": (lambda: Unary(_masked(CplxConv2dMasked(2, 3, 3), 0.5)), [(2, 5, 10)]),
     "everything": (Everything, [(2, 16)]),
+    "complex_view": (lambda: Views(CplxLinear(6, 5)), [(12,)]),
 }
 
 
