@@ -6,6 +6,12 @@ inverse square root of its :math:`2 \times 2` covariance matrix, so that real
 and imaginary parts come out uncorrelated with unit variance (Trabelsi et al.
 2018). Scaling the two parts separately would not decorrelate them, nor
 preserve the complex structure under rotation.
+
+Every norm here follows one skeleton: the input is taken in float32 if it is
+in half precision (as torch's norms accumulate in float32), its real parts
+(the pair, or the modulus alone) are centred and whitened by their own
+statistics or by running ones, which their own update in place, and the
+affine map and the input's dtype are applied last.
 """
 
 import math
@@ -26,14 +32,17 @@ __all__ = [
 ]
 
 
+# --- the dtype policy ---------------------------------------------------------
 def _in_float32(input):
-    """``input`` in float32 if it is in half precision, with the dtype to return.
+    """``input`` (Cplx or tensor) in float32 if it is in half precision, and the dtype to return.
 
     The statistics and the closed-form inverse square root of the
     covariance (a difference of products) lose most of their digits in half
-    precision: as torch's own norms, which accumulate in float32, compute in
-    float32 and return the input's dtype. Nothing here is on autocast's
-    lists, so the computation stays in float32 under autocast too.
+    precision, and the squares of values past 256 overflow float16: as
+    torch's own norms, which accumulate in float32, compute in float32 and
+    return the input's dtype. Nothing here is on autocast's lists of
+    lower-precision ops, so the computation stays in float32 under autocast
+    too.
     """
     if input.dtype in HALF_DTYPES:
         return input.float(), input.dtype
@@ -44,13 +53,55 @@ def _restore(output, dtype):
     return output if dtype is None else output.to(dtype)
 
 
-def _covariance(xr, xi, dims):
-    """Biased covariance entries ``(var_rr, cov_ri, var_ii)`` of centred parts."""
-    return (
-        (xr * xr).mean(dims, keepdim=True),
-        (xr * xi).mean(dims, keepdim=True),
-        (xi * xi).mean(dims, keepdim=True),
-    )
+# --- statistics and whitening of d real parts ---------------------------------
+def _upper(d):
+    """The index pairs ``(i, j)``, ``i <= j``, of a symmetric ``d x d`` matrix, row by row."""
+    return [(i, j) for i in range(d) for j in range(i, d)]
+
+
+def _entry(cov, d, i, j):
+    """Entry ``(i, j)`` of the symmetric matrix whose upper triangle is the list ``cov``."""
+    i, j = min(i, j), max(i, j)
+    return cov[i * d - i * (i - 1) // 2 + j - i]
+
+
+def _input_statistics(parts, dims):
+    """The parts centred by their means over ``dims``, the means, and the biased covariance."""
+    means = [p.mean(dims, keepdim=True) for p in parts]
+    centred = [p - m for p, m in zip(parts, means)]
+    cov = [(centred[i] * centred[j]).mean(dims, keepdim=True) for i, j in _upper(len(parts))]
+    return centred, means, cov
+
+
+def _running_statistics(parts, running_mean, running_cov, shape):
+    """The parts centred by the running mean, and the running covariance, symmetrised.
+
+    Statistics kept in half precision are read in the parts' dtype (float32).
+    """
+    d, dtype = len(parts), parts[0].dtype
+    mean = running_mean.reshape(d, *shape).to(dtype)
+    cov = running_cov.reshape(d, d, *shape).to(dtype)
+    centred = [p - m for p, m in zip(parts, mean)]
+    return centred, [cov[i, i] if i == j else (cov[i, j] + cov[j, i]) / 2 for i, j in _upper(d)]
+
+
+def _track(running_mean, running_cov, means, cov, n_values, momentum):
+    """Blend the statistics of this input into the running ones, in place.
+
+    The statistics, one per channel (dimension 1) and, for an instance norm,
+    per sample, are averaged over the samples. As torch's, the running
+    covariance holds the unbiased estimate (``n_values`` values each), and
+    gradients never reach the running statistics.
+    """
+    d, unbiased = len(means), n_values / (n_values - 1)
+    full = [_entry(cov, d, i, j) for i in range(d) for j in range(d)]
+    with torch.no_grad():
+        for running, entries, factor in ((running_mean, means, 1), (running_cov, full, unbiased)):
+            if running is not None:
+                n_channels = running.shape[-1]
+                batch = torch.stack(entries).reshape(len(entries), -1, n_channels).mean(1)
+                batch = batch * factor
+                running.lerp_(batch.reshape(running.shape).to(running.dtype), momentum)
 
 
 def _whiten(xr, xi, var_rr, cov_ri, var_ii, eps):
@@ -64,13 +115,118 @@ def _whiten(xr, xi, var_rr, cov_ri, var_ii, eps):
     the covariance is positive definite, which ``eps`` guarantees.
     """
     a, d = var_rr + eps, var_ii + eps
-    # det(V + eps I), with the part that Cauchy-Schwarz keeps non-negative
-    # clamped: rounding must not turn nearly collinear parts into a NaN
-    det = (var_rr * var_ii - cov_ri * cov_ri).clamp(min=0) + eps * (a + var_ii)
-    s = torch.sqrt(det)
-    inv = torch.rsqrt(a + d + 2 * s) / s
-    p, q, r = (d + s) * inv, -cov_ri * inv, (a + s) * inv
-    return p * xr + q * xi, q * xr + r * xi
+    # Products of two variances overflow float32 from values of about 1e10
+    # on, as 1 / (st) underflows: s² = det(V + eps I) = a (d - b² / a) has
+    # its root taken factor by factor, and the entries are divided by s
+    # before t. The part of d - b² / a that Cauchy-Schwarz keeps
+    # non-negative is clamped: rounding must not turn nearly collinear parts
+    # into a NaN.
+    s = torch.sqrt(a) * torch.sqrt((var_ii - cov_ri * (cov_ri / a)).clamp(min=0) + eps)
+    t = torch.rsqrt(a + d + 2 * s)
+    p, q, r = (d + s) / s * t, -cov_ri / s * t, (a + s) / s * t
+    return [p * xr + q * xi, q * xr + r * xi]
+
+
+def _whiten_eigh(centred, cov, eps):
+    """:func:`_whiten` for ``d > 2`` parts, by an eigendecomposition.
+
+    Elementwise products and sums rather than ``matmul``, which autocast
+    would run in half precision.
+    """
+    d = len(centred)
+    rows = [torch.stack([_entry(cov, d, i, j) for j in range(d)], -1) for i in range(d)]
+    matrix = torch.stack(rows, -2)
+    eye = torch.eye(d, dtype=matrix.dtype, device=matrix.device)
+    values, vectors = torch.linalg.eigh(matrix + eps * eye)
+    scaled = vectors * values.rsqrt().unsqueeze(-2)
+    root = (scaled.unsqueeze(-2) * vectors.unsqueeze(-3)).sum(-1)
+    return [sum(root[..., i, j] * centred[j] for j in range(d)) for i in range(d)]
+
+
+def _whitened(centred, cov, eps):
+    """The centred parts times the inverse square root of ``cov + eps I``."""
+    if len(centred) == 1:
+        return [centred[0] * torch.rsqrt(cov[0] + eps)]
+    if len(centred) == 2:
+        return _whiten(*centred, *cov, eps)
+    return _whiten_eigh(centred, cov, eps)
+
+
+def _normalized(parts, dims, eps, running=(None, None), use_input_stats=True, momentum=0.0,
+                shape=None):
+    """The real ``parts`` centred and whitened: the one skeleton of every norm here.
+
+    With ``use_input_stats``, by their statistics over ``dims``, which
+    update the ``running`` mean and covariance if given (not for an empty
+    input, as in torch); otherwise by the running statistics, reshaped to
+    ``shape`` to broadcast against each part.
+    """
+    if not use_input_stats:
+        centred, cov = _running_statistics(parts, *running, shape)
+        return _whitened(centred, cov, eps)
+    centred, means, cov = _input_statistics(parts, dims)
+    if parts[0].numel() and any(r is not None for r in running):
+        n_values = math.prod([parts[0].shape[dim] for dim in dims])
+        _track(*running, means, cov, n_values, momentum)
+    return _whitened(centred, cov, eps)
+
+
+# --- the checks and the affine maps -------------------------------------------
+def _check_channels(input, where):
+    """``input`` as an ``(N, C, *)`` Cplx, and its number of channels."""
+    input = checked_cplx(input, where=where)
+    if input.dim() < 2:
+        raise ValueError(
+            f"{where}: `input` must have shape (N, C, *), got {tuple(input.shape)}"
+        )
+    return input, input.shape[1]
+
+
+def _statistics_dims(n_dims, per_instance):
+    """The dimensions of an ``(N, C, *)`` input a channel's statistics are taken over."""
+    return [*range(2, n_dims)] if per_instance else [0, *range(2, n_dims)]
+
+
+def _check_values(shape, per_instance, where, name="input"):
+    """Raise unless a channel's statistics are over more than one value, as torch's norms.
+
+    A single value has no variance; none at all gives an empty output.
+    """
+    if math.prod([shape[dim] for dim in _statistics_dims(len(shape), per_instance)]) == 1:
+        kind, mode = ("spatial value", "") if per_instance else ("value", " when training")
+        raise ValueError(
+            f"{where}: `{name}` must have more than 1 {kind} per channel{mode},"
+            f" got shape {tuple(shape)}"
+        )
+
+
+def _by_channel(parts, running_mean, running_cov, use_input_stats, momentum, eps, where,
+                per_instance=False, name="input"):
+    """The ``(N, C, *)`` real ``parts`` whitened per channel (and sample, ``per_instance``).
+
+    The statistics and the checks of :func:`batch_norm`,
+    :func:`instance_norm`, :func:`magnitude_batch_norm` and ``whitendxd``,
+    whose errors name the argument ``name`` of ``where``.
+    """
+    x = parts[0]
+    dims = _statistics_dims(x.dim(), per_instance)
+    if use_input_stats:
+        _check_values(x.shape, per_instance, where, name)
+    else:
+        mode = "without `use_input_stats`" if per_instance else "when not training"
+        for running, value in (("running_mean", running_mean), ("running_cov", running_cov)):
+            if value is None:
+                raise ValueError(f"{where}: `{running}` must be given {mode}, got None")
+    shape = (x.shape[1], *[1] * (x.dim() - 2))
+    return _normalized(
+        parts, dims, eps, (running_mean, running_cov), use_input_stats, momentum, shape
+    )
+
+
+def _check_pair_affine(weight, bias, shape, where):
+    """Check that ``weight`` is ``(2, 2, *shape)``, ``bias`` a ``shape`` Cplx or ``(2, *shape)``."""
+    check_shape(weight, (2, 2, *shape), "weight", where)
+    check_shape(bias, shape if isinstance(bias, Cplx) else (2, *shape), "bias", where)
 
 
 def _affine(zr, zi, weight, bias, shape):
@@ -87,11 +243,25 @@ def _affine(zr, zi, weight, bias, shape):
     return Cplx(zr, zi)
 
 
-def _check_affine_bias(bias, shape, where):
-    """A Cplx bias has ``shape``; a real one holds both parts, ``(2, *shape)``."""
-    check_shape(bias, shape if isinstance(bias, Cplx) else (2, *shape), "bias", where)
+def _unit_phasor(real, imag):
+    """The cosine and sine of the phase, ``1`` and ``0`` (gradient 0) at zero.
+
+    The parts are divided by the larger of their magnitudes (detached: the
+    phase does not depend on it) before the modulus is taken, so that at
+    tiny moduli neither the squares underflow nor the gradient, which grows
+    as ``1 / |z|`` as that of :func:`torch.sgn`, loses its digits.
+    """
+    big = torch.maximum(real.abs(), imag.abs()).detach()
+    zero = big == 0
+    scale = torch.where(zero, 1, big)
+    # at zero, the point (1, 0), which no gradient reaches
+    u = torch.where(zero, 1, real / scale)
+    v = torch.where(zero, 0, imag / scale)
+    modulus = torch.sqrt(u * u + v * v)
+    return u / modulus, v / modulus
 
 
+# --- the norms ----------------------------------------------------------------
 def batch_norm(
     input,
     running_mean,
@@ -162,10 +332,11 @@ def batch_norm(
     As in torch, the batch covariance normalises with the biased estimate
     while the running covariance accumulates the unbiased one, and
     ``eps`` is added at normalisation time, not stored. Gradients flow
-    through the batch statistics, never into the running ones. A float16
-    or bfloat16 input is normalised in float32 (with float32 or its own
-    dtype's statistics and parameters) and the output has its dtype, as
-    with :func:`torch.nn.functional.batch_norm`.
+    through the batch statistics, never into the running ones. An empty
+    batch gives an empty output and leaves the running statistics as they
+    are. A float16 or bfloat16 input is normalised in float32 (with float32
+    or its own dtype's statistics and parameters) and the output has its
+    dtype, as with :func:`torch.nn.functional.batch_norm`.
 
     References
     ----------
@@ -178,233 +349,33 @@ def batch_norm(
     >>> out.shape
     torch.Size([64, 3, 8])
     """
-    where = "batch_norm"
-    input = checked_cplx(input, where=where)
-    if input.dim() < 2:
-        raise ValueError(
-            f"{where}: `input` must have shape (N, C, *), got {tuple(input.shape)}"
-        )
-    n_channels = input.shape[1]
+    return _batch_norm(
+        input, running_mean, running_cov, weight, bias, training, momentum, eps, "batch_norm"
+    )
+
+
+def _batch_norm(input, running_mean, running_cov, weight, bias, use_input_stats, momentum,
+                eps, where, per_instance=False):
+    """:func:`batch_norm`, or :func:`instance_norm` ``per_instance``; errors name ``where``."""
+    input, n_channels = _check_channels(input, where)
     check_shape(running_mean, (2, n_channels), "running_mean", where)
     check_shape(running_cov, (2, 2, n_channels), "running_cov", where)
-    check_shape(weight, (2, 2, n_channels), "weight", where)
-    _check_affine_bias(bias, (n_channels,), where)
+    _check_pair_affine(weight, bias, (n_channels,), where)
 
     input, half = _in_float32(input)
-    dims = [0, *range(2, input.dim())]
+    zr, zi = _by_channel(
+        [input.real, input.imag], running_mean, running_cov, use_input_stats, momentum, eps,
+        where, per_instance,
+    )
     shape = (n_channels, *[1] * (input.dim() - 2))
-    if training:
-        n_values = input.numel() // max(n_channels, 1)
-        if n_values < 2:
-            raise ValueError(
-                f"{where}: `input` must have more than 1 value per channel when"
-                f" training, got shape {tuple(input.shape)}"
-            )
-        mean_r = input.real.mean(dims, keepdim=True)
-        mean_i = input.imag.mean(dims, keepdim=True)
-        xr, xi = input.real - mean_r, input.imag - mean_i
-        cov = _covariance(xr, xi, dims)
-        if running_mean is not None:
-            _update_running(running_mean, [mean_r, mean_i], momentum)
-        if running_cov is not None:
-            # torch's convention: running statistics hold the unbiased estimate
-            rr, ri, ii = (c * (n_values / (n_values - 1)) for c in cov)
-            _update_running(running_cov, [rr, ri, ri, ii], momentum)
-    else:
-        for name, value in (("running_mean", running_mean), ("running_cov", running_cov)):
-            if value is None:
-                raise ValueError(f"{where}: `{name}` must be given when not training, got None")
-        mean = running_mean.reshape(2, *shape)
-        xr, xi = input.real - mean[0], input.imag - mean[1]
-        cov = running_cov.reshape(2, 2, *shape)
-        cov = cov[0, 0], (cov[0, 1] + cov[1, 0]) / 2, cov[1, 1]
-
-    return _restore(_affine(*_whiten(xr, xi, *cov, eps), weight, bias, shape), half)
+    return _restore(_affine(zr, zi, weight, bias, shape), half)
 
 
-def _update_running(running, entries, momentum):
-    """Blend per-channel batch statistics (in ``running``'s order) into it in place."""
-    with torch.no_grad():
-        batch = torch.stack([e.reshape(-1) for e in entries]).reshape(running.shape)
-        running.lerp_(batch.to(running.dtype), momentum)
-
-
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    r"""Complex layer normalisation by :math:`2 \times 2` whitening.
-
-    Each sample is centred and whitened (as in :func:`batch_norm`) with the
-    mean and :math:`2 \times 2` covariance of its (real, imaginary) pairs over
-    the trailing ``normalized_shape`` dimensions, then mapped elementwise by
-    the real :math:`2 \times 2` ``weight`` and shifted by ``bias``.
-
-    Parameters
-    ----------
-    input : Cplx
-        Input of shape :math:`(*, \text{normalized\_shape})`.
-    normalized_shape : int or sequence of int
-        The trailing shape to normalise over, as in
-        :func:`torch.nn.functional.layer_norm`.
-    weight : torch.Tensor, optional
-        Real affine map of shape :math:`(2, 2, \text{normalized\_shape})`.
-    bias : torch.Tensor or Cplx, optional
-        Complex shift: a real tensor of shape :math:`(2, \text{normalized\_shape})`
-        or a :class:`Cplx` of shape ``normalized_shape``.
-    eps : float
-        Added to the diagonal of each covariance for numerical stability.
-
-    Returns
-    -------
-    Cplx
-        The normalised input, of the shape of ``input``.
-
-    Raises
-    ------
-    TypeError
-        If ``input`` is not a :class:`Cplx`.
-    ValueError
-        If the trailing shape of ``input``, ``weight`` or ``bias`` does not
-        match ``normalized_shape``.
-
-    Notes
-    -----
-    A float16 or bfloat16 input is normalised in float32 and the output
-    has its dtype, as with :func:`torch.nn.functional.layer_norm`.
-
-    Examples
-    --------
-    >>> z = cplx.randn(4, 10, 16)
-    >>> cplx.layer_norm(z, 16).shape
-    torch.Size([4, 10, 16])
-    """
-    where = "layer_norm"
-    input = checked_cplx(input, where=where)
-    if isinstance(normalized_shape, int):
-        normalized_shape = (normalized_shape,)
-    normalized_shape = tuple(normalized_shape)
-    check_trailing_shape(input, normalized_shape, "input", where)
-    check_shape(weight, (2, 2, *normalized_shape), "weight", where)
-    _check_affine_bias(bias, normalized_shape, where)
-
-    input, half = _in_float32(input)
-    dims = list(range(input.dim() - len(normalized_shape), input.dim()))
-    xr = input.real - input.real.mean(dims, keepdim=True)
-    xi = input.imag - input.imag.mean(dims, keepdim=True)
-    cov = _covariance(xr, xi, dims)
-    return _restore(_affine(*_whiten(xr, xi, *cov, eps), weight, bias, normalized_shape), half)
-
-
-def _whiten_parts(parts, training, running_mean, running_cov, momentum, eps):
-    r"""Whiten ``d`` real parts per channel by the inverse square root of their covariance.
-
-    ``parts`` has shape :math:`(d, N, C, *)`; each channel's :math:`d`-vector
-    is centred and multiplied by :math:`(V_c + \epsilon I)^{-1/2}`, the
-    symmetric root, so for :math:`d = 2` this is :func:`batch_norm` without
-    the affine map. The running statistics, :math:`(d, C)` and
-    :math:`(d, d, C)`, follow :func:`batch_norm`'s conventions; an
-    eigendecomposition replaces its closed form, which exists for
-    :math:`d = 2` only.
-    """
-    d, n_channels = parts.shape[0], parts.shape[2]
-    if training:
-        mean = parts.mean([1, *range(3, parts.dim())], keepdim=True)
-        centred = parts - mean
-        n_values = parts.numel() // (d * n_channels)
-        cov = torch.einsum("inc...,jnc...->cij", centred, centred) / n_values
-        with torch.no_grad():
-            if running_mean is not None:
-                running_mean.lerp_(mean.reshape(d, n_channels), momentum)
-            if running_cov is not None:
-                # torch's convention, as in batch_norm: the unbiased estimate
-                unbiased = cov * (n_values / max(n_values - 1, 1))
-                running_cov.lerp_(unbiased.permute(1, 2, 0), momentum)
-    else:
-        shape = (d, 1, n_channels, *[1] * (parts.dim() - 3))
-        centred = parts - running_mean.reshape(shape)
-        cov = running_cov.permute(2, 0, 1)
-    eye = torch.eye(d, dtype=cov.dtype, device=cov.device)
-    values, vectors = torch.linalg.eigh(cov + eps * eye)
-    root = (vectors * values.rsqrt().unsqueeze(-2)) @ vectors.mT
-    return torch.einsum("cij,jnc...->inc...", root, centred)
-
-
-def _check_channels(input, where):
-    """``input`` as an ``(N, C, *)`` Cplx, and its number of channels."""
-    input = checked_cplx(input, where=where)
-    if input.dim() < 2:
-        raise ValueError(
-            f"{where}: `input` must have shape (N, C, *), got {tuple(input.shape)}"
-        )
-    return input, input.shape[1]
-
-
-def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
-    r"""Complex group normalisation by :math:`2 \times 2` whitening per sample and group.
-
-    The channels are split into ``num_groups`` groups; in each sample, the
-    (real, imaginary) pairs of a group (its channels and all their positions)
-    are centred and whitened by the inverse square root of their
-    :math:`2 \times 2` covariance, as in :func:`batch_norm`, then each
-    channel is mapped by its real :math:`2 \times 2` ``weight`` and shifted
-    by ``bias``. No statistic is taken across the batch, so the output of a
-    sample does not depend on the others. This is
-    :func:`torch.nn.functional.group_norm` with the variance replaced by the
-    covariance matrix.
-
-    Parameters
-    ----------
-    input : Cplx
-        Input of shape :math:`(N, C, *)`.
-    num_groups : int
-        The number of groups; it must divide :math:`C`.
-    weight : torch.Tensor, optional
-        Real :math:`2 \times 2` affine map per channel, shape :math:`(2, 2, C)`.
-    bias : torch.Tensor or Cplx, optional
-        Complex shift per channel: a real :math:`(2, C)` tensor (real parts in
-        row 0) or a :class:`Cplx` of shape :math:`(C,)`.
-    eps : float
-        Added to the diagonal of each covariance for numerical stability.
-
-    Returns
-    -------
-    Cplx
-        The normalised input, of the shape of ``input``.
-
-    Raises
-    ------
-    TypeError
-        If ``input`` is not a :class:`Cplx`.
-    ValueError
-        If ``input`` has fewer than two dimensions, if ``num_groups`` does
-        not divide its number of channels, or if an affine parameter does
-        not match it.
-
-    Examples
-    --------
-    >>> z = cplx.randn(4, 6, 10)
-    >>> cplx.group_norm(z, 3).shape
-    torch.Size([4, 6, 10])
-    """
-    where = "group_norm"
-    input, n_channels = _check_channels(input, where)
-    if (
-        not isinstance(num_groups, int)
-        or num_groups < 1
-        or n_channels % num_groups != 0
-    ):
-        raise ValueError(
-            f"{where}: `num_groups` must be a positive divisor of the number of"
-            f" channels {n_channels}, got {num_groups!r}"
-        )
-    check_shape(weight, (2, 2, n_channels), "weight", where)
-    _check_affine_bias(bias, (n_channels,), where)
-
-    grouped = (input.shape[0], num_groups, -1)
-    xr, xi = input.real.reshape(grouped), input.imag.reshape(grouped)
-    xr = xr - xr.mean(-1, keepdim=True)
-    xi = xi - xi.mean(-1, keepdim=True)
-    zr, zi = _whiten(xr, xi, *_covariance(xr, xi, -1), eps)
-    shape = (n_channels, *[1] * (input.dim() - 2))
-    return _affine(zr.reshape(input.shape), zi.reshape(input.shape), weight, bias, shape)
+def _instance_norm(input, running_mean, running_cov, weight, bias, use_input_stats, momentum,
+                   eps, where):
+    """:func:`instance_norm`, whose errors name ``where``."""
+    return _batch_norm(input, running_mean, running_cov, weight, bias, use_input_stats,
+                       momentum, eps, where, per_instance=True)
 
 
 def instance_norm(
@@ -466,7 +437,10 @@ def instance_norm(
     Notes
     -----
     As in torch, the running covariance accumulates the batch average of the
-    unbiased per-instance estimates, and ``eps`` is not stored in it.
+    unbiased per-instance estimates, and ``eps`` is not stored in it. An
+    empty input gives an empty output and leaves the running statistics as
+    they are. A float16 or bfloat16 input is normalised in float32 and the
+    output has its dtype, as with :func:`torch.nn.functional.instance_norm`.
 
     Examples
     --------
@@ -474,43 +448,158 @@ def instance_norm(
     >>> cplx.instance_norm(z).shape
     torch.Size([4, 3, 16])
     """
-    where = "instance_norm"
+    return _instance_norm(input, running_mean, running_cov, weight, bias, use_input_stats,
+                          momentum, eps, "instance_norm")
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    r"""Complex layer normalisation by :math:`2 \times 2` whitening.
+
+    Each sample is centred and whitened (as in :func:`batch_norm`) with the
+    mean and :math:`2 \times 2` covariance of its (real, imaginary) pairs over
+    the trailing ``normalized_shape`` dimensions, then mapped elementwise by
+    the real :math:`2 \times 2` ``weight`` and shifted by ``bias``.
+
+    Parameters
+    ----------
+    input : Cplx
+        Input of shape :math:`(*, \text{normalized\_shape})`.
+    normalized_shape : int or sequence of int
+        The trailing shape to normalise over, as in
+        :func:`torch.nn.functional.layer_norm`.
+    weight : torch.Tensor, optional
+        Real affine map of shape :math:`(2, 2, \text{normalized\_shape})`.
+    bias : torch.Tensor or Cplx, optional
+        Complex shift: a real tensor of shape :math:`(2, \text{normalized\_shape})`
+        or a :class:`Cplx` of shape ``normalized_shape``.
+    eps : float
+        Added to the diagonal of each covariance for numerical stability.
+
+    Returns
+    -------
+    Cplx
+        The normalised input, of the shape of ``input``.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is not a :class:`Cplx`.
+    ValueError
+        If the trailing shape of ``input``, ``weight`` or ``bias`` does not
+        match ``normalized_shape``.
+
+    Notes
+    -----
+    A float16 or bfloat16 input is normalised in float32 and the output
+    has its dtype, as with :func:`torch.nn.functional.layer_norm`.
+
+    Examples
+    --------
+    >>> z = cplx.randn(4, 10, 16)
+    >>> cplx.layer_norm(z, 16).shape
+    torch.Size([4, 10, 16])
+    """
+    return _layer_norm(input, normalized_shape, weight, bias, eps, "layer_norm")
+
+
+def _trailing(input, normalized_shape, where):
+    """``input`` as a Cplx of shape ``(*, *normalized_shape)``, the shape as a tuple, its dims."""
+    input = checked_cplx(input, where=where)
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(normalized_shape)
+    check_trailing_shape(input, normalized_shape, "input", where)
+    dims = list(range(input.dim() - len(normalized_shape), input.dim()))
+    return input, normalized_shape, dims
+
+
+def _layer_norm(input, normalized_shape, weight, bias, eps, where):
+    """:func:`layer_norm`, whose errors name ``where``."""
+    input, normalized_shape, dims = _trailing(input, normalized_shape, where)
+    _check_pair_affine(weight, bias, normalized_shape, where)
+
+    input, half = _in_float32(input)
+    zr, zi = _normalized([input.real, input.imag], dims, eps)
+    return _restore(_affine(zr, zi, weight, bias, normalized_shape), half)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    r"""Complex group normalisation by :math:`2 \times 2` whitening per sample and group.
+
+    The channels are split into ``num_groups`` groups; in each sample, the
+    (real, imaginary) pairs of a group (its channels and all their positions)
+    are centred and whitened by the inverse square root of their
+    :math:`2 \times 2` covariance, as in :func:`batch_norm`, then each
+    channel is mapped by its real :math:`2 \times 2` ``weight`` and shifted
+    by ``bias``. No statistic is taken across the batch, so the output of a
+    sample does not depend on the others. This is
+    :func:`torch.nn.functional.group_norm` with the variance replaced by the
+    covariance matrix.
+
+    Parameters
+    ----------
+    input : Cplx
+        Input of shape :math:`(N, C, *)`.
+    num_groups : int
+        The number of groups; it must divide :math:`C`.
+    weight : torch.Tensor, optional
+        Real :math:`2 \times 2` affine map per channel, shape :math:`(2, 2, C)`.
+    bias : torch.Tensor or Cplx, optional
+        Complex shift per channel: a real :math:`(2, C)` tensor (real parts in
+        row 0) or a :class:`Cplx` of shape :math:`(C,)`.
+    eps : float
+        Added to the diagonal of each covariance for numerical stability.
+
+    Returns
+    -------
+    Cplx
+        The normalised input, of the shape of ``input``.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is not a :class:`Cplx`.
+    ValueError
+        If ``input`` has fewer than two dimensions, if ``num_groups`` does
+        not divide its number of channels, or if an affine parameter does
+        not match it.
+
+    Notes
+    -----
+    A float16 or bfloat16 input is normalised in float32 and the output
+    has its dtype, as with :func:`torch.nn.functional.group_norm`.
+
+    Examples
+    --------
+    >>> z = cplx.randn(4, 6, 10)
+    >>> cplx.group_norm(z, 3).shape
+    torch.Size([4, 6, 10])
+    """
+    return _group_norm(input, num_groups, weight, bias, eps, "group_norm")
+
+
+def _group_norm(input, num_groups, weight, bias, eps, where):
+    """:func:`group_norm`, whose errors name ``where``."""
     input, n_channels = _check_channels(input, where)
-    check_shape(running_mean, (2, n_channels), "running_mean", where)
-    check_shape(running_cov, (2, 2, n_channels), "running_cov", where)
-    check_shape(weight, (2, 2, n_channels), "weight", where)
-    _check_affine_bias(bias, (n_channels,), where)
+    if (
+        not isinstance(num_groups, int)
+        or num_groups < 1
+        or n_channels % num_groups != 0
+    ):
+        raise ValueError(
+            f"{where}: `num_groups` must be a positive divisor of the number of"
+            f" channels {n_channels}, got {num_groups!r}"
+        )
+    _check_pair_affine(weight, bias, (n_channels,), where)
 
-    dims = list(range(2, input.dim()))
+    input, half = _in_float32(input)
+    # sizes spelled out: an empty batch has no size to infer
+    size = n_channels // num_groups * math.prod(input.shape[2:])
+    grouped = (input.shape[0], num_groups, size)
+    parts = [input.real.reshape(grouped), input.imag.reshape(grouped)]
+    zr, zi = (z.reshape(input.shape) for z in _normalized(parts, [-1], eps))
     shape = (n_channels, *[1] * (input.dim() - 2))
-    if use_input_stats:
-        n_values = math.prod(input.shape[2:])
-        if n_values < 2:
-            raise ValueError(
-                f"{where}: `input` must have more than 1 spatial value per channel,"
-                f" got shape {tuple(input.shape)}"
-            )
-        mean_r = input.real.mean(dims, keepdim=True)
-        mean_i = input.imag.mean(dims, keepdim=True)
-        xr, xi = input.real - mean_r, input.imag - mean_i
-        cov = _covariance(xr, xi, dims)
-        if running_mean is not None:
-            _update_running(running_mean, [m.mean(0) for m in (mean_r, mean_i)], momentum)
-        if running_cov is not None:
-            rr, ri, ii = (c.mean(0) * (n_values / (n_values - 1)) for c in cov)
-            _update_running(running_cov, [rr, ri, ri, ii], momentum)
-    else:
-        for name, value in (("running_mean", running_mean), ("running_cov", running_cov)):
-            if value is None:
-                raise ValueError(
-                    f"{where}: `{name}` must be given without `use_input_stats`, got None"
-                )
-        mean = running_mean.reshape(2, *shape)
-        xr, xi = input.real - mean[0], input.imag - mean[1]
-        cov = running_cov.reshape(2, 2, *shape)
-        cov = cov[0, 0], (cov[0, 1] + cov[1, 0]) / 2, cov[1, 1]
-
-    return _affine(*_whiten(xr, xi, *cov, eps), weight, bias, shape)
+    return _restore(_affine(zr, zi, weight, bias, shape), half)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
@@ -538,7 +627,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         Real scale of shape ``normalized_shape``.
     eps : float, optional
         Added to the mean square; ``None`` means the machine epsilon of the
-        input's dtype, as in torch.
+        dtype it is computed in (float32 for a half-precision input), as in
+        torch.
 
     Returns
     -------
@@ -553,6 +643,12 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         If the trailing shape of ``input`` or the shape of ``weight`` is not
         ``normalized_shape``.
 
+    Notes
+    -----
+    A float16 or bfloat16 input is normalised in float32 (the mean square
+    of values past 256 overflows float16) and the output has its dtype, as
+    with :func:`torch.nn.functional.rms_norm`.
+
     Examples
     --------
     >>> z = cplx.randn(4, 16)
@@ -560,22 +656,22 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     >>> torch.allclose(out.angle, z.angle, atol=1e-5)
     True
     """
-    where = "rms_norm"
-    input = checked_cplx(input, where=where)
-    if isinstance(normalized_shape, int):
-        normalized_shape = (normalized_shape,)
-    normalized_shape = tuple(normalized_shape)
-    check_trailing_shape(input, normalized_shape, "input", where)
-    check_shape(weight, normalized_shape, "weight", where)
-    if eps is None:
-        eps = torch.finfo(input.real.dtype).eps
+    return _rms_norm(input, normalized_shape, weight, eps, "rms_norm")
 
-    dims = list(range(input.dim() - len(normalized_shape), input.dim()))
+
+def _rms_norm(input, normalized_shape, weight, eps, where):
+    """:func:`rms_norm`, whose errors name ``where``."""
+    input, normalized_shape, dims = _trailing(input, normalized_shape, where)
+    check_shape(weight, normalized_shape, "weight", where)
+
+    input, half = _in_float32(input)
+    if eps is None:
+        eps = torch.finfo(input.dtype).eps
     power = (input.real * input.real + input.imag * input.imag).mean(dims, keepdim=True)
     scale = torch.rsqrt(power + eps)
     if weight is not None:
         scale = scale * weight
-    return Cplx(input.real * scale, input.imag * scale)
+    return _restore(Cplx(input.real * scale, input.imag * scale), half)
 
 
 def magnitude_batch_norm(
@@ -590,7 +686,7 @@ def magnitude_batch_norm(
 ):
     r"""Batch normalisation of the modulus per channel, keeping the phase.
 
-    The moduli :math:`r = |z|` go through
+    The moduli :math:`r = |z|` are batch-normalised as by
     :func:`torch.nn.functional.batch_norm` (statistics over the batch and
     every non-channel dimension, real per-channel ``weight`` and ``bias``)
     and multiply the unit phasors :math:`z / |z|`:
@@ -599,10 +695,11 @@ def magnitude_batch_norm(
 
         y = \operatorname{BN}(|z|) \, \frac{z}{|z|}.
 
-    A zero value takes phase zero (its output is finite, but the modulus
-    has no derivative there, so neither has the output). The normalised modulus is centred, so it
-    is negative for values below the mean modulus (with ``bias`` zero): such
-    outputs point opposite to the input, the phase kept modulo :math:`\pi`.
+    A zero value takes phase zero, and its gradient is zero (the modulus's
+    subgradient, and that of :func:`torch.sgn`). The normalised modulus is
+    centred, so it is negative for values below the mean modulus (with
+    ``bias`` zero): such outputs point opposite to the input, the phase
+    kept modulo :math:`\pi`.
 
     Parameters
     ----------
@@ -630,8 +727,17 @@ def magnitude_batch_norm(
     TypeError
         If ``input`` is not a :class:`Cplx`.
     ValueError
-        If ``input`` has fewer than two dimensions or a statistic or affine
-        parameter does not match its channels.
+        If ``input`` has fewer than two dimensions, if a statistic or affine
+        parameter does not match its channels, if the running statistics are
+        missing when not ``training``, or if ``training`` with only one
+        value per channel.
+
+    Notes
+    -----
+    Near zero the output turns with the input's phase, so its gradient
+    grows as :math:`1 / |z|`; it is computed on parts scaled to the larger
+    of them, so that it keeps its digits at tiny moduli. A float16 or
+    bfloat16 input is normalised in float32 and the output has its dtype.
 
     Examples
     --------
@@ -639,7 +745,13 @@ def magnitude_batch_norm(
     >>> cplx.magnitude_batch_norm(z, None, None, training=True).shape
     torch.Size([8, 3, 5])
     """
-    where = "magnitude_batch_norm"
+    return _magnitude_batch_norm(input, running_mean, running_var, weight, bias, training,
+                                 momentum, eps, "magnitude_batch_norm")
+
+
+def _magnitude_batch_norm(input, running_mean, running_var, weight, bias, use_input_stats,
+                          momentum, eps, where):
+    """:func:`magnitude_batch_norm`, whose errors name ``where``."""
     input, n_channels = _check_channels(input, where)
     for name, value in (
         ("running_mean", running_mean),
@@ -649,14 +761,27 @@ def magnitude_batch_norm(
     ):
         check_shape(value, (n_channels,), name, where)
 
-    # not torch.hypot, which ONNX lacks
-    modulus = torch.sqrt(input.real * input.real + input.imag * input.imag)
-    normed = torch.nn.functional.batch_norm(
-        modulus, running_mean, running_var, weight, bias, training, momentum, eps
+    input, half = _in_float32(input)
+    (normed,) = _by_channel(
+        [abs(input)], running_mean, running_var, use_input_stats, momentum, eps, where
     )
-    # a zero value has no phase: give it phase zero rather than 0 / 0
-    nonzero = modulus > 0
-    safe = torch.where(nonzero, modulus, torch.ones_like(modulus))
-    cos = torch.where(nonzero, input.real / safe, torch.ones_like(modulus))
-    sin = torch.where(nonzero, input.imag / safe, torch.zeros_like(modulus))
-    return Cplx(normed * cos, normed * sin)
+    shape = (n_channels, *[1] * (input.dim() - 2))
+    if weight is not None:
+        normed = normed * weight.reshape(shape)
+    if bias is not None:
+        normed = normed + bias.reshape(shape)
+    cos, sin = _unit_phasor(input.real, input.imag)
+    return _restore(Cplx(normed * cos, normed * sin), half)
+
+
+def _whiten_parts(tensor, training, running_mean, running_cov, momentum, eps, where):
+    r"""Whiten the ``d`` stacked real parts of ``tensor``, :math:`(d, N, C, *)`, per channel.
+
+    For :math:`d = 2` this is :func:`batch_norm` without the affine map; the
+    running statistics are :math:`(d, C)` and :math:`(d, d, C)`.
+    """
+    tensor, half = _in_float32(tensor)
+    parts = _by_channel(
+        list(tensor), running_mean, running_cov, training, momentum, eps, where, name="tensor"
+    )
+    return _restore(torch.stack(parts), half)

@@ -3,8 +3,8 @@ r"""Complex batch normalisation: :math:`2 \times 2` whitening per channel."""
 import torch
 
 from ... import cplx
+from ...cplx import normalization
 from ...cplx._shared import check_shape
-from ...cplx.normalization import _whiten_parts
 from .base import CplxToCplx, _check_cplx
 from .parameter import _factory_kwargs
 
@@ -49,84 +49,131 @@ _RUNNING_NOTE = """As in :func:`cplxmodule.cplx.batch_norm`, the running covaria
     :math:`n / (n - 1)` and :math:`\\epsilon`."""
 
 
-def _eye_(tensor):
-    """Fill a ``(2, 2, C)`` tensor with identity matrices, in place."""
-    tensor.zero_()
-    tensor.diagonal(dim1=0, dim2=1).fill_(1)
+def _identity_(tensor, parts):
+    """Fill a per-feature tensor with identities, in place: 2x2 for the pair, 1 for the modulus."""
+    if parts == 1:
+        tensor.fill_(1)
+    else:
+        tensor.zero_()
+        tensor.diagonal(dim1=0, dim2=1).fill_(1)
+
+
+def _check_channel_input(layer, input, num_features):
+    """Raise unless ``input`` has one of ``layer._input_shapes`` and ``num_features`` channels.
+
+    The shapes name the channel dimension ``C``: ``"(N, C, L)"``, and an
+    unbatched ``"(C, L)"`` for the instance norms.
+    """
+    shapes, name = layer._input_shapes, layer._get_name()
+    if input.dim() not in shapes:
+        raise ValueError(
+            f"{name}: `input` must have shape {' or '.join(shapes.values())},"
+            f" got {tuple(input.shape)}"
+        )
+    if input.shape[shapes[input.dim()].strip("()").split(", ").index("C")] != num_features:
+        leads = sorted({shape[1 : shape.index("C")] for shape in shapes.values()}, reverse=True)
+        expected = " or ".join(f"({lead}{num_features}, *)" for lead in leads)
+        raise ValueError(f"{name}: `input` must have shape {expected}, got {tuple(input.shape)}")
 
 
 class _CplxNormBase(CplxToCplx):
-    r"""State shared by the complex batch normalisation layers.
+    r"""What every complex norm layer shares: its state, its checks, its forward pass.
 
-    The layout and names of the parameters and buffers are those of the
-    published cplxmodule, so its checkpoints load: ``weight`` is a real
-    :math:`(2, 2, C)` tensor (one :math:`2 \times 2` map per channel),
-    ``bias`` a real :math:`(2, C)` tensor (real parts in row 0),
-    ``running_mean`` is :math:`(2, C)`, ``running_var`` the :math:`(2, 2, C)`
-    running covariance, and ``num_batches_tracked`` counts the batches.
+    A norm normalises per feature either the (real, imaginary) pair
+    (``_parts = 2``: a real :math:`(2, 2, *F)` ``weight``, one
+    :math:`2 \times 2` map per feature, a real :math:`(2, *F)` ``bias``,
+    real parts in row 0, and running statistics ``running_mean``
+    :math:`(2, *F)` and ``running_var``, the :math:`(2, 2, *F)`
+    covariance) or the modulus alone (``_parts = 1``: real scale, shift,
+    mean and variance of shape :math:`F`). These are the published
+    package's layouts and names, so its checkpoints load.
+
+    As torch's ``_NormBase``, absent state is ``None`` (``affine=False``,
+    ``track_running_stats=False``); a layer without running statistics at
+    all (group, layer and RMS norms) has none of their attributes. The
+    forward pass checks the input (type, dtype: half precision with float32
+    parameters passes, as into torch's norms; shape, the one thing a
+    subclass overrides per dimension), chooses the statistics as torch's
+    ``_BatchNorm`` and ``_InstanceNorm`` do, and calls the functional core,
+    whose errors then name the layer.
     """
 
     __constants__ = ["track_running_stats", "momentum", "eps", "num_features", "affine"]
     # version 2 added ``num_batches_tracked``, as in torch's ``_NormBase``
     _version = 2
 
+    #: The values normalised per feature: 2, the pair; 1, the modulus.
+    _parts = 2
+    #: The input shapes a layer takes, by number of dimensions.
+    _input_shapes = {}
+    #: Whether a training batch counts in ``num_batches_tracked``, which
+    #: ``momentum=None`` averages over (batch norms; not instance norms).
+    _counts_batches = True
+    #: The core function (``input, running_mean, running_var, weight, bias,
+    #: use_input_stats, momentum, eps, where``) of a norm with running statistics.
+    _function = None
+    #: The attributes :meth:`extra_repr` shows: by value, then by name.
+    _repr_values = ("num_features",)
+    _repr_names = ("eps", "momentum", "affine", "track_running_stats")
+
     def __init__(
         self,
-        num_features,
-        eps=1e-5,
-        momentum=0.1,
-        affine=True,
-        track_running_stats=True,
+        features,
+        eps,
+        momentum=None,
+        weight=True,
+        bias=True,
+        track_running_stats=None,
         device=None,
         dtype=None,
     ):
+        """Build the state for the feature shape ``features``.
+
+        ``bias=None`` gives no ``bias`` attribute, ``track_running_stats=None``
+        no running statistics, nor ``momentum`` (group, layer, RMS norms).
+        """
         factory_kwargs = _factory_kwargs(device, dtype)
         super().__init__()
-        self.num_features = num_features
+        features = tuple(features)
         self.eps = eps
-        self.momentum = momentum
-        self.affine = affine
-        self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = torch.nn.Parameter(
-                torch.empty(2, 2, num_features, **factory_kwargs)
-            )
-            self.bias = torch.nn.Parameter(torch.empty(2, num_features, **factory_kwargs))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-
-        if track_running_stats:
-            self.register_buffer(
-                "running_mean", torch.zeros(2, num_features, **factory_kwargs)
-            )
-            self.register_buffer(
-                "running_var", torch.empty(2, 2, num_features, **factory_kwargs)
-            )
-            self.register_buffer(
-                "num_batches_tracked",
-                torch.tensor(0, dtype=torch.long, device=device),
-            )
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
+        for name, wanted, k in (("weight", weight, 2), ("bias", bias, 1)):
+            if wanted:
+                value = torch.empty(self._shape(features, k), **factory_kwargs)
+                self.register_parameter(name, torch.nn.Parameter(value))
+            elif wanted is not None:
+                self.register_parameter(name, None)
+        if track_running_stats is not None:
+            self.momentum = momentum
+            self.track_running_stats = track_running_stats
+            for name, k in (("running_mean", 1), ("running_var", 2)):
+                value = torch.empty(self._shape(features, k), **factory_kwargs)
+                self.register_buffer(name, value if track_running_stats else None)
+            count = torch.tensor(0, dtype=torch.long, device=device)
+            self.register_buffer("num_batches_tracked", count if track_running_stats else None)
         self.reset_parameters()
 
+    def _shape(self, features, k):
+        """A per-feature tensor's shape: ``k`` leading 2s for the pair, none for the modulus."""
+        return (2,) * (k if self._parts == 2 else 0) + features
+
     def reset_running_stats(self):
-        """Reset the running mean to zero and the running covariance to identity."""
-        if self.track_running_stats:
+        """Reset the running statistics: mean 0, covariance (variance) the identity, count 0.
+
+        A layer without running statistics has nothing to reset.
+        """
+        if getattr(self, "running_mean", None) is not None:
             self.running_mean.zero_()
-            _eye_(self.running_var)
+            _identity_(self.running_var, self._parts)
             self.num_batches_tracked.zero_()
 
     def reset_parameters(self):
-        """Reset the running statistics, and the affine map to the identity."""
+        """Reset the running statistics, the affine map to the identity and the shift to zero."""
         self.reset_running_stats()
-        if self.affine:
-            with torch.no_grad():
-                _eye_(self.weight)
-                torch.nn.init.zeros_(self.bias)
+        with torch.no_grad():
+            if self.weight is not None:
+                _identity_(self.weight, self._parts)
+            if getattr(self, "bias", None) is not None:
+                self.bias.zero_()
 
     def _load_from_state_dict(
         self,
@@ -141,7 +188,7 @@ class _CplxNormBase(CplxToCplx):
         # Checkpoints before version 2 have no ``num_batches_tracked``: keep
         # the module's count (0 unless it has run), as torch's _NormBase does.
         version = local_metadata.get("version", None)
-        if (version is None or version < 2) and self.track_running_stats:
+        if (version is None or version < 2) and getattr(self, "track_running_stats", False):
             key = prefix + "num_batches_tracked"
             if key not in state_dict:
                 tracked = self.num_batches_tracked
@@ -158,63 +205,69 @@ class _CplxNormBase(CplxToCplx):
             error_msgs,
         )
 
-    #: The input shapes a subclass accepts, by number of dimensions.
-    _input_shapes = {}
-
     def _check_input_dim(self, input):
-        if input.dim() not in self._input_shapes:
-            raise ValueError(
-                f"{self._get_name()}: `input` must have shape"
-                f" {' or '.join(self._input_shapes.values())}, got {tuple(input.shape)}"
-            )
+        _check_channel_input(self, input, self.num_features)
 
-    def _check_input(self, input):
-        name = type(self).__name__
-        # half-precision input with float32 statistics, as torch's norms take it
+    def forward(self, input):
         input = _check_cplx(self, input, half_input=True)
         self._check_input_dim(input)
-        if input.shape[1] != self.num_features:
-            raise ValueError(
-                f"{name}: `input` must have shape (N, {self.num_features}, *)"
-                f" (num_features at dim 1), got {tuple(input.shape)}"
-            )
+        return self._normalize(input)
+
+    def _normalize(self, input):
+        """Normalise by the statistics torch's batch or instance norm would use; count the batch."""
+        counted = self.training and self.track_running_stats
+        if self._counts_batches:
+            # torch's _BatchNorm: running statistics in eval mode if there are any
+            use_input_stats = self.training or self.running_mean is None
+        else:
+            # torch's _InstanceNorm: running statistics in eval mode if tracked
+            use_input_stats = self.training or not self.track_running_stats
+        momentum = self.momentum
+        if momentum is None:
+            # a cumulative average over the batches counted, this one included
+            counts = counted and self._counts_batches
+            momentum = 1.0 / float(self.num_batches_tracked + 1) if counts else 0.0
+        passed = counted or not use_input_stats
+        output = self._function(
+            input,
+            self.running_mean if passed else None,
+            self.running_var if passed else None,
+            self.weight,
+            self.bias,
+            use_input_stats,
+            momentum,
+            self.eps,
+            self._get_name(),
+        )
+        # counted only once the batch went through: a rejected one changes nothing
+        if counted and self._counts_batches:
+            self.num_batches_tracked.add_(1)
+        return output
 
     def extra_repr(self):
-        return (
-            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-            f"affine={self.affine}, track_running_stats={self.track_running_stats}"
-        )
+        values = [f"{getattr(self, name)}" for name in self._repr_values]
+        values += [f"{name}={getattr(self, name)}" for name in self._repr_names]
+        return ", ".join(values)
 
 
 class _CplxBatchNorm(_CplxNormBase):
-    def forward(self, input):
-        self._check_input(input)
-        tracking = self.training and self.track_running_stats
-        if self.momentum is not None:
-            factor = self.momentum
-        elif tracking:
-            # cumulative moving average over the batches seen so far
-            factor = 1.0 / float(self.num_batches_tracked + 1)
-        else:
-            factor = 0.0
+    _function = staticmethod(normalization._batch_norm)
 
-        # Batch statistics while training, and in eval mode without running ones.
-        use_batch_stats = self.training or self.running_mean is None
-        pass_running = not self.training or self.track_running_stats
-        output = cplx.batch_norm(
-            input,
-            self.running_mean if pass_running else None,
-            self.running_var if pass_running else None,
-            self.weight,
-            self.bias,
-            use_batch_stats,
-            factor,
-            self.eps,
+    def __init__(
+        self,
+        num_features,
+        eps=1e-5,
+        momentum=0.1,
+        affine=True,
+        track_running_stats=True,
+        device=None,
+        dtype=None,
+    ):
+        super().__init__(
+            (num_features,), eps, momentum, affine, affine, track_running_stats, device, dtype
         )
-        # counted only once the batch went through: a rejected one changes nothing
-        if tracking:
-            self.num_batches_tracked.add_(1)
-        return output
+        self.num_features = num_features
+        self.affine = affine
 
 
 _DOC_TEMPLATE = r"""Complex batch normalisation over a {shape} input.
@@ -347,15 +400,8 @@ def whiten2x2(
     where = "whiten2x2"
     if not isinstance(tensor, torch.Tensor) or tensor.dim() < 3 or tensor.shape[0] != 2:
         raise ValueError(f"{where}: `tensor` must have shape (2, N, C, *), got {_shape(tensor)}")
-    output = cplx.batch_norm(
-        cplx.Cplx(tensor[0], tensor[1]),
-        running_mean,
-        running_cov,
-        training=training or running_mean is None,
-        momentum=momentum,
-        eps=nugget,
-    )
-    return torch.stack([output.real, output.imag])
+    training = training or running_mean is None
+    return _whitened(tensor, training, running_mean, running_cov, momentum, nugget, where)
 
 
 def whitendxd(
@@ -396,11 +442,17 @@ def whitendxd(
     where = "whitendxd"
     if not isinstance(tensor, torch.Tensor) or tensor.dim() < 3:
         raise ValueError(f"{where}: `tensor` must have shape (d, N, C, *), got {_shape(tensor)}")
+    training = training or running_mean is None or running_cov is None
+    return _whitened(tensor, training, running_mean, running_cov, momentum, nugget, where)
+
+
+def _whitened(tensor, training, running_mean, running_cov, momentum, nugget, where):
     d, n_channels = tensor.shape[0], tensor.shape[2]
     check_shape(running_mean, (d, n_channels), "running_mean", where)
     check_shape(running_cov, (d, d, n_channels), "running_cov", where)
-    training = training or running_mean is None or running_cov is None
-    return _whiten_parts(tensor, training, running_mean, running_cov, momentum, nugget)
+    return normalization._whiten_parts(
+        tensor, training, running_mean, running_cov, momentum, nugget, where
+    )
 
 
 def cplx_batch_norm(
@@ -456,7 +508,7 @@ def cplx_batch_norm(
     >>> cplx_batch_norm(z, None, None).shape
     torch.Size([16, 3, 4])
     """
-    return cplx.batch_norm(
+    return normalization._batch_norm(
         input,
         running_mean,
         running_var,
@@ -465,6 +517,7 @@ def cplx_batch_norm(
         training or running_mean is None,
         momentum,
         eps,
+        "cplx_batch_norm",
     )
 
 
@@ -490,6 +543,9 @@ for _function, _eps, _d in (
 
 
 class _CplxNaiveBatchNorm(CplxToCplx):
+    # Not a _CplxNormBase: its state is that of two torch batch norms, under
+    # their own keys, which they check, update and reset themselves.
+
     #: The torch batch norm applied to each part.
     _base = None
     _input_shapes = {}
@@ -521,8 +577,12 @@ class _CplxNaiveBatchNorm(CplxToCplx):
         self.imag.reset_parameters()
 
     def forward(self, input):
-        input = _check_cplx(self, input)
-        _check_batch_input(self, input, self.real.num_features)
+        # half precision with float32 statistics passes, as torch's parts take it
+        input = _check_cplx(self, input, half_input=True)
+        _check_channel_input(self, input, self.real.num_features)
+        if self.training or self.real.running_mean is None:
+            # torch's parts would raise too, with words that do not name the layer
+            normalization._check_values(input.shape, False, self._get_name())
         return cplx.Cplx(self.real(input.real), self.imag(input.imag))
 
 
@@ -571,90 +631,9 @@ _NAIVE_DOC = r"""Naive complex batch normalisation over a {shape} input: parts a
     """
 
 
-class _CplxMagnitudeBatchNorm(CplxToCplx):
-    __constants__ = ["track_running_stats", "momentum", "eps", "num_features", "affine"]
-    _input_shapes = {}
-
-    def __init__(
-        self,
-        num_features,
-        eps=1e-5,
-        momentum=0.1,
-        affine=True,
-        track_running_stats=True,
-        device=None,
-        dtype=None,
-    ):
-        factory_kwargs = _factory_kwargs(device, dtype)
-        super().__init__()
-        self.num_features = num_features
-        self.eps = eps
-        self.momentum = momentum
-        self.affine = affine
-        self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = torch.nn.Parameter(torch.empty(num_features, **factory_kwargs))
-            self.bias = torch.nn.Parameter(torch.empty(num_features, **factory_kwargs))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        if track_running_stats:
-            self.register_buffer("running_mean", torch.zeros(num_features, **factory_kwargs))
-            self.register_buffer("running_var", torch.ones(num_features, **factory_kwargs))
-            self.register_buffer(
-                "num_batches_tracked", torch.tensor(0, dtype=torch.long, device=device)
-            )
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
-        self.reset_parameters()
-
-    def reset_running_stats(self):
-        """Reset the running mean to zero and the running variance to one."""
-        if self.track_running_stats:
-            self.running_mean.zero_()
-            self.running_var.fill_(1)
-            self.num_batches_tracked.zero_()
-
-    def reset_parameters(self):
-        """Reset the running statistics, the scale to one and the shift to zero."""
-        self.reset_running_stats()
-        if self.affine:
-            torch.nn.init.ones_(self.weight)
-            torch.nn.init.zeros_(self.bias)
-
-    def forward(self, input):
-        input = _check_cplx(self, input)
-        _check_batch_input(self, input, self.num_features)
-        tracking = self.training and self.track_running_stats
-        if self.momentum is not None:
-            factor = self.momentum
-        elif tracking:
-            # cumulative moving average over the batches seen so far
-            factor = 1.0 / float(self.num_batches_tracked + 1)
-        else:
-            factor = 0.0
-        pass_running = not self.training or self.track_running_stats
-        output = cplx.magnitude_batch_norm(
-            input,
-            self.running_mean if pass_running else None,
-            self.running_var if pass_running else None,
-            self.weight,
-            self.bias,
-            self.training or self.running_mean is None,
-            factor,
-            self.eps,
-        )
-        if tracking:
-            self.num_batches_tracked.add_(1)
-        return output
-
-    def extra_repr(self):
-        return (
-            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-            f"affine={self.affine}, track_running_stats={self.track_running_stats}"
-        )
+class _CplxMagnitudeBatchNorm(_CplxBatchNorm):
+    _parts = 1
+    _function = staticmethod(normalization._magnitude_batch_norm)
 
 
 _MAGNITUDE_DOC = r"""Complex batch normalisation of the modulus over a {shape} input.
@@ -703,15 +682,6 @@ _MAGNITUDE_DOC = r"""Complex batch normalisation of the modulus over a {shape} i
     >>> bn(cplx.randn({example})).shape
     torch.Size([{example}])
     """
-
-
-def _check_batch_input(layer, input, num_features):
-    """Raise unless ``input`` has one of ``layer``'s shapes and ``num_features`` channels."""
-    if input.dim() not in layer._input_shapes or input.shape[1] != num_features:
-        shapes = " or ".join(layer._input_shapes.values()).replace("C", str(num_features))
-        raise ValueError(
-            f"{layer._get_name()}: `input` must have shape {shapes}, got {tuple(input.shape)}"
-        )
 
 
 _VARIANT_SHAPES = (

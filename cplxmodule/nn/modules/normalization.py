@@ -2,13 +2,9 @@ r"""Complex layer normalisation: :math:`2 \times 2` whitening per sample."""
 
 import numbers
 
-import torch
-
-from ... import cplx
+from ...cplx import normalization
 from ...cplx._shared import check_trailing_shape
-from .base import CplxToCplx, _check_cplx
-from .parameter import _factory_kwargs
-from .batchnorm import _CplxNormBase, _eye_
+from .batchnorm import _CplxNormBase
 
 __all__ = [
     "CplxLayerNorm",
@@ -20,7 +16,7 @@ __all__ = [
 ]
 
 
-class CplxLayerNorm(CplxToCplx):
+class CplxLayerNorm(_CplxNormBase):
     r"""Complex layer normalisation over the trailing ``normalized_shape`` dims.
 
     Each sample's (real, imaginary) pairs are centred and multiplied by the
@@ -70,6 +66,8 @@ class CplxLayerNorm(CplxToCplx):
     """
 
     __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
+    _repr_values = ("normalized_shape",)
+    _repr_names = ("eps", "elementwise_affine")
 
     def __init__(
         self,
@@ -80,50 +78,24 @@ class CplxLayerNorm(CplxToCplx):
         device=None,
         dtype=None,
     ):
-        factory_kwargs = _factory_kwargs(device, dtype)
-        super().__init__()
-        if isinstance(normalized_shape, numbers.Integral):
-            normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(normalized_shape)
-        self.eps = eps
+        normalized_shape = _as_shape(normalized_shape)
+        super().__init__(
+            normalized_shape, eps, None, elementwise_affine, elementwise_affine and bias,
+            device=device, dtype=dtype,
+        )
+        self.normalized_shape = normalized_shape
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = torch.nn.Parameter(
-                torch.empty(2, 2, *self.normalized_shape, **factory_kwargs)
-            )
-        else:
-            self.register_parameter("weight", None)
-        if elementwise_affine and bias:
-            self.bias = torch.nn.Parameter(
-                torch.empty(2, *self.normalized_shape, **factory_kwargs)
-            )
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
 
-    def reset_parameters(self):
-        """Reset the affine map to the identity and the shift to zero."""
-        with torch.no_grad():
-            if self.weight is not None:
-                _eye_(self.weight)
-            if self.bias is not None:
-                torch.nn.init.zeros_(self.bias)
-
-    def forward(self, input):
-        input = _check_cplx(self, input, half_input=True)
+    def _check_input_dim(self, input):
         check_trailing_shape(input, self.normalized_shape, "input", self._get_name())
-        return cplx.layer_norm(
-            input, self.normalized_shape, self.weight, self.bias, self.eps
-        )
 
-    def extra_repr(self):
-        return (
-            f"{self.normalized_shape}, eps={self.eps}, "
-            f"elementwise_affine={self.elementwise_affine}"
+    def _normalize(self, input):
+        return normalization._layer_norm(
+            input, self.normalized_shape, self.weight, self.bias, self.eps, self._get_name()
         )
 
 
-class CplxGroupNorm(CplxToCplx):
+class CplxGroupNorm(_CplxNormBase):
     r"""Complex group normalisation: :math:`2 \times 2` whitening per sample and group.
 
     The channels are split into ``num_groups`` groups; within each sample,
@@ -176,12 +148,12 @@ class CplxGroupNorm(CplxToCplx):
     """
 
     __constants__ = ["num_groups", "num_channels", "eps", "affine"]
+    _repr_values = ("num_groups", "num_channels")
+    _repr_names = ("eps", "affine")
 
     def __init__(
         self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None
     ):
-        factory_kwargs = _factory_kwargs(device, dtype)
-        super().__init__()
         if (
             not isinstance(num_groups, numbers.Integral)
             or num_groups < 1
@@ -191,41 +163,28 @@ class CplxGroupNorm(CplxToCplx):
                 f"CplxGroupNorm: `num_groups` must be a positive divisor of"
                 f" `num_channels` {num_channels}, got {num_groups!r}"
             )
+        super().__init__((num_channels,), eps, None, affine, affine, device=device, dtype=dtype)
         self.num_groups = num_groups
         self.num_channels = num_channels
-        self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = torch.nn.Parameter(
-                torch.empty(2, 2, num_channels, **factory_kwargs)
-            )
-            self.bias = torch.nn.Parameter(torch.empty(2, num_channels, **factory_kwargs))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        self.reset_parameters()
 
-    def reset_parameters(self):
-        """Reset the affine map to the identity and the shift to zero."""
-        if self.affine:
-            with torch.no_grad():
-                _eye_(self.weight)
-                torch.nn.init.zeros_(self.bias)
-
-    def forward(self, input):
-        input = _check_cplx(self, input)
+    def _check_input_dim(self, input):
         if input.dim() < 2 or input.shape[1] != self.num_channels:
             raise ValueError(
                 f"{self._get_name()}: `input` must have shape (N, {self.num_channels}, *),"
                 f" got {tuple(input.shape)}"
             )
-        return cplx.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
-    def extra_repr(self):
-        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+    def _normalize(self, input):
+        return normalization._group_norm(
+            input, self.num_groups, self.weight, self.bias, self.eps, self._get_name()
+        )
 
 
 class _CplxInstanceNorm(_CplxNormBase):
+    _counts_batches = False
+    _function = staticmethod(normalization._instance_norm)
+
     def __init__(
         self,
         num_features,
@@ -237,31 +196,16 @@ class _CplxInstanceNorm(_CplxNormBase):
         dtype=None,
     ):
         super().__init__(
-            num_features, eps, momentum, affine, track_running_stats, device, dtype
+            (num_features,), eps, momentum, affine, affine, track_running_stats, device, dtype
         )
+        self.num_features = num_features
+        self.affine = affine
 
-    def forward(self, input):
-        input = _check_cplx(self, input)
-        self._check_input_dim(input)
+    def _normalize(self, input):
         # an unbatched input is a batch of one, as in torch
-        unbatched = input.dim() == min(self._input_shapes)
-        if unbatched:
-            input = input.unsqueeze(0)
-        self._check_input(input)
-        use_input_stats = self.training or not self.track_running_stats
-        tracking = self.training and self.track_running_stats
-        factor = 0.0 if self.momentum is None else self.momentum
-        output = cplx.instance_norm(
-            input,
-            self.running_mean if tracking or not use_input_stats else None,
-            self.running_var if tracking or not use_input_stats else None,
-            self.weight,
-            self.bias,
-            use_input_stats,
-            factor,
-            self.eps,
-        )
-        return output.squeeze(0) if unbatched else output
+        if input.dim() == min(self._input_shapes):
+            return super()._normalize(input.unsqueeze(0)).squeeze(0)
+        return super()._normalize(input)
 
 
 _INSTANCE_DOC = r"""Complex instance normalisation over a {shape} input.
@@ -357,7 +301,7 @@ class CplxInstanceNorm3d(_CplxInstanceNorm):
     _input_shapes = {4: "(C, D, H, W)", 5: "(N, C, D, H, W)"}
 
 
-class CplxRMSNorm(CplxToCplx):
+class CplxRMSNorm(_CplxNormBase):
     r"""Phase-preserving complex RMS normalisation over the trailing dimensions.
 
     .. math::
@@ -409,37 +353,31 @@ class CplxRMSNorm(CplxToCplx):
     """
 
     __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
+    _parts = 1
+    _repr_values = ("normalized_shape",)
+    _repr_names = ("eps", "elementwise_affine")
 
     def __init__(
         self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None
     ):
-        factory_kwargs = _factory_kwargs(device, dtype)
-        super().__init__()
-        if isinstance(normalized_shape, numbers.Integral):
-            normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(normalized_shape)
-        self.eps = eps
-        self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = torch.nn.Parameter(
-                torch.empty(self.normalized_shape, **factory_kwargs)
-            )
-        else:
-            self.register_parameter("weight", None)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """Reset the scale to one."""
-        if self.weight is not None:
-            torch.nn.init.ones_(self.weight)
-
-    def forward(self, input):
-        input = _check_cplx(self, input)
-        check_trailing_shape(input, self.normalized_shape, "input", self._get_name())
-        return cplx.rms_norm(input, self.normalized_shape, self.weight, self.eps)
-
-    def extra_repr(self):
-        return (
-            f"{self.normalized_shape}, eps={self.eps}, "
-            f"elementwise_affine={self.elementwise_affine}"
+        normalized_shape = _as_shape(normalized_shape)
+        super().__init__(
+            normalized_shape, eps, None, elementwise_affine, None, device=device, dtype=dtype
         )
+        self.normalized_shape = normalized_shape
+        self.elementwise_affine = elementwise_affine
+
+    def _check_input_dim(self, input):
+        check_trailing_shape(input, self.normalized_shape, "input", self._get_name())
+
+    def _normalize(self, input):
+        return normalization._rms_norm(
+            input, self.normalized_shape, self.weight, self.eps, self._get_name()
+        )
+
+
+def _as_shape(normalized_shape):
+    """``normalized_shape`` as a tuple, an int a tuple of one, as torch's norms take it."""
+    if isinstance(normalized_shape, numbers.Integral):
+        return (normalized_shape,)
+    return tuple(normalized_shape)
