@@ -6,7 +6,8 @@ through) is a list of modules, each applied to the output of the one
 before. A *producer* (a linear, convolution or transposed convolution
 layer of one of the package's families, ungrouped and used once) feeds a
 *consumer* of the same kind through *steps*, modules whose output channel
-``c`` depends on their input channel ``c`` alone:
+``c`` depends on their input channel ``c`` alone, as their classes declare
+(``cplxmodule.nn._kinds``):
 
 - elementwise modules (activations, dropout, identity), which apply the
   same scalar function everywhere;
@@ -36,268 +37,103 @@ the largest one, which stays and carries them all: their kernels,
 scaled, are added to its kernel.
 """
 
-import numbers
-
 import torch
 import torch.nn.functional as F
 
 from ... import cplx
 from ...cplx import Cplx
-from ..modules import activation as _act
-from ..modules import batchnorm as _bn
-from ..modules import pooling as _pool
-from ..modules.base import _RECIPES
+from .. import _kinds
+from ..modules.base import _RECIPES, CplxToCplx
 from ..modules.container import CplxSequential
-from ..modules.dropout import CplxDropout, CplxDropout1d, CplxDropout2d, CplxDropout3d
-from ..modules.flatten import CplxFlatten
-from ..modules.linear import CplxIdentity
 
 __all__ = []
 
-# Modules applying one scalar function to every element, the same for all
-# channels in eval mode. Exact classes: a subclass may do anything in its
-# ``forward``. The real ones take real tensors, the complex ones ``Cplx``.
-_REAL_ELEMENTWISE = frozenset({
-    torch.nn.Identity,
-    torch.nn.ReLU,
-    torch.nn.ReLU6,
-    torch.nn.LeakyReLU,
-    torch.nn.ELU,
-    torch.nn.SELU,
-    torch.nn.CELU,
-    torch.nn.GELU,
-    torch.nn.SiLU,
-    torch.nn.Mish,
-    torch.nn.Sigmoid,
-    torch.nn.Tanh,
-    torch.nn.Hardtanh,
-    torch.nn.Hardswish,
-    torch.nn.Hardsigmoid,
-    torch.nn.Softplus,
-    torch.nn.Softsign,
-    torch.nn.Tanhshrink,
-    torch.nn.Hardshrink,
-    torch.nn.Softshrink,
-    torch.nn.LogSigmoid,
-    torch.nn.Dropout,
-    torch.nn.Dropout1d,
-    torch.nn.Dropout2d,
-    torch.nn.Dropout3d,
-    torch.nn.AlphaDropout,
-    torch.nn.FeatureAlphaDropout,
-})
-_CPLX_ELEMENTWISE = frozenset({
-    CplxIdentity,
-    _act.CplxZReLU,
-    _act.CplxCardioid,
-    _act.CplxSplitReLU,
-    _act.CplxSplitELU,
-    _act.CplxSplitGELU,
-    _act.CplxSplitTanh,
-    _act.CplxSplitSigmoid,
-    _act.CplxTanh,
-    _act.CplxSigmoid,
-    _act.CplxModTanh,
-    _act.CplxModSquash,
-    _act.CplxModLog,
-    _act.CplxZAbsReLU,
-    _act.CplxZLeakyReLU,
-    CplxDropout,
-    CplxDropout1d,
-    CplxDropout2d,
-    CplxDropout3d,
-})
-# the identity in eval mode: no need to run them on the constants (the
-# channel dropouts would warn about the constants' shape)
-_EVAL_IDENTITY = frozenset({
-    torch.nn.Identity,
-    torch.nn.Dropout,
-    torch.nn.Dropout1d,
-    torch.nn.Dropout2d,
-    torch.nn.Dropout3d,
-    torch.nn.AlphaDropout,
-    torch.nn.FeatureAlphaDropout,
-    CplxIdentity,
-    CplxDropout,
-    CplxDropout1d,
-    CplxDropout2d,
-    CplxDropout3d,
-})
+# torch's layers, declared here (this package's declare their kinds in their
+# class statements, see ``cplxmodule.nn._kinds``)
+for _cls in (
+    torch.nn.ReLU, torch.nn.ReLU6, torch.nn.LeakyReLU, torch.nn.ELU, torch.nn.SELU,
+    torch.nn.CELU, torch.nn.GELU, torch.nn.SiLU, torch.nn.Mish, torch.nn.Sigmoid,
+    torch.nn.Tanh, torch.nn.Hardtanh, torch.nn.Hardswish, torch.nn.Hardsigmoid,
+    torch.nn.Softplus, torch.nn.Softsign, torch.nn.Tanhshrink, torch.nn.Hardshrink,
+    torch.nn.Softshrink, torch.nn.LogSigmoid,
+):
+    _kinds.declare(_cls, _kinds.ELEMENTWISE)
+for _cls in (
+    torch.nn.Identity, torch.nn.Dropout, torch.nn.Dropout1d, torch.nn.Dropout2d,
+    torch.nn.Dropout3d, torch.nn.AlphaDropout, torch.nn.FeatureAlphaDropout,
+):
+    _kinds.declare(_cls, _kinds.IDENTITY_IN_EVAL)
+for _n in (1, 2, 3):
+    for _name in ("MaxPool", "AdaptiveMaxPool", "AdaptiveAvgPool"):
+        _kinds.declare(getattr(torch.nn, f"{_name}{_n}d"), _kinds.Pooling(_n))
+    _kinds.declare(getattr(torch.nn, f"AvgPool{_n}d"), _kinds.Pooling(_n, padded_mean=True))
+    _kinds.declare(getattr(torch.nn, f"BatchNorm{_n}d"), _kinds.Channelwise("num_features", _n))
+    _kinds.declare(getattr(torch.nn, f"InstanceNorm{_n}d"), _kinds.Channelwise("num_features", _n))
+_kinds.declare(
+    torch.nn.PReLU,
+    _kinds.Elementwise(when=lambda module: module.num_parameters == 1),
+    _kinds.Channelwise("num_parameters", None),
+)
+_kinds.declare(torch.nn.Flatten, _kinds.FLATTEN)
 _ELEMENTWISE_FUNCTIONS = (torch.tanh, torch.sigmoid, torch.relu, F.relu, F.gelu, F.silu, F.elu)
 
 # The containers whose ``forward`` is known: each child, in order, on the
 # output of the one before.
 SEQUENTIAL = (torch.nn.Sequential, CplxSequential)
 
-# pooling layer -> its number of spatial dimensions
-_POOLS = {}
-for _n in (1, 2, 3):
-    for _name in ("MaxPool", "AvgPool", "AdaptiveMaxPool", "AdaptiveAvgPool"):
-        _POOLS[getattr(torch.nn, f"{_name}{_n}d")] = _n
-        _POOLS[getattr(_pool, f"Cplx{_name}{_n}d")] = _n
-_CPLX_POOLS = frozenset(cls for cls in _POOLS if cls.__name__.startswith("Cplx"))
-_AVG_POOLS = frozenset(
-    cls for cls in _POOLS if cls.__name__.removeprefix("Cplx").startswith("AvgPool")
-)
-
-
-class _Channelwise:
-    """How to slice a module with per-channel state, and when it maps constants exactly.
-
-    The per-channel parameters and buffers (``weight``, ``bias``,
-    ``running_mean``, ``running_var``, ``threshold``; channels along their
-    last dimension) of the module, or of each of its submodules named in
-    ``parts``, are sliced, and the attribute named ``count`` holds the new
-    number of channels. ``spatial`` is the number of spatial dimensions of
-    the input the module takes (``None``: any); ``complex_`` whether it
-    takes ``Cplx``.
-    """
-
-    def __init__(self, count, spatial, complex_, parts=()):
-        self.count, self.spatial, self.complex_, self.parts = count, spatial, complex_, parts
-
-    def channels(self, module):
-        return getattr(self._parts(module)[0], self.count)
-
-    def takes(self, module, spatial, complex_):
-        return (
-            complex_ == self.complex_
-            and self.spatial in (None, spatial)
-            and all(_running(part) is not False for part in self._parts(module))
-        )
-
-    def exact(self, module):
-        """Whether eval mode maps a channel holding a constant to a known constant."""
-        # a norm by batch (or instance) statistics maps a constant channel to
-        # its bias up to rounding of its mean and variance: not exactly
-        return all(_running(part) is not None for part in self._parts(module))
-
-    def slice(self, module, index):
-        for part in self._parts(module):
-            setattr(part, self.count, len(index))
-            for name in ("weight", "bias", "running_mean", "running_var", "threshold"):
-                value = getattr(part, name, None)
-                if not isinstance(value, torch.Tensor):
-                    continue
-                sliced = value.detach().index_select(-1, index)
-                if name in part._parameters:
-                    part._parameters[name] = torch.nn.Parameter(sliced, value.requires_grad)
-                else:
-                    part._buffers[name] = sliced
-
-    def _parts(self, module):
-        return [getattr(module, name) for name in self.parts] or [module]
-
-
-_INSTANCE_NORMS = (torch.nn.InstanceNorm1d, torch.nn.InstanceNorm2d, torch.nn.InstanceNorm3d)
-
-
-def _running(norm):
-    """What a channelwise module normalises by in eval mode.
-
-    ``True``: running statistics, or none at all (PReLU, a modReLU);
-    ``None``: statistics of the batch or instance; ``False``: a mix of
-    buffers that torch's and this package's norms never hold.
-    """
-    if not hasattr(norm, "running_mean"):
-        return True
-    if isinstance(norm, _INSTANCE_NORMS):
-        if norm.track_running_stats and norm.running_mean is not None:
-            return True
-        return None
-    if (norm.running_mean is None) != (norm.running_var is None):
-        return False
-    return None if norm.running_mean is None else True
-
-
-_CHANNELWISE = {}
-for _n in (1, 2, 3):
-    _CHANNELWISE[getattr(torch.nn, f"BatchNorm{_n}d")] = _Channelwise("num_features", _n, False)
-    _CHANNELWISE[_INSTANCE_NORMS[_n - 1]] = _Channelwise("num_features", _n, False)
-    _CHANNELWISE[getattr(_bn, f"CplxBatchNorm{_n}d")] = _Channelwise("num_features", _n, True)
-    _CHANNELWISE[getattr(_bn, f"CplxMagnitudeBatchNorm{_n}d")] = _Channelwise(
-        "num_features", _n, True
-    )
-    # the count lives in the parts: ``real`` and ``imag`` are torch batch norms
-    _CHANNELWISE[getattr(_bn, f"CplxNaiveBatchNorm{_n}d")] = _Channelwise(
-        "num_features", _n, True, parts=("real", "imag")
-    )
-_CHANNELWISE[torch.nn.PReLU] = _Channelwise("num_parameters", None, False)
-_CHANNELWISE[_act.CplxChannelModReLU] = _Channelwise("num_channels", None, True)
-
 
 # --- the kinds of step ------------------------------------------------------
 
 
-def _elementwise(module, complex_):
-    """Whether ``module`` applies one scalar function to every element of its input."""
+def _kinds_of(module):
+    """The kinds of ``module``, and whether it takes ``Cplx`` (``None``: either)."""
     cls = type(module)
-    if cls is torch.nn.PReLU:
-        return not complex_ and module.num_parameters == 1
-    if cls is _act.CplxModReLU:
-        # a threshold per feature would not follow the features removed
-        threshold = module.threshold
-        return complex_ and (
-            isinstance(threshold, numbers.Real) or torch.as_tensor(threshold).numel() == 1
-        )
-    if cls in _REAL_ELEMENTWISE:
-        return not complex_ or cls is torch.nn.Identity
-    if cls in _CPLX_ELEMENTWISE:
-        return complex_
+    kinds = _kinds.kinds_of(cls)
+    if kinds:
+        return kinds, None if cls is torch.nn.Identity else issubclass(cls, CplxToCplx)
+    # ``CplxToCplx[base]``: the kinds of torch's ``base``, on each part
     base = _RECIPES.get(cls)
-    return complex_ and base is not None and (
-        base in _ELEMENTWISE_FUNCTIONS or base in _REAL_ELEMENTWISE
-    )
+    if base in _ELEMENTWISE_FUNCTIONS:
+        return (_kinds.ELEMENTWISE,), True
+    return _kinds.kinds_of(base), True
 
 
-def _pooling(module, spatial, complex_):
-    cls = type(module)
-    base = _RECIPES.get(cls, cls) if complex_ else cls
-    n = _POOLS.get(base)
-    if n is None or n != spatial or getattr(module, "return_indices", False):
-        return False
-    return complex_ == (base in _CPLX_POOLS or cls is not base)
+def _step_kind(module, spatial, complex_, flat, uses):
+    """``(step, kind)``: the step ``module`` is behind a producer, or ``(None, None)``."""
+    kinds, takes_complex = _kinds_of(module)
+    if takes_complex not in (None, complex_):
+        return None, None
+    for kind in kinds:
+        if isinstance(kind, _kinds.Elementwise):
+            if kind.applies(module):
+                return "elementwise", kind
+        elif spatial == 0 or flat:
+            continue
+        elif isinstance(kind, _kinds.Pooling):
+            if kind.spatial == spatial and not getattr(module, "return_indices", False):
+                return "pool", kind
+        elif isinstance(kind, _kinds.Flattening):
+            if module.start_dim == 1 and module.end_dim == -1:
+                return "flatten", kind
+        elif uses[id(module)] == 1 and kind.takes(module, spatial):
+            return "channelwise", kind
+    return None, None
 
 
-def _pool_keeps_constants(module):
+def _pool_keeps_constants(module, kind):
     """Whether a channel holding one value everywhere comes out of the pooling unchanged.
 
     Max pooling never selects its padding; average pooling divides by the
     window's size, so a constant stays constant unless the zero padding
     enters the mean or the divisor is overridden.
     """
-    if _RECIPES.get(type(module), type(module)) not in _AVG_POOLS:
+    if not kind.padded_mean:
         return True
     if getattr(module, "divisor_override", None) is not None:
         return False
     padding = module.padding
     padding = padding if isinstance(padding, tuple) else (padding,)
     return not module.count_include_pad or not any(padding)
-
-
-def _flattening(module, complex_):
-    cls = type(module)
-    if complex_:
-        known = cls is CplxFlatten or _RECIPES.get(cls) is torch.nn.Flatten
-    else:
-        known = cls is torch.nn.Flatten
-    return known and module.start_dim == 1 and module.end_dim == -1
-
-
-def _step(module, spatial, complex_, flat, uses):
-    """The kind of step ``module`` is behind a producer, or ``None`` if it is a barrier."""
-    if _elementwise(module, complex_):
-        return "elementwise"
-    if spatial == 0 or flat:
-        return None
-    if _pooling(module, spatial, complex_):
-        return "pool"
-    if _flattening(module, complex_):
-        return "flatten"
-    spec = _CHANNELWISE.get(type(module))
-    if spec is not None and uses[id(module)] == 1 and spec.takes(module, spatial, complex_):
-        return "channelwise"
-    return None
 
 
 # --- a layer with a weight, while channels are removed ------------------------
@@ -512,7 +348,7 @@ def _link(modules, i, units, uses):
         if unit is not None and unit.depthwise and not (unit.shared or flat) and (
             unit.spatial, isinstance(unit.weight, Cplx)) == kind and unit.size(0) == channels:
             # a depthwise convolution maps channel c to channel c alone
-            steps.append(("depthwise", unit))
+            steps.append(("depthwise", unit, None))
             continue
         if unit is not None:
             if not flat:
@@ -522,13 +358,11 @@ def _link(modules, i, units, uses):
             if unit.kind() != (0, complex_) or features % channels:
                 return None
             return steps, unit, features // channels
-        step = _step(module, spatial, complex_, flat, uses)
-        if step == "channelwise" and _CHANNELWISE[type(module)].channels(module) != channels:
-            return None
-        if step is None:
+        step, step_kind = _step_kind(module, spatial, complex_, flat, uses)
+        if step is None or step == "channelwise" and step_kind.channels(module) != channels:
             return None
         flat |= step == "flatten"
-        steps.append((step, module))
+        steps.append((step, module, step_kind))
     return None
 
 
@@ -553,7 +387,7 @@ def _shrink(producer, steps, consumer, group):
         drop[carrier] = False
         moved[carrier] = False
     elif drop.all() and (producer.spatial or any(
-            kind in ("channelwise", "depthwise") for kind, _ in steps)):
+            step in ("channelwise", "depthwise") for step, *_ in steps)):
         # torch refuses convolutions and norms of no channels: one stays,
         # an unused one if any, else a constant one, then not added
         keep = (unused if unused.any() else dead).nonzero()[0, 0]
@@ -571,10 +405,10 @@ def _shrink(producer, steps, consumer, group):
     index = (~drop).nonzero().squeeze(1)
     producer.keep_outputs(index)
     consumer.keep_inputs(index, group)
-    for kind, module in steps:
-        if kind == "channelwise":
-            _CHANNELWISE[type(module)].slice(module, index)
-        elif kind == "depthwise":
+    for step, module, kind in steps:
+        if step == "channelwise":
+            kind.slice(module, index)
+        elif step == "depthwise":
             module.keep_outputs(index)
     return True
 
@@ -590,15 +424,15 @@ def _constants(producer, steps):
     else:
         value = producer.bias
     value = _map(value, lambda part: part.view(1, -1, *(1,) * producer.spatial))
-    for kind, module in steps:
-        if kind == "pool":
-            if not _pool_keeps_constants(module):
+    for step, module, kind in steps:
+        if step == "pool":
+            if not _pool_keeps_constants(module, kind):
                 return None
-        elif kind == "channelwise":
-            if not _CHANNELWISE[type(module)].exact(module):
+        elif step == "channelwise":
+            if not kind.exact(module):
                 return None
             value = module(value)
-        elif kind == "depthwise":
+        elif step == "depthwise":
             if not module.reads_constants():
                 return None
             shape = (1, -1) + (1,) * producer.spatial
@@ -606,8 +440,8 @@ def _constants(producer, steps):
             value = _multiply(value, sums)
             if module.bias is not None:
                 value = value + _map(module.bias, lambda part: part.view(shape))
-        elif kind == "elementwise":
-            if _RECIPES.get(type(module), type(module)) not in _EVAL_IDENTITY:
+        elif step == "elementwise":
+            if not kind.identity_in_eval:
                 value = module(value)
         # a flatten keeps each channel's value on its features
     return _map(value, lambda part: part.flatten())

@@ -4,6 +4,7 @@ import numbers
 
 import torch
 
+from .._kinds import ELEMENTWISE, Channelwise, Elementwise
 from ... import cplx
 from .base import BaseCplxToReal, CplxToCplx, _check_cplx
 from .parameter import _factory_kwargs
@@ -34,7 +35,13 @@ __all__ = [
 ]
 
 
-class CplxModReLU(CplxToCplx):
+
+def _scalar_threshold(module):
+    """Whether a modReLU has one threshold: one per feature would not follow removed features."""
+    threshold = module.threshold
+    return isinstance(threshold, numbers.Real) or torch.as_tensor(threshold).numel() == 1
+
+class CplxModReLU(CplxToCplx, compact=Elementwise(when=_scalar_threshold)):
     r"""The modulus ReLU :math:`z \max(0, 1 - b / |z|)` with a fixed or learnable threshold.
 
     Parameters
@@ -148,7 +155,7 @@ class CplxAdaptiveModReLU(CplxToCplx):
         return ", ".join(map(str, self.dim))
 
 
-class CplxZReLU(CplxToCplx):
+class CplxZReLU(CplxToCplx, compact=ELEMENTWISE):
     r"""zReLU: passes :math:`z` where :math:`0 \le \arg z \le \pi/2`, else zero.
 
     That is, :math:`z` is kept in the closed first quadrant
@@ -173,7 +180,7 @@ class CplxZReLU(CplxToCplx):
         return cplx.zrelu(_check_cplx(self, input))
 
 
-class CplxCardioid(CplxToCplx):
+class CplxCardioid(CplxToCplx, compact=ELEMENTWISE):
     r"""The complex cardioid :math:`z \, (1 + \cos \arg z) / 2`.
 
     Scales by a factor that is one on the positive real axis and vanishes on
@@ -255,7 +262,7 @@ def _integer(value, layer, name):
 # would overwrite a tensor that autograd saved for the backward pass.
 
 
-class CplxSplitReLU(CplxToCplx[torch.nn.ReLU]):
+class CplxSplitReLU(CplxToCplx[torch.nn.ReLU], compact=ELEMENTWISE):
     r"""The split ReLU :math:`\operatorname{ReLU}(\Re z) + i \operatorname{ReLU}(\Im z)`.
 
     Also known as :math:`\mathbb{C}\mathrm{ReLU}`. It is
@@ -282,7 +289,7 @@ class CplxSplitReLU(CplxToCplx[torch.nn.ReLU]):
         super().__init__(inplace=False)
 
 
-class CplxSplitELU(CplxToCplx[torch.nn.ELU]):
+class CplxSplitELU(CplxToCplx[torch.nn.ELU], compact=ELEMENTWISE):
     r"""The split ELU :math:`\operatorname{ELU}(\Re z) + i \operatorname{ELU}(\Im z)`.
 
     :math:`\operatorname{ELU}(x) = x` for :math:`x > 0`, else
@@ -312,7 +319,7 @@ class CplxSplitELU(CplxToCplx[torch.nn.ELU]):
         super().__init__(alpha=_real_number(alpha, "CplxSplitELU", "alpha"), inplace=False)
 
 
-class CplxSplitGELU(CplxToCplx[torch.nn.GELU]):
+class CplxSplitGELU(CplxToCplx[torch.nn.GELU], compact=ELEMENTWISE):
     r"""The split GELU :math:`\operatorname{GELU}(\Re z) + i \operatorname{GELU}(\Im z)`.
 
     :math:`\operatorname{GELU}(x) = x \Phi(x)`, with :math:`\Phi` the
@@ -346,7 +353,7 @@ class CplxSplitGELU(CplxToCplx[torch.nn.GELU]):
         super().__init__(approximate=approximate)
 
 
-class CplxSplitTanh(CplxToCplx[torch.nn.Tanh]):
+class CplxSplitTanh(CplxToCplx[torch.nn.Tanh], compact=ELEMENTWISE):
     r"""The split tanh :math:`\tanh(\Re z) + i \tanh(\Im z)`, bounded and pole-free.
 
     Compare :class:`CplxTanh`, the holomorphic one.
@@ -368,7 +375,7 @@ class CplxSplitTanh(CplxToCplx[torch.nn.Tanh]):
     """
 
 
-class CplxSplitSigmoid(CplxToCplx[torch.nn.Sigmoid]):
+class CplxSplitSigmoid(CplxToCplx[torch.nn.Sigmoid], compact=ELEMENTWISE):
     r"""The split sigmoid :math:`\sigma(\Re z) + i \sigma(\Im z)`, bounded and pole-free.
 
     Compare :class:`CplxSigmoid`, the holomorphic one.
@@ -390,7 +397,7 @@ class CplxSplitSigmoid(CplxToCplx[torch.nn.Sigmoid]):
     """
 
 
-class CplxTanh(CplxToCplx):
+class CplxTanh(CplxToCplx, compact=ELEMENTWISE):
     r"""The holomorphic tanh :math:`\tanh z = (e^{z} - e^{-z}) / (e^{z} + e^{-z})`.
 
     Unbounded: it has simple poles at :math:`z = i (k + 1/2) \pi`,
@@ -417,7 +424,7 @@ class CplxTanh(CplxToCplx):
         return cplx.tanh(_check_cplx(self, input))
 
 
-class CplxSigmoid(CplxToCplx):
+class CplxSigmoid(CplxToCplx, compact=ELEMENTWISE):
     r"""The holomorphic sigmoid :math:`\sigma(z) = 1 / (1 + e^{-z})`.
 
     Unbounded: it has simple poles at :math:`z = i (2k + 1) \pi`,
@@ -443,7 +450,7 @@ class CplxSigmoid(CplxToCplx):
         return cplx.sigmoid(_check_cplx(self, input))
 
 
-class CplxModTanh(CplxToCplx):
+class CplxModTanh(CplxToCplx, compact=ELEMENTWISE):
     r"""The polar tanh :math:`\tanh(|z|) \, e^{i \arg z}`: modulus into :math:`[0, 1)`, phase kept.
 
     See :func:`cplxmodule.cplx.modtanh`.
@@ -468,7 +475,7 @@ class CplxModTanh(CplxToCplx):
         return cplx.modtanh(_check_cplx(self, input))
 
 
-class CplxModSquash(CplxToCplx):
+class CplxModSquash(CplxToCplx, compact=ELEMENTWISE):
     r"""The capsule squash :math:`\frac{|z|^2}{1 + |z|^2} e^{i \arg z}`.
 
     The modulus goes into :math:`[0, 1)`, the phase is kept.
@@ -495,7 +502,7 @@ class CplxModSquash(CplxToCplx):
         return cplx.modsquash(_check_cplx(self, input))
 
 
-class CplxModLog(CplxToCplx):
+class CplxModLog(CplxToCplx, compact=ELEMENTWISE):
     r"""The polar log :math:`\log(1 + |z|) \, e^{i \arg z}`: modulus compressed, phase kept.
 
     See :func:`cplxmodule.cplx.modlog`.
@@ -520,7 +527,7 @@ class CplxModLog(CplxToCplx):
         return cplx.modlog(_check_cplx(self, input))
 
 
-class CplxZAbsReLU(CplxToCplx):
+class CplxZAbsReLU(CplxToCplx, compact=ELEMENTWISE):
     r"""zAbsReLU: :math:`z` where :math:`|z| \ge b`, zero elsewhere.
 
     A hard threshold on the modulus; unlike :class:`CplxModReLU` the kept
@@ -571,7 +578,7 @@ class CplxZAbsReLU(CplxToCplx):
         return f"threshold={self.threshold}"
 
 
-class CplxZLeakyReLU(CplxToCplx):
+class CplxZLeakyReLU(CplxToCplx, compact=ELEMENTWISE):
     r"""Leaky zReLU: :math:`z` where :math:`0 \le \arg z \le \pi/2`, :math:`a z` elsewhere.
 
     See :func:`cplxmodule.cplx.zleakyrelu` and :class:`CplxZReLU`.
@@ -616,7 +623,7 @@ class CplxZLeakyReLU(CplxToCplx):
         return f"negative_slope={self.negative_slope}"
 
 
-class CplxChannelModReLU(CplxToCplx):
+class CplxChannelModReLU(CplxToCplx, compact=Channelwise("num_channels", None)):
     r"""The modulus ReLU :math:`z \max(0, 1 - b_c / |z|)` with a learnable threshold per channel.
 
     Equivalently :math:`\operatorname{ReLU}(|z| + \beta_c) \, e^{i \arg z}`

@@ -9,6 +9,7 @@ from ...cplx import Cplx
 from ...cplx.conversions import _ELEMENTWISE, _split_apply
 from ...cplx._dtypes import AUTOCAST_DTYPES, HALF_DTYPES, autocast_dtype
 from ...cplx._shared import checked_cplx
+from .. import _kinds
 from .parameter import CplxParameter  # noqa: F401  (published import path)
 from .parameter import _load_complex_children, _refuse_complex_cast
 
@@ -97,6 +98,11 @@ class CplxToCplx(CplxParameterAccessor, _CplxStateDict):
     >>> layer(z).real, layer(z).imag
     (tensor([0., 2.]), tensor([3., 0.]))
     """
+
+    def __init_subclass__(cls, compact=None, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if compact is not None:
+            _kinds.declare(cls, compact)
 
     def __class_getitem__(cls, base):
         if cls is not CplxToCplx:

@@ -2,6 +2,7 @@ r"""Complex batch normalisation: :math:`2 \times 2` whitening per channel."""
 
 import torch
 
+from .._kinds import Channelwise
 from ... import cplx
 from ...cplx import normalization
 from ...cplx._shared import check_shape
@@ -336,7 +337,7 @@ _DOC_TEMPLATE = r"""Complex batch normalisation over a {shape} input.
     """
 
 
-class CplxBatchNorm1d(_CplxBatchNorm):
+class CplxBatchNorm1d(_CplxBatchNorm, compact=Channelwise("num_features", 1)):
     __doc__ = _DOC_TEMPLATE.format(
         name="CplxBatchNorm1d",
         torch_name="BatchNorm1d",
@@ -346,7 +347,7 @@ class CplxBatchNorm1d(_CplxBatchNorm):
     _input_shapes = {2: "(N, C)", 3: "(N, C, L)"}
 
 
-class CplxBatchNorm2d(_CplxBatchNorm):
+class CplxBatchNorm2d(_CplxBatchNorm, compact=Channelwise("num_features", 2)):
     __doc__ = _DOC_TEMPLATE.format(
         name="CplxBatchNorm2d",
         torch_name="BatchNorm2d",
@@ -356,7 +357,7 @@ class CplxBatchNorm2d(_CplxBatchNorm):
     _input_shapes = {4: "(N, C, H, W)"}
 
 
-class CplxBatchNorm3d(_CplxBatchNorm):
+class CplxBatchNorm3d(_CplxBatchNorm, compact=Channelwise("num_features", 3)):
     __doc__ = _DOC_TEMPLATE.format(
         name="CplxBatchNorm3d",
         torch_name="BatchNorm3d",
@@ -691,7 +692,9 @@ _VARIANT_SHAPES = (
 )
 
 
-class CplxNaiveBatchNorm1d(_CplxNaiveBatchNorm):
+class CplxNaiveBatchNorm1d(
+    _CplxNaiveBatchNorm, compact=Channelwise("num_features", 1, parts=("real", "imag"))
+):
     __doc__ = _NAIVE_DOC.format(
         name="CplxNaiveBatchNorm1d",
         torch_name="BatchNorm1d",
@@ -703,7 +706,9 @@ class CplxNaiveBatchNorm1d(_CplxNaiveBatchNorm):
     _input_shapes = _VARIANT_SHAPES[0][3]
 
 
-class CplxNaiveBatchNorm2d(_CplxNaiveBatchNorm):
+class CplxNaiveBatchNorm2d(
+    _CplxNaiveBatchNorm, compact=Channelwise("num_features", 2, parts=("real", "imag"))
+):
     __doc__ = _NAIVE_DOC.format(
         name="CplxNaiveBatchNorm2d",
         torch_name="BatchNorm2d",
@@ -715,7 +720,9 @@ class CplxNaiveBatchNorm2d(_CplxNaiveBatchNorm):
     _input_shapes = _VARIANT_SHAPES[1][3]
 
 
-class CplxNaiveBatchNorm3d(_CplxNaiveBatchNorm):
+class CplxNaiveBatchNorm3d(
+    _CplxNaiveBatchNorm, compact=Channelwise("num_features", 3, parts=("real", "imag"))
+):
     __doc__ = _NAIVE_DOC.format(
         name="CplxNaiveBatchNorm3d",
         torch_name="BatchNorm3d",
@@ -727,7 +734,7 @@ class CplxNaiveBatchNorm3d(_CplxNaiveBatchNorm):
     _input_shapes = _VARIANT_SHAPES[2][3]
 
 
-class CplxMagnitudeBatchNorm1d(_CplxMagnitudeBatchNorm):
+class CplxMagnitudeBatchNorm1d(_CplxMagnitudeBatchNorm, compact=Channelwise("num_features", 1)):
     __doc__ = _MAGNITUDE_DOC.format(
         name="CplxMagnitudeBatchNorm1d",
         torch_name="BatchNorm1d",
@@ -737,7 +744,7 @@ class CplxMagnitudeBatchNorm1d(_CplxMagnitudeBatchNorm):
     _input_shapes = _VARIANT_SHAPES[0][3]
 
 
-class CplxMagnitudeBatchNorm2d(_CplxMagnitudeBatchNorm):
+class CplxMagnitudeBatchNorm2d(_CplxMagnitudeBatchNorm, compact=Channelwise("num_features", 2)):
     __doc__ = _MAGNITUDE_DOC.format(
         name="CplxMagnitudeBatchNorm2d",
         torch_name="BatchNorm2d",
@@ -747,7 +754,7 @@ class CplxMagnitudeBatchNorm2d(_CplxMagnitudeBatchNorm):
     _input_shapes = _VARIANT_SHAPES[1][3]
 
 
-class CplxMagnitudeBatchNorm3d(_CplxMagnitudeBatchNorm):
+class CplxMagnitudeBatchNorm3d(_CplxMagnitudeBatchNorm, compact=Channelwise("num_features", 3)):
     __doc__ = _MAGNITUDE_DOC.format(
         name="CplxMagnitudeBatchNorm3d",
         torch_name="BatchNorm3d",

@@ -2,6 +2,7 @@
 
 import torch
 
+from .._kinds import IDENTITY_IN_EVAL
 from ... import cplx
 from ...cplx._shared import check_spatial_dims
 from .base import CplxToCplx, _check_cplx
@@ -25,7 +26,7 @@ class _DropoutMixin:
         return self._dropout(input, self.p, self.training, self.inplace)
 
 
-class CplxDropout(_DropoutMixin, torch.nn.Dropout, CplxToCplx):
+class CplxDropout(_DropoutMixin, torch.nn.Dropout, CplxToCplx, compact=IDENTITY_IN_EVAL):
     r"""Zero complex elements with probability ``p``, the same in both parts.
 
     Kept elements are scaled by :math:`1/(1-p)` during training; in eval
@@ -94,16 +95,16 @@ _DOC_TEMPLATE = r"""Zero whole channels of a complex {n}d input, the same in bot
     """
 
 
-class CplxDropout1d(_DropoutMixin, torch.nn.Dropout1d, CplxToCplx):
+class CplxDropout1d(_DropoutMixin, torch.nn.Dropout1d, CplxToCplx, compact=IDENTITY_IN_EVAL):
     __doc__ = _DOC_TEMPLATE.format(n=1, dims="L", example="2, 3, 5")
     _n, _dropout = 1, staticmethod(cplx.dropout1d)
 
 
-class CplxDropout2d(_DropoutMixin, torch.nn.Dropout2d, CplxToCplx):
+class CplxDropout2d(_DropoutMixin, torch.nn.Dropout2d, CplxToCplx, compact=IDENTITY_IN_EVAL):
     __doc__ = _DOC_TEMPLATE.format(n=2, dims="H, W", example="2, 3, 4, 4")
     _n, _dropout = 2, staticmethod(cplx.dropout2d)
 
 
-class CplxDropout3d(_DropoutMixin, torch.nn.Dropout3d, CplxToCplx):
+class CplxDropout3d(_DropoutMixin, torch.nn.Dropout3d, CplxToCplx, compact=IDENTITY_IN_EVAL):
     __doc__ = _DOC_TEMPLATE.format(n=3, dims="D, H, W", example="2, 3, 2, 4, 4")
     _n, _dropout = 3, staticmethod(cplx.dropout3d)

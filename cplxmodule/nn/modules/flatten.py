@@ -2,12 +2,13 @@
 
 import torch
 
+from .._kinds import FLATTEN
 from .base import CplxToCplx, _check_cplx
 
 __all__ = ["CplxFlatten", "CplxUnflatten"]
 
 
-class CplxFlatten(torch.nn.Flatten, CplxToCplx):
+class CplxFlatten(torch.nn.Flatten, CplxToCplx, compact=FLATTEN):
     """Flatten a contiguous range of dimensions of a complex tensor.
 
     The arguments are those of :class:`torch.nn.Flatten`; both parts are

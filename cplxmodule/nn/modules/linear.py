@@ -5,6 +5,7 @@ import math
 import torch
 import torch.nn.functional as F
 
+from .._kinds import IDENTITY_IN_EVAL
 from ... import cplx
 from ...cplx import Cplx
 from ...cplx import _product
@@ -272,7 +273,7 @@ class _RealBilinear(
         return self._weighted_forward(input1, input2)
 
 
-class CplxIdentity(CplxToCplx):
+class CplxIdentity(CplxToCplx, compact=IDENTITY_IN_EVAL):
     """The identity on :class:`Cplx`, the twin of :class:`torch.nn.Identity`.
 
     Any constructor arguments are accepted and ignored, as torch's does.

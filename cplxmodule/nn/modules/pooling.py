@@ -2,6 +2,7 @@
 
 import torch
 
+from .._kinds import Pooling
 from ... import cplx
 from ...cplx._shared import check_spatial_dims
 from .base import CplxToCplx, _check_cplx
@@ -135,17 +136,17 @@ _DOC_TEMPLATE = r"""Complex {n}d max pooling: each window yields its element of 
     """
 
 
-class CplxMaxPool1d(CplxMaxPoolNd):
+class CplxMaxPool1d(CplxMaxPoolNd, compact=Pooling(1)):
     __doc__ = _DOC_TEMPLATE.format(n=1, example="1, 3, 8", pooled="1, 3, 4")
     _max_pool, _n = staticmethod(cplx.max_pool1d), 1
 
 
-class CplxMaxPool2d(CplxMaxPoolNd):
+class CplxMaxPool2d(CplxMaxPoolNd, compact=Pooling(2)):
     __doc__ = _DOC_TEMPLATE.format(n=2, example="1, 3, 8, 8", pooled="1, 3, 4, 4")
     _max_pool, _n = staticmethod(cplx.max_pool2d), 2
 
 
-class CplxMaxPool3d(CplxMaxPoolNd):
+class CplxMaxPool3d(CplxMaxPoolNd, compact=Pooling(3)):
     __doc__ = _DOC_TEMPLATE.format(
         n=3, example="1, 3, 4, 8, 8", pooled="1, 3, 2, 4, 4"
     )
@@ -293,19 +294,25 @@ def _doc(template, n):
     )
 
 
-class CplxAdaptiveMaxPool1d(_PoolMixin, torch.nn.AdaptiveMaxPool1d, CplxToCplx):
+class CplxAdaptiveMaxPool1d(
+    _PoolMixin, torch.nn.AdaptiveMaxPool1d, CplxToCplx, compact=Pooling(1)
+):
     __doc__ = _doc(_ADAPTIVE_MAX_DOC, 1)
     _n, _op = 1, staticmethod(cplx.adaptive_max_pool1d)
     _arguments = ("output_size", "return_indices")
 
 
-class CplxAdaptiveMaxPool2d(_PoolMixin, torch.nn.AdaptiveMaxPool2d, CplxToCplx):
+class CplxAdaptiveMaxPool2d(
+    _PoolMixin, torch.nn.AdaptiveMaxPool2d, CplxToCplx, compact=Pooling(2)
+):
     __doc__ = _doc(_ADAPTIVE_MAX_DOC, 2)
     _n, _op = 2, staticmethod(cplx.adaptive_max_pool2d)
     _arguments = ("output_size", "return_indices")
 
 
-class CplxAdaptiveMaxPool3d(_PoolMixin, torch.nn.AdaptiveMaxPool3d, CplxToCplx):
+class CplxAdaptiveMaxPool3d(
+    _PoolMixin, torch.nn.AdaptiveMaxPool3d, CplxToCplx, compact=Pooling(3)
+):
     __doc__ = _doc(_ADAPTIVE_MAX_DOC, 3)
     _n, _op = 3, staticmethod(cplx.adaptive_max_pool3d)
     _arguments = ("output_size", "return_indices")
@@ -314,33 +321,45 @@ class CplxAdaptiveMaxPool3d(_PoolMixin, torch.nn.AdaptiveMaxPool3d, CplxToCplx):
 _AVG_ARGUMENTS = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad")
 
 
-class CplxAvgPool1d(_PoolMixin, torch.nn.AvgPool1d, CplxToCplx):
+class CplxAvgPool1d(
+    _PoolMixin, torch.nn.AvgPool1d, CplxToCplx, compact=Pooling(1, padded_mean=True)
+):
     __doc__ = _doc(_AVG_DOC, 1)
     _n, _op, _arguments = 1, staticmethod(cplx.avg_pool1d), _AVG_ARGUMENTS
 
 
-class CplxAvgPool2d(_PoolMixin, torch.nn.AvgPool2d, CplxToCplx):
+class CplxAvgPool2d(
+    _PoolMixin, torch.nn.AvgPool2d, CplxToCplx, compact=Pooling(2, padded_mean=True)
+):
     __doc__ = _doc(_AVG_DOC, 2)
     _n, _op = 2, staticmethod(cplx.avg_pool2d)
     _arguments = _AVG_ARGUMENTS + ("divisor_override",)
 
 
-class CplxAvgPool3d(_PoolMixin, torch.nn.AvgPool3d, CplxToCplx):
+class CplxAvgPool3d(
+    _PoolMixin, torch.nn.AvgPool3d, CplxToCplx, compact=Pooling(3, padded_mean=True)
+):
     __doc__ = _doc(_AVG_DOC, 3)
     _n, _op = 3, staticmethod(cplx.avg_pool3d)
     _arguments = _AVG_ARGUMENTS + ("divisor_override",)
 
 
-class CplxAdaptiveAvgPool1d(_PoolMixin, torch.nn.AdaptiveAvgPool1d, CplxToCplx):
+class CplxAdaptiveAvgPool1d(
+    _PoolMixin, torch.nn.AdaptiveAvgPool1d, CplxToCplx, compact=Pooling(1)
+):
     __doc__ = _doc(_ADAPTIVE_AVG_DOC, 1)
     _n, _op, _arguments = 1, staticmethod(cplx.adaptive_avg_pool1d), ("output_size",)
 
 
-class CplxAdaptiveAvgPool2d(_PoolMixin, torch.nn.AdaptiveAvgPool2d, CplxToCplx):
+class CplxAdaptiveAvgPool2d(
+    _PoolMixin, torch.nn.AdaptiveAvgPool2d, CplxToCplx, compact=Pooling(2)
+):
     __doc__ = _doc(_ADAPTIVE_AVG_DOC, 2)
     _n, _op, _arguments = 2, staticmethod(cplx.adaptive_avg_pool2d), ("output_size",)
 
 
-class CplxAdaptiveAvgPool3d(_PoolMixin, torch.nn.AdaptiveAvgPool3d, CplxToCplx):
+class CplxAdaptiveAvgPool3d(
+    _PoolMixin, torch.nn.AdaptiveAvgPool3d, CplxToCplx, compact=Pooling(3)
+):
     __doc__ = _doc(_ADAPTIVE_AVG_DOC, 3)
     _n, _op, _arguments = 3, staticmethod(cplx.adaptive_avg_pool3d), ("output_size",)
