@@ -439,6 +439,15 @@ _GATES_DOC = r"""
     weights (:math:`\sigma(0) = 1/2` would otherwise reach the imaginary
     part through a complex product).
 
+    Inside :func:`torch.autocast` the products may run in the lower
+    precision; the states keep their dtype (that of the input), so every
+    output has it, as torch's GRU returns float32 there.
+
+    Eagerly the complex products of the recurrence run in torch's native
+    complex dtype (one complex GEMM per step); compiled, exported or traced,
+    on the real parts, so that the layers export to ONNX with both of
+    torch's exporters.
+
     The weights live in :class:`~cplxmodule.nn.CplxLinear` submodules, so
     that one masking and one Bayesian mechanism serve every layer: the
     state_dict keys are ``{keys}`` (not torch's flat ``weight_ih_l0``),
