@@ -1,14 +1,12 @@
 """torch's parameter names (``weight_ih_l0``...) on the complex recurrent layers and cells.
 
 The layers of :mod:`cplxmodule.nn.modules.rnn` hold their weights in
-projection submodules (``ih_l0.weight``...); :class:`TorchNames` lets code
+projection submodules (``ih_l0.weight``...); the mixin ``_TorchNames`` lets code
 and checkpoints written for torch's layers read and load them by torch's
 flat names.
 """
 
 import re
-
-__all__ = ["TorchNames"]
 
 _TORCH_NAME = re.compile(r"(weight|bias)_(ih|hh|hr)(_l\d+(?:_reverse)?)?")
 
@@ -23,7 +21,7 @@ def _projection_name(match):
     return match.group(2) + (match.group(3) or "")
 
 
-class TorchNames:
+class _TorchNames:
     """Read-only access to the weights by torch's names (``weight_ih_l0``...), a mixin.
 
     A torch name, ``{weight,bias}_{ih,hh}{suffix}`` (and the LSTM's

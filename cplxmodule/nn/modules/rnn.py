@@ -23,7 +23,7 @@ from ...cplx._rnn import from_pairs, pairs
 from ...cplx._shared import check_positive_int, checked_cplx, describe
 from ...cplx._views import _eager
 from ...cplx.conversions import _to_complex
-from ._rnn_names import TorchNames
+from ._rnn_names import _TorchNames
 from .base import CplxToCplx
 from .linear import CplxLinear, _reset_weight_and_bias
 
@@ -104,7 +104,7 @@ class _Projection:
         return pairs(self.layer(from_pairs(x)))
 
 
-class _CplxRecurrentBase(TorchNames, CplxToCplx):
+class _CplxRecurrentBase(_TorchNames, CplxToCplx):
     """What the layers and the cells share: torch's names and the recurrence's mode."""
 
     #: the mode of the class (``GRU``, ``LSTM``); None for the RNNs, whose
