@@ -155,3 +155,69 @@ def load_torch_transformer(ours, theirs):
             prefix, _, name = key.rpartition(".")
             part = (0, 0) if name == "weight" else 0
             getattr(ours.get_submodule(prefix), name)[part].copy_(value)
+
+
+# --- the recurrent layers in torch's native complex dtype (tests of the RNN layers) -------------
+def _split(f, z):
+    return torch.complex(f(z.real), f(z.imag))
+
+
+def _split_mul(a, b):
+    return torch.complex(a.real * b.real, a.imag * b.imag)
+
+
+def native_rnn_step(mode, x, h, c, ih, hh):
+    """One step of ``mode`` (torch's ``RNN_TANH``, ``RNN_RELU``, ``GRU``, ``LSTM``): ``(h', c')``.
+
+    From the equations of the layers' docstrings: complex products, split
+    gates, activations and gating products; ``ih`` and ``hh`` are the
+    projections (complex linear layers).
+    """
+    gi, gh = native_linear(ih, x), native_linear(hh, h)
+    if mode in ("RNN_TANH", "RNN_RELU"):
+        return _split(torch.tanh if mode == "RNN_TANH" else torch.relu, gi + gh), None
+    if mode == "GRU":
+        (ir, iz, in_), (hr, hz, hn) = gi.chunk(3, -1), gh.chunk(3, -1)
+        r, z = _split(torch.sigmoid, ir + hr), _split(torch.sigmoid, iz + hz)
+        n = _split(torch.tanh, in_ + _split_mul(r, hn))
+        # the split ``1 - z``: one minus each part
+        return _split_mul(_split(lambda t: 1 - t, z), n) + _split_mul(z, h), None
+    i, f, g, o = (gi + gh).chunk(4, -1)
+    i, f, o = (_split(torch.sigmoid, t) for t in (i, f, o))
+    c = _split_mul(f, c) + _split_mul(i, _split(torch.tanh, g))
+    return _split_mul(o, _split(torch.tanh, c)), c
+
+
+def native_rnn(layer, x, h0=None, c0=None):
+    """``layer``'s (eval) output and final states on the native complex ``(L, N, in)`` ``x``.
+
+    One step at a time from the equations, each direction of each layer over
+    the whole sequence (the reverse one from its end), the LSTM's
+    ``proj_size`` as a product of each new ``h``; states zeros if omitted.
+    """
+    directions = 2 if layer.bidirectional else 1
+    stacked, batch = layer.num_layers * directions, x.shape[1]
+    state_size = getattr(layer, "proj_size", 0) or layer.hidden_size
+    if h0 is None:
+        h0 = torch.zeros(stacked, batch, state_size, dtype=x.dtype)
+    if c0 is None:
+        c0 = torch.zeros(stacked, batch, layer.hidden_size, dtype=x.dtype)
+    h_n, c_n = [], []
+    for k in range(layer.num_layers):
+        outputs = []
+        for d in range(directions):
+            suffix = f"_l{k}" + ("_reverse" if d else "")
+            ih, hh = getattr(layer, "ih" + suffix), getattr(layer, "hh" + suffix)
+            hr = getattr(layer, "hr" + suffix, None)
+            h, c = h0[k * directions + d], c0[k * directions + d]
+            out = [None] * len(x)
+            for t in reversed(range(len(x))) if d else range(len(x)):
+                h, c_new = native_rnn_step(layer.mode, x[t], h, c, ih, hh)
+                c = c if c_new is None else c_new
+                h = h if hr is None else native_linear(hr, h)
+                out[t] = h
+            outputs.append(torch.stack(out))
+            h_n.append(h)
+            c_n.append(c)
+        x = torch.cat(outputs, -1)
+    return x, torch.stack(h_n), torch.stack(c_n)

@@ -19,10 +19,11 @@ layer's output, so that each mechanism captures one graph of all of them:
   sizes 2 and 5;
 - the TorchScript ONNX exporter in eval mode with a dynamic batch axis, run
   in onnxruntime at batch sizes 2 and 5. The layers whose math goes through
-  torch's native complex dtype (the FFT, STFT, Hilbert and spectral pooling
-  layers) are expected to fail there, each on its own: the TorchScript
-  exporter has no complex dtype (``torch.complex`` and ``aten::fft_*`` on
-  complex tensors have no ONNX symbolic). The default (dynamo) ONNX
+  torch's native complex dtype (the spectral pooling layers) are expected to
+  fail there, each on its own: the TorchScript exporter has no complex dtype
+  (``torch.complex`` and ``aten::fft_*`` on complex tensors have no ONNX
+  symbolic). The FFT, STFT and Hilbert layers compute on real ops when
+  traced, and export. The default (dynamo) ONNX
   exporter is covered by tests/test_onnx.py and tests/test_export_layers.py.
 
 A failure names the layer (the assertion message, or the source line in
@@ -127,10 +128,7 @@ SPECS = {
 }
 
 # the math of these runs on torch's native complex dtype
-NATIVE_COMPLEX = {
-    "FFT", "IFFT", "STFT", "ISTFT", "Analytic",
-    "SpectralPool1d", "SpectralPool2d", "SpectralPool3d",
-}
+NATIVE_COMPLEX = {"SpectralPool1d", "SpectralPool2d", "SpectralPool3d"}
 
 # the classes of the modules of #16 that the table covers, each by at least one id
 COVERED_MODULES = (

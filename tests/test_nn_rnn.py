@@ -1,9 +1,10 @@
 """Complex RNN, GRU and LSTM layers and cells against torch's native complex dtype.
 
-The reference below is written in complex128 from the equations of the
-layers' docstrings (split gates and gating products, complex linear maps),
-one step at a time; the zero-imaginary tests compare with torch's own real
-layers, loaded with the same real weights.
+The reference (``native_rnn`` of tests/helpers.py) is written in
+complex128 from the equations of the layers' docstrings (split gates and
+gating products, complex linear maps), one step at a time; the
+zero-imaginary tests compare with torch's own real layers, loaded with the
+same real weights.
 """
 
 import copy
@@ -26,70 +27,9 @@ from cplxmodule.nn import (
 )
 from cplxmodule.nn.masked import to_masked
 
+from .helpers import native_rnn, native_rnn_step
+
 pytestmark = pytest.mark.usefixtures("one_thread")
-
-
-# the reference, in torch's complex dtype
-def split(f, z):
-    return torch.complex(f(z.real), f(z.imag))
-
-
-def split_mul(a, b):
-    return torch.complex(a.real * b.real, a.imag * b.imag)
-
-
-def ref_step(mode, x, h, c, w_ih, w_hh, b_ih, b_hh):
-    """One step of ``mode`` on complex tensors: ``(h', c')``."""
-    gi = x @ w_ih.T + (0 if b_ih is None else b_ih)
-    gh = h @ w_hh.T + (0 if b_hh is None else b_hh)
-    if mode in ("tanh", "relu"):
-        return split(getattr(torch, mode), gi + gh), None
-    if mode == "GRU":
-        (ir, iz, in_), (hr, hz, hn) = gi.chunk(3, -1), gh.chunk(3, -1)
-        r, z = split(torch.sigmoid, ir + hr), split(torch.sigmoid, iz + hz)
-        n = split(torch.tanh, in_ + split_mul(r, hn))
-        # the split ``1 - z``: one minus each part
-        return split_mul(split(lambda t: 1 - t, z), n) + split_mul(z, h), None
-    i, f, g, o = (gi + gh).chunk(4, -1)
-    i, f, o = (split(torch.sigmoid, t) for t in (i, f, o))
-    c = split_mul(f, c) + split_mul(i, split(torch.tanh, g))
-    return split_mul(o, split(torch.tanh, c)), c
-
-
-def native(z):
-    return None if z is None else cplx.to_complex(z).detach().clone()
-
-
-def projection_weights(proj_ih, proj_hh):
-    return [native(p) for p in (proj_ih.weight, proj_hh.weight, proj_ih.bias, proj_hh.bias)]
-
-
-def ref_layer(mode, layer, x, h0=None, c0=None):
-    """``layer``'s output and final states on complex ``(L, N, in)`` ``x``."""
-    directions = 2 if layer.bidirectional else 1
-    shape = (layer.num_layers * directions, x.shape[1], layer.hidden_size)
-    h0 = torch.zeros(shape, dtype=x.dtype) if h0 is None else h0
-    c0 = torch.zeros(shape, dtype=x.dtype) if c0 is None else c0
-    h_n, c_n = [], []
-    for k in range(layer.num_layers):
-        outputs = []
-        for d in range(directions):
-            suffix = f"_l{k}" + ("_reverse" if d else "")
-            weights = projection_weights(
-                getattr(layer, "ih" + suffix), getattr(layer, "hh" + suffix)
-            )
-            h, c = h0[k * directions + d], c0[k * directions + d]
-            steps = range(len(x) - 1, -1, -1) if d else range(len(x))
-            out = [None] * len(x)
-            for t in steps:
-                h, c_new = ref_step(mode, x[t], h, c, *weights)
-                c = c if c_new is None else c_new
-                out[t] = h
-            outputs.append(torch.stack(out))
-            h_n.append(h)
-            c_n.append(c)
-        x = torch.cat(outputs, -1)
-    return x, torch.stack(h_n), torch.stack(c_n)
 
 
 MODES = {
@@ -121,7 +61,7 @@ def test_layer_matches_native_reference(mode, config):
     kwargs = CONFIGS[config]
     layer = make(mode, 3, 4, **kwargs)
     x = randc(5, 2, 3)
-    expected, h_n, c_n = ref_layer(mode, layer, x)
+    expected, h_n, c_n = native_rnn(layer, x)
     given = cplx.from_complex(x.transpose(0, 1) if layer.batch_first else x)
     output, states = layer(given)
     if layer.batch_first:
@@ -137,7 +77,7 @@ def test_layer_matches_native_reference(mode, config):
 def test_layer_unbatched_and_initial_state(mode):
     layer = make(mode, 3, 4, num_layers=2, bidirectional=True)
     x, h0, c0 = randc(5, 1, 3), randc(4, 1, 4), randc(4, 1, 4)
-    expected, h_n, c_n = ref_layer(mode, layer, x, h0, c0)
+    expected, h_n, c_n = native_rnn(layer, x, h0, c0)
     h0_ = cplx.from_complex(h0[:, 0])
     hx = (h0_, cplx.from_complex(c0[:, 0])) if mode == "LSTM" else h0_
     output, states = layer(cplx.from_complex(x[:, 0]), hx)
@@ -165,7 +105,7 @@ def test_cell_matches_native_reference(mode, batched):
     cell = CELLS[mode](3, 4).double()
     shape = (2,) if batched else ()
     x, h, c = randc(*shape, 3), randc(*shape, 4), randc(*shape, 4)
-    expected_h, expected_c = ref_step(mode, x, h, c, *projection_weights(cell.ih, cell.hh))
+    expected_h, expected_c = native_rnn_step(cell.mode, x, h, c, cell.ih, cell.hh)
     if mode == "LSTM":
         out_h, out_c = cell(cplx.from_complex(x), (cplx.from_complex(h), cplx.from_complex(c)))
         torch.testing.assert_close(cplx.to_complex(out_c), expected_c)
@@ -174,7 +114,7 @@ def test_cell_matches_native_reference(mode, batched):
     torch.testing.assert_close(cplx.to_complex(out_h), expected_h)
     # an omitted state is zeros
     zero = torch.zeros_like(h)
-    expected_h, _ = ref_step(mode, x, zero, zero, *projection_weights(cell.ih, cell.hh))
+    expected_h, _ = native_rnn_step(cell.mode, x, zero, zero, cell.ih, cell.hh)
     out = cell(cplx.from_complex(x))
     out_h = out[0] if mode == "LSTM" else out
     torch.testing.assert_close(cplx.to_complex(out_h), expected_h)
@@ -424,33 +364,6 @@ def test_copies_state_dict_and_dtype(mode):
     )
 
 
-# LSTM with ``proj_size``: h_t = W_hr h_t after each step
-def ref_lstm_proj(layer, x, h0, c0):
-    """``layer``'s output and final states on complex ``(L, N, in)`` ``x``, with ``W_hr``."""
-    directions = 2 if layer.bidirectional else 1
-    h_n, c_n = [], []
-    for k in range(layer.num_layers):
-        outputs = []
-        for d in range(directions):
-            suffix = f"_l{k}" + ("_reverse" if d else "")
-            weights = projection_weights(
-                getattr(layer, "ih" + suffix), getattr(layer, "hh" + suffix)
-            )
-            w_hr = native(getattr(layer, "hr" + suffix).weight)
-            h, c = h0[k * directions + d], c0[k * directions + d]
-            steps = range(len(x) - 1, -1, -1) if d else range(len(x))
-            out = [None] * len(x)
-            for t in steps:
-                h, c = ref_step("LSTM", x[t], h, c, *weights)
-                h = h @ w_hr.T
-                out[t] = h
-            outputs.append(torch.stack(out))
-            h_n.append(h)
-            c_n.append(c)
-        x = torch.cat(outputs, -1)
-    return x, torch.stack(h_n), torch.stack(c_n)
-
-
 def test_lstm_proj_size_matches_native_reference():
     layer = make("LSTM", 3, 5, num_layers=2, bidirectional=True, proj_size=2)
     assert layer.hh_l1.in_features == 2 and layer.ih_l1.in_features == 4
@@ -462,13 +375,13 @@ def test_lstm_proj_size_matches_native_reference():
     with pytest.raises(AttributeError):
         CplxLSTM(3, 5).weight_hr_l0
     x, h0, c0 = randc(4, 2, 3), randc(4, 2, 2), randc(4, 2, 5)
-    expected, h_n, c_n = ref_lstm_proj(layer, x, h0, c0)
+    expected, h_n, c_n = native_rnn(layer, x, h0, c0)
     output, (h, c) = layer(cplx.from_complex(x), (cplx.from_complex(h0), cplx.from_complex(c0)))
     torch.testing.assert_close(cplx.to_complex(output), expected)
     torch.testing.assert_close(cplx.to_complex(h), h_n)
     torch.testing.assert_close(cplx.to_complex(c), c_n)
     # zeros for omitted states, and the unbatched input
-    zeros = ref_lstm_proj(layer, x[:, :1], 0 * h0[:, :1], 0 * c0[:, :1])
+    zeros = native_rnn(layer, x[:, :1])
     output, (h, c) = layer(cplx.from_complex(x[:, 0]))
     torch.testing.assert_close(cplx.to_complex(output), zeros[0][:, 0])
     torch.testing.assert_close(cplx.to_complex(h), zeros[1][:, 0])

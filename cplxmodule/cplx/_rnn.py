@@ -1,4 +1,4 @@
-"""The state updates of the complex recurrent cells, on torch's ``(..., 2)`` real layout.
+"""The complex recurrences: cell updates and the sequence loop, on torch's ``(..., 2)`` real layout.
 
 The recurrent layers of :mod:`cplxmodule.nn.modules.rnn` keep their gates and
 states as real tensors whose last dimension holds the real and the imaginary
@@ -12,13 +12,57 @@ a copy.
 ``input_gates`` and ``hidden_gates`` are the outputs of the input and the
 hidden projections, ``(..., gates * hidden_size, 2)``, in torch's order of
 the gates; states are ``(..., hidden_size, 2)``.
+
+:func:`rnn` runs the layers over a sequence, padded or packed, as torch's
+``_VF.rnn_tanh``/``gru``/``lstm`` do for its real layers: the layers and
+directions, the dropout between layers, the time steps, and the rows of a
+packed batch that join or leave it. The layers give it their projections
+as callables on this layout.
+
+Only eagerly do the layouts meet torch's complex dtype (:func:`pairs`,
+:func:`as_complex`): compiled, exported and traced code takes real ops
+only, which every exporter knows.
 """
 
 import torch
+import torch.nn.functional as F
+
+from ._dtypes import NATIVE_DTYPES
+from ._views import _eager
+from .conversions import _to_complex
+from .tensor import Cplx
 
 _ACTIVATIONS = {"tanh": torch.tanh, "relu": torch.relu}
 
 
+# the layouts: a Cplx and torch's ``(..., 2)`` real layout of the same values
+def pairs(z):
+    """``z`` in the ``(..., 2)`` layout: a view of its parts where they allow one.
+
+    Eagerly, the parts of one complex tensor (the output of a native
+    complex product) give that tensor's real view, with no copy; otherwise
+    the parts are stacked.
+    """
+    if z.dtype in NATIVE_DTYPES and _eager():
+        return torch.view_as_real(_to_complex(z.real, z.imag))
+    return torch.stack([z.real, z.imag], dim=-1)
+
+
+def from_pairs(pairs):
+    """The :class:`Cplx` whose parts view ``pairs``, ``(..., 2)``."""
+    return Cplx(pairs[..., 0], pairs[..., 1])
+
+
+def as_complex(pairs):
+    """The complex tensor that ``pairs`` views, or a copy where it views none (eager only)."""
+    if pairs.stride(-1) != 1 or pairs.storage_offset() % 2 or any(
+        stride % 2 for stride in pairs.stride()[:-1]
+    ):
+        pairs = pairs.clone(memory_format=torch.contiguous_format)
+    return torch.view_as_complex(pairs)
+
+
+# the cell updates
 def rnn_update(input_gates, hidden_gates, nonlinearity):
     """``act(x W_ih^T + b_ih + h W_hh^T + b_hh)``, split."""
     return _ACTIVATIONS[nonlinearity](input_gates + hidden_gates)
@@ -53,3 +97,128 @@ def lstm_update(input_gates, hidden_gates, cx):
     i, f = torch.sigmoid(gates_if).split(hidden, dim=-2)
     cy = torch.addcmul(f * cx, i, torch.tanh(gates_g))
     return torch.sigmoid(gates_o) * torch.tanh(cy), cy
+
+
+def step(mode, input_gates, hidden_gates, hx, cx=None):
+    """One update of ``mode`` (``RNN_TANH``, ``RNN_RELU``, ``GRU`` or ``LSTM``): ``(h', c')``.
+
+    The state keeps its dtype: gates that a product under autocast returns
+    in a lower precision are brought to it, so that every step of a
+    recurrence (and the cell's output) has the state's dtype.
+    """
+    if input_gates.dtype != hx.dtype or hidden_gates.dtype != hx.dtype:
+        input_gates, hidden_gates = input_gates.to(hx.dtype), hidden_gates.to(hx.dtype)
+    if mode == "LSTM":
+        return lstm_update(input_gates, hidden_gates, cx)
+    if mode == "GRU":
+        return gru_update(input_gates, hidden_gates, hx), None
+    nonlinearity = "relu" if mode == "RNN_RELU" else "tanh"
+    return rnn_update(input_gates, hidden_gates, nonlinearity), None
+
+
+# the sequence loop
+def rnn(mode, input, hx, cx, projections, bidirectional, dropout=0.0, training=False,
+        batch_sizes=None, sorted_indices=None, unsorted_indices=None):
+    """The stacked layers of ``mode`` over a padded or a packed sequence, in the pairs layout.
+
+    Parameters
+    ----------
+    mode : str
+        ``RNN_TANH``, ``RNN_RELU``, ``GRU`` or ``LSTM``.
+    input : torch.Tensor
+        ``(L, N, input_size, 2)``, or the data of a packed sequence
+        ``(sum of lengths, input_size, 2)`` with ``batch_sizes``.
+    hx, cx : torch.Tensor
+        The initial states ``(layers * directions, N, size, 2)``, in the
+        order of the batch given (``cx`` None unless ``LSTM``).
+    projections : list of tuple
+        ``(ih, hh, hr)`` per layer and direction, in torch's order: the
+        input, hidden and (``LSTM`` with ``proj_size``, else None) state
+        projections, callables on the pairs layout.
+    bidirectional : bool
+    dropout : float
+        The probability of the dropout on the output of every layer but the
+        last, one mask for both parts of each element, applied if ``training``.
+    batch_sizes, sorted_indices, unsorted_indices : torch.Tensor, optional
+        Those of a packed sequence: the states given and returned are in the
+        batch's order, the sequences run in the sorted one.
+
+    Returns
+    -------
+    tuple
+        ``(output, h_n, c_n)`` in the layout of the input and the states
+        (``c_n`` None unless ``LSTM``).
+    """
+    directions = 2 if bidirectional else 1
+    if sorted_indices is not None:
+        hx = hx.index_select(1, sorted_indices)
+        cx = None if cx is None else cx.index_select(1, sorted_indices)
+    sizes = None if batch_sizes is None else batch_sizes.tolist()
+    x, h_n, c_n = input, [], []
+    for layer in range(len(projections) // directions):
+        if layer and training and dropout:
+            # as cplx.dropout: one mask for both parts of each element
+            x = x * F.dropout(x.new_ones(x.shape[:-1] + (1,)), dropout, True)
+        outputs = []
+        for k in range(layer * directions, (layer + 1) * directions):
+            input_projection, hidden_projection, state_projection = projections[k]
+            output, h, c = recurrence(
+                mode, input_projection(x), sizes, hidden_projection, state_projection,
+                hx[k], None if cx is None else cx[k], reverse=k % directions == 1,
+            )
+            outputs.append(output)
+            h_n.append(h)
+            c_n.append(c)
+        x = outputs[0] if directions == 1 else torch.cat(outputs, dim=-2)
+    h_n = torch.stack(h_n)
+    c_n = torch.stack(c_n) if mode == "LSTM" else None
+    if unsorted_indices is not None:
+        h_n = h_n.index_select(1, unsorted_indices)
+        c_n = None if c_n is None else c_n.index_select(1, unsorted_indices)
+    return x, h_n, c_n
+
+
+def recurrence(mode, input_gates, sizes, hidden_projection, state_projection, h0, c0, reverse):
+    """One direction of one layer over the sequence: ``(output, h_n, c_n)`` as pairs.
+
+    ``input_gates`` are ``(L, N, gates, 2)`` where ``sizes`` is None, else
+    the rows of a packed sequence, whose time steps have the batch sizes
+    ``sizes``; these do not increase, so the rows that leave the batch in a
+    forward run hold their final state, and a reverse run takes the rows of
+    ``h0`` (and ``c0``) of the sequences that join it. ``state_projection``,
+    where not None, projects each new ``h`` (the LSTM's ``proj_size``).
+    """
+    # one unbind or split, whose backward is one stack or concatenation: a
+    # slice per step would fill a zero gradient of the whole sequence per step
+    if sizes is None:
+        steps = [(gates, None) for gates in input_gates.unbind(0)]
+    else:
+        steps = list(zip(input_gates.split(sizes), sizes))
+    if reverse:
+        steps.reverse()
+    h, c = h0, c0
+    if sizes is not None:
+        first = steps[0][1]
+        h, c = h[:first], None if c is None else c[:first]
+    outputs, finished_h, finished_c = [], [], []
+    for input_step, size in steps:
+        if size is not None and size != len(h):
+            if reverse:
+                h = torch.cat([h, h0[len(h) : size]])
+                c = None if c is None else torch.cat([c, c0[len(c) : size]])
+            else:
+                finished_h.append(h[size:])
+                h = h[:size]
+                if c is not None:
+                    finished_c.append(c[size:])
+                    c = c[:size]
+        h, c = step(mode, input_step, hidden_projection(h), h, c)
+        if state_projection is not None:
+            h = state_projection(h)
+        outputs.append(h)
+    if reverse:
+        outputs.reverse()
+    h_n = torch.cat([h] + finished_h[::-1]) if finished_h else h
+    c_n = torch.cat([c] + finished_c[::-1]) if finished_c else c
+    output = torch.stack(outputs) if sizes is None else torch.cat(outputs)
+    return output, h_n, c_n

@@ -9,14 +9,33 @@ result viewed back as a :class:`Cplx` (:func:`to_complex`,
 the default inductor backend too), where the FFTs stay torch's own kernels:
 inductor generates no code of its own for them.
 
+Exported and traced (:func:`torch.export` and the ONNX exporter built on it,
+the TorchScript tracer and its ONNX exporter), the same transforms are
+computed on the two real parts with real ops only, which every exporter
+knows: a discrete Fourier transform of length :math:`n` is products with
+the :math:`\cos` and :math:`\sin` of its angles, split by the "four-step"
+factorisation :math:`n = n_1 n_2` (:math:`n_2` transforms of length
+:math:`n_1`, twiddle factors, :math:`n_1` transforms of length :math:`n_2`,
+recursively) into small matrices, about :math:`n (n_1 + n_2)` products
+instead of :math:`n^2`; a prime length above 64 is one product with the
+whole :math:`n \times n` matrix. The short-time transforms gather the frames
+and overlap-add them with pads. This form is an order of magnitude slower
+than torch's FFT kernels (compiled or not), hence only for export. The
+transform length (and the signal's length for the short-time transforms) is
+fixed in an exported graph; the batch is not.
+
 Power spectra (Welch's method) and :func:`~cplxmodule.utils.spectrum.fftshift`
 live in :mod:`cplxmodule.utils.spectrum`.
 """
 
+import math
+
 import torch
+import torch.nn.functional as F
 
 from ._shared import check_positive_int, checked_cplx, checked_real, describe
 from .conversions import _from_complex, to_complex
+from .tensor import Cplx
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "stft", "istft", "hilbert"]
 
@@ -30,10 +49,113 @@ def _check_norm(norm, where):
         )
 
 
-def _transform(op, input, where, norm, **kwargs):
+def _exporting():
+    """Whether the call is exported or traced: then the transforms take real ops only."""
+    return (
+        torch.compiler.is_exporting()
+        or torch.onnx.is_in_onnx_export()
+        or torch._C._get_tracing_state() is not None
+    )
+
+
+def _transform(op, parts_op, inverse, input, where, norm, **kwargs):
+    """``op`` of torch on the native complex input, or ``parts_op`` on its parts for an export."""
     input = checked_cplx(input, where=where)
     _check_norm(norm, where)
-    return _from_complex(op(to_complex(input), norm=norm, **kwargs))
+    if not _exporting():
+        return _from_complex(op(to_complex(input), norm=norm, **kwargs))
+    return Cplx(*parts_op(input.real, input.imag, norm=norm, inverse=inverse, **kwargs))
+
+
+# the transforms on real parts, for an export (see the module's docstring)
+_DIRECT = 64  # transform lengths up to this are one product with the whole matrix
+
+
+def _split_length(n):
+    """The largest divisor of ``n`` not above its square root (1 for a prime)."""
+    # plain arithmetic: dynamo cannot trace ``math.isqrt`` of a length it
+    # holds as a symbol (the comparisons specialise it instead)
+    best, divisor = 1, 2
+    while divisor * divisor <= n:
+        if n % divisor == 0:
+            best = divisor
+        divisor += 1
+    return best
+
+
+def _angles(rows, cols, n, inverse, like):
+    r""":math:`\cos` and :math:`\pm\sin` of :math:`2\pi jk/n`, ``(rows, cols)``, as ``like``.
+
+    The product ``jk`` is reduced modulo ``n`` in integers and the angles
+    computed in float64, so that long transforms keep their accuracy.
+    """
+    j = torch.arange(rows, device=like.device)
+    k = torch.arange(cols, device=like.device)
+    angle = torch.outer(j, k).remainder(n).to(torch.float64) * (2 * math.pi / n)
+    sign = 1.0 if inverse else -1.0
+    return torch.cos(angle).to(like.dtype), (sign * torch.sin(angle)).to(like.dtype)
+
+
+def _dft(real, imag, inverse):
+    """The unscaled discrete Fourier transform of ``real + i imag`` along the last dimension.
+
+    Four-step: with ``n = n1 n2``, input index ``m = n2 m1 + m2`` and output
+    index ``k = k1 + n1 k2``, transform over ``m1``, multiply by the twiddle
+    factors of ``m2 k1``, transform over ``m2``.
+    """
+    n = real.shape[-1]
+    n1 = _split_length(n) if n > _DIRECT else 1
+    if n1 == 1:
+        cos, sin = _angles(n, n, n, inverse, real)
+        return real @ cos - imag @ sin, real @ sin + imag @ cos
+    n2 = n // n1
+    shape = real.shape[:-1]
+    # (..., m2, m1): the first transforms run along the last dimension
+    real, imag = (t.reshape(shape + (n1, n2)).transpose(-1, -2) for t in (real, imag))
+    real, imag = _dft(real, imag, inverse)
+    cos, sin = _angles(n2, n1, n, inverse, real)
+    real, imag = real * cos - imag * sin, real * sin + imag * cos
+    real, imag = _dft(real.transpose(-1, -2), imag.transpose(-1, -2), inverse)
+    # (..., k2, k1) in memory order is k = k1 + n1 k2
+    return tuple(t.transpose(-1, -2).reshape(shape + (n,)) for t in (real, imag))
+
+
+def _scale(n, norm, inverse):
+    """The factor of a transform of length ``n`` under ``norm``, as torch scales it."""
+    if norm == "ortho":
+        return n ** -0.5
+    backward = norm in (None, "backward")
+    return 1 / n if backward == inverse else 1.0
+
+
+def _fft_parts(real, imag, n, dim, norm, inverse):
+    """:func:`fft` (:func:`ifft` if ``inverse``) on the parts, with real ops."""
+    # dimensions counted from the front: the TorchScript exporter writes
+    # negative ones into the permutation of a ``movedim``
+    dim, last = dim % real.dim(), real.dim() - 1
+    real, imag = real.movedim(dim, last), imag.movedim(dim, last)
+    length = real.shape[-1]
+    n = length if n is None else n
+    if n < length:
+        real, imag = real[..., :n], imag[..., :n]
+    elif n > length:
+        real, imag = (F.pad(t, (0, n - length)) for t in (real, imag))
+    real, imag = _dft(real, imag, inverse)
+    scale = _scale(n, norm, inverse)
+    if scale != 1:
+        real, imag = real * scale, imag * scale
+    return real.movedim(last, dim), imag.movedim(last, dim)
+
+
+def _fftn_parts(real, imag, s, dim, norm, inverse):
+    """:func:`fftn` (:func:`ifftn`) on the parts: a transform along each dimension in turn."""
+    if dim is None:
+        dim = range(real.dim()) if s is None else range(-len(s), 0)
+    dim = list(dim)
+    s = [None] * len(dim) if s is None else [None if n == -1 else n for n in s]
+    for n, d in zip(s, dim):
+        real, imag = _fft_parts(real, imag, n, d, norm, inverse)
+    return real, imag
 
 
 def fft(input, n=None, dim=-1, norm=None):
@@ -73,7 +195,7 @@ def fft(input, n=None, dim=-1, norm=None):
     >>> fft(x).real
     tensor([1., 1., 1., 1.])
     """
-    return _transform(torch.fft.fft, input, "fft", norm, n=n, dim=dim)
+    return _transform(torch.fft.fft, _fft_parts, False, input, "fft", norm, n=n, dim=dim)
 
 
 def ifft(input, n=None, dim=-1, norm=None):
@@ -110,7 +232,7 @@ def ifft(input, n=None, dim=-1, norm=None):
     >>> torch.allclose(ifft(fft(x)).real, x.real, atol=1e-6)
     True
     """
-    return _transform(torch.fft.ifft, input, "ifft", norm, n=n, dim=dim)
+    return _transform(torch.fft.ifft, _fft_parts, True, input, "ifft", norm, n=n, dim=dim)
 
 
 def fftn(input, s=None, dim=None, norm=None):
@@ -145,7 +267,7 @@ def fftn(input, s=None, dim=None, norm=None):
     >>> fftn(cplx.randn(2, 4, 4), dim=(-2, -1)).shape
     torch.Size([2, 4, 4])
     """
-    return _transform(torch.fft.fftn, input, "fftn", norm, s=s, dim=dim)
+    return _transform(torch.fft.fftn, _fftn_parts, False, input, "fftn", norm, s=s, dim=dim)
 
 
 def ifftn(input, s=None, dim=None, norm=None):
@@ -179,7 +301,7 @@ def ifftn(input, s=None, dim=None, norm=None):
     >>> torch.allclose(ifftn(fftn(x)).imag, x.imag, atol=1e-6)
     True
     """
-    return _transform(torch.fft.ifftn, input, "ifftn", norm, s=s, dim=dim)
+    return _transform(torch.fft.ifftn, _fftn_parts, True, input, "ifftn", norm, s=s, dim=dim)
 
 
 def _check_window(window, length, input, where):
@@ -280,11 +402,47 @@ def _stft(input, n_fft, hop_length, win_length, window, center, pad_mode, normal
         )
     hop_length, win_length = _check_stft_lengths(n_fft, hop_length, win_length, where)
     window = _check_window(window, win_length, input, where)
+    if _exporting():
+        return Cplx(*_stft_parts(input.real, input.imag, n_fft, hop_length, win_length, window,
+                                 center, pad_mode, normalized))
     return _from_complex(torch.stft(
         to_complex(input), n_fft, hop_length=hop_length, win_length=win_length,
         window=window, center=center, pad_mode=pad_mode, normalized=normalized,
         onesided=False, return_complex=True,
     ))
+
+
+def _frame_window(window, n_fft, win_length, like):
+    """The window zero-padded to ``n_fft`` and centred, as torch pads it (ones if None)."""
+    if window is None:
+        window = torch.ones(win_length, dtype=like.dtype, device=like.device)
+    left = (n_fft - win_length) // 2
+    return F.pad(window, (left, n_fft - win_length - left))
+
+
+def _stft_parts(real, imag, n_fft, hop_length, win_length, window, center, pad_mode,
+                normalized):
+    """:func:`stft` on the parts, with real ops: frames, windowed, transformed."""
+    window = _frame_window(window, n_fft, win_length, real)
+    batched = real.dim() == 2
+    # the frames, gathered by their indices (``unfold`` has no ONNX form
+    # in the TorchScript exporter)
+    length = real.shape[-1] + 2 * (n_fft // 2) * center
+    starts = torch.arange(0, length - n_fft + 1, hop_length, device=real.device)[:, None]
+    offsets = torch.arange(n_fft, device=real.device)
+    spectrum = []
+    for part in (real, imag):
+        # torch pads a batch of signals as the channels of one
+        part = part if batched else part.unsqueeze(0)
+        if center:
+            part = F.pad(part.unsqueeze(0), (n_fft // 2, n_fft // 2), mode=pad_mode).squeeze(0)
+        spectrum.append(part[..., starts + offsets] * window)
+    real, imag = _dft(*spectrum, inverse=False)
+    if normalized:
+        real, imag = real * n_fft ** -0.5, imag * n_fft ** -0.5
+    # (B, frames, n_fft) -> (B, n_fft, frames)
+    real, imag = real.transpose(-1, -2), imag.transpose(-1, -2)
+    return (real, imag) if batched else (real.squeeze(0), imag.squeeze(0))
 
 
 def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
@@ -351,11 +509,64 @@ def _istft(input, n_fft, hop_length, win_length, window, center, normalized, len
             f" got {tuple(input.shape)}"
         )
     window = _check_window(window, win_length, input, where)
+    if _exporting():
+        return Cplx(*_istft_parts(input.real, input.imag, n_fft, hop_length, win_length, window,
+                                  center, normalized, length))
     return _from_complex(torch.istft(
         to_complex(input), n_fft, hop_length=hop_length, win_length=win_length,
         window=window, center=center, normalized=normalized, onesided=False,
         length=length, return_complex=True,
     ))
+
+
+def _overlap_add(frames, hop_length):
+    """The sum of the frames ``(..., T, n)``, frame ``t`` shifted by ``t * hop_length``.
+
+    Each frame is cut into chunks of ``hop_length`` samples (the last one
+    zero-padded); chunk ``j`` of frame ``t`` lands on chunk ``t + j`` of the
+    output, so the output is the sum over ``j`` of chunk ``j`` of every
+    frame, shifted by ``j`` chunks.
+    """
+    frames_count, n = frames.shape[-2:]
+    chunks = -(-n // hop_length)
+    frames = F.pad(frames, (0, chunks * hop_length - n))
+    frames = frames.reshape(frames.shape[:-1] + (chunks, hop_length))
+    total = 0
+    for j in range(chunks):
+        total = total + F.pad(frames[..., j, :], (0, 0, j, chunks - 1 - j))
+    return total.flatten(-2)[..., : n + hop_length * (frames_count - 1)]
+
+
+def _istft_parts(real, imag, n_fft, hop_length, win_length, window, center, normalized, length):
+    """:func:`istft` on the parts, with real ops, as :func:`torch.istft` computes it.
+
+    Unlike the eager path, it does not check that the overlap-added squared
+    window stays away from zero (an exported graph cannot raise on values).
+    """
+    window = _frame_window(window, n_fft, win_length, real)
+    batched = real.dim() == 3
+    # (B, n_fft, frames) -> the frames' signals (B, frames, n_fft)
+    real, imag = (
+        (t if batched else t.unsqueeze(0)).transpose(-1, -2) for t in (real, imag)
+    )
+    real, imag = _dft(real, imag, inverse=True)
+    scale = n_fft ** -0.5 if normalized else 1 / n_fft
+    frames = real.shape[-2]
+    expected = n_fft + hop_length * (frames - 1)
+    start = n_fft // 2 if center else 0
+    if length is not None:
+        end = start + length
+    else:
+        end = expected - n_fft // 2 if center else expected
+    envelope = _overlap_add((window * window).expand(frames, n_fft), hop_length)
+    envelope = envelope[start:end]
+    signal = []
+    for part in (real, imag):
+        part = _overlap_add(part * (window * scale), hop_length)[..., start:end] / envelope
+        if end > expected:
+            part = F.pad(part, (0, end - expected))
+        signal.append(part if batched else part.squeeze(0))
+    return tuple(signal)
 
 
 def hilbert(input, dim=-1):
@@ -404,12 +615,18 @@ def _hilbert(input, dim, where):
     if input.dim() == 0:
         raise ValueError(f"{where}: `input` must have at least one dimension, got shape ()")
     n = input.shape[dim]
-    spectrum = torch.fft.fft(input, dim=dim)
-    gain = torch.zeros(n, dtype=input.dtype, device=input.device)
-    gain[0] = 1
-    gain[1:(n + 1) // 2] = 2
-    if n % 2 == 0:
-        gain[n // 2] = 1
+    # 1 at the zero (and an even length's Nyquist) frequency, 2 at the
+    # positive ones, 0 at the negative ones
+    k = torch.arange(n, device=input.device)
+    gain = torch.where((k == 0) | (2 * k == n), 1.0, torch.where(2 * k < n, 2.0, 0.0))
+    gain = gain.to(input.dtype)
+    if _exporting():
+        dim, last = dim % input.dim(), input.dim() - 1
+        signal = input.movedim(dim, last)
+        real, imag = _dft(signal, torch.zeros_like(signal), inverse=False)
+        real, imag = _dft(real * (gain / n), imag * (gain / n), inverse=True)
+        return Cplx(real.movedim(last, dim), imag.movedim(last, dim))
     shape = [1] * input.dim()
     shape[dim] = n
+    spectrum = torch.fft.fft(input, dim=dim)
     return _from_complex(torch.fft.ifft(spectrum * gain.view(shape), dim=dim))

@@ -5,23 +5,25 @@ input projection ``ih_l{k}`` and one hidden projection ``hh_l{k}`` per layer
 and direction, so that masking (:func:`~cplxmodule.nn.masked.to_masked`),
 variational dropout and ARD (:func:`~cplxmodule.nn.relevance.to_bayesian`),
 :func:`~cplxmodule.nn.masked.compact` and :func:`~cplxmodule.nn.cached`
-apply to the recurrent weights as to any linear layer.
+apply to the recurrent weights as to any linear layer. The layers check
+their arguments and give their projections to the recurrence of the
+functional core (``cplxmodule.cplx._rnn``), which runs the sequence.
 """
 
-import math
 import numbers
-import re
 import warnings
 
 import torch
 import torch.nn.functional as F
 from torch.nn.utils.rnn import PackedSequence
 
-from ...cplx import Cplx
 from ...cplx import _rnn
 from ...cplx._dtypes import NATIVE_DTYPES
-from ...cplx._shared import checked_cplx, describe
+from ...cplx._rnn import from_pairs, pairs
+from ...cplx._shared import check_positive_int, checked_cplx, describe
+from ...cplx._views import _eager
 from ...cplx.conversions import _to_complex
+from ._rnn_names import _TorchNames
 from .base import CplxToCplx
 from .linear import CplxLinear, _reset_weight_and_bias
 
@@ -38,25 +40,7 @@ __all__ = [
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "GRU": 3, "LSTM": 4}
 
 
-# layouts: a Cplx and torch's ``(..., 2)`` real layout of the same values
-def _pairs(z):
-    """``z`` in the ``(..., 2)`` layout: a view of its parts where they allow one."""
-    if z.dtype in NATIVE_DTYPES:
-        return torch.view_as_real(_to_complex(z.real, z.imag))
-    return torch.stack([z.real, z.imag], dim=-1)
-
-
-def _from_pairs(pairs):
-    """The :class:`Cplx` whose parts view ``pairs``, ``(..., 2)``."""
-    return Cplx(pairs[..., 0], pairs[..., 1])
-
-
 # argument checks, in the house format
-def _check_size(where, name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
-        raise ValueError(f"{where}: `{name}` must be a positive int, got {value!r}")
-
-
 def _check_nonlinearity(where, nonlinearity):
     if nonlinearity not in ("tanh", "relu"):
         raise ValueError(
@@ -87,107 +71,56 @@ def _check_input_dtype(where, name, input, weight):
 class _Projection:
     """A projection ``x W^T + b`` of the layers, on the ``(..., 2)`` layout.
 
-    A plain :class:`~cplxmodule.nn.CplxLinear` (exactly that class) gives
-    its weight and bias, packed into torch's native complex dtype once per
-    call of the recurrent layer: each product is then one complex GEMM on an
-    operand that views a complex tensor, whose output views one too, the
-    layout the gates are computed in (for the input projection of a whole
-    sequence this also beats the default product followed by a copy into
-    that layout, see ``benchmarks/test_bench_rnn.py``). Any other module
-    (masked, Bayesian, made sparse by :func:`~cplxmodule.nn.masked.compact`,
-    or a user's) is called, so that its own ``forward`` computes the
-    product: the hidden projection of a Bayesian layer in training draws its
-    noise at every step. Inside :func:`~cplxmodule.nn.cached` such a layer
-    computes its weight once.
+    Eagerly, a plain :class:`~cplxmodule.nn.CplxLinear` (exactly that
+    class) gives its weight and bias, packed into torch's native complex
+    dtype once per call of the recurrent layer: each product is then one
+    complex GEMM on an operand that views a complex tensor, whose output
+    views one too, the layout the gates are computed in (for the input
+    projection of a whole sequence this also beats the default product
+    followed by a copy into that layout, see
+    ``benchmarks/test_bench_rnn.py``). Any other module (masked, Bayesian,
+    made sparse by :func:`~cplxmodule.nn.masked.compact`, or a user's), and
+    every module under compilation, export or tracing, is called, so that
+    its own ``forward`` computes the product on real ops: the hidden
+    projection of a Bayesian layer in training draws its noise at every
+    step. Inside :func:`~cplxmodule.nn.cached` such a layer computes its
+    weight once.
     """
 
     def __init__(self, layer):
         self.layer = layer
         self.packed = None
-        if type(layer) is CplxLinear and layer.weight.dtype in NATIVE_DTYPES:
+        if type(layer) is CplxLinear and layer.weight.dtype in NATIVE_DTYPES and _eager():
             bias = layer.bias
             self.packed = (
                 _to_complex(layer.weight.real, layer.weight.imag),
                 None if bias is None else _to_complex(bias.real, bias.imag),
             )
 
-    def __call__(self, pairs):
+    def __call__(self, x):
         if self.packed is not None:
             weight, bias = self.packed
-            return torch.view_as_real(F.linear(_as_complex(pairs), weight, bias))
-        return _pairs(self.layer(_from_pairs(pairs)))
+            return torch.view_as_real(F.linear(_rnn.as_complex(x), weight, bias))
+        return pairs(self.layer(from_pairs(x)))
 
 
-def _as_complex(pairs):
-    """The complex tensor that ``pairs`` views, or a copy where it views none."""
-    if torch.compiler.is_compiling():
-        # dynamo cannot trace ``storage_offset()`` (it returns no tensor);
-        # the layers' tensors in this layout start at an even offset, so a
-        # contiguous one views a complex tensor (``contiguous`` copies the others)
-        return torch.view_as_complex(pairs.contiguous())
-    if pairs.stride(-1) != 1 or pairs.storage_offset() % 2 or any(
-        stride % 2 for stride in pairs.stride()[:-1]
-    ):
-        pairs = pairs.clone(memory_format=torch.contiguous_format)
-    return torch.view_as_complex(pairs)
+class _CplxRecurrentBase(_TorchNames, CplxToCplx):
+    """What the layers and the cells share: torch's names and the recurrence's mode."""
 
-
-_TORCH_NAME = re.compile(r"(weight|bias)_(ih|hh|hr)(_l\d+(?:_reverse)?)?")
-
-
-def _torch_name(name):
-    """The match of torch's name ``name``, or None; the projection ``hr`` has no bias."""
-    match = _TORCH_NAME.fullmatch(name)
-    return None if match is None or match.group(1, 2) == ("bias", "hr") else match
-
-
-class _TorchNames:
-    """Read-only access to the weights by torch's names (``weight_ih_l0``...).
-
-    A torch name, ``{weight,bias}_{ih,hh}{suffix}`` (and the LSTM's
-    ``weight_hr{suffix}``), reads the ``weight`` or ``bias`` of the
-    projection ``{ih,hh,hr}{suffix}``; a state_dict that holds
-    torch's names (a checkpoint of the torch layer) is loaded under ours,
-    real tensors promoted to complex with zero imaginary parts.
-    """
-
-    def __getattr__(self, name):
-        try:
-            return super().__getattr__(name)
-        except AttributeError:
-            match = _torch_name(name)
-            modules = self.__dict__.get("_modules", {})
-            projection = match and modules.get(self._projection_name(match))
-            if projection is None:
-                raise
-            return getattr(projection, match.group(1))
-
-    def __setattr__(self, name, value):
-        match = _torch_name(name)
-        if match:
-            raise AttributeError(
-                f"{self._get_name()}: `{name}` is read-only; assign"
-                f" `{self._projection_name(match)}.{match.group(1)}` instead"
-            )
-        super().__setattr__(name, value)
-
-    @staticmethod
-    def _projection_name(match):
-        return match.group(2) + (match.group(3) or "")
-
-    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
-        for key in [key for key in state_dict if key.startswith(prefix)]:
-            match = _torch_name(key[len(prefix):])
-            if match is not None:
-                target = f"{prefix}{self._projection_name(match)}.{match.group(1)}"
-                state_dict[target] = state_dict.pop(key)
-        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
-
-
-class _CplxRNNBase(_TorchNames, CplxToCplx):
-    """Arguments, projections, initialisation and the sequence loop of the layers."""
-
+    #: the mode of the class (``GRU``, ``LSTM``); None for the RNNs, whose
+    #: ``nonlinearity`` tells it
     _mode = None
+
+    @property
+    def mode(self):
+        """torch's name of the recurrence: ``RNN_TANH``, ``RNN_RELU``, ``GRU`` or ``LSTM``."""
+        if self._mode is None:
+            return "RNN_TANH" if self.nonlinearity == "tanh" else "RNN_RELU"
+        return self._mode
+
+
+class _CplxRNNBase(_CplxRecurrentBase):
+    """Arguments, projections and initialisation of the layers; the core runs the sequence."""
 
     def __init__(
         self,
@@ -204,9 +137,9 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
         dtype=None,
     ):
         where = type(self).__name__
-        _check_size(where, "input_size", input_size)
-        _check_size(where, "hidden_size", hidden_size)
-        _check_size(where, "num_layers", num_layers)
+        check_positive_int(input_size, "input_size", where)
+        check_positive_int(hidden_size, "hidden_size", where)
+        check_positive_int(num_layers, "num_layers", where)
         if (
             isinstance(dropout, bool)
             or not isinstance(dropout, numbers.Real)
@@ -254,13 +187,6 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
                         CplxLinear(hidden_size, proj_size, bias=False, device=device, dtype=dtype),
                     )
         self.reset_parameters()
-
-    @property
-    def mode(self):
-        """torch's name of the recurrence: ``RNN_TANH``, ``RNN_RELU``, ``GRU`` or ``LSTM``."""
-        if self._mode is None:
-            return "RNN_TANH" if self.nonlinearity == "tanh" else "RNN_RELU"
-        return self._mode
 
     @property
     def _state_size(self):
@@ -326,108 +252,83 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
     # forward
     def forward(self, input, hx=None):
         where = self._get_name()
-        lstm = self.mode == "LSTM"
-        directions = 2 if self.bidirectional else 1
-        weight = getattr(self.ih_l0, "weight", None)
-        if isinstance(input, PackedSequence):
-            data, batch_sizes, sorted_indices, unsorted_indices = input
-            if (
-                not isinstance(data, torch.Tensor)
-                or data.is_complex()
-                or data.dim() != 2
-                or data.shape[-1] != 2 * self.input_size
-            ):
-                raise TypeError(
-                    f"{where}: `input` must be a PackedSequence whose data is the interleaved"
-                    f" real layout (N, {2 * self.input_size}) of a complex (N,"
-                    f" {self.input_size}) (see cplxmodule.cplx.to_interleaved_real),"
-                    f" got data {describe(data)}"
-                )
-            _check_input_dtype(where, "input", data, weight)
-            sizes = batch_sizes.tolist()
-            batch, batched = sizes[0], True
-            x = data.reshape(-1, self.input_size, 2)
+        packed = isinstance(input, PackedSequence)
+        if packed:
+            x, batch_sizes, sorted_indices, unsorted_indices = self._check_packed(where, input)
+            batch, batched = int(batch_sizes[0]), True
         else:
-            sorted_indices = unsorted_indices = None
-            shape = f"(L, N, {self.input_size}) or (L, {self.input_size})"
-            input = checked_cplx(input, where=where, shape=shape)
-            if input.dim() not in (2, 3) or input.shape[-1] != self.input_size:
-                raise ValueError(
-                    f"{where}: `input` must have shape {shape}, got {tuple(input.shape)}"
-                )
-            if input.shape[0] == 0:
-                raise ValueError(
-                    f"{where}: `input` must have at least one time step, got shape"
-                    f" {tuple(input.shape)}"
-                )
-            _check_input_dtype(where, "input", input, weight)
-            batched = input.dim() == 3
-            if not batched:
-                input = input.unsqueeze(1)
-            elif self.batch_first:
-                input = input.transpose(0, 1)
-            length, batch = input.shape[:2]
-            sizes = [batch] * length
-            x = _pairs(input).reshape(length * batch, self.input_size, 2)
-        h0, c0 = self._initial_states(
-            where, hx, self.num_layers * directions, batch, batched, sorted_indices, x
+            x, batched = self._check_padded(where, input)
+            batch_sizes = sorted_indices = unsorted_indices = None
+            batch = x.shape[1]
+        h0, c0 = self._initial_states(where, hx, batch, batched, x)
+        output, h_n, c_n = _rnn.rnn(
+            self.mode, x, h0, c0, self._projections(), self.bidirectional,
+            self.dropout, self.training, batch_sizes, sorted_indices, unsorted_indices,
         )
-
-        h_n, c_n = [], []
-        for layer in range(self.num_layers):
-            if layer and self.training and self.dropout:
-                # as cplx.dropout: one mask for both parts of each element
-                mask = F.dropout(x.new_ones(x.shape[:-1] + (1,)), self.dropout, True)
-                x = x * mask
-            outputs = []
-            for direction in range(directions):
-                k = layer * directions + direction
-                suffix = self._suffixes()[k]
-                input_gates = _Projection(getattr(self, "ih" + suffix))(x)
-                output, h, c = self._run(
-                    input_gates,
-                    _Projection(getattr(self, "hh" + suffix)),
-                    _Projection(getattr(self, "hr" + suffix)) if self.proj_size else None,
-                    h0[k],
-                    None if c0 is None else c0[k],
-                    sizes,
-                    reverse=direction == 1,
-                )
-                outputs.append(output)
-                h_n.append(h)
-                c_n.append(c)
-            x = outputs[0] if directions == 1 else torch.cat(outputs, dim=-2)
-
-        h_n = torch.stack(h_n)
-        c_n = torch.stack(c_n) if lstm else None
-        if unsorted_indices is not None:
-            h_n = h_n.index_select(1, unsorted_indices)
-            c_n = c_n.index_select(1, unsorted_indices) if lstm else None
-        if isinstance(input, PackedSequence):
-            output = PackedSequence(
-                x.flatten(-2), batch_sizes, sorted_indices, unsorted_indices
-            )
+        if packed:
+            output = PackedSequence(output.flatten(-2), batch_sizes, sorted_indices,
+                                    unsorted_indices)
         else:
-            output = _from_pairs(x.view(length, batch, -1, 2))
             if not batched:
                 output = output.squeeze(1)
             elif self.batch_first:
                 output = output.transpose(0, 1)
-        if not batched:
-            h_n = h_n.squeeze(1)
-            c_n = c_n.squeeze(1) if lstm else None
-        h_n = _from_pairs(h_n)
-        return (output, (h_n, _from_pairs(c_n))) if lstm else (output, h_n)
+            output = from_pairs(output)
+        states = [state if batched else state.squeeze(1) for state in (h_n, c_n)
+                  if state is not None]
+        states = [from_pairs(state) for state in states]
+        return (output, tuple(states)) if self.mode == "LSTM" else (output, states[0])
 
-    def _initial_states(self, where, hx, stacked, batch, batched, sorted_indices, like):
+    def _check_packed(self, where, input):
+        """The packed sequence's data in the pairs layout, and its bookkeeping."""
+        data, batch_sizes, sorted_indices, unsorted_indices = input
+        if (
+            not isinstance(data, torch.Tensor)
+            or data.is_complex()
+            or data.dim() != 2
+            or data.shape[-1] != 2 * self.input_size
+        ):
+            raise TypeError(
+                f"{where}: `input` must be a PackedSequence whose data is the interleaved"
+                f" real layout (N, {2 * self.input_size}) of a complex (N,"
+                f" {self.input_size}) (see cplxmodule.cplx.to_interleaved_real),"
+                f" got data {describe(data)}"
+            )
+        _check_input_dtype(where, "input", data, getattr(self.ih_l0, "weight", None))
+        x = data.reshape(-1, self.input_size, 2)
+        return x, batch_sizes, sorted_indices, unsorted_indices
+
+    def _check_padded(self, where, input):
+        """The input as pairs ``(L, N, input_size, 2)``, and whether it was batched."""
+        shape = f"(L, N, {self.input_size}) or (L, {self.input_size})"
+        input = checked_cplx(input, where=where, shape=shape)
+        if input.dim() not in (2, 3) or input.shape[-1] != self.input_size:
+            raise ValueError(
+                f"{where}: `input` must have shape {shape}, got {tuple(input.shape)}"
+            )
+        batched = input.dim() == 3
+        if input.shape[1 if batched and self.batch_first else 0] == 0:
+            raise ValueError(
+                f"{where}: `input` must have at least one time step, got shape"
+                f" {tuple(input.shape)}"
+            )
+        _check_input_dtype(where, "input", input, getattr(self.ih_l0, "weight", None))
+        if not batched:
+            input = input.unsqueeze(1)
+        elif self.batch_first:
+            input = input.transpose(0, 1)
+        return pairs(input), batched
+
+    def _initial_states(self, where, hx, batch, batched, like):
         """``h_0`` (and ``c_0``) as ``(layers * directions, N, size, 2)`` pairs.
 
         ``h`` has the projection's size with ``proj_size``, ``c`` always ``hidden_size``.
         """
         lstm = self.mode == "LSTM"
+        stacked = self.num_layers * (2 if self.bidirectional else 1)
         sizes = (self._state_size, self.hidden_size) if lstm else (self.hidden_size,)
         if hx is None:
-            zeros = [like.new_zeros(stacked, batch if batched else 1, size, 2) for size in sizes]
+            zeros = [like.new_zeros(stacked, batch, size, 2) for size in sizes]
             return zeros[0], zeros[1] if lstm else None
         if lstm:
             if not isinstance(hx, tuple) or len(hx) != 2:
@@ -442,77 +343,36 @@ class _CplxRNNBase(_TorchNames, CplxToCplx):
             shape = (stacked, batch, size) if batched else (stacked, size)
             state = _check_state(where, name, state, shape)
             _check_input_dtype(where, name, state, getattr(self.ih_l0, "weight", None))
-            pairs = _pairs(state if batched else state.unsqueeze(1))
-            if sorted_indices is not None:
-                pairs = pairs.index_select(1, sorted_indices)
-            out.append(pairs)
+            out.append(pairs(state if batched else state.unsqueeze(1)))
         return out[0], out[1] if lstm else None
 
-    def _run(self, input_gates, hidden_product, state_product, h0, c0, sizes, reverse):
-        """One direction of one layer over the sequence: ``(output, h_n, c_n)`` as pairs.
-
-        ``state_product``, where not None, projects each new ``h`` (the
-        LSTM's ``proj_size``).
-
-        ``sizes`` are the batch sizes of the time steps, whose rows follow
-        each other in ``input_gates``; they do not increase (a packed sequence),
-        so the rows that leave the batch in a forward run hold their final
-        state, and a reverse run takes new rows from ``h0`` as they join.
-        """
-        mode, lstm = self.mode, self.mode == "LSTM"
-        nonlinearity = "relu" if mode == "RNN_RELU" else "tanh"
-        # one split, whose backward is one concatenation: a slice per step
-        # would fill a zero gradient of the whole sequence per step
-        steps = list(zip(input_gates.split(sizes), sizes))
-        if reverse:
-            steps = steps[::-1]
-        h, c = h0[: steps[0][1]], None if c0 is None else c0[: steps[0][1]]
-        outputs, finished_h, finished_c = [], [], []
-        for input_step, size in steps:
-            if size != h.shape[0]:
-                if reverse:
-                    h = torch.cat([h, h0[h.shape[0] : size]])
-                    c = None if c is None else torch.cat([c, c0[c.shape[0] : size]])
-                else:
-                    finished_h.append(h[size:])
-                    h = h[:size]
-                    if c is not None:
-                        finished_c.append(c[size:])
-                        c = c[:size]
-            hidden_step = hidden_product(h)
-            if lstm:
-                h, c = _rnn.lstm_update(input_step, hidden_step, c)
-                if state_product is not None:
-                    h = state_product(h)
-            elif mode == "GRU":
-                h = _rnn.gru_update(input_step, hidden_step, h)
-            else:
-                h = _rnn.rnn_update(input_step, hidden_step, nonlinearity)
-            outputs.append(h)
-        if reverse:
-            outputs.reverse()
-        h_n = torch.cat([h] + finished_h[::-1]) if finished_h else h
-        c_n = (torch.cat([c] + finished_c[::-1]) if finished_c else c) if lstm else None
-        return torch.cat(outputs), h_n, c_n
+    def _projections(self):
+        """``(ih, hh, hr)`` per layer and direction, as :func:`cplxmodule.cplx._rnn.rnn` takes them."""
+        return [
+            (
+                _Projection(getattr(self, "ih" + suffix)),
+                _Projection(getattr(self, "hh" + suffix)),
+                _Projection(getattr(self, "hr" + suffix)) if self.proj_size else None,
+            )
+            for suffix in self._suffixes()
+        ]
 
 
-class _CplxCellBase(_TorchNames, CplxToCplx):
+class _CplxCellBase(_CplxRecurrentBase):
     """Arguments, projections ``ih`` and ``hh`` and the step of the cells."""
-
-    _mode = None
 
     def __init__(self, input_size, hidden_size, bias=True, nonlinearity=None, device=None,
                  dtype=None):
         where = type(self).__name__
-        _check_size(where, "input_size", input_size)
-        _check_size(where, "hidden_size", hidden_size)
+        check_positive_int(input_size, "input_size", where)
+        check_positive_int(hidden_size, "hidden_size", where)
         if nonlinearity is not None:
             _check_nonlinearity(where, nonlinearity)
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bool(bias)
         if nonlinearity is not None:
             self.nonlinearity = nonlinearity
-        gates = _GATES[self._mode or "RNN_TANH"] * hidden_size
+        gates = _GATES[self.mode] * hidden_size
         kwargs = dict(bias=bias, device=device, dtype=dtype)
         self.ih = CplxLinear(input_size, gates, **kwargs)
         self.hh = CplxLinear(hidden_size, gates, **kwargs)
@@ -550,15 +410,15 @@ class _CplxCellBase(_TorchNames, CplxToCplx):
                 continue
             state = _check_state(where, name, state, shape)
             _check_input_dtype(where, name, state, getattr(self.ih, "weight", None))
-            out.append(_pairs(state if batched else state.unsqueeze(0)))
+            out.append(pairs(state if batched else state.unsqueeze(0)))
         return input, out, batched
 
     def _gates(self, input, hx):
-        return _pairs(self.ih(input)), _pairs(self.hh(_from_pairs(hx)))
+        return pairs(self.ih(input)), pairs(self.hh(from_pairs(hx)))
 
 
-def _unbatch(pairs, batched):
-    return _from_pairs(pairs if batched else pairs.squeeze(0))
+def _unbatch(state, batched):
+    return from_pairs(state if batched else state.squeeze(0))
 
 
 _GATES_DOC = r"""
@@ -578,6 +438,15 @@ _GATES_DOC = r"""
     initial state, the output equals torch's real layer with the same real
     weights (:math:`\sigma(0) = 1/2` would otherwise reach the imaginary
     part through a complex product).
+
+    Inside :func:`torch.autocast` the products may run in the lower
+    precision; the states keep their dtype (that of the input), so every
+    output has it, as torch's GRU returns float32 there.
+
+    Eagerly the complex products of the recurrence run in torch's native
+    complex dtype (one complex GEMM per step); compiled, exported or traced,
+    on the real parts, so that the layers export to ONNX with both of
+    torch's exporters.
 
     The weights live in :class:`~cplxmodule.nn.CplxLinear` submodules, so
     that one masking and one Bayesian mechanism serve every layer: the
@@ -833,7 +702,8 @@ class CplxRNNCell(_CplxCellBase):
     def forward(self, input, hx=None):
         input, (hx,), batched = self._check_step(input, [("hx", hx)])
         input_gates, hidden_gates = self._gates(input, hx)
-        return _unbatch(_rnn.rnn_update(input_gates, hidden_gates, self.nonlinearity), batched)
+        h, _ = _rnn.step(self.mode, input_gates, hidden_gates, hx)
+        return _unbatch(h, batched)
 
 
 class CplxGRUCell(_CplxCellBase):
@@ -863,7 +733,8 @@ class CplxGRUCell(_CplxCellBase):
     def forward(self, input, hx=None):
         input, (hx,), batched = self._check_step(input, [("hx", hx)])
         input_gates, hidden_gates = self._gates(input, hx)
-        return _unbatch(_rnn.gru_update(input_gates, hidden_gates, hx), batched)
+        h, _ = _rnn.step(self.mode, input_gates, hidden_gates, hx)
+        return _unbatch(h, batched)
 
 
 class CplxLSTMCell(_CplxCellBase):
@@ -900,5 +771,5 @@ class CplxLSTMCell(_CplxCellBase):
             raise TypeError(f"{where}: `hx` must be a tuple (h, c) of Cplx, got {describe(hx)}")
         input, (h, c), batched = self._check_step(input, [("h", hx[0]), ("c", hx[1])])
         input_gates, hidden_gates = self._gates(input, h)
-        h, c = _rnn.lstm_update(input_gates, hidden_gates, c)
+        h, c = _rnn.step(self.mode, input_gates, hidden_gates, h, c)
         return _unbatch(h, batched), _unbatch(c, batched)

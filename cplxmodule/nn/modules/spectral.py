@@ -2,7 +2,8 @@ r"""Signal front ends: FFTs, short-time FFTs with a learnable window, the analyt
 
 The layers hold the settings (and the STFT's window) and call the functions
 of :mod:`cplxmodule.cplx.spectral`, which run through torch's native complex
-FFT.
+FFT, and on real ops only when exported or traced (so that the layers export
+to ONNX with both of torch's exporters).
 """
 
 import torch
