@@ -301,7 +301,7 @@ class Cplx:
     def is_complex(self):
         """``True``, as :meth:`torch.Tensor.is_complex` of a complex tensor (published).
 
-        :attr:`dtype` is the parts' real dtype; this says that the values are
+        ``dtype`` is the parts' real dtype; this says that the values are
         complex, so code that asks a tensor ``x.is_complex()`` gets the right
         answer for a :class:`Cplx`.
         """
