@@ -59,14 +59,6 @@ class CplxParameter(torch.nn.Module, Cplx):
     requires_grad : bool, default True
         Whether the parts require gradients.
 
-    Attributes
-    ----------
-    data : Cplx
-        The value without autograd history, as the published package has
-        it: a :class:`Cplx` of the parts' ``.data``, sharing their storage
-        (``layer.weight.data.dtype`` is the parts' dtype, e.g. to cast an
-        input).
-
     Raises
     ------
     TypeError
@@ -152,7 +144,11 @@ class CplxParameter(torch.nn.Module, Cplx):
 
     @property
     def data(self):
-        """Cplx: the parts' ``.data``: detached, sharing their storage (read-only)."""
+        """Cplx: the value without autograd history, as published (read-only).
+
+        A :class:`Cplx` of the parts' ``.data``, sharing their storage;
+        ``x.to(layer.weight.data.dtype)`` casts an input to the parts' dtype.
+        """
         return Cplx(self.real.data, self.imag.data)
 
     # The read-only mapping of the published package's ParameterDict (whose
