@@ -298,6 +298,15 @@ class Cplx:
         """torch.dtype: the real dtype of each part."""
         return self._real.dtype
 
+    def is_complex(self):
+        """``True``, as :meth:`torch.Tensor.is_complex` of a complex tensor (published).
+
+        ``dtype`` is the parts' real dtype; this says that the values are
+        complex, so code that asks a tensor ``x.is_complex()`` gets the right
+        answer for a :class:`Cplx`.
+        """
+        return True
+
     @property
     def device(self):
         """torch.device: the device both parts live on."""

@@ -202,19 +202,21 @@ class TensorToCplx(BaseRealToCplx):
     """Read a real tensor of shape ``(..., 2)`` as a :class:`Cplx` of shape ``(...)``.
 
     The layout of :func:`torch.view_as_real`: the last dimension holds the
-    real and the imaginary part. The parts are views of the input.
+    real and the imaginary part. The parts are views of the input. A tensor
+    of torch's complex dtype, the other layout of the same values, gives its
+    real and imaginary parts, also views (as :class:`AsTypeCplx` does).
 
     Shape
     -----
-    - Input: real, ``(*, 2)``.
+    - Input: real, ``(*, 2)``; or complex, ``(*)``.
     - Output: :class:`~cplxmodule.cplx.Cplx`, ``(*)``.
 
     Raises
     ------
     TypeError
-        If the input is not a real tensor.
+        If the input is not a tensor.
     ValueError
-        If its last dimension does not have size 2.
+        If a real input's last dimension does not have size 2.
 
     See Also
     --------
@@ -228,6 +230,8 @@ class TensorToCplx(BaseRealToCplx):
     """
 
     def forward(self, input):
+        if isinstance(input, torch.Tensor) and input.is_complex():
+            return Cplx(input)
         where = self._get_name()
         check_features(checked_real(input, where=where), 2, "input", where)
         return Cplx(*input.unbind(-1))

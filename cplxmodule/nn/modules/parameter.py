@@ -6,6 +6,7 @@ import torch
 
 from ...cplx import Cplx
 from ...cplx._dtypes import real_dtype
+from ...cplx._shared import check_operand
 
 __all__ = ["CplxParameter"]
 
@@ -49,18 +50,19 @@ class CplxParameter(torch.nn.Module, Cplx):
 
     Parameters
     ----------
-    cplx : Cplx or torch.Tensor
-        The initial value. A native complex tensor supplies both parts; a
-        real tensor is the real part (the imaginary part is zero).  The
-        parts are registered as given (no copy), like
-        :class:`torch.nn.Parameter`.
+    cplx : Cplx, torch.Tensor or object with tensor ``.real`` and ``.imag``
+        The initial value. A tensor of torch's complex dtype, or any object
+        whose ``.real`` and ``.imag`` are real tensors of one shape,
+        supplies both parts; a real tensor is the real part (the imaginary
+        part is zero).  The parts are registered as given (views, no copy),
+        like :class:`torch.nn.Parameter`.
     requires_grad : bool, default True
         Whether the parts require gradients.
 
     Raises
     ------
     TypeError
-        If ``cplx`` is not a :class:`Cplx` or a tensor.
+        If ``cplx`` is none of the above.
 
     Notes
     -----
@@ -122,13 +124,7 @@ class CplxParameter(torch.nn.Module, Cplx):
     imag = _ModuleAttribute()
 
     def __init__(self, cplx, requires_grad=True):
-        if isinstance(cplx, torch.Tensor) or isinstance(cplx, Cplx):
-            cplx = Cplx(cplx)
-        else:
-            raise TypeError(
-                "`cplx` must be a Cplx or a torch.Tensor, got "
-                f"{type(cplx).__name__}"
-            )
+        cplx = Cplx(check_operand(cplx, "cplx", where="CplxParameter"))
         torch.nn.Module.__init__(self)
         self.real = torch.nn.Parameter(cplx.real, requires_grad=requires_grad)
         self.imag = torch.nn.Parameter(cplx.imag, requires_grad=requires_grad)
@@ -145,6 +141,39 @@ class CplxParameter(torch.nn.Module, Cplx):
     @classmethod
     def _full(cls, *args):
         return cls(Cplx._full(*args))
+
+    @property
+    def data(self):
+        """Cplx: the value without autograd history, as published (read-only).
+
+        A :class:`Cplx` of the parts' ``.data``, sharing their storage;
+        ``x.to(layer.weight.data.dtype)`` casts an input to the parts' dtype.
+        """
+        return Cplx(self.real.data, self.imag.data)
+
+    # The read-only mapping of the published package's ParameterDict (whose
+    # mutators would leave a complex parameter with one part, or three).
+    def keys(self):
+        """The names of the parts, ``"real"`` and ``"imag"``."""
+        return self._parameters.keys()
+
+    def values(self):
+        """The two parts, :class:`torch.nn.Parameter`."""
+        return self._parameters.values()
+
+    def items(self):
+        """``(name, part)`` of the two parts."""
+        return self._parameters.items()
+
+    def get(self, key, default=None):
+        """The part named ``key`` (``"real"`` or ``"imag"``), else ``default``."""
+        return self._parameters.get(key, default)
+
+    def __getitem__(self, key):
+        # ``weight["real"]`` as published; any other key indexes the value
+        if isinstance(key, str):
+            return self._parameters[key]
+        return Cplx.__getitem__(self, key)
 
     # The module's machinery, not the value's: printing, pickling (by state,
     # not as a plain Cplx) and the recursive ``apply`` of ``model.apply(fn)``.

@@ -7,6 +7,11 @@ r"""The Bayesian base classes and the whole-model helpers of :mod:`cplxmodule.nn
 Gaussian mechanism (``log_sigma2``, ``log_alpha``, the local
 reparameterisation trick) that every variational dropout and ARD layer,
 real or complex, adds to its dense twin.
+
+Where the bases sit in a layer's MRO is part of the published contract:
+``GaussianMixin`` comes before the dense twin and ``BaseARD`` after it, as in
+the published package, so that a user's mixin deriving from ``BaseARD``
+lands after torch's layer, whose ``__init__`` calls it without arguments.
 """
 
 import numbers
@@ -65,15 +70,16 @@ class BaseARD(torch.nn.Module):
         raise NotImplementedError(f"{type(self).__name__} must define `relevance(**kwargs)`.")
 
 
-class GaussianMixin(BaseARD, SparsityStats):
+class GaussianMixin(SparsityStats):
     r"""The Gaussian posterior shared by every variational dropout and ARD layer.
 
     A Bayesian layer is this base (with a penalty, e.g.
     :class:`~cplxmodule.nn.relevance.real.RealVDMixin`) plus its dense twin,
-    whose parameters, constructor and state_dict keys it keeps:
-    ``class LinearVD(RealVDMixin, LinearGaussian)`` with
-    ``class LinearGaussian(GaussianMixin, torch.nn.Linear)``. The weight is the
-    posterior mean :math:`\mu`; the base adds a learnable ``log_sigma2``
+    whose parameters, constructor and state_dict keys it keeps, plus
+    :class:`BaseARD`, which the whole-model helpers look for:
+    ``class LinearVD(RealVDMixin, LinearGaussian)`` with ``class
+    LinearGaussian(GaussianMixin, torch.nn.Linear, BaseARD)``. The weight is
+    the posterior mean :math:`\mu`; the base adds a learnable ``log_sigma2``
     (:math:`\log\sigma^2`) of the weight's real shape, initialised to -10.
 
     In training mode the forward pass draws the output by the local
@@ -102,6 +108,16 @@ class GaussianMixin(BaseARD, SparsityStats):
     calls ``super().__init__(*args, **kwargs)`` first, so the dense twin
     has built its weight, whose real shape, dtype and device ``log_sigma2``
     takes.
+
+    It is a plain mixin, neither a :class:`torch.nn.Module` nor a
+    :class:`BaseARD`, as published; the layers list :class:`BaseARD` after
+    the dense twin. A user's mixin deriving from :class:`BaseARD` (``class
+    Penalized(Freezable, BaseARD)`` in ``class MyConv(Conv2dGaussian,
+    Penalized)``) must precede it in the MRO: after the dense twin, it is
+    called by torch's layer without arguments, as in the published package.
+    Were :class:`BaseARD` a base of this mixin, it would come right after
+    it, and so would the user's mixin, which would then be handed the
+    layer's arguments.
 
     Examples
     --------

@@ -222,7 +222,7 @@ class ChannelGateMixin:
         return _weight_counts(self, 1 - self.relevance(**kwargs))
 
 
-class ChannelGaussianMixin(ChannelGateMixin, GaussianMixin):
+class ChannelGaussianMixin(ChannelGateMixin, GaussianMixin, BaseARD):
     r"""The Gaussian channel gate :math:`z_c = 1 + \sqrt{\alpha_c}\,\varepsilon` of group variational dropout.
 
     ``log_sigma2`` (:math:`\log\sigma^2`, the variance of the gate, whose

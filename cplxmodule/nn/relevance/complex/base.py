@@ -3,7 +3,10 @@ penalty.
 
 They are the bases of the complex variational dropout and ARD layers, which
 add a penalty mixin; on their own their ``penalty`` raises
-``NotImplementedError``. The weight posterior is complex-circular Gaussian,
+``NotImplementedError``. Each lists :class:`~cplxmodule.nn.relevance.base.BaseARD`
+after its dense twin, where the published package has it, so that a user's
+mixin deriving from it comes after torch's layer (see the Notes of
+:class:`GaussianMixin`). The weight posterior is complex-circular Gaussian,
 :math:`\mathcal{CN}(\mu, \sigma^2)`, with a real ``log_sigma2``.
 """
 
@@ -16,7 +19,7 @@ from ...modules.conv import (
     CplxConvTranspose3d,
 )
 from ...modules.linear import CplxBilinear, CplxLinear
-from ..base import GaussianMixin
+from ..base import BaseARD, GaussianMixin
 
 __all__ = [
     "GaussianMixin",
@@ -42,7 +45,13 @@ CplxConvNdGaussianMixin = GaussianMixin
 
 
 class CplxLinearGaussian(
-    GaussianMixin, CplxLinear, family=CplxLinear, kind="gaussian", twin=False, convertible=False
+    GaussianMixin,
+    CplxLinear,
+    BaseARD,
+    family=CplxLinear,
+    kind="gaussian",
+    twin=False,
+    convertible=False,
 ):
     """:class:`~cplxmodule.nn.CplxLinear` with a complex Gaussian weight posterior (see
     :class:`GaussianMixin`).
@@ -52,6 +61,7 @@ class CplxLinearGaussian(
 class CplxBilinearGaussian(
     GaussianMixin,
     CplxBilinear,
+    BaseARD,
     family=CplxBilinear,
     kind="gaussian",
     twin=False,
@@ -63,7 +73,13 @@ class CplxBilinearGaussian(
 
 
 class CplxConv1dGaussian(
-    GaussianMixin, CplxConv1d, family=CplxConv1d, kind="gaussian", twin=False, convertible=False
+    GaussianMixin,
+    CplxConv1d,
+    BaseARD,
+    family=CplxConv1d,
+    kind="gaussian",
+    twin=False,
+    convertible=False,
 ):
     """:class:`~cplxmodule.nn.CplxConv1d` with a complex Gaussian weight posterior (see
     :class:`GaussianMixin`).
@@ -71,7 +87,13 @@ class CplxConv1dGaussian(
 
 
 class CplxConv2dGaussian(
-    GaussianMixin, CplxConv2d, family=CplxConv2d, kind="gaussian", twin=False, convertible=False
+    GaussianMixin,
+    CplxConv2d,
+    BaseARD,
+    family=CplxConv2d,
+    kind="gaussian",
+    twin=False,
+    convertible=False,
 ):
     """:class:`~cplxmodule.nn.CplxConv2d` with a complex Gaussian weight posterior (see
     :class:`GaussianMixin`).
@@ -79,7 +101,13 @@ class CplxConv2dGaussian(
 
 
 class CplxConv3dGaussian(
-    GaussianMixin, CplxConv3d, family=CplxConv3d, kind="gaussian", twin=False, convertible=False
+    GaussianMixin,
+    CplxConv3d,
+    BaseARD,
+    family=CplxConv3d,
+    kind="gaussian",
+    twin=False,
+    convertible=False,
 ):
     """:class:`~cplxmodule.nn.CplxConv3d` with a complex Gaussian weight posterior (see
     :class:`GaussianMixin`).
@@ -89,6 +117,7 @@ class CplxConv3dGaussian(
 class CplxConvTranspose1dGaussian(
     GaussianMixin,
     CplxConvTranspose1d,
+    BaseARD,
     family=CplxConvTranspose1d,
     kind="gaussian",
     twin=False,
@@ -102,6 +131,7 @@ class CplxConvTranspose1dGaussian(
 class CplxConvTranspose2dGaussian(
     GaussianMixin,
     CplxConvTranspose2d,
+    BaseARD,
     family=CplxConvTranspose2d,
     kind="gaussian",
     twin=False,
@@ -115,6 +145,7 @@ class CplxConvTranspose2dGaussian(
 class CplxConvTranspose3dGaussian(
     GaussianMixin,
     CplxConvTranspose3d,
+    BaseARD,
     family=CplxConvTranspose3d,
     kind="gaussian",
     twin=False,

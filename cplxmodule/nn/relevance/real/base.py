@@ -2,7 +2,10 @@
 
 They are the bases of the real variational dropout and ARD layers, which
 add a penalty mixin; on their own their ``penalty`` raises
-``NotImplementedError``.
+``NotImplementedError``. Each lists :class:`~cplxmodule.nn.relevance.base.BaseARD`
+after its dense twin, where the published package has it, so that a user's
+mixin deriving from it comes after torch's layer (see the Notes of
+:class:`GaussianMixin`).
 """
 
 import torch
@@ -16,7 +19,7 @@ from ...modules.conv import (
     _RealConvTranspose3d,
 )
 from ...modules.linear import _RealBilinear, _RealLinear
-from ..base import GaussianMixin
+from ..base import BaseARD, GaussianMixin
 
 __all__ = [
     "GaussianMixin",
@@ -39,6 +42,7 @@ ConvNdGaussianMixin = GaussianMixin
 class LinearGaussian(
     GaussianMixin,
     _RealLinear,
+    BaseARD,
     family=torch.nn.Linear,
     kind="gaussian",
     twin=False,
@@ -50,6 +54,7 @@ class LinearGaussian(
 class BilinearGaussian(
     GaussianMixin,
     _RealBilinear,
+    BaseARD,
     family=torch.nn.Bilinear,
     kind="gaussian",
     twin=False,
@@ -61,6 +66,7 @@ class BilinearGaussian(
 class Conv1dGaussian(
     GaussianMixin,
     _RealConv1d,
+    BaseARD,
     family=torch.nn.Conv1d,
     kind="gaussian",
     twin=False,
@@ -72,6 +78,7 @@ class Conv1dGaussian(
 class Conv2dGaussian(
     GaussianMixin,
     _RealConv2d,
+    BaseARD,
     family=torch.nn.Conv2d,
     kind="gaussian",
     twin=False,
@@ -83,6 +90,7 @@ class Conv2dGaussian(
 class Conv3dGaussian(
     GaussianMixin,
     _RealConv3d,
+    BaseARD,
     family=torch.nn.Conv3d,
     kind="gaussian",
     twin=False,
@@ -94,6 +102,7 @@ class Conv3dGaussian(
 class ConvTranspose1dGaussian(
     GaussianMixin,
     _RealConvTranspose1d,
+    BaseARD,
     family=torch.nn.ConvTranspose1d,
     kind="gaussian",
     twin=False,
@@ -107,6 +116,7 @@ class ConvTranspose1dGaussian(
 class ConvTranspose2dGaussian(
     GaussianMixin,
     _RealConvTranspose2d,
+    BaseARD,
     family=torch.nn.ConvTranspose2d,
     kind="gaussian",
     twin=False,
@@ -120,6 +130,7 @@ class ConvTranspose2dGaussian(
 class ConvTranspose3dGaussian(
     GaussianMixin,
     _RealConvTranspose3d,
+    BaseARD,
     family=torch.nn.ConvTranspose3d,
     kind="gaussian",
     twin=False,
