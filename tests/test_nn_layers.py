@@ -263,9 +263,18 @@ def test_real_tensor_into_complex_layer(layer, args):
         layer(*args)
 
 
-@pytest.mark.parametrize(
-    "layer", [cnn.InterleavedRealToCplx(), cnn.ConcatenatedRealToCplx(), cnn.AsTypeCplx()]
-)
+def test_astype_cplx_takes_complex_values_as_they_are():
+    # as published: a Cplx comes back as it is, torch's complex dtype keeps its parts
+    z = cplx.randn(2, 4)
+    assert cnn.AsTypeCplx()(z) is z
+    native = torch.randn(2, 4, dtype=torch.complex64)
+    out = cnn.AsTypeCplx()(native)
+    assert torch.equal(out.real, native.real) and torch.equal(out.imag, native.imag)
+    with pytest.raises(TypeError, match="AsTypeCplx: `input` must be"):
+        cnn.AsTypeCplx()("z")
+
+
+@pytest.mark.parametrize("layer", [cnn.InterleavedRealToCplx(), cnn.ConcatenatedRealToCplx()])
 def test_cplx_into_real_layer(layer):
     with pytest.raises(TypeError, match=type(layer).__name__):
         layer(cplx.randn(2, 4))

@@ -4,7 +4,7 @@ import torch
 
 from ... import cplx
 from ...cplx import Cplx
-from ...cplx._shared import check_features, checked_even_dim, checked_real
+from ...cplx._shared import as_cplx, check_features, checked_even_dim, checked_real
 from .base import BaseCplxToReal, BaseRealToCplx, _check_cplx
 
 __all__ = [
@@ -175,11 +175,13 @@ CplxToReal = CplxToInterleavedReal
 class AsTypeCplx(BaseRealToCplx):
     """Promote a real tensor to a :class:`Cplx` with zero imaginary part.
 
-    A tensor of torch's native complex dtype keeps both of its parts.
+    A complex value of any kind (a :class:`Cplx`, which is returned as it
+    is, a tensor of torch's native complex dtype, an object with tensor
+    ``.real`` and ``.imag``) keeps both of its parts, as published.
 
     Shape
     -----
-    - Input: a real or native complex tensor of any shape.
+    - Input: a real or complex tensor of any shape.
     - Output: a :class:`~cplxmodule.cplx.Cplx` of the same shape.
 
     Examples
@@ -190,9 +192,12 @@ class AsTypeCplx(BaseRealToCplx):
     """
 
     def forward(self, input):
+        value = as_cplx(input)
+        if value is not None:
+            return value
         if not isinstance(input, torch.Tensor):
             raise TypeError(
-                f"{self._get_name()}: `input` must be a torch.Tensor, "
+                f"{self._get_name()}: `input` must be a torch.Tensor or a complex value, "
                 f"got {type(input).__name__}"
             )
         return Cplx(input)

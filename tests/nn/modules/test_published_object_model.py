@@ -46,13 +46,6 @@ MRO_DIFFERS = {
         for prefix in ("", "Cplx")
         for family in ("Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d")
     },
-    # BaseARD before torch.nn.Linear (published: after it)
-    "cplxmodule.nn.relevance.LinearL0": "BaseARD first",
-    "cplxmodule.nn.relevance.LinearLASSO": "BaseARD first",
-    "cplxmodule.nn.relevance.extensions.LinearL0": "BaseARD first",
-    "cplxmodule.nn.relevance.extensions.LinearLASSO": "BaseARD first",
-    "cplxmodule.nn.relevance.extensions.real.LinearL0": "BaseARD first",
-    "cplxmodule.nn.relevance.extensions.real.LinearLASSO": "BaseARD first",
 }
 
 

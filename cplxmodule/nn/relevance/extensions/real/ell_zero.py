@@ -19,7 +19,7 @@ _GROUPS = {
 
 
 class LinearL0(
-    BaseARD, SparsityStats, _RealLinear, family=torch.nn.Linear, kind="l0", twin=False
+    SparsityStats, _RealLinear, BaseARD, family=torch.nn.Linear, kind="l0", twin=False
 ):
     r"""Linear layer whose weights pass through stochastic hard-concrete gates.
 

@@ -10,9 +10,9 @@ __all__ = ["BaseARD", "LinearLASSO"]
 
 
 class LinearLASSO(
-    BaseARD,
     SparsityStats,
     _RealLinear,
+    BaseARD,
     family=torch.nn.Linear,
     kind="lasso",
     twin=False,
