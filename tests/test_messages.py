@@ -37,7 +37,7 @@ CASES = [
     ("CplxLinear", "input", lambda: cnn.CplxLinear(5, 4)(z)),
     ("CplxLinear", "input", lambda: cnn.CplxLinear(3, 4)(torch.randn(2, 3))),
     ("CplxConv2d", "input", lambda: cnn.CplxConv2d(2, 4, 3)(cplx.randn(1, 3, 5, 5))),
-    ("CplxConv1d", "in_channels", lambda: cnn.CplxConv1d(3, 4, 3, groups=2)),
+    ("CplxConv1d", "groups", lambda: cnn.CplxConv1d(3, 4, 3, groups=2)),
     ("CplxConvTranspose2d", "padding_mode", lambda: cnn.CplxConvTranspose2d(2, 2, 3, padding_mode="reflect")),
     ("CplxConvTranspose1d", "output_size", lambda: cnn.CplxConvTranspose1d(2, 2, 3)(cplx.randn(1, 2, 4), output_size=[30])),
     ("CplxBatchNorm2d", "input", lambda: cnn.CplxBatchNorm2d(3)(cplx.randn(2, 3, 4))),

@@ -233,7 +233,7 @@ def test_dropout_in_training_only():
     [
         (dict(embed_dim=0, num_heads=1), "`embed_dim` must be a positive int"),
         (dict(embed_dim=8, num_heads=3), "`num_heads` must divide `embed_dim`"),
-        (dict(embed_dim=8, num_heads=2, dropout=1.5), "`dropout` must be between 0 and 1"),
+        (dict(embed_dim=8, num_heads=2, dropout=1.5), r"`dropout` must be a number in \[0, 1\], got 1.5"),
         (dict(embed_dim=8, num_heads=2, kdim=0), "`kdim` must be a positive int or None"),
         (dict(embed_dim=8, num_heads=2, score="imag"), "`score` must be 'real' or 'modulus'"),
         (dict(embed_dim=8, num_heads=2, add_bias_kv=1), "`add_bias_kv` must be a bool"),

@@ -485,7 +485,7 @@ def test_bad_input_is_rejected_and_leaves_the_layer_unchanged(name, make, shape)
 
 
 def test_bad_arguments():
-    with pytest.raises(ValueError, match=r"^CplxGroupNorm: `num_groups` must be a positive"):
+    with pytest.raises(ValueError, match=r"^CplxGroupNorm: `num_groups` must divide `num_channels` \(4\), got 3$"):
         cnn.CplxGroupNorm(3, 4)
     with pytest.raises(ValueError, match=r"^group_norm: `num_groups` must"):
         cplx.group_norm(cplx.randn(2, 4, 3), 0)

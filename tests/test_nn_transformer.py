@@ -219,7 +219,7 @@ def test_real_input_equals_torch_transformer():
         (lambda: CplxTransformerDecoderLayer(8, 2, dim_feedforward=-1), ValueError,
          "CplxTransformerDecoderLayer: `dim_feedforward` must be a positive int"),
         (lambda: CplxTransformerEncoderLayer(8, 2, dropout=2.0), ValueError,
-         "CplxTransformerEncoderLayer: `dropout` must be between 0 and 1"),
+         r"CplxTransformerEncoderLayer: `dropout` must be a number in \[0, 1\], got 2.0"),
         (lambda: CplxTransformerEncoderLayer(8, 2, activation="tanh"), ValueError,
          "CplxTransformerEncoderLayer: `activation` must be 'relu', 'gelu' or a callable"),
         (lambda: CplxTransformerEncoderLayer(8, 2, score="abs"), ValueError,

@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 
 from ._dtypes import HALF_DTYPES, autocast_dtype
-from ._shared import ntuple
+from ._shared import check_choice, ntuple
 from .conversions import _to_complex
 from .tensor import Cplx, _pair
 
@@ -351,10 +351,7 @@ _STRATEGY_IMPL = {"naive": _naive, "cat": _cat, "3m": _gauss, "native": _native}
 
 def check_strategy(strategy, where):
     """Raise a ``ValueError`` unless ``strategy`` is ``None`` or a known name."""
-    if strategy is not None and strategy not in STRATEGIES:
-        raise ValueError(
-            f"{where}: `strategy` must be None or one of {STRATEGIES}, got {strategy!r}"
-        )
+    check_choice(strategy, "strategy", where, STRATEGIES, optional=True)
 
 
 # The default strategy, from benchmarks/test_bench_products.py and

@@ -5,6 +5,9 @@ by the layers of :mod:`cplxmodule.nn`, so that a mistake gets one message
 wherever it is made. Not public API: the names here may change.
 """
 
+import math
+import numbers
+
 import torch
 
 from .tensor import Cplx, _pair
@@ -128,10 +131,14 @@ def check_operands(inputs, weight, bias, where):
 
 
 def check_shape(value, shape, name, where=None):
-    """Raise a ``ValueError`` unless ``value`` is ``None`` or has ``shape``."""
-    if value is not None and tuple(value.shape) != tuple(shape):
+    """Raise a ``ValueError`` unless ``value`` is ``None`` or has ``shape``.
+
+    ``shape`` is one shape, or a list of the shapes allowed.
+    """
+    shapes = [tuple(s) for s in shape] if isinstance(shape, list) else [tuple(shape)]
+    if value is not None and tuple(value.shape) not in shapes:
         raise ValueError(
-            f"{_prefix(where)}`{name}` must have shape {tuple(shape)},"
+            f"{_prefix(where)}`{name}` must have shape {' or '.join(map(str, shapes))},"
             f" got {tuple(value.shape)}"
         )
 
@@ -202,16 +209,193 @@ def checked_even_dim(input, dim, where):
     return dim
 
 
-def ntuple(value, n, name, where=None):
-    """``value`` as a tuple of ``n`` ints; the error names the argument ``name``."""
-    if isinstance(value, int):
-        return (value,) * n
-    value = tuple(value)
-    if len(value) != n or not all(isinstance(v, int) for v in value):
-        raise ValueError(
-            f"{_prefix(where)}`{name}` must be an int or a tuple of {n} ints, got {value}"
-        )
+# --- arguments ----------------------------------------------------------------
+# A wrong value raises a ValueError; a value of the wrong type (a bool or a
+# float for an int, a string for a number) an ArgumentTypeError, which is
+# both a TypeError and a ValueError.
+class ArgumentTypeError(TypeError, ValueError):
+    """An argument of the wrong type, e.g. ``2.5`` or ``True`` for an int.
+
+    A :class:`TypeError`, as Python and torch raise for a wrong type, and a
+    :class:`ValueError`, which the argument checks of the layers raised for
+    any bad value: code that catches either still catches it.
+    """
+
+
+def _fail(value, name, where, expected, error=ValueError):
+    raise error(f"{_prefix(where)}`{name}` must be {expected}, got {value!r}")
+
+
+def is_int(value):
+    """Whether ``value`` is an integer (a Python or numpy int), and not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def is_real(value):
+    """Whether ``value`` is a real number (an int or a float, numpy's too), and not a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _int_kind(minimum):
+    if minimum is None:
+        return "an int"
+    return "a positive int" if minimum == 1 else f"an int >= {minimum}"
+
+
+def _or_none(expected, optional):
+    return f"{expected} or None" if optional else expected
+
+
+def check_int(value, name, where, minimum=None, optional=False):
+    """``value`` as a Python int, else raise; ``None`` passes if ``optional``.
+
+    ``value`` must be an integer (a numpy integer too, never a bool) and at
+    least ``minimum`` if given, e.g. ``"CplxConv2d: `groups` must be a
+    positive int, got 0"``.
+    """
+    if value is None and optional:
+        return value
+    if not is_int(value) or (minimum is not None and value < minimum):
+        error = ValueError if is_int(value) else ArgumentTypeError
+        _fail(value, name, where, _or_none(_int_kind(minimum), optional), error)
+    return int(value)
+
+
+def check_positive_int(value, name, where, optional=False):
+    """``value`` as a Python int if it is an int ``>= 1``, else raise; see :func:`check_int`."""
+    return check_int(value, name, where, 1, optional)
+
+
+def check_non_negative_int(value, name, where, optional=False):
+    """``value`` as a Python int if it is an int ``>= 0``, else raise; see :func:`check_int`."""
+    return check_int(value, name, where, 0, optional)
+
+
+def _interval(low, high, open_low, open_high):
+    """The words for a finite real number within the bounds given."""
+    if low is None and high is None:
+        return "a number"
+    if high is None:
+        if low == 0 and open_low:
+            return "a positive number"
+        return f"a number {'>' if open_low else '>='} {low}"
+    if low is None:
+        return f"a number {'<' if open_high else '<='} {high}"
+    return f"a number in {'(' if open_low else '['}{low}, {high}{')' if open_high else ']'}"
+
+
+def check_real(value, name, where, low=None, high=None, *, open_low=False, open_high=False,
+               optional=False):
+    """Return ``value`` if it is a finite real number within the bounds, else raise.
+
+    A number is an int or a float (numpy's too), never a bool; NaN and the
+    infinities are not numbers here. ``low`` and ``high`` bound it, closed
+    unless ``open_low``, ``open_high``; ``None`` passes if ``optional``.
+    E.g. ``"CplxDropout: `p` must be a number in [0, 1], got 1.5"``.
+    """
+    if value is None and optional:
+        return value
+    expected = _or_none(_interval(low, high, open_low, open_high), optional)
+    if not is_real(value):
+        _fail(value, name, where, expected, ArgumentTypeError)
+    if not (
+        (isinstance(value, numbers.Integral) or math.isfinite(value))
+        and (low is None or (value > low if open_low else value >= low))
+        and (high is None or (value < high if open_high else value <= high))
+    ):
+        _fail(value, name, where, expected)
     return value
+
+
+def check_positive(value, name, where, optional=False):
+    """Return ``value`` if it is a finite number ``> 0``, else raise; see :func:`check_real`."""
+    return check_real(value, name, where, low=0, open_low=True, optional=optional)
+
+
+def check_probability(value, name, where):
+    """Return ``value`` if it is a number in ``[0, 1]``, else raise; see :func:`check_real`."""
+    return check_real(value, name, where, low=0, high=1)
+
+
+def _alternatives(choices, optional):
+    """``'a' or 'b'``, ``None, 'a' or 'b'``, or ``one of ('a', 'b', 'c')`` (``None or`` before)."""
+    names = [repr(choice) for choice in choices]
+    if len(names) > 2:
+        return ("None or " if optional else "") + f"one of ({', '.join(names)})"
+    names = ["None"] * optional + names
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+def check_choice(value, name, where, choices, optional=False):
+    """Return ``value`` if it is one of the strings ``choices``, else raise.
+
+    ``None`` passes if ``optional``. E.g. ``"CplxMultiheadAttention:
+    `score` must be 'real' or 'modulus', got 'imag'"``.
+    """
+    if value is None and optional:
+        return value
+    choices = tuple(choices)
+    if not isinstance(value, str) or value not in choices:
+        error = ValueError if isinstance(value, str) else ArgumentTypeError
+        _fail(value, name, where, _alternatives(choices, optional), error)
+    return value
+
+
+def check_bool(value, name, where):
+    """Return ``value`` if it is a bool, else raise an :class:`ArgumentTypeError`."""
+    if not isinstance(value, bool):
+        _fail(value, name, where, "a bool", ArgumentTypeError)
+    return value
+
+
+def check_divides(value, name, total, total_name, where):
+    """Raise a ``ValueError`` unless the int ``value`` divides ``total``.
+
+    ``total_name`` says what ``total`` is, e.g. ``"`embed_dim`"``: the
+    message reads ``"`num_heads` must divide `embed_dim` (8), got 3"``.
+    """
+    if total % value:
+        raise ValueError(
+            f"{_prefix(where)}`{name}` must divide {total_name} ({total}), got {value!r}"
+        )
+
+
+def ntuple(value, n, name, where=None, minimum=None):
+    """``value`` as a tuple of ``n`` ints (of any length if ``n`` is ``None``), else raise.
+
+    An int stands for ``n`` copies of itself (a tuple of one if ``n`` is
+    ``None``); every int must be at least ``minimum`` if given. A wrong type
+    raises an :class:`ArgumentTypeError`, a wrong length or value a
+    ``ValueError``; either names the argument ``name``.
+    """
+    kind = _int_kind(minimum)
+    expected = f"{kind} or a tuple of {'them' if n is None else f'{n} of them'}"
+    if is_int(value):
+        values = (value,) * (1 if n is None else n)
+    elif isinstance(value, (tuple, list, torch.Size)):
+        values = tuple(value)
+    else:
+        _fail(value, name, where, expected, ArgumentTypeError)
+    if not all(map(is_int, values)):
+        _fail(value, name, where, expected, ArgumentTypeError)
+    if (n is not None and len(values) != n) or (
+        minimum is not None and any(v < minimum for v in values)
+    ):
+        _fail(value, name, where, expected)
+    return tuple(map(int, values))
+
+
+def check_dtype(value, dtype, name, where, owner="the layer's parameters", hint=""):
+    """Raise a ``TypeError`` unless the tensor ``value`` has ``dtype``, that of ``owner``.
+
+    E.g. ``"CplxLinear: `input` must have the dtype of the layer's weight,
+    torch.float32, got torch.float64 (hint)"``.
+    """
+    if value.dtype != dtype:
+        raise TypeError(
+            f"{_prefix(where)}`{name}` must have the dtype of {owner}, {dtype},"
+            f" got {value.dtype}" + (f" ({hint})" if hint else "")
+        )
 
 
 def check_padding(padding, padding_mode, stride, n, where=None):
@@ -221,21 +405,19 @@ def check_padding(padding, padding_mode, stride, n, where=None):
     ``"same"`` (only with stride 1) or ``"valid"``. ``where``, when given,
     starts the messages (the layer's name).
     """
-    prefix = _prefix(where)
-    if padding_mode not in PADDING_MODES:
-        raise ValueError(
-            f"{prefix}`padding_mode` must be one of {PADDING_MODES}, got {padding_mode!r}"
-        )
+    check_choice(padding_mode, "padding_mode", where, PADDING_MODES)
     if isinstance(padding, str):
         if padding not in ("same", "valid"):
-            raise ValueError(
-                f"{prefix}`padding` must be an int, a tuple, 'same' or 'valid',"
-                f" got {padding!r}"
-            )
+            _fail(padding, "padding", where, "an int, a tuple, 'same' or 'valid'")
         if padding == "same" and any(s != 1 for s in ntuple(stride, n, "stride", where)):
-            raise ValueError(
-                f"{prefix}`stride` must be 1 for `padding`='same', got {stride}"
-            )
+            _fail(stride, "stride", where, "1 for `padding`='same'")
+
+
+def check_transposed_padding_mode(padding_mode, where):
+    """Raise a ``ValueError`` unless ``padding_mode`` is ``"zeros"``, as in torch."""
+    if padding_mode != "zeros":
+        expected = "'zeros' for a transposed convolution, as in torch"
+        _fail(padding_mode, "padding_mode", where, expected)
 
 
 # the fields of the ``n``-d docstring templates (conv, pooling, dropout)
@@ -260,40 +442,19 @@ REDUCTIONS = ("none", "mean", "sum")
 
 def check_reduction(reduction, where):
     """Raise a ``ValueError`` unless ``reduction`` is one of torch's three."""
-    if not isinstance(reduction, str) or reduction not in REDUCTIONS:
-        raise ValueError(
-            f"{_prefix(where)}`reduction` must be one of {REDUCTIONS}, got {reduction!r}"
-        )
-    return reduction
-
-
-def check_positive(value, name, where):
-    """Raise a ``ValueError`` unless ``value`` is a positive real number."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ValueError(f"{_prefix(where)}`{name}` must be a positive number, got {value!r}")
-    return value
-
-
-def check_positive_int(value, name, where):
-    """Raise a ``ValueError`` unless ``value`` is a positive ``int`` (not a bool)."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{_prefix(where)}`{name}` must be a positive int, got {value!r}")
-    return value
+    return check_choice(reduction, "reduction", where, REDUCTIONS)
 
 
 def check_weights(where, **weights):
     """Raise a ``ValueError`` unless every keyword is a real number ``>= 0``."""
     for name, value in weights.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
-            raise ValueError(f"{_prefix(where)}`{name}` must be a number >= 0, got {value!r}")
+        check_real(value, name, where, low=0)
 
 
 def check_ssim_options(window_size, sigma, data_range, k1, k2, where):
     """Raise a ``ValueError`` unless the options of :func:`ssim_loss` are in range."""
-    if (isinstance(window_size, bool) or not isinstance(window_size, int)
-            or window_size < 1 or window_size % 2 == 0):
-        raise ValueError(
-            f"{_prefix(where)}`window_size` must be an odd positive int, got {window_size!r}"
-        )
+    if not is_int(window_size) or window_size < 1 or window_size % 2 == 0:
+        error = ValueError if is_int(window_size) else ArgumentTypeError
+        _fail(window_size, "window_size", where, "an odd positive int", error)
     for name, value in (("sigma", sigma), ("data_range", data_range), ("k1", k1), ("k2", k2)):
         check_positive(value, name, where)

@@ -28,7 +28,14 @@ import math
 import torch
 import torch.nn.functional as F
 
-from ._shared import checked_cplx, describe
+from ._shared import (
+    check_choice,
+    check_probability,
+    check_real,
+    check_shape,
+    checked_cplx,
+    describe,
+)
 from .tensor import Cplx, _modulus
 
 __all__ = ["scaled_dot_product_attention", "attention_weights"]
@@ -47,9 +54,17 @@ def _cplx(real, imag):
 
 def check_score(score, where):
     """Raise a ``ValueError`` unless ``score`` is one of :data:`SCORES`."""
-    if score not in SCORES:
-        raise ValueError(f"{where}: `score` must be 'real' or 'modulus', got {score!r}")
-    return score
+    return check_choice(score, "score", where, SCORES)
+
+
+def _check_mask(mask, name, where):
+    """Raise a ``TypeError`` unless ``mask`` is a bool or floating tensor."""
+    if not isinstance(mask, torch.Tensor) or not (
+        mask.dtype == torch.bool or mask.is_floating_point()
+    ):
+        raise TypeError(
+            f"{where}: `{name}` must be a bool or floating torch.Tensor, got {describe(mask)}"
+        )
 
 
 def _check_operands(query, key, value, attn_mask, dropout_p, is_causal, scale, score, where):
@@ -70,22 +85,11 @@ def _check_operands(query, key, value, attn_mask, dropout_p, is_causal, scale, s
             f" as `key`, shape (*, {key.shape[-2]}, Ev), got {tuple(value.shape)}"
         )
     if attn_mask is not None:
-        if not isinstance(attn_mask, torch.Tensor) or attn_mask.is_complex():
-            raise TypeError(
-                f"{where}: `attn_mask` must be a bool or floating torch.Tensor,"
-                f" got {describe(attn_mask)}"
-            )
-        if attn_mask.dtype != torch.bool and not attn_mask.is_floating_point():
-            raise TypeError(
-                f"{where}: `attn_mask` must be a bool or floating torch.Tensor,"
-                f" got {describe(attn_mask)}"
-            )
+        _check_mask(attn_mask, "attn_mask", where)
         if is_causal:
             raise ValueError(f"{where}: `attn_mask` must be None when `is_causal` is set")
-    if not 0.0 <= dropout_p <= 1.0:
-        raise ValueError(f"{where}: `dropout_p` must be between 0 and 1, got {dropout_p}")
-    if scale is not None and not isinstance(scale, (int, float)):
-        raise TypeError(f"{where}: `scale` must be a float or None, got {describe(scale)}")
+    check_probability(dropout_p, "dropout_p", where)
+    check_real(scale, "scale", where, optional=True)
     return query, key, value
 
 
@@ -315,23 +319,12 @@ def _additive_mask(mask, name, dtype, where):
     """``mask`` of torch's layer convention (bool ``True``: not allowed) as an additive mask."""
     if mask is None:
         return None
-    if not isinstance(mask, torch.Tensor) or not (
-        mask.dtype == torch.bool or mask.is_floating_point()
-    ):
-        raise TypeError(
-            f"{where}: `{name}` must be a bool or floating torch.Tensor, got {describe(mask)}"
-        )
+    _check_mask(mask, name, where)
     if mask.dtype == torch.bool:
         return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill_(
             mask, float("-inf")
         )
     return mask.to(dtype)
-
-
-def _check_mask_shape(mask, shapes, name, where):
-    if mask is not None and tuple(mask.shape) not in shapes:
-        expected = " or ".join(str(s) for s in shapes)
-        raise ValueError(f"{where}: `{name}` must have shape {expected}, got {tuple(mask.shape)}")
 
 
 def _layer_mask(attn_mask, key_padding_mask, is_causal, shape, extra, batched, like, where):
@@ -348,10 +341,8 @@ def _layer_mask(attn_mask, key_padding_mask, is_causal, shape, extra, batched, l
     n, heads, length, size = shape
     padding = _additive_mask(key_padding_mask, "key_padding_mask", like.dtype, where)
     mask = _additive_mask(attn_mask, "attn_mask", like.dtype, where)
-    _check_mask_shape(padding, [(n, size) if batched else (size,)], "key_padding_mask", where)
-    _check_mask_shape(
-        mask, [(length, size), (n * heads, length, size)], "attn_mask", where
-    )
+    check_shape(padding, [(n, size) if batched else (size,)], "key_padding_mask", where)
+    check_shape(mask, [(length, size), (n * heads, length, size)], "attn_mask", where)
     causal = is_causal and mask is None
     if causal and (padding is not None or extra):
         future = torch.ones(length, size, dtype=torch.bool, device=like.device).triu(1)

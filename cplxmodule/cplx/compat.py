@@ -350,7 +350,7 @@ def max_poolnd(pool, input, kernel_size, stride=None, padding=0, dilation=1,
     """
     if pool not in _POOLS:
         raise ValueError(
-            "`pool` must be torch.nn.functional.max_pool1d, max_pool2d or "
+            "max_poolnd: `pool` must be torch.nn.functional.max_pool1d, max_pool2d or "
             f"max_pool3d, got {pool!r}"
         )
     return _max_poolnd(_POOLS[pool], pool, input, kernel_size, stride, padding,
@@ -404,5 +404,6 @@ def symmetric_circular_padding(input, padding):
             "symmetric_circular_padding: `input` must have shape (N, C, *spatial), "
             f"got {tuple(input.shape)}"
         )
-    pad = [p for p in reversed(ntuple(padding, n, "padding")) for _ in range(2)]
+    padding = ntuple(padding, n, "padding", "symmetric_circular_padding", minimum=0)
+    pad = [p for p in reversed(padding) for _ in range(2)]
     return input.apply(F.pad, pad, mode="circular")

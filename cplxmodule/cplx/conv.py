@@ -7,7 +7,9 @@ from ._shared import (
     check_conv_input,
     check_operands,
     check_padding,
+    check_positive_int,
     check_shape,
+    check_transposed_padding_mode,
     doc_kwargs,
 )
 
@@ -21,13 +23,14 @@ __all__ = [
 ]
 
 
-def _check_conv_operands(n, input, weight, bias, strategy, where):
+def _check_conv_operands(n, input, weight, bias, groups, strategy, where):
     """The checks shared by the convolutions; returns ``(input, weight, bias)``."""
     (input,), weight, bias = check_operands({"input": input}, weight, bias, where)
     if weight.dim() != n + 2:
         raise ValueError(
             f"{where}: `weight` must have {n + 2} dimensions, got shape {tuple(weight.shape)}"
         )
+    check_positive_int(groups, "groups", where)
     check_strategy(strategy, where)
     return input, weight, bias
 
@@ -35,7 +38,7 @@ def _check_conv_operands(n, input, weight, bias, strategy, where):
 def _convnd(n, op, input, weight, bias, stride, padding, dilation, groups, padding_mode,
             strategy):
     where = f"conv{n}d"
-    input, weight, bias = _check_conv_operands(n, input, weight, bias, strategy, where)
+    input, weight, bias = _check_conv_operands(n, input, weight, bias, groups, strategy, where)
     check_shape(bias, weight.shape[:1], "bias", where)
     check_padding(padding, padding_mode, stride, n, where)
     check_conv_input(input, weight.shape[1] * groups, n, where)
@@ -46,12 +49,8 @@ def _convnd(n, op, input, weight, bias, stride, padding, dilation, groups, paddi
 def _conv_transposend(n, op, input, weight, bias, stride, padding, output_padding, groups,
                       dilation, padding_mode, strategy):
     where = f"conv_transpose{n}d"
-    if padding_mode != "zeros":
-        raise ValueError(
-            f'{where}: `padding_mode` must be "zeros" for a transposed convolution, as in'
-            f" torch, got {padding_mode!r}"
-        )
-    input, weight, bias = _check_conv_operands(n, input, weight, bias, strategy, where)
+    check_transposed_padding_mode(padding_mode, where)
+    input, weight, bias = _check_conv_operands(n, input, weight, bias, groups, strategy, where)
     check_shape(bias, (weight.shape[1] * groups,), "bias", where)
     check_conv_input(input, weight.shape[0], n, where)
     return conv_transposend(n, op, input, weight, bias, stride, padding, output_padding,

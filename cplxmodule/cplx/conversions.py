@@ -81,7 +81,7 @@ def to_concatenated_real(input, flatten=None, dim=-1):
     (a ``ValueError`` otherwise): the halves are always joined along ``dim``.
     """
     if flatten is not None:
-        raise ValueError(f"`flatten` must be None for to_concatenated_real, got {flatten!r}")
+        raise ValueError(f"to_concatenated_real: `flatten` must be None, got {flatten!r}")
     input = checked_cplx(input, where="to_concatenated_real")
     return torch.cat([input.real, input.imag], dim=dim)
 

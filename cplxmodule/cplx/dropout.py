@@ -6,15 +6,14 @@ phase is snapped to an axis; a complex unit is either kept or dropped whole.
 
 import torch.nn.functional as F
 
-from ._shared import check_spatial_dims, checked_cplx, doc_kwargs
+from ._shared import check_probability, check_spatial_dims, checked_cplx, doc_kwargs
 from .tensor import Cplx
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d"]
 
 
 def _masked(input, p, training, inplace, mask_shape, where):
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"{where}: `p` must be between 0 and 1, got {p}")
+    check_probability(p, "p", where)
     if not training or p == 0.0:
         return input
 

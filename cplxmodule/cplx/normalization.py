@@ -19,7 +19,14 @@ import math
 import torch
 
 from ._dtypes import HALF_DTYPES
-from ._shared import check_shape, check_trailing_shape, checked_cplx
+from ._shared import (
+    check_divides,
+    check_positive_int,
+    check_shape,
+    check_trailing_shape,
+    checked_cplx,
+    ntuple,
+)
 from .tensor import Cplx
 
 __all__ = [
@@ -505,9 +512,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 def _trailing(input, normalized_shape, where):
     """``input`` as a Cplx of shape ``(*, *normalized_shape)``, the shape as a tuple, its dims."""
     input = checked_cplx(input, where=where)
-    if isinstance(normalized_shape, int):
-        normalized_shape = (normalized_shape,)
-    normalized_shape = tuple(normalized_shape)
+    normalized_shape = ntuple(normalized_shape, None, "normalized_shape", where, minimum=0)
     check_trailing_shape(input, normalized_shape, "input", where)
     dims = list(range(input.dim() - len(normalized_shape), input.dim()))
     return input, normalized_shape, dims
@@ -581,15 +586,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 def _group_norm(input, num_groups, weight, bias, eps, where):
     """:func:`group_norm`, whose errors name ``where``."""
     input, n_channels = _check_channels(input, where)
-    if (
-        not isinstance(num_groups, int)
-        or num_groups < 1
-        or n_channels % num_groups != 0
-    ):
-        raise ValueError(
-            f"{where}: `num_groups` must be a positive divisor of the number of"
-            f" channels {n_channels}, got {num_groups!r}"
-        )
+    check_positive_int(num_groups, "num_groups", where)
+    check_divides(num_groups, "num_groups", n_channels, "the channels of `input`", where)
     _check_pair_affine(weight, bias, (n_channels,), where)
 
     input, half = _in_float32(input)

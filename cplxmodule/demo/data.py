@@ -15,6 +15,8 @@ from typing import NamedTuple
 import numpy as np
 import scipy.signal
 
+from ..cplx._shared import check_positive_int
+
 __all__ = ["MODULATIONS", "Signals", "constellation", "rrc_taps", "generate"]
 
 #: The constellations of the task, in label order.
@@ -177,8 +179,7 @@ def generate(
     ((60, 64), dtype('complex64'), [10, 10, 10, 10, 10, 10])
     """
     for name, value in (("n_per_class", n_per_class), ("length", length), ("sps", sps)):
-        if not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"generate: {name} must be a positive integer, got {value!r}")
+        check_positive_int(value, name, "generate")
     if snr_db is not None and not (len(snr_db) == 2 and snr_db[0] <= snr_db[1]):
         raise ValueError(f"generate: snr_db must be a pair (low, high) with low <= high, got {snr_db!r}")
     points = [constellation(name) for name in classes]

@@ -27,7 +27,7 @@ import math
 
 import torch
 
-from ..cplx._shared import checked_cplx
+from ..cplx._shared import check_choice, checked_cplx
 
 __all__ = [
     "cplx_kaiming_normal_",
@@ -96,8 +96,7 @@ def get_fans(cplxtensor):
 def _kaiming_std(tensor, a, mode, nonlinearity, where):
     """The standard deviation of :math:`W` under He's criterion."""
     fans = dict(zip(("fan_in", "fan_out"), _fans(tensor, where)))
-    if mode not in fans:
-        raise ValueError(f"{where}: `mode` must be 'fan_in' or 'fan_out', got {mode!r}")
+    check_choice(mode, "mode", where, fans)
     gain = torch.nn.init.calculate_gain(nonlinearity, a)
     return gain / math.sqrt(fans[mode])
 
@@ -409,12 +408,10 @@ def cplx_xavier_rayleigh_(tensor, gain=1.0, generator=None):
 def _trabelsi_variance(tensor, kind, where):
     r""":math:`\mathbb{E}|W|^2`: :math:`2/\text{fan\_in}` (He) or
     :math:`2/(\text{fan\_in} + \text{fan\_out})` (Glorot)."""
-    if not isinstance(kind, str) or kind.lower() not in _KINDS:
-        raise ValueError(
-            f"{where}: `kind` must be one of {sorted(_KINDS)}, got {kind!r}"
-        )
+    # any case, as the published package took it
+    kind = check_choice(kind.lower() if isinstance(kind, str) else kind, "kind", where, _KINDS)
     fan_in, fan_out = _fans(tensor, where)
-    if _KINDS[kind.lower()] == "he":
+    if _KINDS[kind] == "he":
         return 2.0 / fan_in
     return 2.0 / (fan_in + fan_out)
 

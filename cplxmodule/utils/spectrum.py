@@ -12,7 +12,8 @@ import scipy.signal
 import torch
 
 from ..cplx import Cplx, to_complex
-from .views import _as_int, _fixed_index, window_view
+from ..cplx._shared import check_choice, check_int, check_positive, check_positive_int
+from .views import _fixed_index, window_view
 
 __all__ = ["pwelch", "fftshift", "bandwidth_power", "acpr_calc"]
 
@@ -45,19 +46,7 @@ def _real_dtype_of(x):
 
 
 def _positive(value, name, where):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or value <= 0:
-        raise ValueError(f"{where}: `{name}` must be a positive number, got {value!r}")
-    return float(value)
-
-
-def _segment_length(nperseg, where):
-    """``nperseg`` as a positive Python int."""
-    nperseg = _as_int(nperseg, "nperseg", where)
-    if nperseg < 1:
-        raise ValueError(
-            f"{where}: `nperseg` must be a positive integer, got {nperseg}"
-        )
-    return nperseg
+    return float(check_positive(value, name, where))
 
 
 def _window_tensor(window, nperseg, n_samples, x, where):
@@ -67,7 +56,7 @@ def _window_tensor(window, nperseg, n_samples, x, where):
         # scipy's default segment length, shortened for short signals
         if nperseg is None:
             nperseg = min(256, n_samples)
-        nperseg = _segment_length(nperseg, where)
+        nperseg = check_positive_int(nperseg, "nperseg", where)
         try:
             values = scipy.signal.get_window(window, nperseg)
         except ValueError as error:
@@ -89,7 +78,7 @@ def _window_tensor(window, nperseg, n_samples, x, where):
             f"{where}: `window` must be a name, a tuple or a nonempty 1d array, "
             f"got shape {tuple(window.shape)}"
         )
-    if nperseg is not None and _as_int(nperseg, "nperseg", where) != len(window):
+    if nperseg is not None and check_int(nperseg, "nperseg", where) != len(window):
         raise ValueError(
             f"{where}: `nperseg` must equal the length of an array `window`,"
             f" {len(window)}, got {nperseg}"
@@ -132,13 +121,9 @@ def _median_bias(n):
 
 def _scale(window, fs, scaling, where):
     """The factor turning ``|FFT(window * x)|^2`` into a density or a spectrum."""
-    if scaling == "density":
+    if check_choice(scaling, "scaling", where, ("density", "spectrum")) == "density":
         return 1.0 / (fs * window.square().sum())
-    if scaling == "spectrum":
-        return 1.0 / window.sum().square()
-    raise ValueError(
-        f"{where}: `scaling` must be 'density' or 'spectrum', got {scaling!r}"
-    )
+    return 1.0 / window.sum().square()
 
 
 def pwelch(
@@ -274,14 +259,14 @@ def _pwelch(
             f" {dim}, {n_samples}, got {nperseg}"
         )
     n_overlap = (
-        nperseg // 2 if n_overlap is None else _as_int(n_overlap, "n_overlap", where)
+        nperseg // 2 if n_overlap is None else check_int(n_overlap, "n_overlap", where)
     )
     if not 0 <= n_overlap < nperseg:
         raise ValueError(
             f"{where}: `n_overlap` must be in [0, nperseg) = [0, {nperseg}),"
             f" got {n_overlap}"
         )
-    nfft = nperseg if nfft is None else _as_int(nfft, "nfft", where)
+    nfft = nperseg if nfft is None else check_int(nfft, "nfft", where)
     if nfft < nperseg:
         raise ValueError(
             f"{where}: `nfft` must be at least `nperseg`, {nperseg}, got {nfft}"
@@ -292,10 +277,7 @@ def _pwelch(
             f"{where}: `return_onesided` must be False or None for a complex `x`"
             f" (its spectrum is two-sided), got {return_onesided!r}"
         )
-    if average not in ("mean", "median"):
-        raise ValueError(
-            f"{where}: `average` must be 'mean' or 'median', got {average!r}"
-        )
+    check_choice(average, "average", where, ("mean", "median"))
     scale = _scale(window, fs, scaling, where)
 
     # segments along the last dimension, the segment index at `dim`
@@ -517,7 +499,9 @@ def _bandwidth_power(x, fs, bands, dim, n_overlap, nperseg, scaling, *, window, 
     fs = _positive(fs, "fs", where)
     n_samples = x.shape[dim]
     if window is None:
-        length = n_samples if nperseg is None else _segment_length(nperseg, where)
+        length = n_samples if nperseg is None else check_positive_int(
+            nperseg, "nperseg", where
+        )
         window = torch.hamming_window(
             length, periodic=False, dtype=_real_dtype_of(x), device=x.device
         )

@@ -1,10 +1,10 @@
 """Zero-copy views into real tensors: dimension checks, complex parts, sliding windows."""
 
-import operator
 import warnings
 
 import torch
 
+from ..cplx._shared import check_int, check_positive_int
 from ..cplx._views import _pairs
 
 __all__ = ["fix_dim", "complex_view", "window_view"]
@@ -50,27 +50,15 @@ def fix_dim(dim, n_dim):
     >>> fix_dim(1, 3)
     1
     """
-    return _fixed_index(dim, _as_int(n_dim, "n_dim", "fix_dim"), "dim", "fix_dim")
+    return _fixed_index(dim, check_int(n_dim, "n_dim", "fix_dim"), "dim", "fix_dim")
 
 
 # Every message reads "{where}: `{argument}` must be ..., got ...", where
 # ``where`` is the public function the user called: the private helpers
 # below serve several of them, so they take it as an argument.
-def _as_int(value, name, where):
-    """``value`` as a Python int; a ``TypeError`` naming ``name`` otherwise."""
-    if isinstance(value, bool):
-        raise TypeError(f"{where}: `{name}` must be an integer, got bool")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise TypeError(
-            f"{where}: `{name}` must be an integer, got {type(value).__name__}"
-        ) from None
-
-
 def _fixed_index(value, n_dim, name, where):
     """The dimension index ``value`` in ``[0, n_dim)``; see :func:`fix_dim`."""
-    value = _as_int(value, name, where)
+    value = check_int(value, name, where)
     if not -n_dim <= value < n_dim:
         raise _DimOutOfRange(
             f"{where}: `{name}` must be in [{-n_dim}, {n_dim - 1}] for {n_dim}"
@@ -230,13 +218,12 @@ def window_view(x, dim, size, stride, at=None):
     where = "window_view"
     x = _checked_tensor(x, where)
     dim = _fixed_index(dim, x.dim(), "dim", where)
-    size, stride = _as_int(size, "size", where), _as_int(stride, "stride", where)
+    size = check_int(size, "size", where)
     if not 1 <= size <= x.shape[dim]:
         raise ValueError(
             f"{where}: `size` must be in [1, {x.shape[dim]}] (the length of `x`"
             f" along `dim` = {dim}), got {size}"
         )
-    if stride < 1:
-        raise ValueError(f"{where}: `stride` must be a positive integer, got {stride}")
+    stride = check_positive_int(stride, "stride", where)
     at = dim + 1 if at is None else _fixed_index(at, x.dim() + 1, "at", where)
     return x.unfold(dim, size, stride).movedim(-1, at)

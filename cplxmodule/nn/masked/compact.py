@@ -22,12 +22,12 @@ removed across it.
 
 import collections
 import copy
-import numbers
 import warnings
 
 import torch
 
 from ...cplx import Cplx
+from ...cplx._shared import check_real
 from .. import _families
 from . import _channels
 from ._channels import Unit, _parts
@@ -197,14 +197,7 @@ def compact(module, *, max_density=None, threshold=None):
     >>> torch.allclose(small(x), model(x))
     True
     """
-    if max_density is not None and (
-        isinstance(max_density, bool)
-        or not isinstance(max_density, numbers.Real)
-        or not 0 <= max_density <= 1
-    ):
-        raise ValueError(
-            f"compact: `max_density` must be None or in [0, 1], got {max_density!r}"
-        )
+    check_real(max_density, "max_density", "compact", low=0, high=1, optional=True)
     model = copy.deepcopy(module).eval()
     units = {}
     uses = collections.Counter(map(id, model.modules(remove_duplicate=False)))

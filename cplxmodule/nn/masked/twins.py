@@ -11,11 +11,11 @@ weights.
 
 import copy
 import functools
-import numbers
 
 import torch
 
 from ...cplx import Cplx
+from ...cplx._shared import check_choice, check_real
 from .. import _families
 from ._channels import _parts
 
@@ -122,8 +122,7 @@ def convert_layers(module, kind):
     ('LinearMasked', True)
     """
     kinds = _families.kinds()
-    if kind not in kinds:
-        raise ValueError(f"convert_layers: `kind` must be one of {kinds}, got {kind!r}.")
+    check_choice(kind, "kind", "convert_layers", kinds)
     return _convert(copy.deepcopy(module), kind, {})
 
 
@@ -226,10 +225,8 @@ def magnitude_masks(module, keep, scope="global"):
     >>> sorted(masks), int(sum(m.sum() for m in masks.values()))
     (['0.mask', '1.mask'], 4)
     """
-    if isinstance(keep, bool) or not isinstance(keep, numbers.Real) or not 0 < keep <= 1:
-        raise ValueError(f"magnitude_masks: `keep` must be a fraction in (0, 1], got {keep!r}")
-    if scope not in ("global", "layer"):
-        raise ValueError(f"magnitude_masks: `scope` must be 'global' or 'layer', got {scope!r}")
+    check_real(keep, "keep", "magnitude_masks", low=0, high=1, open_low=True)
+    check_choice(scope, "scope", "magnitude_masks", ("global", "layer"))
     layers = [
         (name, layer)
         for name, layer in module.named_modules()

@@ -4,7 +4,12 @@ import torch
 
 from ...cplx import Cplx
 from ...cplx.attention import _multi_head_attention_forward, check_score
-from ...cplx._shared import check_positive_int
+from ...cplx._shared import (
+    check_bool,
+    check_divides,
+    check_positive_int,
+    check_probability,
+)
 from ..init import cplx_xavier_normal_
 from .base import CplxToCplx
 from .linear import CplxLinear
@@ -187,24 +192,14 @@ class CplxMultiheadAttention(CplxToCplx):
         score="real",
     ):
         where = type(self).__name__
-        check_positive_int(embed_dim, "embed_dim", where)
-        check_positive_int(num_heads, "num_heads", where)
-        if embed_dim % num_heads:
-            raise ValueError(
-                f"{where}: `num_heads` must divide `embed_dim` ({embed_dim}), got {num_heads}"
-            )
-        for name, value in (("kdim", kdim), ("vdim", vdim)):
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, int) or value <= 0
-            ):
-                raise ValueError(f"{where}: `{name}` must be a positive int or None, got {value!r}")
-        if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not (
-            0.0 <= dropout <= 1.0
-        ):
-            raise ValueError(f"{where}: `dropout` must be between 0 and 1, got {dropout!r}")
-        for name, value in (("add_bias_kv", add_bias_kv), ("add_zero_attn", add_zero_attn)):
-            if not isinstance(value, bool):
-                raise TypeError(f"{where}: `{name}` must be a bool, got {value!r}")
+        embed_dim = check_positive_int(embed_dim, "embed_dim", where)
+        num_heads = check_positive_int(num_heads, "num_heads", where)
+        check_divides(num_heads, "num_heads", embed_dim, "`embed_dim`", where)
+        kdim = check_positive_int(kdim, "kdim", where, optional=True)
+        vdim = check_positive_int(vdim, "vdim", where, optional=True)
+        check_probability(dropout, "dropout", where)
+        check_bool(add_bias_kv, "add_bias_kv", where)
+        check_bool(add_zero_attn, "add_zero_attn", where)
         check_score(score, where)
         super().__init__()
         self.embed_dim, self.num_heads = embed_dim, num_heads

@@ -8,7 +8,7 @@ import torch
 from ...cplx import Cplx
 from ...cplx.conversions import _ELEMENTWISE, _split_apply
 from ...cplx._dtypes import AUTOCAST_DTYPES, HALF_DTYPES, autocast_dtype
-from ...cplx._shared import checked_cplx
+from ...cplx._shared import check_dtype, checked_cplx
 from .. import _kinds
 from .parameter import CplxParameter  # noqa: F401  (published import path)
 from .parameter import _load_complex_children, _refuse_complex_cast
@@ -325,12 +325,10 @@ def _check_cplx(layer, input, shape=None, name="input", half_input=False):
     if weight is not None and weight.dtype != input.dtype and not _dtypes_mix(
         input, weight.dtype, half_input
     ):
-        raise TypeError(
-            f"{layer._get_name()}: `{name}` must have the dtype of the layer's weight,"
-            f" {weight.dtype}, got {input.dtype} (cast one to the other, e.g."
-            " `layer.to(input.dtype)` or `input.to(weight.dtype)`"
-            + ("" if half_input else ", or run under `torch.autocast`")
-            + ")"
+        hint = "cast one to the other, e.g. `layer.to(input.dtype)` or `input.to(weight.dtype)`"
+        check_dtype(
+            input, weight.dtype, name, layer._get_name(), "the layer's weight",
+            hint + ("" if half_input else ", or run under `torch.autocast`"),
         )
     return input
 

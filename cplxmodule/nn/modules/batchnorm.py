@@ -5,7 +5,7 @@ import torch
 from .._kinds import Channelwise
 from ... import cplx
 from ...cplx import normalization
-from ...cplx._shared import check_shape
+from ...cplx._shared import check_non_negative_int, check_real, check_shape
 from .base import CplxToCplx, _check_cplx
 from .parameter import _factory_kwargs
 
@@ -59,6 +59,13 @@ def _identity_(tensor, parts):
         tensor.diagonal(dim1=0, dim2=1).fill_(1)
 
 
+def _check_options(layer, eps, momentum, eps_optional=False):
+    """Check the ``eps`` (``None`` if ``eps_optional``) and ``momentum`` of a norm layer."""
+    where = type(layer).__name__
+    check_real(eps, "eps", where, low=0, optional=eps_optional)
+    check_real(momentum, "momentum", where, low=0, high=1, optional=True)
+
+
 def _check_channel_input(layer, input, num_features):
     """Raise unless ``input`` has one of ``layer._input_shapes`` and ``num_features`` channels.
 
@@ -107,6 +114,9 @@ class _CplxNormBase(CplxToCplx):
     _parts = 2
     #: The input shapes a layer takes, by number of dimensions.
     _input_shapes = {}
+    #: Whether ``eps=None`` stands for the machine epsilon of the input's
+    #: dtype, as in :class:`torch.nn.RMSNorm`.
+    _eps_optional = False
     #: Whether a training batch counts in ``num_batches_tracked``, which
     #: ``momentum=None`` averages over (batch norms; not instance norms).
     _counts_batches = True
@@ -133,6 +143,7 @@ class _CplxNormBase(CplxToCplx):
         ``bias=None`` gives no ``bias`` attribute, ``track_running_stats=None``
         no running statistics, nor ``momentum`` (group, layer, RMS norms).
         """
+        _check_options(self, eps, momentum, self._eps_optional)
         factory_kwargs = _factory_kwargs(device, dtype)
         super().__init__()
         features = tuple(features)
@@ -264,6 +275,7 @@ class _CplxBatchNorm(_CplxNormBase):
         device=None,
         dtype=None,
     ):
+        num_features = check_non_negative_int(num_features, "num_features", type(self).__name__)
         super().__init__(
             (num_features,), eps, momentum, affine, affine, track_running_stats, device, dtype
         )
@@ -561,6 +573,8 @@ class _CplxNaiveBatchNorm(CplxToCplx):
         device=None,
         dtype=None,
     ):
+        num_features = check_non_negative_int(num_features, "num_features", type(self).__name__)
+        _check_options(self, eps, momentum)
         factory_kwargs = _factory_kwargs(device, dtype)
         super().__init__()
         arguments = (num_features, eps, momentum, affine, track_running_stats)

@@ -9,7 +9,11 @@ import torch.nn.functional as F
 from ...cplx._product import conv_transposend, convnd
 from ...cplx._shared import (
     check_conv_input,
+    check_divides,
+    check_non_negative_int,
     check_padding,
+    check_positive_int,
+    check_transposed_padding_mode,
     conv_input_shape,
     ntuple,
 )
@@ -110,31 +114,27 @@ class CplxConvNd(_WeightedForward, CplxToCplx):
         device=None,
         dtype=None,
     ):
-        super().__init__()
         n, name = self._n, type(self).__name__
-        if not isinstance(groups, int) or groups <= 0:
-            raise ValueError(f"{name}: `groups` must be a positive integer, got {groups!r}")
-        for arg, channels in (("in_channels", in_channels), ("out_channels", out_channels)):
-            if channels % groups:
-                raise ValueError(
-                    f"{name}: `{arg}` must be divisible by `groups`={groups}, got {channels}"
-                )
-        stride = ntuple(stride, n, "stride", name)
+        in_channels = check_non_negative_int(in_channels, "in_channels", name)
+        out_channels = check_non_negative_int(out_channels, "out_channels", name)
+        groups = check_positive_int(groups, "groups", name)
+        check_divides(groups, "groups", in_channels, "`in_channels`", name)
+        check_divides(groups, "groups", out_channels, "`out_channels`", name)
+        kernel_size = ntuple(kernel_size, n, "kernel_size", name, minimum=1)
+        stride = ntuple(stride, n, "stride", name, minimum=1)
+        dilation = ntuple(dilation, n, "dilation", name, minimum=1)
+        output_padding = ntuple(output_padding, n, "output_padding", name, minimum=0)
         check_padding(padding, padding_mode, stride, n, where=name)
-        if transposed and padding_mode != "zeros":
-            raise ValueError(
-                f'{name}: `padding_mode` must be "zeros" for a transposed convolution,'
-                f" got {padding_mode!r}"
-            )
+        if transposed:
+            check_transposed_padding_mode(padding_mode, name)
         if not isinstance(padding, str):
-            padding = ntuple(padding, n, "padding", name)
+            padding = ntuple(padding, n, "padding", name, minimum=0)
+        super().__init__()
 
         self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size = ntuple(kernel_size, n, "kernel_size", name)
-        self.stride, self.padding = stride, padding
-        self.dilation = ntuple(dilation, n, "dilation", name)
-        self.transposed = transposed
-        self.output_padding = ntuple(output_padding, n, "output_padding", name)
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.dilation, self.transposed = dilation, transposed
+        self.output_padding = output_padding
         self.groups, self.padding_mode = groups, padding_mode
 
         if transposed:
@@ -449,11 +449,7 @@ class _RealConvTransposeMixin(_WeightedForward):
     _conv = None
 
     def _check_inputs(self, input):
-        if self.padding_mode != "zeros":
-            raise ValueError(
-                f'{self._get_name()}: `padding_mode` must be "zeros" for a transposed'
-                f" convolution, got {self.padding_mode!r}"
-            )
+        check_transposed_padding_mode(self.padding_mode, self._get_name())
         return input
 
     _dense_forward = _transposed_dense_forward

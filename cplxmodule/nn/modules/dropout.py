@@ -4,20 +4,24 @@ import torch
 
 from .._kinds import IDENTITY_IN_EVAL
 from ... import cplx
-from ...cplx._shared import check_spatial_dims
+from ...cplx._shared import check_probability, check_spatial_dims
 from .base import CplxToCplx, _check_cplx
 
 __all__ = ["CplxDropout", "CplxDropout1d", "CplxDropout2d", "CplxDropout3d"]
 
 
 class _DropoutMixin:
-    """``forward`` of the dropout layers: the layer's checks, then the op ``_dropout``.
+    """The checks of the dropout layers, then torch's layer, and ``forward`` by the op ``_dropout``.
 
     ``_n`` is the number of spatial dimensions of a channel dropout, ``None``
     for element-wise dropout. Goes before torch's dropout layer in the bases.
     """
 
     _n, _dropout = None, None
+
+    def __init__(self, p=0.5, inplace=False):
+        # torch's own check names neither the layer nor the argument
+        super().__init__(check_probability(p, "p", type(self).__name__), inplace)
 
     def forward(self, input):
         input = _check_cplx(self, input)

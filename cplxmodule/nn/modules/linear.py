@@ -9,7 +9,7 @@ from .._kinds import IDENTITY_IN_EVAL
 from ... import cplx
 from ...cplx import Cplx
 from ...cplx import _product
-from ...cplx._shared import check_features
+from ...cplx._shared import check_features, check_non_negative_int
 from .._families import Family, FamilyDoc
 from ._weighted import _WeightedForward
 from .base import BaseCplxToReal, CplxToCplx, _check_cplx
@@ -128,6 +128,7 @@ class CplxLinear(_WeightedForward, CplxToCplx, family=_linear_family(native=torc
     """
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        in_features, out_features = _checked_features(self, in_features, out_features)
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
         shape = (out_features, in_features)
@@ -209,6 +210,9 @@ class CplxBilinear(_WeightedForward, CplxToCplx, family=_bilinear_family(("conju
         device=None,
         dtype=None,
     ):
+        in1_features, in2_features, out_features = _checked_features(
+            self, in1_features, in2_features, out_features
+        )
         super().__init__()
         self.in1_features, self.in2_features = in1_features, in2_features
         self.out_features, self.conjugate = out_features, conjugate
@@ -246,6 +250,10 @@ class CplxBilinear(_WeightedForward, CplxToCplx, family=_bilinear_family(("conju
 class _RealLinear(_WeightedForward, torch.nn.Linear, family=_linear_family(dense=torch.nn.Linear)):
     """:class:`torch.nn.Linear` with the dense entry point ``_dense_forward``."""
 
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        in_features, out_features = _checked_features(self, in_features, out_features)
+        super().__init__(in_features, out_features, bias, device, dtype)
+
     def _check_inputs(self, input):
         """torch's functional op checks the input."""
         return input
@@ -261,6 +269,11 @@ class _RealBilinear(
     _WeightedForward, torch.nn.Bilinear, family=_bilinear_family(dense=torch.nn.Bilinear)
 ):
     """:class:`torch.nn.Bilinear` with the dense entry point ``_dense_forward``."""
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None,
+                 dtype=None):
+        features = _checked_features(self, in1_features, in2_features, out_features)
+        super().__init__(*features, bias, device, dtype)
 
     def _check_inputs(self, input1, input2):
         """torch's functional op checks the inputs."""
@@ -379,6 +392,12 @@ class CplxImag(BaseCplxToReal):
 
     def forward(self, input):
         return _check_cplx(self, input).imag
+
+
+def _checked_features(layer, *features):
+    """The feature sizes of ``layer``, named by its family's first arguments, as ints ``>= 0``."""
+    names, where = layer._family.args, type(layer).__name__
+    return [check_non_negative_int(n, name, where) for n, name in zip(features, names)]
 
 
 def _check_features(layer, input, features, name="input"):

@@ -1,9 +1,13 @@
 r"""Complex layer normalisation: :math:`2 \times 2` whitening per sample."""
 
-import numbers
-
 from ...cplx import normalization
-from ...cplx._shared import check_trailing_shape
+from ...cplx._shared import (
+    check_divides,
+    check_non_negative_int,
+    check_positive_int,
+    check_trailing_shape,
+    ntuple,
+)
 from .batchnorm import _CplxNormBase
 
 __all__ = [
@@ -78,7 +82,7 @@ class CplxLayerNorm(_CplxNormBase):
         device=None,
         dtype=None,
     ):
-        normalized_shape = _as_shape(normalized_shape)
+        normalized_shape = _checked_shape(self, normalized_shape)
         super().__init__(
             normalized_shape, eps, None, elementwise_affine, elementwise_affine and bias,
             device=device, dtype=dtype,
@@ -154,15 +158,10 @@ class CplxGroupNorm(_CplxNormBase):
     def __init__(
         self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None
     ):
-        if (
-            not isinstance(num_groups, numbers.Integral)
-            or num_groups < 1
-            or num_channels % num_groups != 0
-        ):
-            raise ValueError(
-                f"CplxGroupNorm: `num_groups` must be a positive divisor of"
-                f" `num_channels` {num_channels}, got {num_groups!r}"
-            )
+        where = type(self).__name__
+        num_groups = check_positive_int(num_groups, "num_groups", where)
+        num_channels = check_non_negative_int(num_channels, "num_channels", where)
+        check_divides(num_groups, "num_groups", num_channels, "`num_channels`", where)
         super().__init__((num_channels,), eps, None, affine, affine, device=device, dtype=dtype)
         self.num_groups = num_groups
         self.num_channels = num_channels
@@ -195,6 +194,7 @@ class _CplxInstanceNorm(_CplxNormBase):
         device=None,
         dtype=None,
     ):
+        num_features = check_non_negative_int(num_features, "num_features", type(self).__name__)
         super().__init__(
             (num_features,), eps, momentum, affine, affine, track_running_stats, device, dtype
         )
@@ -354,13 +354,14 @@ class CplxRMSNorm(_CplxNormBase):
 
     __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
     _parts = 1
+    _eps_optional = True
     _repr_values = ("normalized_shape",)
     _repr_names = ("eps", "elementwise_affine")
 
     def __init__(
         self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None
     ):
-        normalized_shape = _as_shape(normalized_shape)
+        normalized_shape = _checked_shape(self, normalized_shape)
         super().__init__(
             normalized_shape, eps, None, elementwise_affine, None, device=device, dtype=dtype
         )
@@ -376,8 +377,6 @@ class CplxRMSNorm(_CplxNormBase):
         )
 
 
-def _as_shape(normalized_shape):
+def _checked_shape(layer, normalized_shape):
     """``normalized_shape`` as a tuple, an int a tuple of one, as torch's norms take it."""
-    if isinstance(normalized_shape, numbers.Integral):
-        return (normalized_shape,)
-    return tuple(normalized_shape)
+    return ntuple(normalized_shape, None, "normalized_shape", type(layer).__name__, minimum=0)

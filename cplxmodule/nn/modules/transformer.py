@@ -4,7 +4,12 @@ import copy
 
 import torch
 
-from ...cplx._shared import check_positive_int, checked_cplx
+from ...cplx._shared import (
+    check_divides,
+    check_positive_int,
+    check_probability,
+    checked_cplx,
+)
 from ..init import cplx_xavier_uniform_
 from .activation import CplxSplitGELU, CplxSplitReLU
 from .attention import CplxMultiheadAttention
@@ -57,15 +62,9 @@ def _check_layer_args(layer, d_model, nhead, dim_feedforward, dropout, activatio
     check_positive_int(d_model, "d_model", where)
     check_positive_int(nhead, "nhead", where)
     check_positive_int(dim_feedforward, "dim_feedforward", where)
-    if d_model % nhead:
-        raise ValueError(f"{where}: `nhead` must divide `d_model` ({d_model}), got {nhead}")
-    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not (
-        0.0 <= dropout <= 1.0
-    ):
-        raise ValueError(f"{where}: `dropout` must be between 0 and 1, got {dropout!r}")
-    if isinstance(activation, str) and activation not in _ACTIVATIONS or not (
-        isinstance(activation, str) or callable(activation)
-    ):
+    check_divides(nhead, "nhead", d_model, "`d_model`", where)
+    check_probability(dropout, "dropout", where)
+    if not (callable(activation) or isinstance(activation, str) and activation in _ACTIVATIONS):
         raise ValueError(
             f"{where}: `activation` must be 'relu', 'gelu' or a callable, got {activation!r}"
         )

@@ -47,6 +47,7 @@ import math
 import torch
 
 from ...cplx import Cplx
+from ...cplx._shared import check_choice
 from .. import _families
 from ..cache import _cached_attr
 from ..modules._weighted import _check_forward_calls_base
@@ -111,10 +112,7 @@ class ChannelGateMixin:
         _check_forward_calls_base(cls, ChannelGateMixin)
 
     def __init__(self, *args, gated="output", **kwargs):
-        if not isinstance(gated, str) or gated not in self._AXES:
-            raise ValueError(
-                f"{type(self).__name__}: `gated` must be 'output' or 'input', got {gated!r}."
-            )
+        check_choice(gated, "gated", type(self).__name__, self._AXES)
         # before the dense twin's ``__init__``: the gates' parameter, made
         # inside it by a Gaussian base, is shaped by the gated channels
         self.gated = gated

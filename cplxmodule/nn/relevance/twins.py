@@ -9,6 +9,7 @@ the other extensions' layers as members known to
 :func:`~cplxmodule.nn.masked.compact` only.
 """
 
+from ...cplx._shared import check_choice
 from ..masked.twins import convert_layers
 
 __all__ = ["to_bayesian"]
@@ -66,6 +67,5 @@ def to_bayesian(module, kind="vd"):
     >>> type(twin).__name__, twin.gated, twin.log_alpha.shape
     ('CplxLinearChannelL0', 'input', torch.Size([4]))
     """
-    if kind not in _KINDS:
-        raise ValueError(f"to_bayesian: `kind` must be one of {list(_KINDS)}, got {kind!r}.")
+    check_choice(kind, "kind", "to_bayesian", _KINDS)
     return convert_layers(module, kind)

@@ -4,6 +4,7 @@ import math
 
 import torch
 
+from .....cplx._shared import check_choice
 from ... import functional as F
 from ...base import BaseARD
 from ....modules.linear import _RealLinear
@@ -76,10 +77,7 @@ class LinearL0(
     __sparsity_ignore__ = ("log_alpha",)
 
     def __init__(self, in_features, out_features, bias=True, group=None, device=None, dtype=None):
-        if group not in _GROUPS:
-            raise ValueError(
-                f"LinearL0: `group` must be None, 'input' or 'output', got {group!r}."
-            )
+        check_choice(group, "group", type(self).__name__, ("input", "output"), optional=True)
         super().__init__(in_features, out_features, bias=bias, device=device, dtype=dtype)
         self.group = group
         shape = _GROUPS[group](out_features, in_features)
