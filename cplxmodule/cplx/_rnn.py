@@ -13,6 +13,13 @@ a copy.
 hidden projections, ``(..., gates * hidden_size, 2)``, in torch's order of
 the gates; states are ``(..., hidden_size, 2)``.
 
+With a ``gate_bias`` the updates are those of the *modulus* gates instead
+(``gates="modulus"`` of the layers): every gate is the sigmoid of the
+modulus of its pre-activation plus a real bias, and every activation of a
+state scales its modulus and keeps its phase, so that a global phase of the
+inputs and the initial state passes to every state (see the Notes of
+:class:`~cplxmodule.nn.CplxGRU`).
+
 :func:`rnn` runs the layers over a sequence, padded or packed, as torch's
 ``_VF.rnn_tanh``/``gru``/``lstm`` do for its real layers: the layers and
 directions, the dropout between layers, the time steps, and the rows of a
@@ -30,7 +37,7 @@ import torch.nn.functional as F
 from ._dtypes import NATIVE_DTYPES
 from ._views import _eager
 from .conversions import _to_complex
-from .tensor import Cplx
+from .tensor import Cplx, _modulus
 
 _ACTIVATIONS = {"tanh": torch.tanh, "relu": torch.relu}
 
@@ -99,20 +106,92 @@ def lstm_update(input_gates, hidden_gates, cx):
     return torch.sigmoid(gates_o) * torch.tanh(cy), cy
 
 
-def step(mode, input_gates, hidden_gates, hx, cx=None):
+# the modulus gates: functions of moduli, so of no phase
+def _moduli(pairs):
+    return _modulus(pairs[..., 0], pairs[..., 1])
+
+
+def _gate(pairs, bias):
+    """``sigmoid(|a| + b)``: a real gate in ``(sigmoid(b), 1)``, broadcast over both parts."""
+    return torch.sigmoid(_moduli(pairs) + bias).unsqueeze(-1)
+
+
+def _radial(pairs, bias, activation):
+    """``activation(relu(|u| + b)) e^{i arg u}``: modReLU's threshold, then ``activation`` of the modulus.
+
+    0 at ``u = 0``, where the phase is undefined (the modulus is clamped
+    there, so that the scale and its gradient stay finite).
+    """
+    modulus = _moduli(pairs)
+    shifted = modulus if bias is None else torch.relu(modulus + bias)
+    scale = activation(shifted) / modulus.clamp_min(torch.finfo(modulus.dtype).tiny)
+    return pairs * scale.unsqueeze(-1)
+
+
+def _identity(x):
+    return x
+
+
+def rnn_modulus_update(input_gates, hidden_gates, nonlinearity, bias):
+    """``f(relu(|u| + b)) e^{i arg u}`` of ``u = x W_ih^T + h W_hh^T``, ``f`` tanh or identity (relu)."""
+    activation = torch.tanh if nonlinearity == "tanh" else _identity
+    return _radial(input_gates + hidden_gates, bias, activation)
+
+
+def gru_modulus_update(input_gates, hidden_gates, hx, bias):
+    """The GRU with modulus gates.
+
+    ``r, z = sigmoid(|gi_rz + gh_rz| + b_rz)``,
+    ``n = tanh(relu(|u| + b_n)) e^{i arg u}`` of ``u = gi_n + r * gh_n``,
+    ``h' = (1 - z) * n + z * h``.
+    """
+    hidden = hx.shape[-2]
+    input_rz, input_n = input_gates.split([2 * hidden, hidden], dim=-2)
+    hidden_rz, hidden_n = hidden_gates.split([2 * hidden, hidden], dim=-2)
+    bias_rz, bias_n = bias.split([2 * hidden, hidden])
+    r, z = _gate(input_rz + hidden_rz, bias_rz).split(hidden, dim=-2)
+    n = _radial(torch.addcmul(input_n, r, hidden_n), bias_n, torch.tanh)
+    return torch.lerp(n, hx, z)
+
+
+def lstm_modulus_update(input_gates, hidden_gates, cx, bias):
+    """The LSTM with modulus gates: returns ``(h', c')``.
+
+    ``i, f, o = sigmoid(|.| + b)``, ``g = tanh(relu(|.| + b_g)) e^{i arg .}``
+    (order ``i, f, g, o``), ``c' = f * c + i * g``,
+    ``h' = o * tanh(|c'|) e^{i arg c'}``.
+    """
+    hidden = cx.shape[-2]
+    sizes = [2 * hidden, hidden, hidden]
+    gates_if, gates_g, gates_o = (input_gates + hidden_gates).split(sizes, dim=-2)
+    bias_if, bias_g, bias_o = bias.split(sizes)
+    i, f = _gate(gates_if, bias_if).split(hidden, dim=-2)
+    cy = torch.addcmul(f * cx, i, _radial(gates_g, bias_g, torch.tanh))
+    return _gate(gates_o, bias_o) * _radial(cy, None, torch.tanh), cy
+
+
+def step(mode, input_gates, hidden_gates, hx, cx=None, gate_bias=None):
     """One update of ``mode`` (``RNN_TANH``, ``RNN_RELU``, ``GRU`` or ``LSTM``): ``(h', c')``.
 
-    The state keeps its dtype: gates that a product under autocast returns
-    in a lower precision are brought to it, so that every step of a
-    recurrence (and the cell's output) has the state's dtype.
+    The split update, or with a real ``gate_bias`` (``(gates * hidden_size,)``)
+    the modulus one. The state keeps its dtype: gates that a product under
+    autocast returns in a lower precision are brought to it, so that every
+    step of a recurrence (and the cell's output) has the state's dtype.
     """
     if input_gates.dtype != hx.dtype or hidden_gates.dtype != hx.dtype:
         input_gates, hidden_gates = input_gates.to(hx.dtype), hidden_gates.to(hx.dtype)
+    nonlinearity = "relu" if mode == "RNN_RELU" else "tanh"
+    if gate_bias is not None:
+        gate_bias = gate_bias.to(hx.dtype)
+        if mode == "LSTM":
+            return lstm_modulus_update(input_gates, hidden_gates, cx, gate_bias)
+        if mode == "GRU":
+            return gru_modulus_update(input_gates, hidden_gates, hx, gate_bias), None
+        return rnn_modulus_update(input_gates, hidden_gates, nonlinearity, gate_bias), None
     if mode == "LSTM":
         return lstm_update(input_gates, hidden_gates, cx)
     if mode == "GRU":
         return gru_update(input_gates, hidden_gates, hx), None
-    nonlinearity = "relu" if mode == "RNN_RELU" else "tanh"
     return rnn_update(input_gates, hidden_gates, nonlinearity), None
 
 
@@ -132,9 +211,10 @@ def rnn(mode, input, hx, cx, projections, bidirectional, dropout=0.0, training=F
         The initial states ``(layers * directions, N, size, 2)``, in the
         order of the batch given (``cx`` None unless ``LSTM``).
     projections : list of tuple
-        ``(ih, hh, hr)`` per layer and direction, in torch's order: the
-        input, hidden and (``LSTM`` with ``proj_size``, else None) state
-        projections, callables on the pairs layout.
+        ``(ih, hh, hr, gate_bias)`` per layer and direction, in torch's
+        order: the input, hidden and (``LSTM`` with ``proj_size``, else
+        None) state projections, callables on the pairs layout, and the
+        real bias of the modulus gates (None for the split gates).
     bidirectional : bool
     dropout : float
         The probability of the dropout on the output of every layer but the
@@ -161,10 +241,11 @@ def rnn(mode, input, hx, cx, projections, bidirectional, dropout=0.0, training=F
             x = x * F.dropout(x.new_ones(x.shape[:-1] + (1,)), dropout, True)
         outputs = []
         for k in range(layer * directions, (layer + 1) * directions):
-            input_projection, hidden_projection, state_projection = projections[k]
+            input_projection, hidden_projection, state_projection, gate_bias = projections[k]
             output, h, c = recurrence(
                 mode, input_projection(x), sizes, hidden_projection, state_projection,
                 hx[k], None if cx is None else cx[k], reverse=k % directions == 1,
+                gate_bias=gate_bias,
             )
             outputs.append(output)
             h_n.append(h)
@@ -178,7 +259,8 @@ def rnn(mode, input, hx, cx, projections, bidirectional, dropout=0.0, training=F
     return x, h_n, c_n
 
 
-def recurrence(mode, input_gates, sizes, hidden_projection, state_projection, h0, c0, reverse):
+def recurrence(mode, input_gates, sizes, hidden_projection, state_projection, h0, c0, reverse,
+               gate_bias=None):
     """One direction of one layer over the sequence: ``(output, h_n, c_n)`` as pairs.
 
     ``input_gates`` are ``(L, N, gates, 2)`` where ``sizes`` is None, else
@@ -186,7 +268,8 @@ def recurrence(mode, input_gates, sizes, hidden_projection, state_projection, h0
     ``sizes``; these do not increase, so the rows that leave the batch in a
     forward run hold their final state, and a reverse run takes the rows of
     ``h0`` (and ``c0``) of the sequences that join it. ``state_projection``,
-    where not None, projects each new ``h`` (the LSTM's ``proj_size``).
+    where not None, projects each new ``h`` (the LSTM's ``proj_size``);
+    ``gate_bias``, where not None, makes the gates modulus gates.
     """
     # one unbind or split, whose backward is one stack or concatenation: a
     # slice per step would fill a zero gradient of the whole sequence per step
@@ -212,7 +295,7 @@ def recurrence(mode, input_gates, sizes, hidden_projection, state_projection, h0
                 if c is not None:
                     finished_c.append(c[size:])
                     c = c[:size]
-        h, c = step(mode, input_step, hidden_projection(h), h, c)
+        h, c = step(mode, input_step, hidden_projection(h), h, c, gate_bias)
         if state_projection is not None:
             h = state_projection(h)
         outputs.append(h)

@@ -18,9 +18,9 @@ import torch.nn.functional as F
 from torch.nn.utils.rnn import PackedSequence
 
 from ...cplx import _rnn
-from ...cplx._dtypes import NATIVE_DTYPES
+from ...cplx._dtypes import NATIVE_DTYPES, real_dtype
 from ...cplx._rnn import from_pairs, pairs
-from ...cplx._shared import check_positive_int, checked_cplx, describe
+from ...cplx._shared import check_choice, check_positive_int, checked_cplx, describe
 from ...cplx._views import _eager
 from ...cplx.conversions import _to_complex
 from ._rnn_names import _TorchNames
@@ -38,6 +38,8 @@ __all__ = [
 
 # number of gates stacked in the projections' outputs, per mode
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "GRU": 3, "LSTM": 4}
+
+GATES = ("split", "modulus")
 
 
 # argument checks, in the house format
@@ -105,11 +107,36 @@ class _Projection:
 
 
 class _CplxRecurrentBase(_TorchNames, CplxToCplx):
-    """What the layers and the cells share: torch's names and the recurrence's mode."""
+    """What the layers and the cells share: torch's names, the recurrence's mode, the gates."""
 
     #: the mode of the class (``GRU``, ``LSTM``); None for the RNNs, whose
     #: ``nonlinearity`` tells it
     _mode = None
+
+    def _projection_kwargs(self, bias, device, dtype):
+        # with modulus gates a complex bias would fix a phase: the
+        # projections have none, the real gate biases take their place
+        return dict(bias=bias and self.gates == "split", device=device, dtype=dtype)
+
+    def _register_gate_bias(self, name, gates, bias, device, dtype):
+        """The real biases of the modulus gates, zero to start (None with split gates)."""
+        if self.gates == "modulus" and bias:
+            dtype = real_dtype(dtype)
+            self.register_parameter(
+                name, torch.nn.Parameter(torch.zeros(gates, device=device, dtype=dtype))
+            )
+        else:
+            self.register_parameter(name, None)
+
+    def _gate_bias(self, name):
+        # the modulus update needs a bias, zeros where the layer has none
+        if self.gates == "split":
+            return None
+        bias = getattr(self, name)
+        if bias is None:
+            weight = getattr(self, "ih" + name[len("gate_bias"):]).weight
+            bias = weight.real.new_zeros(weight.shape[0])
+        return bias
 
     @property
     def mode(self):
@@ -133,10 +160,12 @@ class _CplxRNNBase(_CplxRecurrentBase):
         bidirectional=False,
         proj_size=0,
         nonlinearity=None,
+        gates="split",
         device=None,
         dtype=None,
     ):
         where = type(self).__name__
+        check_choice(gates, "gates", where, GATES)
         check_positive_int(input_size, "input_size", where)
         check_positive_int(hidden_size, "hidden_size", where)
         check_positive_int(num_layers, "num_layers", where)
@@ -170,6 +199,7 @@ class _CplxRNNBase(_CplxRecurrentBase):
         self.dropout, self.proj_size = float(dropout), int(proj_size)
         if nonlinearity is not None:
             self.nonlinearity = nonlinearity
+        self.gates = gates
         gates = _GATES[self.mode] * hidden_size
         directions = 2 if bidirectional else 1
         # the size of the state h (and of each direction's output): the
@@ -178,9 +208,10 @@ class _CplxRNNBase(_CplxRecurrentBase):
         for layer in range(num_layers):
             layer_input = input_size if layer == 0 else state_size * directions
             for suffix in self._suffixes()[layer * directions : (layer + 1) * directions]:
-                kwargs = dict(bias=bias, device=device, dtype=dtype)
+                kwargs = self._projection_kwargs(bias, device, dtype)
                 self.register_module("ih" + suffix, CplxLinear(layer_input, gates, **kwargs))
                 self.register_module("hh" + suffix, CplxLinear(state_size, gates, **kwargs))
+                self._register_gate_bias("gate_bias" + suffix, gates, bias, device, dtype)
                 if self.proj_size:
                     self.register_module(
                         "hr" + suffix,
@@ -224,7 +255,7 @@ class _CplxRNNBase(_CplxRecurrentBase):
         As torch's, per layer and direction; the tensors are the
         projections' weights and biases.
         """
-        names = ("weight",) + (("bias",) if self.bias else ())
+        names = ("weight",) + (("bias",) if self.bias and self.gates == "split" else ())
         return [
             [getattr(getattr(self, kind + suffix), name) for name in names for kind in ("ih", "hh")]
             + ([getattr(self, "hr" + suffix).weight] if self.proj_size else [])
@@ -247,6 +278,8 @@ class _CplxRNNBase(_CplxRecurrentBase):
             s += ", bidirectional=True"
         if self.proj_size:
             s += f", proj_size={self.proj_size}"
+        if self.gates != "split":
+            s += f", gates={self.gates!r}"
         return s
 
     # forward
@@ -353,6 +386,7 @@ class _CplxRNNBase(_CplxRecurrentBase):
                 _Projection(getattr(self, "ih" + suffix)),
                 _Projection(getattr(self, "hh" + suffix)),
                 _Projection(getattr(self, "hr" + suffix)) if self.proj_size else None,
+                self._gate_bias("gate_bias" + suffix),
             )
             for suffix in self._suffixes()
         ]
@@ -361,9 +395,10 @@ class _CplxRNNBase(_CplxRecurrentBase):
 class _CplxCellBase(_CplxRecurrentBase):
     """Arguments, projections ``ih`` and ``hh`` and the step of the cells."""
 
-    def __init__(self, input_size, hidden_size, bias=True, nonlinearity=None, device=None,
-                 dtype=None):
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity=None, gates="split",
+                 device=None, dtype=None):
         where = type(self).__name__
+        check_choice(gates, "gates", where, GATES)
         check_positive_int(input_size, "input_size", where)
         check_positive_int(hidden_size, "hidden_size", where)
         if nonlinearity is not None:
@@ -372,10 +407,12 @@ class _CplxCellBase(_CplxRecurrentBase):
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bool(bias)
         if nonlinearity is not None:
             self.nonlinearity = nonlinearity
+        self.gates = gates
         gates = _GATES[self.mode] * hidden_size
-        kwargs = dict(bias=bias, device=device, dtype=dtype)
+        kwargs = self._projection_kwargs(bias, device, dtype)
         self.ih = CplxLinear(input_size, gates, **kwargs)
         self.hh = CplxLinear(hidden_size, gates, **kwargs)
+        self._register_gate_bias("gate_bias", gates, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -389,6 +426,8 @@ class _CplxCellBase(_CplxRecurrentBase):
             s += ", bias=False"
         if self._mode is None and self.nonlinearity != "tanh":
             s += f", nonlinearity={self.nonlinearity!r}"
+        if self.gates != "split":
+            s += f", gates={self.gates!r}"
         return s
 
     def _check_step(self, input, states):
@@ -413,8 +452,10 @@ class _CplxCellBase(_CplxRecurrentBase):
             out.append(pairs(state if batched else state.unsqueeze(0)))
         return input, out, batched
 
-    def _gates(self, input, hx):
-        return pairs(self.ih(input)), pairs(self.hh(from_pairs(hx)))
+    def _step(self, input, hx, cx=None):
+        """The cell's update of the checked ``input`` and states: ``(h', c')`` as pairs."""
+        input_gates, hidden_gates = pairs(self.ih(input)), pairs(self.hh(from_pairs(hx)))
+        return _rnn.step(self.mode, input_gates, hidden_gates, hx, cx, self._gate_bias("gate_bias"))
 
 
 def _unbatch(state, batched):
@@ -424,15 +465,23 @@ def _unbatch(state, batched):
 _GATES_DOC = r"""
     Notes
     -----
-    Every gate, activation and gating product is *split*: it acts on the
-    real and the imaginary part separately,
-    :math:`\sigma(a + ib) = \sigma(a) + i\,\sigma(b)` and
+    With ``gates="split"`` (the default) every gate, activation and gating
+    product is *split*: it acts on the real and the imaginary part
+    separately, :math:`\sigma(a + ib) = \sigma(a) + i\,\sigma(b)` and
     :math:`r \odot m = r_\Re m_\Re + i\, r_\Im m_\Im`: the split form
     of complex-valued networks, applied to the gates. Wolter & Yao
-    (2018) discuss the choice of gates for complex recurrent cells and
-    propose real-valued ones (a sigmoid of a weighted sum of the parts),
-    which these layers do not use. The linear maps (:math:`W x + b`) are
-    complex products. Split gating, rather
+    (2018) discuss the choice of gates for complex recurrent cells: real
+    gates that multiply complex states, and the modReLU of Arjovsky et al.
+    (2016) for the candidate state. ``gates="modulus"`` takes that form with
+    gates that see no phase: each gate is :math:`\sigma(|a| + b)` of its
+    complex pre-activation :math:`a` and a real bias :math:`b`, each
+    activation of a state :math:`u` is
+    :math:`f(\mathrm{{relu}}(|u| + b))\, e^{{i \arg u}}` (``f`` the tanh, or
+    the identity for the ReLU RNN; the LSTM's :math:`\tanh(c_t)` with no
+    bias), and the projections have no bias (``gate_bias_l{{k}}`` holds the
+    real biases, zero to start), so that rotating the input and the initial
+    states by :math:`e^{{i\theta}}` rotates every output and state by it.
+    The linear maps (:math:`W x + b`) are complex products. Split gating, rather
     than complex products with the gates, keeps a real network exactly
     real: with zero imaginary parts in the input, the weights and the
     initial state, the output equals torch's real layer with the same real
@@ -462,6 +511,8 @@ _GATES_DOC = r"""
     References
     ----------
     M. Wolter, A. Yao, "Complex gated recurrent neural networks", NeurIPS 2018.
+    M. Arjovsky, A. Shah, Y. Bengio, "Unitary evolution recurrent neural
+    networks", ICML 2016.
 """
 
 _LAYER_PARAMETERS = r"""
@@ -474,7 +525,8 @@ _LAYER_PARAMETERS = r"""
     num_layers : int, default 1
         Number of stacked recurrent layers.{nonlinearity}
     bias : bool, default True
-        Whether the projections have biases (``bias_ih`` and ``bias_hh``, as torch).
+        Whether the projections have biases (``bias_ih`` and ``bias_hh``, as
+        torch); with ``gates="modulus"``, whether the gates have real biases.
     batch_first : bool, default False
         Inputs and outputs are ``(N, L, *)`` instead of ``(L, N, *)``
         (not the states, as torch).
@@ -484,6 +536,8 @@ _LAYER_PARAMETERS = r"""
         the last, in training.
     bidirectional : bool, default False
         Run every layer forwards and backwards and concatenate the outputs.{proj_size}
+    gates : {{"split", "modulus"}}, default "split"
+        ``"modulus"``: gates of the moduli, phase equivariant (see the Notes).
     device, dtype : optional
         Factory kwargs (a complex ``dtype`` names its parts' dtype).
 
@@ -508,7 +562,8 @@ _LAYER_PARAMETERS = r"""
 
 
 _LAYER_KEYS = dict(keys="ih_l0.weight.real, hh_l0.bias.imag, ...", mask="ih_l0.mask",
-                   torch_names="weight_ih_l0, bias_hh_l1_reverse, ...")
+                   torch_names="weight_ih_l0, bias_hh_l1_reverse, ...",
+                   gate_bias="gate_bias_l{k}")
 
 
 class CplxRNN(_CplxRNNBase):
@@ -543,9 +598,11 @@ class CplxRNN(_CplxRNNBase):
     )
 
     def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
-                 batch_first=False, dropout=0.0, bidirectional=False, device=None, dtype=None):
+                 batch_first=False, dropout=0.0, bidirectional=False, gates="split",
+                 device=None, dtype=None):
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
-                         bidirectional, nonlinearity=nonlinearity, device=device, dtype=dtype)
+                         bidirectional, nonlinearity=nonlinearity, gates=gates, device=device,
+                         dtype=dtype)
 
 
 class CplxGRU(_CplxRNNBase):
@@ -585,9 +642,9 @@ class CplxGRU(_CplxRNNBase):
     _mode = "GRU"
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
-                 dropout=0.0, bidirectional=False, device=None, dtype=None):
+                 dropout=0.0, bidirectional=False, gates="split", device=None, dtype=None):
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
-                         bidirectional, device=device, dtype=dtype)
+                         bidirectional, gates=gates, device=device, dtype=dtype)
 
 
 class CplxLSTM(_CplxRNNBase):
@@ -640,9 +697,10 @@ class CplxLSTM(_CplxRNNBase):
     _mode = "LSTM"
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
-                 dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None):
+                 dropout=0.0, bidirectional=False, proj_size=0, gates="split", device=None,
+                 dtype=None):
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
-                         bidirectional, proj_size, device=device, dtype=dtype)
+                         bidirectional, proj_size, gates=gates, device=device, dtype=dtype)
 
 
 _CELL_PARAMETERS = r"""
@@ -653,7 +711,10 @@ _CELL_PARAMETERS = r"""
     hidden_size : int
         Number of complex features of the hidden state.
     bias : bool, default True
-        Whether the projections ``ih`` and ``hh`` have biases.{nonlinearity}
+        Whether the projections ``ih`` and ``hh`` have biases; with
+        ``gates="modulus"``, whether the gates have real biases.{nonlinearity}
+    gates : {{"split", "modulus"}}, default "split"
+        ``"modulus"``: gates of the moduli, phase equivariant (see the Notes).
     device, dtype : optional
         Factory kwargs (a complex ``dtype`` names its parts' dtype).
 
@@ -665,7 +726,7 @@ _CELL_PARAMETERS = r"""
     - Output: {output} of the state's shape.
 """
 _CELL_KEYS = dict(keys="ih.weight.real, hh.bias.imag, ...", mask="ih.mask",
-                  torch_names="weight_ih, bias_hh")
+                  torch_names="weight_ih, bias_hh", gate_bias="gate_bias")
 
 
 class CplxRNNCell(_CplxCellBase):
@@ -695,14 +756,13 @@ class CplxRNNCell(_CplxCellBase):
     """
     )
 
-    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None,
-                 dtype=None):
-        super().__init__(input_size, hidden_size, bias, nonlinearity, device, dtype)
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", gates="split",
+                 device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, nonlinearity, gates, device, dtype)
 
     def forward(self, input, hx=None):
         input, (hx,), batched = self._check_step(input, [("hx", hx)])
-        input_gates, hidden_gates = self._gates(input, hx)
-        h, _ = _rnn.step(self.mode, input_gates, hidden_gates, hx)
+        h, _ = self._step(input, hx)
         return _unbatch(h, batched)
 
 
@@ -727,13 +787,13 @@ class CplxGRUCell(_CplxCellBase):
 
     _mode = "GRU"
 
-    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
-        super().__init__(input_size, hidden_size, bias, None, device, dtype)
+    def __init__(self, input_size, hidden_size, bias=True, gates="split", device=None,
+                 dtype=None):
+        super().__init__(input_size, hidden_size, bias, None, gates, device, dtype)
 
     def forward(self, input, hx=None):
         input, (hx,), batched = self._check_step(input, [("hx", hx)])
-        input_gates, hidden_gates = self._gates(input, hx)
-        h, _ = _rnn.step(self.mode, input_gates, hidden_gates, hx)
+        h, _ = self._step(input, hx)
         return _unbatch(h, batched)
 
 
@@ -760,8 +820,9 @@ class CplxLSTMCell(_CplxCellBase):
 
     _mode = "LSTM"
 
-    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
-        super().__init__(input_size, hidden_size, bias, None, device, dtype)
+    def __init__(self, input_size, hidden_size, bias=True, gates="split", device=None,
+                 dtype=None):
+        super().__init__(input_size, hidden_size, bias, None, gates, device, dtype)
 
     def forward(self, input, hx=None):
         where = self._get_name()
@@ -770,6 +831,5 @@ class CplxLSTMCell(_CplxCellBase):
         elif not isinstance(hx, tuple) or len(hx) != 2:
             raise TypeError(f"{where}: `hx` must be a tuple (h, c) of Cplx, got {describe(hx)}")
         input, (h, c), batched = self._check_step(input, [("h", hx[0]), ("c", hx[1])])
-        input_gates, hidden_gates = self._gates(input, h)
-        h, c = _rnn.step(self.mode, input_gates, hidden_gates, h, c)
+        h, c = self._step(input, h, c)
         return _unbatch(h, batched), _unbatch(c, batched)
