@@ -274,6 +274,31 @@ def _by_channel(parts, running_mean, running_cov, use_input_stats, momentum, eps
     )
 
 
+class _SumOverProcesses(torch.autograd.Function):
+    """The sum of a tensor over the processes of a group, differentiable.
+
+    Every process's loss depends on the sum, hence on the tensor of every
+    process: the gradient of a process's tensor is the sum of the
+    gradients of the sum over the processes. This is the reduction the
+    backward of torch's synchronised batch norm does by hand (an all-reduce
+    of the sums of the gradient and of its products with the centred
+    input). :func:`torch.distributed.nn.functional.all_reduce` is this
+    function, deprecated (it warns) for a private one.
+    """
+
+    @staticmethod
+    def forward(ctx, tensor, group):
+        ctx.group = group
+        tensor = tensor.clone(memory_format=torch.contiguous_format)
+        torch.distributed.all_reduce(tensor, group=group)
+        return tensor
+
+    @staticmethod
+    def backward(ctx, grad):
+        # by itself again, so that the backward is differentiable too
+        return _SumOverProcesses.apply(grad, ctx.group), None
+
+
 def _process_sum(process_group=None):
     """A function summing a tensor over the processes of ``process_group``, or ``None``.
 
@@ -281,17 +306,12 @@ def _process_sum(process_group=None):
     decides: no :mod:`torch.distributed`, no process group initialised, or
     one process in it (``None`` stands for the default group).
 
-    The sum is :func:`torch.distributed.nn.functional.all_reduce`, which
-    autograd differentiates: its backward sums the incoming gradients over
-    the processes, which is what the backward of torch's synchronised batch
-    norm does by hand (an all-reduce of the sums of the gradient and of its
-    products with the centred input), since each process's statistics
-    enter the loss of every process. Written as a custom autograd function
-    instead, the backward of the whitening (the closed-form inverse square
-    root of a 2x2 covariance) would have to be spelled out by hand a second
-    time; this way the one forward serves both, at the cost of two
-    all-reduces each way (the mean, then the covariance: see
-    :func:`_input_statistics`) where torch's takes one.
+    Summing by a differentiable function, rather than writing the whole
+    synchronised norm as an autograd function with its backward by hand as
+    torch does, keeps one forward for both: the backward of the whitening
+    (the closed-form inverse square root of a 2x2 covariance) is not spelled
+    out a second time. The price is two all-reduces each way (the mean, then
+    the covariance: see :func:`_input_statistics`) where torch's takes one.
     """
     dist = torch.distributed
     if not dist.is_available() or not dist.is_initialized():
@@ -299,9 +319,7 @@ def _process_sum(process_group=None):
     group = dist.group.WORLD if process_group is None else process_group
     if dist.get_world_size(group) == 1:
         return None
-    from torch.distributed.nn.functional import all_reduce
-
-    return functools.partial(all_reduce, group=group)
+    return functools.partial(_SumOverProcesses.apply, group=group)
 
 
 def _check_pair_affine(weight, bias, shape, where):
