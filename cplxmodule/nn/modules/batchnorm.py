@@ -473,11 +473,11 @@ class CplxSyncBatchNorm(_CplxBatchNorm, compact=Channelwise("num_features", None
 
     Notes
     -----
-    The statistics are summed over the processes by
-    :func:`torch.distributed.nn.functional.all_reduce`, which autograd
-    differentiates: two all-reduces in the forward pass (the sums, then
-    the centred products, as precise as one process's two passes) and two
-    in the backward pass.
+    The statistics are summed over the processes by a differentiable
+    all-reduce: two in the forward pass (the sums, then the centred
+    products, as precise as one process's two passes) and two in the
+    backward pass. Unlike torch's, it synchronises inputs on the CPU too
+    (over ``gloo``).
 
     Examples
     --------
