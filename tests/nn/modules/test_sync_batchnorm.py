@@ -93,12 +93,16 @@ def assert_same_grads(module, reference, factor=1):
 
 
 # --- two processes ----------------------------------------------------------------------------
-# (rows of the whole batch on rank 0, on rank 1), per input shape
+# the whole batch's shape; where rank 0's rows end, and rank 1's (from there)
 SPLITS = [
-    ((6, 3, 3, 2), (2, 6)),    # batches of different sizes, under DDP
-    ((5, 3), (0, 5)),          # an empty batch on rank 0, a 2d input
-    ((4, 3, 2, 2, 2), (2, 4)), # a 5d input
+    ((6, 3, 3, 2), (2, 6)),     # batches of different sizes, under DDP
+    ((5, 3), (0, 5)),           # an empty batch on rank 0, a 2d input
+    ((4, 3, 2, 2, 2), (2, 4)),  # a 5d input
 ]
+
+
+# the batch norm of one process that takes an input of that many dimensions
+BY_RANK = {2: CplxBatchNorm1d, 3: CplxBatchNorm1d, 4: CplxBatchNorm2d, 5: CplxBatchNorm3d}
 
 
 def _step(bn, z, weights, ddp):
@@ -114,9 +118,8 @@ def _sync_matches_whole_batch(rank, shape, split, ddp):
     start, stop = (0, split[0]) if rank == 0 else split
     whole, weights = randc(*shape, seed=2, mean=3.0), randc(*shape, seed=3)
 
-    reference = CplxBatchNorm2d(3, momentum=None, **DOUBLE)
+    reference = BY_RANK[len(shape)](3, momentum=None, **DOUBLE)
     randomise(reference)
-    reference._check_input_dim = lambda input: None  # any rank, as the layer under test
     sync = CplxSyncBatchNorm(3, momentum=None, **DOUBLE)
     sync.load_state_dict(reference.state_dict())
 
@@ -314,14 +317,16 @@ def test_convert_sync_batchnorm_replaces_a_batch_norm_given_alone():
     bn = CplxBatchNorm1d(4, eps=1e-3, momentum=None, **DOUBLE).eval()
     sync = CplxSyncBatchNorm.convert_sync_batchnorm(bn)
     assert type(sync) is CplxSyncBatchNorm and not sync.training
-    assert (sync.eps, sync.momentum, sync.affine, sync.track_running_stats) == (1e-3, None, True, True)
+    settings = (sync.eps, sync.momentum, sync.affine, sync.track_running_stats)
+    assert settings == (1e-3, None, True, True)
     assert sync.weight is bn.weight and sync.running_var is bn.running_var
     assert sync.weight.dtype == torch.float64
 
 
 # --- bad arguments ----------------------------------------------------------------------------
 @pytest.mark.parametrize("kwargs, error, words", [
-    ({"process_group": "world"}, TypeError, "`process_group` must be a torch.distributed.ProcessGroup"),
+    ({"process_group": "world"}, TypeError,
+     "`process_group` must be a torch.distributed.ProcessGroup"),
     ({"num_features": -1}, ValueError, "`num_features` must be an int >= 0"),
     ({"eps": -1.0}, ValueError, "`eps` must be"),
     ({"momentum": 2.0}, ValueError, "`momentum` must be"),
