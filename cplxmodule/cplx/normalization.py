@@ -14,6 +14,7 @@ statistics or by running ones, which their own update in place, and the
 affine map and the input's dtype are applied last.
 """
 
+import functools
 import math
 
 import torch
@@ -72,12 +73,36 @@ def _entry(cov, d, i, j):
     return cov[i * d - i * (i - 1) // 2 + j - i]
 
 
-def _input_statistics(parts, dims):
-    """The parts centred by their means over ``dims``, the means, and the biased covariance."""
-    means = [p.mean(dims, keepdim=True) for p in parts]
+def _input_statistics(parts, dims, reduce=None):
+    """The parts centred by their means over ``dims``, the means, the biased covariance, the count.
+
+    ``reduce``, if given, sums a tensor over the processes that share the
+    batch (see :func:`_process_sum`): the statistics are then those of the
+    union of their batches, and the count the number of values per channel
+    in it.
+    """
+    if reduce is None:
+        means = [p.mean(dims, keepdim=True) for p in parts]
+        centred = [p - m for p, m in zip(parts, means)]
+        cov = [(centred[i] * centred[j]).mean(dims, keepdim=True) for i, j in _upper(len(parts))]
+        return centred, means, cov, math.prod([parts[0].shape[dim] for dim in dims])
+
+    # Two passes, as above, not the raw moments sum x² - n mean² in one
+    # reduction: those cancel to noise for a channel whose mean is large
+    # against its spread, where the centred products lose nothing. The
+    # count travels with the sums, as the batches of the processes may
+    # differ in size (or be empty).
+    d, shape = len(parts), [1 if dim in dims else size for dim, size in enumerate(parts[0].shape)]
+    local = math.prod([parts[0].shape[dim] for dim in dims])
+    sums = torch.cat([torch.stack([p.sum(dims) for p in parts]).flatten(),
+                      parts[0].new_full((1,), local)])
+    sums = reduce(sums)
+    count = sums[-1]
+    means = list((sums[:-1] / count).reshape(d, *shape))
     centred = [p - m for p, m in zip(parts, means)]
-    cov = [(centred[i] * centred[j]).mean(dims, keepdim=True) for i, j in _upper(len(parts))]
-    return centred, means, cov
+    products = torch.stack([(centred[i] * centred[j]).sum(dims) for i, j in _upper(d)])
+    cov = list((reduce(products) / count).reshape(-1, *shape))
+    return centred, means, cov, round(count.item())
 
 
 def _running_statistics(parts, running_mean, running_cov, shape):
@@ -160,20 +185,24 @@ def _whitened(centred, cov, eps):
 
 
 def _normalized(parts, dims, eps, running=(None, None), use_input_stats=True, momentum=0.0,
-                shape=None):
+                shape=None, reduce=None, check=None):
     """The real ``parts`` centred and whitened: the one skeleton of every norm here.
 
-    With ``use_input_stats``, by their statistics over ``dims``, which
-    update the ``running`` mean and covariance if given (not for an empty
-    input, as in torch); otherwise by the running statistics, reshaped to
-    ``shape`` to broadcast against each part.
+    With ``use_input_stats``, by their statistics over ``dims`` (and over the
+    processes ``reduce`` sums over, if given), after ``check``, if given,
+    has seen the number of values per channel they are taken over; the
+    statistics update the ``running`` mean and covariance if given (not for
+    an empty input, as in torch). Otherwise by the running statistics,
+    reshaped to ``shape`` to broadcast against each part.
     """
     if not use_input_stats:
         centred, cov = _running_statistics(parts, *running, shape)
         return _whitened(centred, cov, eps)
-    centred, means, cov = _input_statistics(parts, dims)
-    if parts[0].numel() and any(r is not None for r in running):
-        n_values = math.prod([parts[0].shape[dim] for dim in dims])
+    centred, means, cov, n_values = _input_statistics(parts, dims, reduce)
+    if check is not None:
+        check(n_values)
+    # no value at all, or no channel (a mean of shape (1, 0, ...)): nothing to track
+    if n_values * means[0].numel() and any(r is not None for r in running):
         _track(*running, means, cov, n_values, momentum)
     return _whitened(centred, cov, eps)
 
@@ -207,18 +236,32 @@ def _check_values(shape, per_instance, where, name="input"):
         )
 
 
+def _check_total(n_values, shape, where, name="input"):
+    """:func:`_check_values` on the batches of all the processes: ``n_values`` per channel."""
+    if n_values == 1:
+        raise ValueError(
+            f"{where}: `{name}` must have more than 1 value per channel when training, over"
+            f" the batches of all the processes, got 1 (shape {tuple(shape)} in this one)"
+        )
+
+
 def _by_channel(parts, running_mean, running_cov, use_input_stats, momentum, eps, where,
-                per_instance=False, name="input"):
+                per_instance=False, name="input", reduce=None):
     """The ``(N, C, *)`` real ``parts`` whitened per channel (and sample, ``per_instance``).
 
     The statistics and the checks of :func:`batch_norm`,
     :func:`instance_norm`, :func:`magnitude_batch_norm` and ``whitendxd``,
-    whose errors name the argument ``name`` of ``where``.
+    whose errors name the argument ``name`` of ``where``; statistics over
+    the processes ``reduce`` sums over, if given (not ``per_instance``).
     """
     x = parts[0]
     dims = _statistics_dims(x.dim(), per_instance)
-    if use_input_stats:
+    check = None
+    if use_input_stats and reduce is None:
         _check_values(x.shape, per_instance, where, name)
+    elif use_input_stats:
+        # one process may hold a single value, or none, if the others hold more
+        check = functools.partial(_check_total, shape=x.shape, where=where, name=name)
     else:
         mode = "without `use_input_stats`" if per_instance else "when not training"
         for running, value in (("running_mean", running_mean), ("running_cov", running_cov)):
@@ -226,8 +269,57 @@ def _by_channel(parts, running_mean, running_cov, use_input_stats, momentum, eps
                 raise ValueError(f"{where}: `{running}` must be given {mode}, got None")
     shape = (x.shape[1], *[1] * (x.dim() - 2))
     return _normalized(
-        parts, dims, eps, (running_mean, running_cov), use_input_stats, momentum, shape
+        parts, dims, eps, (running_mean, running_cov), use_input_stats, momentum, shape,
+        reduce, check,
     )
+
+
+class _SumOverProcesses(torch.autograd.Function):
+    """The sum of a tensor over the processes of a group, differentiable.
+
+    Every process's loss depends on the sum, hence on the tensor of every
+    process: the gradient of a process's tensor is the sum of the
+    gradients of the sum over the processes. This is the reduction the
+    backward of torch's synchronised batch norm does by hand (an all-reduce
+    of the sums of the gradient and of its products with the centred
+    input). :func:`torch.distributed.nn.functional.all_reduce` is this
+    function, deprecated (it warns) for a private one.
+    """
+
+    @staticmethod
+    def forward(ctx, tensor, group):
+        ctx.group = group
+        tensor = tensor.clone(memory_format=torch.contiguous_format)
+        torch.distributed.all_reduce(tensor, group=group)
+        return tensor
+
+    @staticmethod
+    def backward(ctx, grad):
+        # by itself again, so that the backward is differentiable too
+        return _SumOverProcesses.apply(grad, ctx.group), None
+
+
+def _process_sum(process_group=None):
+    """A function summing a tensor over the processes of ``process_group``, or ``None``.
+
+    ``None`` where there is nothing to sum over, as :class:`torch.nn.SyncBatchNorm`
+    decides: no :mod:`torch.distributed`, no process group initialised, or
+    one process in it (``None`` stands for the default group).
+
+    Summing by a differentiable function, rather than writing the whole
+    synchronised norm as an autograd function with its backward by hand as
+    torch does, keeps one forward for both: the backward of the whitening
+    (the closed-form inverse square root of a 2x2 covariance) is not spelled
+    out a second time. The price is two all-reduces each way (the mean, then
+    the covariance: see :func:`_input_statistics`) where torch's takes one.
+    """
+    dist = torch.distributed
+    if not dist.is_available() or not dist.is_initialized():
+        return None
+    group = dist.group.WORLD if process_group is None else process_group
+    if dist.get_world_size(group) == 1:
+        return None
+    return functools.partial(_SumOverProcesses.apply, group=group)
 
 
 def _check_pair_affine(weight, bias, shape, where):
@@ -362,8 +454,12 @@ def batch_norm(
 
 
 def _batch_norm(input, running_mean, running_cov, weight, bias, use_input_stats, momentum,
-                eps, where, per_instance=False):
-    """:func:`batch_norm`, or :func:`instance_norm` ``per_instance``; errors name ``where``."""
+                eps, where, per_instance=False, reduce=None):
+    """:func:`batch_norm`, or :func:`instance_norm` ``per_instance``; errors name ``where``.
+
+    With ``reduce`` (see :func:`_process_sum`), the statistics are those of
+    the batches of all the processes it sums over: a synchronised batch norm.
+    """
     input, n_channels = _check_channels(input, where)
     check_shape(running_mean, (2, n_channels), "running_mean", where)
     check_shape(running_cov, (2, 2, n_channels), "running_cov", where)
@@ -372,7 +468,7 @@ def _batch_norm(input, running_mean, running_cov, weight, bias, use_input_stats,
     input, half = _in_float32(input)
     zr, zi = _by_channel(
         [input.real, input.imag], running_mean, running_cov, use_input_stats, momentum, eps,
-        where, per_instance,
+        where, per_instance, reduce=reduce,
     )
     shape = (n_channels, *[1] * (input.dim() - 2))
     return _restore(_affine(zr, zi, weight, bias, shape), half)

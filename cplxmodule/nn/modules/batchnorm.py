@@ -5,7 +5,12 @@ import torch
 from .._kinds import Channelwise
 from ... import cplx
 from ...cplx import normalization
-from ...cplx._shared import check_non_negative_int, check_real, check_shape
+from ...cplx._shared import (
+    ArgumentTypeError,
+    check_non_negative_int,
+    check_real,
+    check_shape,
+)
 from .base import CplxToCplx, _check_cplx
 from .parameter import _factory_kwargs
 
@@ -13,6 +18,7 @@ __all__ = [
     "CplxBatchNorm1d",
     "CplxBatchNorm2d",
     "CplxBatchNorm3d",
+    "CplxSyncBatchNorm",
     "whiten2x2",
     "whitendxd",
     "cplx_batch_norm",
@@ -377,6 +383,217 @@ class CplxBatchNorm3d(_CplxBatchNorm, compact=Channelwise("num_features", 3)):
         example="4, 3, 2, 4, 4",
     )
     _input_shapes = {5: "(N, C, D, H, W)"}
+
+
+def _check_process_group(process_group, where):
+    """Raise unless ``process_group`` is ``None`` or a :class:`torch.distributed.ProcessGroup`."""
+    dist = torch.distributed
+    kind = getattr(dist, "ProcessGroup", None) if dist.is_available() else None
+    if process_group is not None and (kind is None or not isinstance(process_group, kind)):
+        raise ArgumentTypeError(
+            f"{where}: `process_group` must be a torch.distributed.ProcessGroup or None,"
+            f" got {process_group!r}"
+        )
+
+
+class CplxSyncBatchNorm(_CplxBatchNorm, compact=Channelwise("num_features", None)):
+    r"""Complex batch normalisation over the batches of all the processes of a group.
+
+    :class:`CplxBatchNorm1d` (2d, 3d) whose statistics, when training, are
+    the mean and :math:`2 \times 2` covariance of the (real, imaginary)
+    pairs of each channel over the batches of every process in
+    ``process_group``, as :class:`torch.nn.SyncBatchNorm` is
+    :class:`torch.nn.BatchNorm2d` over them. Every process then whitens by
+    the same statistics and updates its running ones alike (the unbiased
+    covariance of all the values, as :class:`CplxBatchNorm2d`), and
+    gradients flow through the statistics to the inputs of every process,
+    as if one process had normalised the whole batch. The batches of the
+    processes may differ in size; one may even be empty.
+
+    Outside a process group (none initialised, or one process in it), and
+    in eval mode (by the running statistics, or, without them, each
+    process by its own batch, as torch's), it computes exactly what
+    :class:`CplxBatchNorm2d` does, for an input of any rank.
+
+    Every process of the group must call it in the same order, as any
+    collective: a process with nothing to normalise still calls it, with an
+    empty batch, and the backward pass, which sums gradients over the
+    processes too, must run on all of them. Build it from a model with
+    :meth:`convert_sync_batchnorm`.
+
+    Parameters
+    ----------
+    num_features : int
+        The number of channels :math:`C`.
+    eps : float
+        Added to the diagonal of the covariance for numerical stability.
+    momentum : float or None
+        Weight of the current batch in the running statistics; ``None`` for a
+        cumulative moving average.
+    affine : bool
+        Learn ``weight`` (initialised to the identity) and ``bias`` (zero).
+    track_running_stats : bool
+        Keep running statistics and normalise by them in eval mode; if
+        ``False``, batch statistics are used in both modes.
+    process_group : torch.distributed.ProcessGroup, optional
+        The processes whose batches are normalised together; ``None`` for
+        the default group.
+    device, dtype
+        Factory arguments for the parameters and buffers.
+
+    Shape
+    -----
+    - Input: :math:`(N, C, *)`.
+    - Output: the input's shape.
+
+    Attributes
+    ----------
+    weight : torch.nn.Parameter
+        Real :math:`(2, 2, C)` affine maps.
+    bias : torch.nn.Parameter
+        Real :math:`(2, C)` shifts, real parts in row 0.
+    running_mean : torch.Tensor
+        :math:`(2, C)` running mean.
+    running_var : torch.Tensor
+        :math:`(2, 2, C)` running covariance (unbiased estimates, as torch).
+    num_batches_tracked : torch.Tensor
+        The number of training batches seen.
+    process_group : torch.distributed.ProcessGroup or None
+        As given.
+
+    Raises
+    ------
+    TypeError
+        If the input is not a :class:`~cplxmodule.cplx.Cplx`, or
+        ``process_group`` not a process group.
+    ValueError
+        If the input has fewer than two dimensions or not ``num_features``
+        channels, or, when training, if the batches of all the processes
+        hold one value per channel between them.
+
+    Notes
+    -----
+    The statistics are summed over the processes by a differentiable
+    all-reduce: two in the forward pass (the sums, then the centred
+    products, as precise as one process's two passes) and two in the
+    backward pass. Unlike torch's, it synchronises inputs on the CPU too
+    (over ``gloo``).
+
+    Examples
+    --------
+    Without a process group it is :class:`CplxBatchNorm2d` (or 1d, 3d):
+
+    >>> bn = CplxSyncBatchNorm(3)
+    >>> bn(cplx.randn(8, 3, 5, 5)).shape
+    torch.Size([8, 3, 5, 5])
+
+    In each process of a :class:`~torch.nn.parallel.DistributedDataParallel`
+    run, convert the model's complex batch norms before wrapping it:
+
+    >>> model = torch.nn.Sequential(CplxBatchNorm2d(3))
+    >>> model = CplxSyncBatchNorm.convert_sync_batchnorm(model)
+    >>> model
+    Sequential(
+      (0): CplxSyncBatchNorm(3, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)
+    )
+    """
+
+    def __init__(
+        self,
+        num_features,
+        eps=1e-5,
+        momentum=0.1,
+        affine=True,
+        track_running_stats=True,
+        process_group=None,
+        device=None,
+        dtype=None,
+    ):
+        _check_process_group(process_group, type(self).__name__)
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input):
+        if input.dim() < 2 or input.shape[1] != self.num_features:
+            raise ValueError(
+                f"{self._get_name()}: `input` must have shape (N, {self.num_features}, *),"
+                f" got {tuple(input.shape)}"
+            )
+
+    def _function(self, input, *args):
+        # Over the processes only when training, as torch's: in eval mode
+        # without running statistics each process normalises its own batch.
+        reduce = normalization._process_sum(self.process_group) if self.training else None
+        return normalization._batch_norm(input, *args, reduce=reduce)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """Replace every complex batch norm in ``module`` by a :class:`CplxSyncBatchNorm`.
+
+        Each :class:`CplxBatchNorm1d`, :class:`CplxBatchNorm2d`,
+        :class:`CplxBatchNorm3d` and :class:`CplxSyncBatchNorm` (``module``
+        itself or any submodule) is replaced by one of this class over
+        ``process_group``, with the same settings, holding the same
+        parameters and buffers (the objects themselves, so their
+        ``requires_grad``, device and dtype are kept) and in the same mode,
+        as :meth:`torch.nn.SyncBatchNorm.convert_sync_batchnorm` does for
+        torch's. The other norms are left as they are: the naive and
+        magnitude batch norms, and torch's real batch norms, which
+        :meth:`torch.nn.SyncBatchNorm.convert_sync_batchnorm` converts.
+
+        Parameters
+        ----------
+        module : torch.nn.Module
+            The model, converted in place (its batch norm children
+            replaced) unless it is a batch norm itself.
+        process_group : torch.distributed.ProcessGroup, optional
+            The group the new layers synchronise over; ``None`` for the
+            default group.
+
+        Returns
+        -------
+        torch.nn.Module
+            ``module``, or its replacement if it is a complex batch norm.
+
+        Raises
+        ------
+        TypeError
+            If ``module`` is not a :class:`torch.nn.Module`, or
+            ``process_group`` not a process group.
+        """
+        where = f"{cls.__name__}.convert_sync_batchnorm"
+        if not isinstance(module, torch.nn.Module):
+            raise ArgumentTypeError(
+                f"{where}: `module` must be a torch.nn.Module, got {type(module).__name__}"
+            )
+        _check_process_group(process_group, where)
+        return cls._converted(module, process_group)
+
+    @classmethod
+    def _converted(cls, module, process_group):
+        output = module
+        if isinstance(module, _SYNCABLE):
+            output = cls(
+                module.num_features,
+                module.eps,
+                module.momentum,
+                module.affine,
+                module.track_running_stats,
+                process_group,
+            )
+            # the objects themselves, as torch's converter: an optimiser
+            # built on the model before still holds them
+            for name in ("weight", "bias"):
+                setattr(output, name, getattr(module, name))
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                setattr(output, name, getattr(module, name))
+            output.train(module.training)
+        for name, child in module.named_children():
+            output.add_module(name, cls._converted(child, process_group))
+        return output
+
+
+_SYNCABLE = (CplxBatchNorm1d, CplxBatchNorm2d, CplxBatchNorm3d, CplxSyncBatchNorm)
 
 
 def whiten2x2(

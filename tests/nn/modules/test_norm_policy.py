@@ -59,6 +59,9 @@ def _norms():
         norms.append(Norm(f"{cls.__name__}-unbatched", make, make_twin, shape[1:], "pair", True))
     norms.append(Norm("CplxBatchNorm1d-flat", functools.partial(cnn.CplxBatchNorm1d, 3),
                       functools.partial(torch.nn.BatchNorm1d, 3), (16, 3), "pair", True))
+    # outside a process group, as torch's twin
+    norms.append(Norm("CplxSyncBatchNorm", functools.partial(cnn.CplxSyncBatchNorm, 3),
+                      functools.partial(torch.nn.SyncBatchNorm, 3), (4, 3, 2, 3, 2), "pair", True))
     norms += [
         Norm("CplxGroupNorm", functools.partial(cnn.CplxGroupNorm, 2, 4),
              functools.partial(torch.nn.GroupNorm, 2, 4), (3, 4, 5), "pair"),
