@@ -1,5 +1,7 @@
 """The :class:`Cplx` type: a complex tensor stored as two real tensors."""
 
+from __future__ import annotations
+
 import numbers
 
 import numpy
@@ -8,6 +10,8 @@ import torch.utils._pytree as pytree
 
 from ._dtypes import real_dtype
 from ._views import _complex_view
+from typing import Any, Optional, Sequence, Union
+from ._typing import CplxLike, Device
 
 __all__ = ["Cplx"]
 
@@ -109,7 +113,11 @@ class Cplx:
     # object array of Cplx elements (``numpy.float64(2) * z`` is a Cplx).
     __array_ufunc__ = None
 
-    def __init__(self, real, imag=None):
+    def __init__(
+        self,
+        real: Union[CplxLike, float, complex],
+        imag: Optional[Union[torch.Tensor, float]] = None,
+    ) -> None:
         if isinstance(real, numbers.Number):
             real, imag = _number_parts(real, imag)
 
@@ -157,7 +165,13 @@ class Cplx:
 
     # construction
     @classmethod
-    def empty(cls, *size, dtype=None, device=None, requires_grad=False):
+    def empty(
+        cls,
+        *size: Union[int, Sequence[int]],
+        dtype: Optional[torch.dtype] = None,
+        device: Device = None,
+        requires_grad: bool = False
+    ) -> Cplx:
         """An uninitialised :class:`Cplx` of the given size.
 
         Parameters
@@ -177,7 +191,13 @@ class Cplx:
         return cls._full(torch.empty, torch.empty, size, dtype, device, requires_grad)
 
     @classmethod
-    def zeros(cls, *size, dtype=None, device=None, requires_grad=False):
+    def zeros(
+        cls,
+        *size,
+        dtype: Optional[torch.dtype] = None,
+        device: Device = None,
+        requires_grad: bool = False
+    ):
         """A :class:`Cplx` of zeros of the given size.
 
         Takes the arguments of :meth:`Cplx.empty`.
@@ -190,7 +210,13 @@ class Cplx:
         return cls._full(torch.zeros, torch.zeros, size, dtype, device, requires_grad)
 
     @classmethod
-    def ones(cls, *size, dtype=None, device=None, requires_grad=False):
+    def ones(
+        cls,
+        *size,
+        dtype: Optional[torch.dtype] = None,
+        device: Device = None,
+        requires_grad: bool = False
+    ):
         """A :class:`Cplx` of ones (``1 + 0j``) of the given size.
 
         Takes the arguments of :meth:`Cplx.empty`.
@@ -205,7 +231,7 @@ class Cplx:
         return cls(fill_real(*size, **kwargs), fill_imag(*size, **kwargs))
 
     @staticmethod
-    def from_numpy(array):
+    def from_numpy(array: Any) -> Cplx:
         """A :class:`Cplx` with the values of a numpy array.
 
         Parameters
@@ -223,7 +249,7 @@ class Cplx:
             return Cplx(torch.from_numpy(array))
         return Cplx(torch.from_numpy(array.real), torch.from_numpy(array.imag))
 
-    def numpy(self):
+    def numpy(self) -> numpy.ndarray:
         """The values as a complex :class:`numpy.ndarray` (a copy).
 
         Returns
@@ -264,7 +290,7 @@ class Cplx:
     def __reduce__(self):
         return Cplx, (self._real, self._imag)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"{type(self).__name__}(\n  real={self._real},\n  imag={self._imag}\n)"
 
     # torch-like attributes
@@ -273,7 +299,7 @@ class Cplx:
         """torch.Size: the shape of either part."""
         return self._real.shape
 
-    def size(self, dim=None):
+    def size(self, dim: Optional[int] = None):
         """The size of the tensor, or of dimension ``dim``."""
         return self._real.size() if dim is None else self._real.size(dim)
 
@@ -328,12 +354,12 @@ class Cplx:
             torch.zeros_like(self._imag) if im is None else im,
         )
 
-    def apply(self, f, *args, **kwargs):
+    def apply(self, f, *args: Any, **kwargs: Any):
         """Apply the real function ``f`` to each part separately."""
         return _map_parts(self, f, *args, **kwargs)
 
     # moves
-    def to(self, *args, **kwargs):
+    def to(self, *args: Any, **kwargs: Any):
         """Move or cast both parts, with the arguments of :meth:`torch.Tensor.to`.
 
         A complex ``dtype`` is taken to mean its real counterpart, so
@@ -344,7 +370,7 @@ class Cplx:
             kwargs["dtype"] = real_dtype(kwargs["dtype"])
         return _map_parts(self, torch.Tensor.to, *args, **kwargs)
 
-    def cuda(self, device=None, non_blocking=False):
+    def cuda(self, device: Device = None, non_blocking=False):
         """Move both parts to a CUDA device."""
         return _map_parts(self, torch.Tensor.cuda, device, non_blocking=non_blocking)
 
@@ -376,17 +402,17 @@ class Cplx:
         """Both parts made contiguous."""
         return _map_parts(self, torch.Tensor.contiguous)
 
-    def requires_grad_(self, requires_grad=True):
+    def requires_grad_(self, requires_grad: bool = True):
         """Set ``requires_grad`` on both parts in place; returns ``self``."""
         self._real.requires_grad_(requires_grad)
         self._imag.requires_grad_(requires_grad)
         return self
 
     # indexing and iteration
-    def __getitem__(self, key):
+    def __getitem__(self, key: CplxLike):
         return Cplx(self._real[key], self._imag[key])
 
-    def __setitem__(self, key, value):
+    def __setitem__(self, key: CplxLike, value: CplxLike) -> None:
         parts = _operand_parts(value)
         if parts is None:
             raise TypeError(
@@ -430,13 +456,13 @@ class Cplx:
         """Swap dimensions ``dim0`` and ``dim1``."""
         return _map_parts(self, torch.transpose, dim0, dim1)
 
-    def squeeze(self, dim=None):
+    def squeeze(self, dim: Optional[int] = None):
         """Remove dimensions of size one (all, or just ``dim``)."""
         if dim is None:
             return _map_parts(self, torch.squeeze)
         return _map_parts(self, torch.squeeze, dim)
 
-    def unsqueeze(self, dim):
+    def unsqueeze(self, dim: int):
         """Insert a dimension of size one at ``dim``."""
         return _map_parts(self, torch.unsqueeze, dim)
 
@@ -467,11 +493,11 @@ class Cplx:
         """torch.Tensor: the modulus :math:`|z|`, as ``abs(z)``."""
         return abs(self)
 
-    def sum(self, dim=None, keepdim=False):
+    def sum(self, dim: Optional[int] = None, keepdim: bool = False):
         """The sum over ``dim`` (all elements if ``None``), as :meth:`torch.Tensor.sum`."""
         return _map_parts(self, torch.sum, dim=dim, keepdim=keepdim)
 
-    def mean(self, dim=None, keepdim=False):
+    def mean(self, dim: Optional[int] = None, keepdim: bool = False):
         """The mean over ``dim`` (all elements if ``None``), as :meth:`torch.Tensor.mean`."""
         return _map_parts(self, torch.mean, dim=dim, keepdim=keepdim)
 
@@ -479,7 +505,7 @@ class Cplx:
         return _modulus(self._real, self._imag)
 
     @classmethod
-    def __torch_function__(cls, func, types, args=(), kwargs=None):
+    def __torch_function__(cls, func, types, args: Any = (), kwargs: Any = None):
         """Route torch's arithmetic between a real tensor and a Cplx to Cplx.
 
         ``tensor + z`` reaches here through ``torch.Tensor.__add__``, and under
