@@ -1,7 +1,9 @@
 """What :func:`~cplxmodule.nn.masked.compact` did to a model, and how much faster it runs."""
 
+from __future__ import annotations
+
 import time
-from typing import NamedTuple
+from typing import Any, NamedTuple, Optional
 
 import torch
 
@@ -49,7 +51,13 @@ class CompactReport(NamedTuple):
         return "\n".join(lines)
 
 
-def compact_report(module, compacted, inputs=None, *, min_run_time=0.2):
+def compact_report(
+    module: torch.nn.Module,
+    compacted: torch.nn.Module,
+    inputs: Optional[tuple[Any, ...]] = None,
+    *,
+    min_run_time: float = 0.2,
+):
     """Compare a model with its :func:`compact` copy: what was removed, how much faster.
 
     Parameters
