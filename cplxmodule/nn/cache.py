@@ -1,5 +1,7 @@
 """An explicit cache of the weights that layers derive from their parameters."""
 
+from __future__ import annotations
+
 import contextvars
 import threading
 
@@ -99,7 +101,7 @@ class cached:
     torch.Size([2, 3])
     """
 
-    def __init__(self, module):
+    def __init__(self, module: torch.nn.Module) -> None:
         if not isinstance(module, torch.nn.Module):
             raise TypeError(
                 f"cached: `module` must be a torch.nn.Module, got {type(module).__name__}"

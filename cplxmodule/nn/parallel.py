@@ -1,5 +1,7 @@
 """Running complex models under :class:`torch.nn.DataParallel`."""
 
+from __future__ import annotations
+
 import collections
 
 import torch
@@ -70,7 +72,9 @@ class CplxDataParallel(torch.nn.DataParallel):
     torch.Size([8, 2])
     """
 
-    def __init__(self, module, device_ids=None, output_device=None, dim=0):
+    def __init__(
+        self, module: torch.nn.Module, device_ids=None, output_device=None, dim: int = 0,
+    ) -> None:
         super().__init__(module, device_ids, output_device, dim)
         # torch leaves ``dim`` unset when no accelerator is present
         self.dim = dim

@@ -1,5 +1,7 @@
 """Complex multi-head attention, the twin of :class:`torch.nn.MultiheadAttention`."""
 
+from __future__ import annotations
+
 import torch
 
 from ...cplx import Cplx
@@ -14,6 +16,8 @@ from ..init import cplx_xavier_normal_
 from .base import CplxToCplx
 from .linear import CplxLinear
 from .parameter import CplxParameter, _factory_kwargs
+from typing import Optional
+from ...cplx._typing import CplxLike, Device
 
 __all__ = ["CplxMultiheadAttention"]
 
@@ -178,19 +182,19 @@ class CplxMultiheadAttention(CplxToCplx):
 
     def __init__(
         self,
-        embed_dim,
-        num_heads,
-        dropout=0.0,
-        bias=True,
-        add_bias_kv=False,
-        add_zero_attn=False,
-        kdim=None,
-        vdim=None,
-        batch_first=False,
-        device=None,
-        dtype=None,
-        score="real",
-    ):
+        embed_dim: int,
+        num_heads: int,
+        dropout: float = 0.0,
+        bias: bool = True,
+        add_bias_kv: bool = False,
+        add_zero_attn: bool = False,
+        kdim: Optional[int] = None,
+        vdim: Optional[int] = None,
+        batch_first: bool = False,
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+        score: str = "real",
+    ) -> None:
         where = type(self).__name__
         embed_dim = check_positive_int(embed_dim, "embed_dim", where)
         num_heads = check_positive_int(num_heads, "num_heads", where)
@@ -240,15 +244,15 @@ class CplxMultiheadAttention(CplxToCplx):
 
     def forward(
         self,
-        query,
-        key,
-        value,
-        key_padding_mask=None,
+        query: CplxLike,
+        key: CplxLike,
+        value: CplxLike,
+        key_padding_mask: Optional[torch.Tensor] = None,
         need_weights=True,
-        attn_mask=None,
+        attn_mask: Optional[torch.Tensor] = None,
         average_attn_weights=True,
-        is_causal=False,
-    ):
+        is_causal: bool = False,
+    ) -> Cplx:
         """Attend from ``query`` to ``key``, averaging ``value``; see the class docstring.
 
         Returns

@@ -1,5 +1,7 @@
 """Base classes of complex layers and the promotion of real layers to split ones."""
 
+from __future__ import annotations
+
 import copyreg
 import operator
 
@@ -12,6 +14,7 @@ from ...cplx._shared import check_dtype, checked_cplx
 from .. import _kinds
 from .parameter import CplxParameter  # noqa: F401  (published import path)
 from .parameter import _load_complex_children, _refuse_complex_cast
+from typing import Union
 
 __all__ = [
     "CplxToCplx",
@@ -232,7 +235,7 @@ def _is(module, bases):
     return isinstance(module, bases)
 
 
-def is_from_cplx(module):
+def is_from_cplx(module: Union[torch.nn.Module, type]) -> bool:
     """Whether ``module`` takes a :class:`Cplx` input.
 
     Parameters
@@ -258,7 +261,7 @@ def is_from_cplx(module):
     return _is(_ends(module, 0), (CplxToCplx, BaseCplxToReal))
 
 
-def is_to_cplx(module):
+def is_to_cplx(module: Union[torch.nn.Module, type]) -> bool:
     """Whether ``module`` returns a :class:`Cplx`.
 
     Parameters
@@ -282,7 +285,7 @@ def is_to_cplx(module):
     return _is(_ends(module, -1), (CplxToCplx, BaseRealToCplx))
 
 
-def is_cplx_to_cplx(module):
+def is_cplx_to_cplx(module: Union[torch.nn.Module, type]) -> bool:
     """Whether ``module`` maps a :class:`Cplx` to a :class:`Cplx`.
 
     Parameters

@@ -1,5 +1,7 @@
 """Complex parameters: a pair of real :class:`torch.nn.Parameter`."""
 
+from __future__ import annotations
+
 import itertools
 
 import torch
@@ -123,7 +125,7 @@ class CplxParameter(torch.nn.Module, Cplx):
     real = _ModuleAttribute()
     imag = _ModuleAttribute()
 
-    def __init__(self, cplx, requires_grad=True):
+    def __init__(self, cplx, requires_grad: bool = True) -> None:
         cplx = Cplx(check_operand(cplx, "cplx", where="CplxParameter"))
         torch.nn.Module.__init__(self)
         self.real = torch.nn.Parameter(cplx.real, requires_grad=requires_grad)

@@ -10,6 +10,8 @@ their arguments and give their projections to the recurrence of the
 functional core (``cplxmodule.cplx._rnn``), which runs the sequence.
 """
 
+from __future__ import annotations
+
 import numbers
 import warnings
 
@@ -26,6 +28,9 @@ from ...cplx.conversions import _to_complex
 from ._rnn_names import _TorchNames
 from .base import CplxToCplx
 from .linear import CplxLinear, _reset_weight_and_bias
+from typing import Any, ClassVar, Optional
+from ...cplx._typing import CplxLike, Device
+from ...cplx.tensor import Cplx
 
 __all__ = [
     "CplxRNNCell",
@@ -109,7 +114,7 @@ class _CplxRecurrentBase(_TorchNames, CplxToCplx):
 
     #: the mode of the class (``GRU``, ``LSTM``); None for the RNNs, whose
     #: ``nonlinearity`` tells it
-    _mode = None
+    _mode: ClassVar[Any] = None
 
     @property
     def mode(self):
@@ -250,7 +255,7 @@ class _CplxRNNBase(_CplxRecurrentBase):
         return s
 
     # forward
-    def forward(self, input, hx=None):
+    def forward(self, input: CplxLike, hx: Optional[CplxLike] = None) -> Cplx:
         where = self._get_name()
         packed = isinstance(input, PackedSequence)
         if packed:
@@ -542,8 +547,19 @@ class CplxRNN(_CplxRNNBase):
     """
     )
 
-    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
-                 batch_first=False, dropout=0.0, bidirectional=False, device=None, dtype=None):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        nonlinearity: str = "tanh",
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
                          bidirectional, nonlinearity=nonlinearity, device=device, dtype=dtype)
 
@@ -584,8 +600,18 @@ class CplxGRU(_CplxRNNBase):
 
     _mode = "GRU"
 
-    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
-                 dropout=0.0, bidirectional=False, device=None, dtype=None):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
                          bidirectional, device=device, dtype=dtype)
 
@@ -639,8 +665,19 @@ class CplxLSTM(_CplxRNNBase):
 
     _mode = "LSTM"
 
-    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
-                 dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        proj_size: int = 0,
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
                          bidirectional, proj_size, device=device, dtype=dtype)
 
@@ -695,11 +732,18 @@ class CplxRNNCell(_CplxCellBase):
     """
     )
 
-    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None,
-                 dtype=None):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool = True,
+        nonlinearity: str = "tanh",
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         super().__init__(input_size, hidden_size, bias, nonlinearity, device, dtype)
 
-    def forward(self, input, hx=None):
+    def forward(self, input: CplxLike, hx: Optional[CplxLike] = None) -> Cplx:
         input, (hx,), batched = self._check_step(input, [("hx", hx)])
         input_gates, hidden_gates = self._gates(input, hx)
         h, _ = _rnn.step(self.mode, input_gates, hidden_gates, hx)
@@ -727,10 +771,17 @@ class CplxGRUCell(_CplxCellBase):
 
     _mode = "GRU"
 
-    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool = True,
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         super().__init__(input_size, hidden_size, bias, None, device, dtype)
 
-    def forward(self, input, hx=None):
+    def forward(self, input: CplxLike, hx: Optional[CplxLike] = None) -> Cplx:
         input, (hx,), batched = self._check_step(input, [("hx", hx)])
         input_gates, hidden_gates = self._gates(input, hx)
         h, _ = _rnn.step(self.mode, input_gates, hidden_gates, hx)
@@ -760,10 +811,17 @@ class CplxLSTMCell(_CplxCellBase):
 
     _mode = "LSTM"
 
-    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool = True,
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         super().__init__(input_size, hidden_size, bias, None, device, dtype)
 
-    def forward(self, input, hx=None):
+    def forward(self, input: CplxLike, hx: Optional[CplxLike] = None) -> Cplx:
         where = self._get_name()
         if hx is None:
             hx = (None, None)
