@@ -11,6 +11,7 @@ products). Results agree with the default strategy to rounding.
 
 from __future__ import annotations
 
+import torch
 import torch.nn.functional as F
 
 from ._shared import checked_cplx, ntuple
@@ -93,15 +94,15 @@ _BILINEAR = dict(
 )
 
 
-def linear_naive(input: CplxLike, weight: CplxLike, bias: Optional[CplxLike] = None) -> Cplx:
+def linear_naive(input: CplxLike, weight: CplxLike, bias: Optional[CplxLike] = None) -> Union[Cplx, torch.Tensor]:
     return linear(input, weight, bias, strategy="naive")
 
 
-def linear_cat(input: CplxLike, weight: CplxLike, bias: Optional[CplxLike] = None) -> Cplx:
+def linear_cat(input: CplxLike, weight: CplxLike, bias: Optional[CplxLike] = None) -> Union[Cplx, torch.Tensor]:
     return linear(input, weight, bias, strategy="cat")
 
 
-def linear_3m(input: CplxLike, weight: CplxLike, bias: Optional[CplxLike] = None) -> Cplx:
+def linear_3m(input: CplxLike, weight: CplxLike, bias: Optional[CplxLike] = None) -> Union[Cplx, torch.Tensor]:
     return linear(input, weight, bias, strategy="3m")
 
 
@@ -111,7 +112,7 @@ def bilinear_naive(
     weight: CplxLike,
     bias: Optional[CplxLike] = None,
     conjugate: bool = True,
-) -> Cplx:
+) -> Union[Cplx, torch.Tensor]:
     return bilinear(input1, input2, weight, bias, conjugate, strategy="naive")
 
 
@@ -121,7 +122,7 @@ def bilinear_cat(
     weight: CplxLike,
     bias: Optional[CplxLike] = None,
     conjugate: bool = True,
-) -> Cplx:
+) -> Union[Cplx, torch.Tensor]:
     return bilinear(input1, input2, weight, bias, conjugate, strategy="cat")
 
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import torch
 
 from ._shared import checked_cplx, checked_even_dim, checked_real, describe
 from ._views import _complex_view, _eager, _interleaved, _pairs
 from .tensor import Cplx, _pair
+from ._typing import CplxLike
 from ._typing import CplxLike
 
 __all__ = [
@@ -77,7 +80,7 @@ def to_interleaved_real(input: CplxLike, flatten: bool = True, dim: int = -1) ->
     return pairs.flatten(dim, dim + 1) if flatten and input.dim() else pairs
 
 
-def to_concatenated_real(input, flatten=None, dim: int = -1) -> torch.Tensor:
+def to_concatenated_real(input: CplxLike, flatten: Optional[bool] = None, dim: int = -1) -> torch.Tensor:
     """Write ``input`` as a real tensor, all real parts before all imaginary parts along ``dim``.
 
     ``flatten`` is there for the published signature and must be ``None``

@@ -14,6 +14,7 @@ from ._shared import checked_cplx
 from .tensor import Cplx
 from typing import Union
 from ._typing import CplxLike
+from ._typing import CplxLike
 
 __all__ = [
     "exp",
@@ -61,7 +62,7 @@ def exp(input: CplxLike) -> Cplx:
     return Cplx(scale * torch.cos(im), scale * torch.sin(im))
 
 
-def log(input) -> Cplx:
+def log(input: CplxLike) -> Cplx:
     r"""The principal logarithm :math:`\log|z| + i \arg z`.
 
     The imaginary part lies in :math:`(-\pi, \pi]`, with the branch cut on the
@@ -71,35 +72,35 @@ def log(input) -> Cplx:
     return Cplx(torch.log(abs(input)), input.angle)
 
 
-def sin(input) -> Cplx:
+def sin(input: CplxLike) -> Cplx:
     r"""The complex sine :math:`\sin a \cosh b + i \cos a \sinh b`."""
     input = checked_cplx(input, where="sin")
     re, im = input.real, input.imag
     return Cplx(torch.sin(re) * torch.cosh(im), torch.cos(re) * torch.sinh(im))
 
 
-def cos(input) -> Cplx:
+def cos(input: CplxLike) -> Cplx:
     r"""The complex cosine :math:`\cos a \cosh b - i \sin a \sinh b`."""
     input = checked_cplx(input, where="cos")
     re, im = input.real, input.imag
     return Cplx(torch.cos(re) * torch.cosh(im), -torch.sin(re) * torch.sinh(im))
 
 
-def sinh(input) -> Cplx:
+def sinh(input: CplxLike) -> Cplx:
     r"""The complex hyperbolic sine :math:`\sinh a \cos b + i \cosh a \sin b`."""
     input = checked_cplx(input, where="sinh")
     re, im = input.real, input.imag
     return Cplx(torch.sinh(re) * torch.cos(im), torch.cosh(re) * torch.sin(im))
 
 
-def cosh(input) -> Cplx:
+def cosh(input: CplxLike) -> Cplx:
     r"""The complex hyperbolic cosine :math:`\cosh a \cos b + i \sinh a \sin b`."""
     input = checked_cplx(input, where="cosh")
     re, im = input.real, input.imag
     return Cplx(torch.cosh(re) * torch.cos(im), torch.sinh(re) * torch.sin(im))
 
 
-def tanh(input) -> Cplx:
+def tanh(input: CplxLike) -> Cplx:
     r"""The complex hyperbolic tangent.
 
     .. math::
@@ -116,7 +117,7 @@ def tanh(input) -> Cplx:
     return Cplx(*_tanh_parts(input.real, input.imag))
 
 
-def tan(input) -> Cplx:
+def tan(input: CplxLike) -> Cplx:
     r"""The complex tangent.
 
     .. math::
@@ -214,7 +215,7 @@ def phaseshift(input: CplxLike, phi: Union[float, torch.Tensor] = 0.0) -> Cplx:
     return input * Cplx(torch.cos(phi), torch.sin(phi))
 
 
-def zrelu(input) -> Cplx:
+def zrelu(input: CplxLike) -> Cplx:
     r"""zReLU: :math:`z` where :math:`0 \le \arg z \le \pi/2`, zero elsewhere.
 
     That is, :math:`z` is kept in the closed first quadrant
@@ -227,7 +228,7 @@ def zrelu(input) -> Cplx:
     return Cplx(re * keep, im * keep)
 
 
-def cardioid(input) -> Cplx:
+def cardioid(input: CplxLike) -> Cplx:
     r"""The complex cardioid :math:`z \, (1 + \cos \arg z) / 2`.
 
     The scale is one on the positive real axis and vanishes on the negative
@@ -241,7 +242,7 @@ def cardioid(input) -> Cplx:
     return input * (0.5 * (1 + re / modulus))
 
 
-def sigmoid(input) -> Cplx:
+def sigmoid(input: CplxLike) -> Cplx:
     r"""The holomorphic logistic sigmoid :math:`\sigma(z) = 1 / (1 + e^{-z})`.
 
     It is meromorphic, with simple poles at :math:`z = i (2k + 1) \pi`,
@@ -275,7 +276,7 @@ def _safe_modulus(input):
     return torch.clamp(abs(input), min=torch.finfo(input.dtype).tiny)
 
 
-def modtanh(input) -> Cplx:
+def modtanh(input: CplxLike) -> Cplx:
     r"""The polar tanh :math:`\tanh(|z|) \, e^{i \arg z}`.
 
     The modulus is squashed into :math:`[0, 1)`, the phase kept.
@@ -298,7 +299,7 @@ def modtanh(input) -> Cplx:
     return _radial(input, torch.tanh(modulus) / modulus)
 
 
-def modsquash(input) -> Cplx:
+def modsquash(input: CplxLike) -> Cplx:
     r"""The capsule squash :math:`\frac{|z|^2}{1 + |z|^2} e^{i \arg z} = \frac{|z|}{1 + |z|^2} z`.
 
     The modulus goes into :math:`[0, 1)`, the phase is kept.
@@ -319,7 +320,7 @@ def modsquash(input) -> Cplx:
     return _radial(input, modulus / (1 + modulus * modulus))
 
 
-def modlog(input) -> Cplx:
+def modlog(input: CplxLike) -> Cplx:
     r"""The polar log :math:`\log(1 + |z|) \, e^{i \arg z}`: the modulus compressed, the phase kept.
 
     Zero maps to zero, where the map is tangent to the identity.
@@ -366,7 +367,7 @@ def zabsrelu(input: CplxLike, threshold: Union[float, torch.Tensor] = 0.5) -> Cp
     return Cplx(re * keep, im * keep)
 
 
-def zleakyrelu(input, negative_slope=0.01) -> Cplx:
+def zleakyrelu(input: CplxLike, negative_slope: float = 0.01) -> Cplx:
     r"""Leaky zReLU: :math:`z` in the closed first quadrant, :math:`a z` elsewhere.
 
     The leak ``negative_slope`` :math:`a` keeps a gradient outside the

@@ -24,6 +24,7 @@ from ._shared import (
     checked_cplx,
 )
 from ._typing import CplxLike
+from .tensor import Cplx
 __all__ = [
     "mse_loss",
     "l1_loss",
@@ -34,7 +35,7 @@ __all__ = [
     "ssim_loss",
 ]
 
-def _checked_pair(input, target, reduction, where):
+def _checked_pair(input: object, target: object, reduction: str, where: str) -> tuple[Cplx, Cplx]:
     input = checked_cplx(input, "input", where=where)
     target = checked_cplx(target, "target", where=where)
     if input.shape != target.shape:

@@ -16,7 +16,7 @@ from ._dtypes import HALF_DTYPES
 from ._shared import check_spatial_dims, checked_cplx, doc_kwargs
 from ._views import _eager
 from .tensor import Cplx
-from typing import Optional
+from typing import Optional, Union
 from ._typing import CplxLike
 from torch.nn.common_types import _size_1_t, _size_2_t, _size_3_t
 
@@ -129,7 +129,7 @@ def max_pool1d(
     dilation: _size_1_t = 1,
     ceil_mode: bool = False,
     return_indices: bool = False,
-):
+) -> Union[Cplx, tuple[Cplx, torch.Tensor]]:
     return _max_poolnd(1, F.max_pool1d, input, kernel_size, stride, padding,
                        dilation, ceil_mode, return_indices)
 
@@ -142,7 +142,7 @@ def max_pool2d(
     dilation: _size_2_t = 1,
     ceil_mode: bool = False,
     return_indices: bool = False,
-):
+) -> Union[Cplx, tuple[Cplx, torch.Tensor]]:
     return _max_poolnd(2, F.max_pool2d, input, kernel_size, stride, padding,
                        dilation, ceil_mode, return_indices)
 
@@ -155,7 +155,7 @@ def max_pool3d(
     dilation: _size_3_t = 1,
     ceil_mode: bool = False,
     return_indices: bool = False,
-):
+) -> Union[Cplx, tuple[Cplx, torch.Tensor]]:
     return _max_poolnd(3, F.max_pool3d, input, kernel_size, stride, padding,
                        dilation, ceil_mode, return_indices)
 
@@ -215,15 +215,21 @@ _ADAPTIVE_MAX_DOC = r"""Complex {n}d adaptive max pooling by modulus.
     """
 
 
-def adaptive_max_pool1d(input: CplxLike, output_size: _size_1_t, return_indices: bool = False):
+def adaptive_max_pool1d(
+    input: CplxLike, output_size: _size_1_t, return_indices: bool = False,
+) -> Union[Cplx, tuple[Cplx, torch.Tensor]]:
     return _adaptive_max_poolnd(1, F.adaptive_max_pool1d, input, output_size, return_indices)
 
 
-def adaptive_max_pool2d(input: CplxLike, output_size: _size_2_t, return_indices: bool = False):
+def adaptive_max_pool2d(
+    input: CplxLike, output_size: _size_2_t, return_indices: bool = False,
+) -> Union[Cplx, tuple[Cplx, torch.Tensor]]:
     return _adaptive_max_poolnd(2, F.adaptive_max_pool2d, input, output_size, return_indices)
 
 
-def adaptive_max_pool3d(input: CplxLike, output_size: _size_3_t, return_indices: bool = False):
+def adaptive_max_pool3d(
+    input: CplxLike, output_size: _size_3_t, return_indices: bool = False,
+) -> Union[Cplx, tuple[Cplx, torch.Tensor]]:
     return _adaptive_max_poolnd(3, F.adaptive_max_pool3d, input, output_size, return_indices)
 
 

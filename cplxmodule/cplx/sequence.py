@@ -194,7 +194,7 @@ def rotary(input: CplxLike, dim: int = 0, base: float = 10000.0, offset: int = 0
     return phaseshift(input, angles)
 
 
-def zoh(a: CplxLike, b: CplxLike, step: Union[torch.Tensor, float]) -> Cplx:
+def zoh(a: CplxLike, b: CplxLike, step: Union[torch.Tensor, float]) -> tuple[Cplx, Cplx]:
     r"""The zero-order-hold discretisation of the diagonal system :math:`x' = a x + b u`.
 
     .. math::

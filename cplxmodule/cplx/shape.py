@@ -6,7 +6,8 @@ import torch
 
 from ._shared import checked_cplx
 from .tensor import Cplx, _map_parts
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
+from ._typing import CplxLike
 from ._typing import CplxLike
 
 __all__ = [
@@ -48,7 +49,9 @@ def _zip_parts(reals, imags):
     return tuple(map(Cplx, reals, imags))
 
 
-def split(input, split_size_or_sections, dim: int = 0) -> tuple[Cplx, ...]:
+def split(
+    input: CplxLike, split_size_or_sections: Union[int, list[int]], dim: int = 0,
+) -> tuple[Cplx, ...]:
     """Split into pieces, as :func:`torch.split`."""
     input = checked_cplx(input, where="split")
     return _zip_parts(
@@ -57,7 +60,7 @@ def split(input, split_size_or_sections, dim: int = 0) -> tuple[Cplx, ...]:
     )
 
 
-def chunk(input, chunks, dim: int = 0) -> tuple[Cplx, ...]:
+def chunk(input: CplxLike, chunks: int, dim: int = 0) -> tuple[Cplx, ...]:
     """Split into ``chunks`` pieces, as :func:`torch.chunk`."""
     input = checked_cplx(input, where="chunk")
     return _zip_parts(
@@ -65,31 +68,31 @@ def chunk(input, chunks, dim: int = 0) -> tuple[Cplx, ...]:
     )
 
 
-def unbind(input, dim: int = 0) -> tuple[Cplx, ...]:
+def unbind(input: CplxLike, dim: int = 0) -> tuple[Cplx, ...]:
     """Remove dimension ``dim``, returning the slices along it."""
     input = checked_cplx(input, where="unbind")
     return _zip_parts(torch.unbind(input.real, dim), torch.unbind(input.imag, dim))
 
 
-def take(input, index) -> Cplx:
+def take(input: CplxLike, index: torch.Tensor) -> Cplx:
     """Elements at ``index`` of the flattened tensor, as :func:`torch.take`."""
     input = checked_cplx(input, where="take")
     return _map_parts(input, torch.take, index)
 
 
-def narrow(input, dim: int, start, length: int) -> Cplx:
+def narrow(input: CplxLike, dim: int, start: Union[int, torch.Tensor], length: int) -> Cplx:
     """A narrowed view, as :func:`torch.narrow`."""
     input = checked_cplx(input, where="narrow")
     return _map_parts(input, torch.narrow, dim, start, length)
 
 
-def squeeze(input, dim: Optional[int] = None) -> Cplx:
+def squeeze(input: CplxLike, dim: Optional[int] = None) -> Cplx:
     """Remove dimensions of size one, as :func:`torch.squeeze`."""
     input = checked_cplx(input, where="squeeze")
     return Cplx.squeeze(input, dim)
 
 
-def unsqueeze(input, dim: int) -> Cplx:
+def unsqueeze(input: CplxLike, dim: int) -> Cplx:
     """Insert a dimension of size one, as :func:`torch.unsqueeze`."""
     input = checked_cplx(input, where="unsqueeze")
     return _map_parts(input, torch.unsqueeze, dim)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import contextvars
 import threading
 
@@ -108,7 +110,7 @@ class cached:
             )
         self.module = module
 
-    def __enter__(self):
+    def __enter__(self) -> torch.nn.Module:
         held = list(self.module.modules())
         stores, depths = dict(_STORES.get()), dict(_DEPTHS.get())
         for layer in held:
@@ -122,7 +124,7 @@ class cached:
         _count_active(+1)
         return self.module
 
-    def __exit__(self, *exc_info):
+    def __exit__(self, *exc_info: object) -> Literal[False]:
         entries = dict(_ENTRIES.get())
         if self not in entries:
             raise RuntimeError(

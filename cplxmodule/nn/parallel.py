@@ -7,6 +7,7 @@ import collections
 import torch
 
 from ..cplx import Cplx
+from typing import Optional, Sequence, Union
 
 __all__ = ["CplxDataParallel"]
 
@@ -73,7 +74,11 @@ class CplxDataParallel(torch.nn.DataParallel):
     """
 
     def __init__(
-        self, module: torch.nn.Module, device_ids=None, output_device=None, dim: int = 0,
+        self,
+        module: torch.nn.Module,
+        device_ids: Optional[Sequence[Union[int, torch.device]]] = None,
+        output_device: Optional[Union[int, torch.device]] = None,
+        dim: int = 0,
     ) -> None:
         super().__init__(module, device_ids, output_device, dim)
         # torch leaves ``dim`` unset when no accelerator is present

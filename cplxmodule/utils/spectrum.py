@@ -16,7 +16,7 @@ import torch
 from ..cplx import Cplx, to_complex
 from ..cplx._shared import check_choice, check_int, check_positive, check_positive_int
 from .views import _fixed_index, window_view
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence, Union
 from ..cplx._typing import CplxLike
 
 __all__ = ["pwelch", "fftshift", "bandwidth_power", "acpr_calc"]
@@ -140,7 +140,7 @@ def pwelch(
     *,
     nperseg: Optional[int] = None,
     nfft: Optional[int] = None,
-    detrend=False,
+    detrend: Union[bool, str, Callable[..., Any]] = False,
     return_onesided: Optional[bool] = None,
     average: str = "mean",
 ) -> torch.Tensor:
@@ -413,7 +413,7 @@ def _bands_tensor(bands, where):
 def bandwidth_power(
     x: CplxLike,
     fs: float,
-    bands,
+    bands: Sequence[tuple[float, float]],
     dim: Optional[int] = None,
     n_overlap: Optional[int] = None,
     nperseg: Optional[int] = None,
@@ -558,7 +558,7 @@ def acpr_calc(
     acb: Optional[Union[float, Sequence[float]]] = None,
     nperseg: Optional[int] = None,
     dim: Optional[int] = None,
-) -> torch.Tensor:
+) -> tuple[torch.Tensor, torch.Tensor]:
     r"""Power in the main channel and in adjacent channels, in dB.
 
     The adjacent channel power ratio (ACPR) of each adjacent channel is

@@ -76,7 +76,7 @@ def _checked_tensor(x, where):
     return x
 
 
-def complex_view(x: torch.Tensor, dim: int = -1, squeeze: bool = True) -> torch.Tensor:
+def complex_view(x: torch.Tensor, dim: int = -1, squeeze: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
     r"""Views of the real and imaginary parts of an interleaved real tensor.
 
     The size-``2n`` dimension ``dim`` of ``x`` holds ``n`` pairs

@@ -15,7 +15,7 @@ from ..cache import _cached_attr, _memo
 from ..modules._weighted import _check_forward_calls_base, _registered
 from ..modules.parameter import _refuse_complex_cast
 from ..utils.sparsity import SparsityStats, _weight_counts
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Mapping, Optional
 
 __all__ = [
     "BaseMasked",
@@ -465,7 +465,7 @@ def is_sparse(module: torch.nn.Module) -> bool:
     return isinstance(module, BaseMasked) and module.is_sparse
 
 
-def named_masks(module: torch.nn.Module, prefix: str = ""):
+def named_masks(module: torch.nn.Module, prefix: str = "") -> Iterator[tuple[str, torch.Tensor]]:
     """Iterate over the masked layers of ``module`` and their masks.
 
     Parameters
@@ -497,7 +497,7 @@ def named_masks(module: torch.nn.Module, prefix: str = ""):
 def deploy_masks(
     module: torch.nn.Module,
     *,
-    state_dict=None,
+    state_dict: Optional[Mapping[str, Optional[torch.Tensor]]] = None,
     prefix: str = "",
     reset: bool = False,
     reduce_fn: Optional[Callable[..., Any]] = None,
@@ -586,7 +586,9 @@ def deploy_masks(
     return module
 
 
-def binarize_masks(state_dict, masks) -> dict[str, Any]:
+def binarize_masks(
+    state_dict: dict[str, torch.Tensor], masks: Mapping[str, torch.Tensor],
+) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
     r"""Turn masks into 0/1 masks, folding their values into the weights.
 
     A mask with values other than 0 and 1 (e.g. a relevance score) scales

@@ -32,13 +32,13 @@ class CompactReport(NamedTuple):
     notes: tuple = ()
 
     @property
-    def speedup(self):
+    def speedup(self) -> Optional[float]:
         """float or None: ``masked_seconds / compact_seconds``."""
         if self.compact_seconds is None:
             return None
         return self.masked_seconds / self.compact_seconds
 
-    def __str__(self):
+    def __str__(self) -> str:
         lines = [f"{'layer':<16} {'before':<36} {'after':<36} kept"]
         for name, before, after, kept in self.layers:
             lines.append(f"{name:<16} {before:<36} {after:<36} {kept:.1%}")
@@ -57,7 +57,7 @@ def compact_report(
     inputs: Optional[tuple[Any, ...]] = None,
     *,
     min_run_time: float = 0.2,
-):
+) -> CompactReport:
     """Compare a model with its :func:`compact` copy: what was removed, how much faster.
 
     Parameters

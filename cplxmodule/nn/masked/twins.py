@@ -20,6 +20,7 @@ from ...cplx import Cplx
 from ...cplx._shared import check_choice, check_real
 from .. import _families
 from ._channels import _parts
+from typing import Mapping, Optional
 
 __all__ = ["convert_layers", "to_masked", "magnitude_masks"]
 
@@ -146,7 +147,11 @@ def _convert(module, kind, memo):
     return converted
 
 
-def to_masked(module: torch.nn.Module, masks=None, strict: bool = False) -> torch.nn.Module:
+def to_masked(
+    module: torch.nn.Module,
+    masks: Optional[Mapping[str, torch.Tensor]] = None,
+    strict: bool = False,
+) -> torch.nn.Module:
     """The masked twin of ``module``: every layer with a masked twin swapped for it.
 
     Parameters
@@ -191,7 +196,9 @@ def to_masked(module: torch.nn.Module, masks=None, strict: bool = False) -> torc
     return deploy_masks(convert_layers(module, "masked"), state_dict=masks, strict=strict)
 
 
-def magnitude_masks(module: torch.nn.Module, keep: float, scope: str = "global"):
+def magnitude_masks(
+    module: torch.nn.Module, keep: float, scope: str = "global",
+) -> dict[str, torch.Tensor]:
     """Masks that keep the largest weights by magnitude: the pruning baseline.
 
     Every layer that has a masked twin (dense, masked or Bayesian, real or

@@ -786,7 +786,7 @@ class CplxMagSoftmax(BaseCplxToReal):
         super().__init__()
         self.dim = _integer(dim, "CplxMagSoftmax", "dim")
 
-    def forward(self, input: CplxLike) -> Cplx:
+    def forward(self, input: CplxLike) -> torch.Tensor:
         return torch.softmax(abs(_check_cplx(self, input)), dim=self.dim)
 
     def extra_repr(self):

@@ -16,7 +16,7 @@ from ..init import cplx_xavier_normal_
 from .base import CplxToCplx
 from .linear import CplxLinear
 from .parameter import CplxParameter, _factory_kwargs
-from typing import Optional
+from typing import Any, Optional
 from ...cplx._typing import CplxLike, Device
 
 __all__ = ["CplxMultiheadAttention"]
@@ -211,7 +211,7 @@ class CplxMultiheadAttention(CplxToCplx):
         self.kdim = embed_dim if kdim is None else kdim
         self.vdim = embed_dim if vdim is None else vdim
         self.dropout, self.batch_first, self.score = float(dropout), batch_first, score
-        kwargs = dict(bias=bias, device=device, dtype=dtype)
+        kwargs: dict[str, Any] = dict(bias=bias, device=device, dtype=dtype)
         self.q_proj = CplxLinear(embed_dim, embed_dim, **kwargs)
         self.k_proj = CplxLinear(self.kdim, embed_dim, **kwargs)
         self.v_proj = CplxLinear(self.vdim, embed_dim, **kwargs)
@@ -248,9 +248,9 @@ class CplxMultiheadAttention(CplxToCplx):
         key: CplxLike,
         value: CplxLike,
         key_padding_mask: Optional[torch.Tensor] = None,
-        need_weights=True,
+        need_weights: bool = True,
         attn_mask: Optional[torch.Tensor] = None,
-        average_attn_weights=True,
+        average_attn_weights: bool = True,
         is_causal: bool = False,
     ) -> Cplx:
         """Attend from ``query`` to ``key``, averaging ``value``; see the class docstring.

@@ -14,7 +14,9 @@ from ...cplx._shared import check_dtype, checked_cplx
 from .. import _kinds
 from .parameter import CplxParameter  # noqa: F401  (published import path)
 from .parameter import _load_complex_children, _refuse_complex_cast
-from typing import Union
+from typing import Any, Union
+
+from ...cplx._typing import CplxLike
 
 __all__ = [
     "CplxToCplx",
@@ -167,12 +169,12 @@ def _promoted(base):
 def _split_module(base):
     if base in _ELEMENTWISE:
         # one call on both parts where they share a buffer (see `_split_apply`)
-        def forward(self, input):
+        def forward(self: torch.nn.Module, input: CplxLike) -> Cplx:
             input = _check_cplx(self, input)
             return _split_apply(input, base.forward.__get__(self))
 
     else:
-        def forward(self, input):
+        def forward(self: torch.nn.Module, input: CplxLike) -> Cplx:
             input = _check_cplx(self, input)
             return Cplx(base.forward(self, input.real), base.forward(self, input.imag))
 
@@ -309,7 +311,9 @@ def is_cplx_to_cplx(module: Union[torch.nn.Module, type]) -> bool:
     return is_from_cplx(module) and is_to_cplx(module)
 
 
-def _check_cplx(layer, input, shape=None, name="input", half_input=False):
+def _check_cplx(
+    layer: Any, input: object, shape: object = None, name: str = "input", half_input: bool = False
+) -> Cplx:
     """Raise the functional core's error unless ``input`` is a :class:`Cplx`, naming ``layer``.
 
     ``shape`` describes the expected shape in the message, e.g. ``"(..., 4)"``.

@@ -129,7 +129,7 @@ class CplxToInterleavedReal(BaseCplxToReal):
         super().__init__()
         self.dim, self.flatten = dim, flatten
 
-    def forward(self, input: CplxLike) -> Cplx:
+    def forward(self, input: CplxLike) -> torch.Tensor:
         return cplx.to_interleaved_real(_check_cplx(self, input), self.flatten, self.dim)
 
     def extra_repr(self):
@@ -164,7 +164,7 @@ class CplxToConcatenatedReal(BaseCplxToReal):
         super().__init__()
         self.dim = dim
 
-    def forward(self, input: CplxLike) -> Cplx:
+    def forward(self, input: CplxLike) -> torch.Tensor:
         return cplx.to_concatenated_real(_check_cplx(self, input), dim=self.dim)
 
     def extra_repr(self):

@@ -23,7 +23,7 @@ from .._families import Family, FamilyDoc
 from .base import CplxToCplx, _check_cplx
 from ._weighted import _WeightedForward
 from .linear import _add_weight_and_bias, _reset_weight_and_bias
-from typing import Any, ClassVar, Optional
+from typing import Any, ClassVar, Optional, Sequence
 from ...cplx._typing import CplxLike, Device
 from torch.nn.common_types import _size_any_t
 from ...cplx.tensor import Cplx
@@ -115,7 +115,7 @@ class CplxConvNd(_WeightedForward, CplxToCplx):
         transposed: bool,
         output_padding: _size_any_t,
         groups: int,
-        bias,
+        bias: bool,
         padding_mode: str,
         device: Device = None,
         dtype: Optional[torch.dtype] = None,
@@ -190,7 +190,7 @@ class _CplxConv(CplxConvNd):
         padding: _size_any_t = 0,
         dilation: _size_any_t = 1,
         groups: int = 1,
-        bias=True,
+        bias: bool = True,
         padding_mode: str = "zeros",
         device: Device = None,
         dtype: Optional[torch.dtype] = None,
@@ -262,7 +262,7 @@ class CplxConvTransposeNd(CplxConvNd):
 
     _dense_forward = _transposed_dense_forward
 
-    def forward(self, input: CplxLike, output_size=None) -> Cplx:
+    def forward(self, input: CplxLike, output_size: Optional[Sequence[int]] = None) -> Cplx:
         input = self._check_inputs(input)
         return self._weighted_forward(input, output_size=output_size)
 
@@ -279,7 +279,7 @@ class _CplxConvTranspose(CplxConvTransposeNd):
         padding: _size_any_t = 0,
         output_padding: _size_any_t = 0,
         groups: int = 1,
-        bias=True,
+        bias: bool = True,
         dilation: _size_any_t = 1,
         padding_mode: str = "zeros",
         device: Device = None,
@@ -460,7 +460,9 @@ class _RealConvTransposeMixin(_WeightedForward):
 
     _dense_forward = _transposed_dense_forward
 
-    def forward(self, input: torch.Tensor, output_size=None) -> torch.Tensor:
+    def forward(
+        self, input: torch.Tensor, output_size: Optional[Sequence[int]] = None,
+    ) -> torch.Tensor:
         input = self._check_inputs(input)
         return self._weighted_forward(input, output_size=output_size)
 

@@ -26,7 +26,7 @@ class _DropoutMixin:
     _n: ClassVar[Optional[int]] = None
     _dropout: ClassVar[Any] = None
 
-    def __init__(self, p=0.5, inplace: bool = False) -> None:
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         # torch's own check names neither the layer nor the argument
         super().__init__(check_probability(p, "p", type(self).__name__), inplace)
 

@@ -11,7 +11,7 @@ from ...cplx import Cplx
 from .base import CplxToCplx, _check_cplx, _dtypes_mix
 from .conv import CplxConv1d
 from .parameter import _factory_kwargs
-from typing import Any, ClassVar, Optional
+from typing import Any, ClassVar, Optional, Sequence, Union
 from ...cplx._typing import CplxLike, Device
 from torch.nn.common_types import _size_1_t
 
@@ -38,9 +38,9 @@ class _CplxFilterbankConv1d(CplxConv1d):
         padding: _size_1_t = 0,
         dilation: _size_1_t = 1,
         groups: int = 1,
-        bias=False,
+        bias: bool = False,
         padding_mode: str = "zeros",
-        sample_rate=None,
+        sample_rate: Optional[float] = None,
         device: Device = None,
         dtype: Optional[torch.dtype] = None,
     ) -> None:
@@ -225,7 +225,7 @@ class _CplxSpectralPoolNd(CplxToCplx):
 
     _pool: ClassVar[Any] = None
 
-    def __init__(self, output_size) -> None:
+    def __init__(self, output_size: Union[int, Sequence[int]]) -> None:
         super().__init__()
         self.output_size = output_size
 

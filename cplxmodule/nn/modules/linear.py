@@ -265,7 +265,7 @@ class _RealLinear(_WeightedForward, torch.nn.Linear, family=_linear_family(dense
         self,
         in_features: int,
         out_features: int,
-        bias=True,
+        bias: bool = True,
         device: Device = None,
         dtype: Optional[torch.dtype] = None,
     ) -> None:

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 import inspect
 
+import torch
 from torch.nn.modules.loss import _Loss
 
 from ... import cplx
@@ -22,6 +23,7 @@ from ...cplx._shared import (
     checked_cplx,
 )
 from .base import BaseCplxToReal
+from ...cplx._typing import CplxLike
 from ...cplx._typing import CplxLike
 
 __all__ = [
@@ -47,11 +49,11 @@ class _CplxLoss(BaseCplxToReal, _Loss):
     _loss: ClassVar[Any] = None
     _options: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, reduction="mean") -> None:
+    def __init__(self, reduction: str = "mean") -> None:
         check_reduction(reduction, type(self).__name__)
         super().__init__(reduction=reduction)
 
-    def forward(self, input: CplxLike, target) -> torch.Tensor:
+    def forward(self, input: CplxLike, target: CplxLike) -> torch.Tensor:
         where = self._get_name()
         input = checked_cplx(input, "input", where=where)
         target = checked_cplx(target, "target", where=where)

@@ -2,6 +2,8 @@ r"""Complex layer normalisation: :math:`2 \times 2` whitening per sample."""
 
 from __future__ import annotations
 
+import torch
+
 from ...cplx import normalization
 from ...cplx._shared import (
     check_divides,

@@ -9,6 +9,7 @@ import torch
 from ...cplx import Cplx
 from ...cplx._dtypes import real_dtype
 from ...cplx._shared import check_operand
+from ...cplx._typing import CplxLike
 
 __all__ = ["CplxParameter"]
 
@@ -125,7 +126,7 @@ class CplxParameter(torch.nn.Module, Cplx):
     real = _ModuleAttribute()
     imag = _ModuleAttribute()
 
-    def __init__(self, cplx, requires_grad: bool = True) -> None:
+    def __init__(self, cplx: CplxLike, requires_grad: bool = True) -> None:
         cplx = Cplx(check_operand(cplx, "cplx", where="CplxParameter"))
         torch.nn.Module.__init__(self)
         self.real = torch.nn.Parameter(cplx.real, requires_grad=requires_grad)

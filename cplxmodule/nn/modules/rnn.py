@@ -255,7 +255,7 @@ class _CplxRNNBase(_CplxRecurrentBase):
         return s
 
     # forward
-    def forward(self, input: CplxLike, hx: Optional[CplxLike] = None) -> Cplx:
+    def forward(self, input: CplxLike, hx: Optional[CplxLike] = None) -> tuple[Cplx, Any]:
         where = self._get_name()
         packed = isinstance(input, PackedSequence)
         if packed:
@@ -821,7 +821,7 @@ class CplxLSTMCell(_CplxCellBase):
     ) -> None:
         super().__init__(input_size, hidden_size, bias, None, device, dtype)
 
-    def forward(self, input: CplxLike, hx: Optional[CplxLike] = None) -> Cplx:
+    def forward(self, input: CplxLike, hx: Optional[CplxLike] = None) -> tuple[Cplx, Cplx]:
         where = self._get_name()
         if hx is None:
             hx = (None, None)

@@ -31,7 +31,7 @@ _WINDOWS = {
 class _CplxFourierBase(CplxToCplx):
     """The settings and checks shared by :class:`CplxFFT` and :class:`CplxIFFT`."""
 
-    def __init__(self, dim: int = -1, norm=None, n=None) -> None:
+    def __init__(self, dim: int = -1, norm: Optional[str] = None, n: Optional[int] = None) -> None:
         super().__init__()
         where = self._get_name()
         if not isinstance(dim, int) or isinstance(dim, bool):
@@ -147,8 +147,8 @@ class _CplxSTFTBase(CplxToCplx):
         n_fft: int,
         hop_length: Optional[int] = None,
         win_length: Optional[int] = None,
-        window: torch.Tensor = "hann",
-        learnable_window=False,
+        window: Union[str, torch.Tensor] = "hann",
+        learnable_window: bool = False,
         center: bool = True,
         normalized: bool = False,
         device: Device = None,

@@ -231,7 +231,7 @@ class CplxS4D(CplxToCplx):
         """
         return cplx.ssm_kernel(self.A, self.B, self.C, torch.exp(self.log_dt), length, d=self.D)
 
-    def _check_input(self, input, name, shape):
+    def _check_input(self, input: object, name: str, shape: str) -> Cplx:
         input = _check_cplx(self, input, shape=shape, name=name)
         if input.dtype != self.log_dt.dtype:
             raise TypeError(

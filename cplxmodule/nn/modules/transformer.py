@@ -172,7 +172,7 @@ class CplxTransformerEncoderLayer(_FeedForward, CplxToCplx):
     ) -> None:
         _check_layer_args(self, d_model, nhead, dim_feedforward, dropout, activation)
         super().__init__()
-        kwargs = dict(device=device, dtype=dtype)
+        kwargs: dict[str, Any] = dict(device=device, dtype=dtype)
         self.self_attn = CplxMultiheadAttention(
             d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, score=score,
             **kwargs
@@ -265,8 +265,8 @@ class CplxTransformerDecoderLayer(_FeedForward, CplxToCplx):
     ) -> None:
         _check_layer_args(self, d_model, nhead, dim_feedforward, dropout, activation)
         super().__init__()
-        kwargs = dict(device=device, dtype=dtype)
-        attention = dict(dropout=dropout, bias=bias, batch_first=batch_first, score=score)
+        kwargs: dict[str, Any] = dict(device=device, dtype=dtype)
+        attention: dict[str, Any] = dict(dropout=dropout, bias=bias, batch_first=batch_first, score=score)
         self.self_attn = CplxMultiheadAttention(d_model, nhead, **attention, **kwargs)
         self.multihead_attn = CplxMultiheadAttention(d_model, nhead, **attention, **kwargs)
         self._build(d_model, dim_feedforward, dropout, activation, layer_norm_eps, bias, 3,
@@ -371,7 +371,7 @@ class CplxTransformerEncoder(CplxToCplx):
 
     def __init__(
         self,
-        encoder_layer,
+        encoder_layer: CplxTransformerEncoderLayer,
         num_layers: int,
         norm: Optional[torch.nn.Module] = None,
         enable_nested_tensor: bool = True,
@@ -425,7 +425,10 @@ class CplxTransformerDecoder(CplxToCplx):
     """
 
     def __init__(
-        self, decoder_layer, num_layers: int, norm: Optional[torch.nn.Module] = None,
+        self,
+        decoder_layer: CplxTransformerDecoderLayer,
+        num_layers: int,
+        norm: Optional[torch.nn.Module] = None,
     ) -> None:
         where = type(self).__name__
         layers = _clones(decoder_layer, num_layers, where, CplxTransformerDecoderLayer)
@@ -518,7 +521,7 @@ class CplxTransformer(CplxToCplx):
         check_positive_int(num_decoder_layers, "num_decoder_layers", where)
         _check_layer_args(self, d_model, nhead, dim_feedforward, dropout, activation)
         super().__init__()
-        kwargs = dict(device=device, dtype=dtype)
+        kwargs: dict[str, Any] = dict(device=device, dtype=dtype)
         args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
                 batch_first, norm_first, bias)
         if custom_encoder is None:

@@ -26,7 +26,7 @@ class _CplxUnitaryBase(CplxToCplx):
         self,
         input_size: int,
         hidden_size: int,
-        bias=True,
+        bias: bool = True,
         device: Device = None,
         dtype: Optional[torch.dtype] = None,
     ) -> None:
@@ -72,7 +72,7 @@ class _CplxUnitaryBase(CplxToCplx):
         skew = Cplx(g.real - g.real.T, g.imag + g.imag.T) * 0.5
         return cplx.matrix_exp(skew)
 
-    def _check_input(self, input, name, shape, dims, size):
+    def _check_input(self, input: object, name: str, shape: str, dims: tuple[int, ...], size: int) -> Cplx:
         input = _check_cplx(self, input, shape=shape, name=name)
         if input.dtype != self.threshold.dtype:
             raise TypeError(
@@ -295,7 +295,7 @@ class CplxUnitaryRNN(_CplxUnitaryBase):
         super().__init__(input_size, hidden_size, bias, device=device, dtype=dtype)
         self.batch_first = batch_first
 
-    def forward(self, input: CplxLike, hx: Optional[CplxLike] = None) -> Cplx:
+    def forward(self, input: CplxLike, hx: Optional[CplxLike] = None) -> tuple[Cplx, Cplx]:
         """Run the recurrence over the sequence.
 
         Parameters

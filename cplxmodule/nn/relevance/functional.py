@@ -156,16 +156,16 @@ class ExpiFunction(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(x) -> Cplx:
+    def forward(x: torch.Tensor) -> torch.Tensor:
         negative = -_exp1(torch.clamp(-x, min=0))
         return torch.where(x < 0, negative, _expi_positive(torch.clamp(x, min=0)))
 
     @staticmethod
-    def setup_context(ctx: Any, inputs, output):
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor) -> None:
         ctx.save_for_backward(inputs[0])
 
     @staticmethod
-    def backward(ctx: Any, grad_output):
+    def backward(ctx: Any, grad_output: torch.Tensor) -> torch.Tensor:
         (x,) = ctx.saved_tensors
         return grad_output * _exp_over_x(x)
 

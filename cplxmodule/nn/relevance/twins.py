@@ -11,6 +11,8 @@ the other extensions' layers as members known to
 
 from __future__ import annotations
 
+import torch
+
 from ...cplx._shared import check_choice
 from ..masked.twins import convert_layers
 

@@ -43,7 +43,7 @@ class SparsityStats:
 
     __sparsity_ignore__: ClassVar[tuple[str, ...]] = ()
 
-    def sparsity(self, **kwargs: Any):
+    def sparsity(self, *args: Any, **kwargs: Any) -> list[tuple[Any, int]]:
         """Pairs ``(tensor or its id, number of zeroed entries)``; see the class.
 
         Raises

@@ -85,7 +85,7 @@ class LinearL0(
         self,
         in_features: int,
         out_features: int,
-        bias=True,
+        bias: bool = True,
         group: Optional[str] = None,
         device: Device = None,
         dtype: Optional[torch.dtype] = None,
@@ -171,7 +171,7 @@ class LinearL0(
         """
         return _weight_counts(self, 1 - self.relevance(hard=hard))
 
-    def forward(self, input: CplxLike) -> Cplx:
+    def forward(self, input: torch.Tensor) -> torch.Tensor:
         if not self.training or self.group is None:
             # gates of single weights are drawn once per call: per example
             # they would make a weight matrix per example
