@@ -266,6 +266,7 @@ def conv_transpose3d(
                              padding, output_padding, groups, dilation, padding_mode,
                              strategy)
 
+
 for _n, _f in ((1, conv1d), (2, conv2d), (3, conv3d)):
     _f.__doc__ = _CONV_DOC.format(**doc_kwargs(_n))
 for _n, _f in ((1, conv_transpose1d), (2, conv_transpose2d), (3, conv_transpose3d)):

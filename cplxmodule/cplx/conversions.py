@@ -10,7 +10,6 @@ from ._shared import checked_cplx, checked_even_dim, checked_real, describe
 from ._views import _complex_view, _eager, _interleaved, _pairs
 from .tensor import Cplx, _pair
 from ._typing import CplxLike
-from ._typing import CplxLike
 
 __all__ = [
     "from_interleaved_real",

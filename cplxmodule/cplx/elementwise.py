@@ -14,7 +14,6 @@ from ._shared import checked_cplx
 from .tensor import Cplx
 from typing import Union
 from ._typing import CplxLike
-from ._typing import CplxLike
 
 __all__ = [
     "exp",

@@ -35,6 +35,7 @@ __all__ = [
     "ssim_loss",
 ]
 
+
 def _checked_pair(input: object, target: object, reduction: str, where: str) -> tuple[Cplx, Cplx]:
     input = checked_cplx(input, "input", where=where)
     target = checked_cplx(target, "target", where=where)

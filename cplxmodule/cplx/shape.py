@@ -8,7 +8,6 @@ from ._shared import checked_cplx
 from .tensor import Cplx, _map_parts
 from typing import Optional, Sequence, Union
 from ._typing import CplxLike
-from ._typing import CplxLike
 
 __all__ = [
     "cat",

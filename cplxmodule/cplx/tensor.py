@@ -12,7 +12,6 @@ from ._dtypes import real_dtype
 from ._views import _complex_view
 from typing import Any, Callable, Iterator, Optional, Sequence, Union
 from ._typing import CplxLike, Device
-from ._typing import CplxLike
 
 __all__ = ["Cplx"]
 
@@ -756,6 +755,7 @@ def _add(z, other, sign):
         return Cplx(real, _broadcast_like(z.imag, real))
     imag = z.imag + im if sign > 0 else z.imag - im
     return Cplx(real, imag)
+
 
 def _flatten_with_keys(z):
     return [(pytree.GetAttrKey("real"), z.real), (pytree.GetAttrKey("imag"), z.imag)], None

@@ -12,6 +12,7 @@ from ._channels import _parts
 
 __all__ = ["CompactReport", "compact_report"]
 
+
 class CompactReport(NamedTuple):
     """What :func:`compact` did to each layer, and the measured speedup.
 

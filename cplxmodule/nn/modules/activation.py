@@ -40,11 +40,11 @@ __all__ = [
 ]
 
 
-
 def _scalar_threshold(module):
     """Whether a modReLU has one threshold: one per feature would not follow removed features."""
     threshold = module.threshold
     return isinstance(threshold, numbers.Real) or torch.as_tensor(threshold).numel() == 1
+
 
 class CplxModReLU(CplxToCplx, compact=Elementwise(when=_scalar_threshold)):
     r"""The modulus ReLU :math:`z \max(0, 1 - b / |z|)` with a fixed or learnable threshold.

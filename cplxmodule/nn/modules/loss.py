@@ -24,7 +24,6 @@ from ...cplx._shared import (
 )
 from .base import BaseCplxToReal
 from ...cplx._typing import CplxLike
-from ...cplx._typing import CplxLike
 
 __all__ = [
     "CplxMSELoss",

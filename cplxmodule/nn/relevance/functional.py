@@ -25,7 +25,6 @@ import math
 
 import torch
 from typing import Any
-from ...cplx.tensor import Cplx
 
 __all__ = [
     "expi",

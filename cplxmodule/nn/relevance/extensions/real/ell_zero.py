@@ -12,8 +12,7 @@ from ...base import BaseARD
 from ....modules.linear import _RealLinear
 from ....utils.sparsity import SparsityStats, _weight_counts
 from typing import Optional
-from .....cplx._typing import CplxLike, Device
-from .....cplx.tensor import Cplx
+from .....cplx._typing import Device
 
 __all__ = ["BaseARD", "LinearL0"]
 
