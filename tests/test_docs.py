@@ -144,6 +144,7 @@ def test_every_public_name_is_in_the_reference():
 
 
 # Not layers of their own: bases to derive from, a parameter, a container
+# and a wrapper, whose docstrings say how they are used instead.
 NOT_LAYERS = {
     "BaseARD",
     "BaseCplxToReal",
