@@ -15,7 +15,6 @@ from cplxmodule.cplx import Cplx
 from cplxmodule.cplx._product import STRATEGIES, Packed
 from cplxmodule.nn import (
     CplxConv2d,
-    CplxConvTranspose2d,
     CplxLinear,
     cached,
 )

@@ -9,7 +9,6 @@ their running statistics are not the initial ones.
 import pytest
 import torch
 
-import cplxmodule.cplx as cplx
 import cplxmodule.nn as cnn
 import cplxmodule.nn.masked as masked
 from cplxmodule import Cplx

@@ -527,4 +527,3 @@ def test_repack_never_aliases_what_it_must_not():
     z = Cplx(c.real[:, ::2], c.imag[:, ::2])
     packed = cplx.to_complex(z)
     assert torch.equal(packed, c[:, ::2]) and _aliases(packed, c)
-

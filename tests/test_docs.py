@@ -143,7 +143,6 @@ def test_every_public_name_is_in_the_reference():
     assert not missing, f"not in docs/api/*.rst: {missing}"
 
 
-
 # Not layers of their own: bases to derive from, a parameter, a container
 # and a wrapper, whose docstrings say how they are used instead.
 NOT_LAYERS = {

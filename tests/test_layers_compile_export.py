@@ -36,7 +36,6 @@ import warnings
 import pytest
 import torch
 
-import cplxmodule.cplx as cplx
 from cplxmodule import nn
 from cplxmodule.cplx import Cplx
 
@@ -135,8 +134,6 @@ COVERED_MODULES = (
     "activation", "normalization", "pooling", "upsampling", "flatten", "loss",
     "spectral", "filterbank",
 )
-
-
 
 
 def inputs(names, batch, requires_grad=False):

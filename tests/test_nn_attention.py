@@ -25,6 +25,7 @@ from .helpers import DOUBLE, native, native_mha, native_scores, native_softmax, 
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
+
 def make(embed_dim=8, num_heads=2, **kwargs):
     torch.manual_seed(0)
     return CplxMultiheadAttention(embed_dim, num_heads, dtype=torch.float64, **kwargs).eval()

@@ -42,7 +42,6 @@ def assert_masks(model, expected, rank):
         assert torch.equal(mask, expected[name]), (rank, name)
 
 
-
 def worker(rank):
     torch.manual_seed(0)
     model = Model()

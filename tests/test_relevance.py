@@ -486,7 +486,7 @@ def test_replicate_bayesian_and_masked_twins(monkeypatch, make_model):
         torch.testing.assert_close(a, b)
 
 
-def test_cplx_data_parallel_runs_the_bayesian_twin(two_fake_devices):
+def test_cplx_data_parallel_runs_the_bayesian_twin(two_fake_devices):  # noqa: F811 (the fixture)
     from cplxmodule.nn import CplxDataParallel
 
     torch.manual_seed(0)

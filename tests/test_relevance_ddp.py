@@ -25,7 +25,6 @@ class Model(torch.nn.Module):
         return z.real.square() + z.imag.square()
 
 
-
 def worker(rank):
     torch.manual_seed(0)
     dense = Model()

@@ -5,6 +5,8 @@ by the layers of :mod:`cplxmodule.nn`, so that a mistake gets one message
 wherever it is made. Not public API: the names here may change.
 """
 
+from __future__ import annotations
+
 import math
 import numbers
 
@@ -27,7 +29,7 @@ def _prefix(where):
     return f"{where}: " if where else ""
 
 
-def as_cplx(value):
+def as_cplx(value: object) -> Cplx | None:
     """``value`` as a :class:`Cplx` if it holds complex values, else ``None``.
 
     A :class:`Cplx` is returned as it is. A tensor of torch's complex dtype,
@@ -68,7 +70,9 @@ def _describe_complex(value):
 
 # Every message reads "{where}: `{argument}` must be ..., got ...", where
 # ``where`` names the function or the layer (its class name).
-def checked_cplx(input, name="input", where=None, shape=None):
+def checked_cplx(
+    input: object, name: str = "input", where: str | None = None, shape: object = None
+) -> Cplx:
     """``input`` as a :class:`Cplx` (see :func:`as_cplx`), else raise a ``TypeError``.
 
     The message names the argument ``name``, starts with ``where`` (the

@@ -23,6 +23,8 @@ M. Yang, M. Q. Ma, D. Li, Y.-H. H. Tsai and R. Salakhutdinov, "Complex
 transformer: a framework for modeling complex-valued sequence", ICASSP 2020.
 """
 
+from __future__ import annotations
+
 import math
 
 import torch
@@ -37,6 +39,8 @@ from ._shared import (
     describe,
 )
 from .tensor import Cplx, _modulus
+from typing import Optional
+from ._typing import CplxLike
 
 __all__ = ["scaled_dot_product_attention", "attention_weights"]
 
@@ -148,7 +152,14 @@ def _weighted(weights, value):
     return _cplx(real, imag)
 
 
-def attention_weights(query, key, attn_mask=None, is_causal=False, scale=None, score="real"):
+def attention_weights(
+    query: CplxLike,
+    key: CplxLike,
+    attn_mask: Optional[torch.Tensor] = None,
+    is_causal: bool = False,
+    scale: Optional[float] = None,
+    score: str = "real",
+) -> torch.Tensor:
     r"""The real attention weights: the softmax over the keys of the real scores.
 
     Parameters
@@ -203,8 +214,15 @@ def attention_weights(query, key, attn_mask=None, is_causal=False, scale=None, s
 
 
 def scaled_dot_product_attention(
-    query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, score="real"
-):
+    query: CplxLike,
+    key: CplxLike,
+    value: CplxLike,
+    attn_mask: Optional[torch.Tensor] = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: Optional[float] = None,
+    score: str = "real",
+) -> Cplx:
     r"""Complex attention: real weights from real scores, applied to complex values.
 
     .. math::

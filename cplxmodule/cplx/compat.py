@@ -9,6 +9,9 @@ concatenated blocks, the published "quick") or ``"3m"`` (Gauss's three
 products). Results agree with the default strategy to rounding.
 """
 
+from __future__ import annotations
+
+import torch
 import torch.nn.functional as F
 
 from ._shared import checked_cplx, ntuple
@@ -16,6 +19,9 @@ from .conv import _conv_transposend, _convnd
 from .linalg import bilinear, linear
 from .pooling import _max_poolnd
 from .tensor import Cplx
+from typing import Any, Callable, Optional, Union
+from ._typing import CplxLike
+from torch.nn.common_types import _size_any_t
 
 __all__ = [
     "linear_naive",
@@ -88,23 +94,35 @@ _BILINEAR = dict(
 )
 
 
-def linear_naive(input, weight, bias=None):
+def linear_naive(input: CplxLike, weight: CplxLike, bias: Optional[CplxLike] = None) -> Union[Cplx, torch.Tensor]:
     return linear(input, weight, bias, strategy="naive")
 
 
-def linear_cat(input, weight, bias=None):
+def linear_cat(input: CplxLike, weight: CplxLike, bias: Optional[CplxLike] = None) -> Union[Cplx, torch.Tensor]:
     return linear(input, weight, bias, strategy="cat")
 
 
-def linear_3m(input, weight, bias=None):
+def linear_3m(input: CplxLike, weight: CplxLike, bias: Optional[CplxLike] = None) -> Union[Cplx, torch.Tensor]:
     return linear(input, weight, bias, strategy="3m")
 
 
-def bilinear_naive(input1, input2, weight, bias=None, conjugate=True):
+def bilinear_naive(
+    input1: CplxLike,
+    input2: CplxLike,
+    weight: CplxLike,
+    bias: Optional[CplxLike] = None,
+    conjugate: bool = True,
+) -> Union[Cplx, torch.Tensor]:
     return bilinear(input1, input2, weight, bias, conjugate, strategy="naive")
 
 
-def bilinear_cat(input1, input2, weight, bias=None, conjugate=True):
+def bilinear_cat(
+    input1: CplxLike,
+    input2: CplxLike,
+    weight: CplxLike,
+    bias: Optional[CplxLike] = None,
+    conjugate: bool = True,
+) -> Union[Cplx, torch.Tensor]:
     return bilinear(input1, input2, weight, bias, conjugate, strategy="cat")
 
 
@@ -131,8 +149,17 @@ def _spatial_dims(weight):
     return weight.dim() - 2
 
 
-def convnd(conv, input, weight, bias=None, stride=1, padding=0, dilation=1,
-           groups=1, padding_mode="zeros"):
+def convnd(
+    conv: Callable[..., Any],
+    input: CplxLike,
+    weight: CplxLike,
+    bias: Optional[CplxLike] = None,
+    stride: _size_any_t = 1,
+    padding: _size_any_t = 0,
+    dilation: _size_any_t = 1,
+    groups: int = 1,
+    padding_mode: str = "zeros",
+) -> Cplx:
     r"""A complex convolution computed with the real op ``conv``.
 
     :func:`conv1d`, :func:`conv2d` or :func:`conv3d` (by the dimensions of
@@ -227,17 +254,40 @@ _CONV_TRANSPOSE = dict(
 )
 
 
-def convnd_naive(conv, input, weight, stride=1, padding=0, dilation=1, groups=1):
+def convnd_naive(
+    conv: Callable[..., Any],
+    input: CplxLike,
+    weight: CplxLike,
+    stride: _size_any_t = 1,
+    padding: _size_any_t = 0,
+    dilation: _size_any_t = 1,
+    groups: int = 1,
+) -> Cplx:
     return _convnd(_spatial_dims(weight), conv, input, weight, None, stride,
                    padding, dilation, groups, "zeros", "naive")
 
 
-def convnd_3m(conv, input, weight, stride=1, padding=0, dilation=1, groups=1):
+def convnd_3m(
+    conv: Callable[..., Any],
+    input: CplxLike,
+    weight: CplxLike,
+    stride: _size_any_t = 1,
+    padding: _size_any_t = 0,
+    dilation: _size_any_t = 1,
+    groups: int = 1,
+) -> Cplx:
     return _convnd(_spatial_dims(weight), conv, input, weight, None, stride,
                    padding, dilation, groups, "zeros", "3m")
 
 
-def convnd_quick(conv, input, weight, stride=1, padding=0, dilation=1):
+def convnd_quick(
+    conv: Callable[..., Any],
+    input: CplxLike,
+    weight: CplxLike,
+    stride: _size_any_t = 1,
+    padding: _size_any_t = 0,
+    dilation: _size_any_t = 1,
+) -> Cplx:
     return _convnd(_spatial_dims(weight), conv, input, weight, None, stride,
                    padding, dilation, 1, "zeros", "cat")
 
@@ -252,8 +302,18 @@ for _function, _strategy, _kind in (
     )
 
 
-def conv_transposend(conv, input, weight, bias=None, stride=1, padding=0,
-                     output_padding=1, groups=1, dilation=1, padding_mode="zeros"):
+def conv_transposend(
+    conv: Callable[..., Any],
+    input: CplxLike,
+    weight: CplxLike,
+    bias: Optional[CplxLike] = None,
+    stride: _size_any_t = 1,
+    padding: _size_any_t = 0,
+    output_padding: _size_any_t = 1,
+    groups: int = 1,
+    dilation: _size_any_t = 1,
+    padding_mode: str = "zeros",
+) -> Cplx:
     r"""A complex transposed convolution computed with the real op ``conv``.
 
     :func:`conv_transpose1d`, ``2d`` or ``3d`` (by the dimensions of
@@ -298,14 +358,30 @@ def conv_transposend(conv, input, weight, bias=None, stride=1, padding=0,
                              padding, output_padding, groups, dilation, padding_mode, None)
 
 
-def conv_transposend_naive(conv_t, input, weight, stride=1, padding=0,
-                           output_padding=0, groups=1, dilation=1):
+def conv_transposend_naive(
+    conv_t: Callable[..., Any],
+    input: CplxLike,
+    weight: CplxLike,
+    stride: _size_any_t = 1,
+    padding: _size_any_t = 0,
+    output_padding: _size_any_t = 0,
+    groups: int = 1,
+    dilation: _size_any_t = 1,
+) -> Cplx:
     return _conv_transposend(_spatial_dims(weight), conv_t, input, weight, None, stride,
                              padding, output_padding, groups, dilation, "zeros", "naive")
 
 
-def conv_transposend_3m(conv_t, input, weight, stride=1, padding=0,
-                        output_padding=0, groups=1, dilation=1):
+def conv_transposend_3m(
+    conv_t: Callable[..., Any],
+    input: CplxLike,
+    weight: CplxLike,
+    stride: _size_any_t = 1,
+    padding: _size_any_t = 0,
+    output_padding: _size_any_t = 0,
+    groups: int = 1,
+    dilation: _size_any_t = 1,
+) -> Cplx:
     return _conv_transposend(_spatial_dims(weight), conv_t, input, weight, None, stride,
                              padding, output_padding, groups, dilation, "zeros", "3m")
 
@@ -316,8 +392,15 @@ for _function, _strategy in ((conv_transposend_naive, "naive"), (conv_transposen
     )
 
 
-def max_poolnd(pool, input, kernel_size, stride=None, padding=0, dilation=1,
-               ceil_mode=False):
+def max_poolnd(
+    pool: Callable[..., Any],
+    input: CplxLike,
+    kernel_size: _size_any_t,
+    stride: Optional[_size_any_t] = None,
+    padding: _size_any_t = 0,
+    dilation: _size_any_t = 1,
+    ceil_mode: bool = False,
+) -> Cplx:
     r"""Complex max pooling by modulus with the real op ``pool``.
 
     :func:`max_pool1d`, ``2d`` or ``3d``, chosen by ``pool``.
@@ -357,7 +440,7 @@ def max_poolnd(pool, input, kernel_size, stride=None, padding=0, dilation=1,
                        dilation, ceil_mode, False)
 
 
-def symmetric_circular_padding(input, padding):
+def symmetric_circular_padding(input: CplxLike, padding: Union[int, tuple[int, ...]]) -> Cplx:
     r"""Pad the spatial dimensions of ``input`` circularly, by ``padding`` on each side.
 
     What ``padding_mode="circular"`` does before a convolution with

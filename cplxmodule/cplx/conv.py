@@ -1,5 +1,8 @@
 """Complex convolutions and transposed convolutions, every padding mode."""
 
+from __future__ import annotations
+
+import torch
 import torch.nn.functional as F
 
 from ._product import check_strategy, conv_transposend, convnd
@@ -12,6 +15,10 @@ from ._shared import (
     check_transposed_padding_mode,
     doc_kwargs,
 )
+from typing import Optional, Union
+from ._typing import CplxLike
+from torch.nn.common_types import _size_1_t, _size_2_t, _size_3_t
+from .tensor import Cplx
 
 __all__ = [
     "conv1d",
@@ -158,43 +165,107 @@ _CONV_T_DOC = r"""Complex {n}d transposed convolution, as :func:`torch.nn.functi
     """
 
 
-def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
-           padding_mode="zeros", *, strategy=None):
+def conv1d(
+    input: CplxLike,
+    weight: CplxLike,
+    bias: Optional[CplxLike] = None,
+    stride: _size_1_t = 1,
+    padding: _size_1_t = 0,
+    dilation: _size_1_t = 1,
+    groups: int = 1,
+    padding_mode: str = "zeros",
+    *,
+    strategy: Optional[str] = None,
+) -> Union[Cplx, torch.Tensor]:
     return _convnd(1, F.conv1d, input, weight, bias, stride, padding, dilation,
                    groups, padding_mode, strategy)
 
 
-def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
-           padding_mode="zeros", *, strategy=None):
+def conv2d(
+    input: CplxLike,
+    weight: CplxLike,
+    bias: Optional[CplxLike] = None,
+    stride: _size_2_t = 1,
+    padding: _size_2_t = 0,
+    dilation: _size_2_t = 1,
+    groups: int = 1,
+    padding_mode: str = "zeros",
+    *,
+    strategy: Optional[str] = None,
+) -> Union[Cplx, torch.Tensor]:
     return _convnd(2, F.conv2d, input, weight, bias, stride, padding, dilation,
                    groups, padding_mode, strategy)
 
 
-def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
-           padding_mode="zeros", *, strategy=None):
+def conv3d(
+    input: CplxLike,
+    weight: CplxLike,
+    bias: Optional[CplxLike] = None,
+    stride: _size_3_t = 1,
+    padding: _size_3_t = 0,
+    dilation: _size_3_t = 1,
+    groups: int = 1,
+    padding_mode: str = "zeros",
+    *,
+    strategy: Optional[str] = None,
+) -> Union[Cplx, torch.Tensor]:
     return _convnd(3, F.conv3d, input, weight, bias, stride, padding, dilation,
                    groups, padding_mode, strategy)
 
 
-def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
-                     groups=1, dilation=1, padding_mode="zeros", *, strategy=None):
+def conv_transpose1d(
+    input: CplxLike,
+    weight: CplxLike,
+    bias: Optional[CplxLike] = None,
+    stride: _size_1_t = 1,
+    padding: _size_1_t = 0,
+    output_padding: _size_1_t = 0,
+    groups: int = 1,
+    dilation: _size_1_t = 1,
+    padding_mode: str = "zeros",
+    *,
+    strategy: Optional[str] = None,
+) -> Union[Cplx, torch.Tensor]:
     return _conv_transposend(1, F.conv_transpose1d, input, weight, bias, stride,
                              padding, output_padding, groups, dilation, padding_mode,
                              strategy)
 
 
-def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
-                     groups=1, dilation=1, padding_mode="zeros", *, strategy=None):
+def conv_transpose2d(
+    input: CplxLike,
+    weight: CplxLike,
+    bias: Optional[CplxLike] = None,
+    stride: _size_2_t = 1,
+    padding: _size_2_t = 0,
+    output_padding: _size_2_t = 0,
+    groups: int = 1,
+    dilation: _size_2_t = 1,
+    padding_mode: str = "zeros",
+    *,
+    strategy: Optional[str] = None,
+) -> Union[Cplx, torch.Tensor]:
     return _conv_transposend(2, F.conv_transpose2d, input, weight, bias, stride,
                              padding, output_padding, groups, dilation, padding_mode,
                              strategy)
 
 
-def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
-                     groups=1, dilation=1, padding_mode="zeros", *, strategy=None):
+def conv_transpose3d(
+    input: CplxLike,
+    weight: CplxLike,
+    bias: Optional[CplxLike] = None,
+    stride: _size_3_t = 1,
+    padding: _size_3_t = 0,
+    output_padding: _size_3_t = 0,
+    groups: int = 1,
+    dilation: _size_3_t = 1,
+    padding_mode: str = "zeros",
+    *,
+    strategy: Optional[str] = None,
+) -> Union[Cplx, torch.Tensor]:
     return _conv_transposend(3, F.conv_transpose3d, input, weight, bias, stride,
                              padding, output_padding, groups, dilation, padding_mode,
                              strategy)
+
 
 for _n, _f in ((1, conv1d), (2, conv2d), (3, conv3d)):
     _f.__doc__ = _CONV_DOC.format(**doc_kwargs(_n))

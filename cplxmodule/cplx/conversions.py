@@ -1,10 +1,15 @@
 """Conversions between :class:`Cplx` and real or native complex layouts."""
 
+from __future__ import annotations
+
+from typing import Optional
+
 import torch
 
 from ._shared import checked_cplx, checked_even_dim, checked_real, describe
 from ._views import _complex_view, _eager, _interleaved, _pairs
 from .tensor import Cplx, _pair
+from ._typing import CplxLike
 
 __all__ = [
     "from_interleaved_real",
@@ -20,7 +25,7 @@ __all__ = [
 ]
 
 
-def from_interleaved_real(input, copy=True, dim=-1):
+def from_interleaved_real(input: torch.Tensor, copy: bool = True, dim: int = -1) -> Cplx:
     """Read a real tensor holding ``re, im, re, im, ...`` along ``dim`` as complex.
 
     Parameters
@@ -38,7 +43,7 @@ def from_interleaved_real(input, copy=True, dim=-1):
     return Cplx(real.clone(), imag.clone()) if copy else Cplx(real, imag)
 
 
-def from_concatenated_real(input, copy=True, dim=-1):
+def from_concatenated_real(input: torch.Tensor, copy: bool = True, dim: int = -1) -> Cplx:
     """Read a real tensor holding all real parts, then all imaginary parts, along ``dim``.
 
     Parameters
@@ -55,7 +60,7 @@ def from_concatenated_real(input, copy=True, dim=-1):
     return Cplx(real.clone(), imag.clone()) if copy else Cplx(real, imag)
 
 
-def to_interleaved_real(input, flatten=True, dim=-1):
+def to_interleaved_real(input: CplxLike, flatten: bool = True, dim: int = -1) -> torch.Tensor:
     """Write ``input`` as a real tensor with ``re, im`` pairs along ``dim``.
 
     Parameters
@@ -74,7 +79,7 @@ def to_interleaved_real(input, flatten=True, dim=-1):
     return pairs.flatten(dim, dim + 1) if flatten and input.dim() else pairs
 
 
-def to_concatenated_real(input, flatten=None, dim=-1):
+def to_concatenated_real(input: CplxLike, flatten: Optional[bool] = None, dim: int = -1) -> torch.Tensor:
     """Write ``input`` as a real tensor, all real parts before all imaginary parts along ``dim``.
 
     ``flatten`` is there for the published signature and must be ``None``
@@ -90,7 +95,7 @@ from_real = from_interleaved_real
 to_real = to_interleaved_real
 
 
-def from_view_as_real(input, copy=True):
+def from_view_as_real(input: torch.Tensor, copy: bool = True) -> Cplx:
     """Read torch's ``(..., 2)`` layout (see :func:`torch.view_as_real`) as complex.
 
     Parameters
@@ -122,7 +127,7 @@ def from_view_as_real(input, copy=True):
     return from_interleaved_real(input.flatten(-2), copy=copy)
 
 
-def to_view_as_real(input):
+def to_view_as_real(input: CplxLike) -> torch.Tensor:
     """Write ``input`` in torch's ``(..., 2)`` layout (see :func:`torch.view_as_real`).
 
     Parameters
@@ -138,7 +143,7 @@ def to_view_as_real(input):
     return to_interleaved_real(input, flatten=False)
 
 
-def from_complex(input):
+def from_complex(input: torch.Tensor) -> Cplx:
     """A :class:`Cplx` viewing the parts of a native complex tensor (no copy).
 
     Parameters
@@ -201,7 +206,7 @@ def _from_complex(input):
     return Cplx(*_Parts.apply(input))
 
 
-def to_complex(input):
+def to_complex(input: CplxLike) -> torch.Tensor:
     """A native complex tensor with the values of ``input``.
 
     Parameters

@@ -1,5 +1,7 @@
 """Random :class:`Cplx` tensors."""
 
+from __future__ import annotations
+
 import math
 
 import torch
@@ -7,11 +9,19 @@ import torch
 from ._dtypes import real_dtype
 from ._shared import checked_cplx
 from .tensor import Cplx
+from typing import Optional, Sequence, Union
+from ._typing import CplxLike, Device
 
 __all__ = ["randn", "randn_like"]
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def randn(
+    *size: Union[int, Sequence[int]],
+    generator: Optional[torch.Generator] = None,
+    dtype: Optional[torch.dtype] = None,
+    device: Device = None,
+    requires_grad: bool = False
+) -> Cplx:
     """Standard complex normal samples: independent parts of variance 1/2.
 
     The scaling matches :func:`torch.randn` with a complex dtype, so that
@@ -44,7 +54,13 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     return z.requires_grad_(requires_grad)
 
 
-def randn_like(input, *, dtype=None, device=None, requires_grad=False):
+def randn_like(
+    input: CplxLike,
+    *,
+    dtype: Optional[torch.dtype] = None,
+    device: Device = None,
+    requires_grad: bool = False,
+) -> Cplx:
     """:func:`randn` with the shape, and by default dtype and device, of ``input``.
 
     Parameters

@@ -4,10 +4,13 @@ Dropping the two parts independently would keep half-erased values whose
 phase is snapped to an axis; a complex unit is either kept or dropped whole.
 """
 
+from __future__ import annotations
+
 import torch.nn.functional as F
 
 from ._shared import check_probability, check_spatial_dims, checked_cplx, doc_kwargs
 from .tensor import Cplx
+from ._typing import CplxLike
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d"]
 
@@ -27,7 +30,7 @@ def _masked(input, p, training, inplace, mask_shape, where):
     return Cplx(input.real * mask, input.imag * mask)
 
 
-def dropout(input, p=0.5, training=True, inplace=False):
+def dropout(input: CplxLike, p: float = 0.5, training: bool = True, inplace: bool = False) -> Cplx:
     r"""Zero complex elements with probability ``p``, scaling the rest by :math:`1/(1-p)`.
 
     Parameters
@@ -108,15 +111,21 @@ _CHANNEL_DOC = r"""Zero whole channels of a complex :math:`(N, C, {dims})` or :m
     """
 
 
-def dropout1d(input, p=0.5, training=True, inplace=False):
+def dropout1d(
+    input: CplxLike, p: float = 0.5, training: bool = True, inplace: bool = False,
+) -> Cplx:
     return _channel_dropout(input, p, training, inplace, 1)
 
 
-def dropout2d(input, p=0.5, training=True, inplace=False):
+def dropout2d(
+    input: CplxLike, p: float = 0.5, training: bool = True, inplace: bool = False,
+) -> Cplx:
     return _channel_dropout(input, p, training, inplace, 2)
 
 
-def dropout3d(input, p=0.5, training=True, inplace=False):
+def dropout3d(
+    input: CplxLike, p: float = 0.5, training: bool = True, inplace: bool = False,
+) -> Cplx:
     return _channel_dropout(input, p, training, inplace, 3)
 
 

@@ -5,11 +5,15 @@ operations on the parts so that autograd differentiates it; values and
 gradients agree with torch's functions on native complex tensors.
 """
 
+from __future__ import annotations
+
 import torch
 
 from ._dtypes import HALF_DTYPES
 from ._shared import checked_cplx
 from .tensor import Cplx
+from typing import Union
+from ._typing import CplxLike
 
 __all__ = [
     "exp",
@@ -35,7 +39,7 @@ __all__ = [
 ]
 
 
-def exp(input):
+def exp(input: CplxLike) -> Cplx:
     r"""The complex exponential :math:`e^{a}(\cos b + i \sin b)` of :math:`a + ib`.
 
     Parameters
@@ -57,7 +61,7 @@ def exp(input):
     return Cplx(scale * torch.cos(im), scale * torch.sin(im))
 
 
-def log(input):
+def log(input: CplxLike) -> Cplx:
     r"""The principal logarithm :math:`\log|z| + i \arg z`.
 
     The imaginary part lies in :math:`(-\pi, \pi]`, with the branch cut on the
@@ -67,35 +71,35 @@ def log(input):
     return Cplx(torch.log(abs(input)), input.angle)
 
 
-def sin(input):
+def sin(input: CplxLike) -> Cplx:
     r"""The complex sine :math:`\sin a \cosh b + i \cos a \sinh b`."""
     input = checked_cplx(input, where="sin")
     re, im = input.real, input.imag
     return Cplx(torch.sin(re) * torch.cosh(im), torch.cos(re) * torch.sinh(im))
 
 
-def cos(input):
+def cos(input: CplxLike) -> Cplx:
     r"""The complex cosine :math:`\cos a \cosh b - i \sin a \sinh b`."""
     input = checked_cplx(input, where="cos")
     re, im = input.real, input.imag
     return Cplx(torch.cos(re) * torch.cosh(im), -torch.sin(re) * torch.sinh(im))
 
 
-def sinh(input):
+def sinh(input: CplxLike) -> Cplx:
     r"""The complex hyperbolic sine :math:`\sinh a \cos b + i \cosh a \sin b`."""
     input = checked_cplx(input, where="sinh")
     re, im = input.real, input.imag
     return Cplx(torch.sinh(re) * torch.cos(im), torch.cosh(re) * torch.sin(im))
 
 
-def cosh(input):
+def cosh(input: CplxLike) -> Cplx:
     r"""The complex hyperbolic cosine :math:`\cosh a \cos b + i \sinh a \sin b`."""
     input = checked_cplx(input, where="cosh")
     re, im = input.real, input.imag
     return Cplx(torch.cosh(re) * torch.cos(im), torch.sinh(re) * torch.sin(im))
 
 
-def tanh(input):
+def tanh(input: CplxLike) -> Cplx:
     r"""The complex hyperbolic tangent.
 
     .. math::
@@ -112,7 +116,7 @@ def tanh(input):
     return Cplx(*_tanh_parts(input.real, input.imag))
 
 
-def tan(input):
+def tan(input: CplxLike) -> Cplx:
     r"""The complex tangent.
 
     .. math::
@@ -149,7 +153,7 @@ def _tanh_parts(a, b):
     return t / denom, s * c * w / denom
 
 
-def modrelu(input, threshold=0.5):
+def modrelu(input: CplxLike, threshold: Union[float, torch.Tensor] = 0.5) -> Cplx:
     r"""The modulus ReLU of Arjovsky et al. (2016).
 
     .. math::
@@ -192,7 +196,7 @@ def modrelu(input, threshold=0.5):
     return input * (scale if wide is input else scale.to(input.dtype))
 
 
-def phaseshift(input, phi=0.0):
+def phaseshift(input: CplxLike, phi: Union[float, torch.Tensor] = 0.0) -> Cplx:
     r"""Rotate ``input`` by the angle ``phi``: :math:`z e^{i \phi}`.
 
     Parameters
@@ -210,7 +214,7 @@ def phaseshift(input, phi=0.0):
     return input * Cplx(torch.cos(phi), torch.sin(phi))
 
 
-def zrelu(input):
+def zrelu(input: CplxLike) -> Cplx:
     r"""zReLU: :math:`z` where :math:`0 \le \arg z \le \pi/2`, zero elsewhere.
 
     That is, :math:`z` is kept in the closed first quadrant
@@ -223,7 +227,7 @@ def zrelu(input):
     return Cplx(re * keep, im * keep)
 
 
-def cardioid(input):
+def cardioid(input: CplxLike) -> Cplx:
     r"""The complex cardioid :math:`z \, (1 + \cos \arg z) / 2`.
 
     The scale is one on the positive real axis and vanishes on the negative
@@ -237,7 +241,7 @@ def cardioid(input):
     return input * (0.5 * (1 + re / modulus))
 
 
-def sigmoid(input):
+def sigmoid(input: CplxLike) -> Cplx:
     r"""The holomorphic logistic sigmoid :math:`\sigma(z) = 1 / (1 + e^{-z})`.
 
     It is meromorphic, with simple poles at :math:`z = i (2k + 1) \pi`,
@@ -271,7 +275,7 @@ def _safe_modulus(input):
     return torch.clamp(abs(input), min=torch.finfo(input.dtype).tiny)
 
 
-def modtanh(input):
+def modtanh(input: CplxLike) -> Cplx:
     r"""The polar tanh :math:`\tanh(|z|) \, e^{i \arg z}`.
 
     The modulus is squashed into :math:`[0, 1)`, the phase kept.
@@ -294,7 +298,7 @@ def modtanh(input):
     return _radial(input, torch.tanh(modulus) / modulus)
 
 
-def modsquash(input):
+def modsquash(input: CplxLike) -> Cplx:
     r"""The capsule squash :math:`\frac{|z|^2}{1 + |z|^2} e^{i \arg z} = \frac{|z|}{1 + |z|^2} z`.
 
     The modulus goes into :math:`[0, 1)`, the phase is kept.
@@ -315,7 +319,7 @@ def modsquash(input):
     return _radial(input, modulus / (1 + modulus * modulus))
 
 
-def modlog(input):
+def modlog(input: CplxLike) -> Cplx:
     r"""The polar log :math:`\log(1 + |z|) \, e^{i \arg z}`: the modulus compressed, the phase kept.
 
     Zero maps to zero, where the map is tangent to the identity.
@@ -331,7 +335,7 @@ def modlog(input):
     return _radial(input, torch.log1p(modulus) / modulus)
 
 
-def zabsrelu(input, threshold=0.5):
+def zabsrelu(input: CplxLike, threshold: Union[float, torch.Tensor] = 0.5) -> Cplx:
     r"""The modulus hard threshold: :math:`z` where :math:`|z| \ge b`, zero elsewhere.
 
     Unlike :func:`modrelu` the kept values are not shrunk. The gradient with
@@ -362,7 +366,7 @@ def zabsrelu(input, threshold=0.5):
     return Cplx(re * keep, im * keep)
 
 
-def zleakyrelu(input, negative_slope=0.01):
+def zleakyrelu(input: CplxLike, negative_slope: float = 0.01) -> Cplx:
     r"""Leaky zReLU: :math:`z` in the closed first quadrant, :math:`a z` elsewhere.
 
     The leak ``negative_slope`` :math:`a` keeps a gradient outside the
@@ -388,7 +392,7 @@ def zleakyrelu(input, negative_slope=0.01):
     return Cplx(re * scale, im * scale)
 
 
-def phase_softmax(input, dim):
+def phase_softmax(input: CplxLike, dim: int) -> Cplx:
     r"""The softmax of the moduli along ``dim``, with the phases kept.
 
     .. math::
@@ -424,7 +428,7 @@ def phase_softmax(input, dim):
     return Cplx(torch.where(zero, weight, weight * re / modulus), weight * im / modulus)
 
 
-def ratio_mask(mask, input, bounded=True):
+def ratio_mask(mask: CplxLike, input: CplxLike, bounded: bool = True) -> Cplx:
     r"""Apply a complex ratio mask :math:`M` to ``input`` :math:`Y`.
 
     Unbounded (``bounded=False``) it is the complex product :math:`M Y` of the

@@ -6,12 +6,15 @@ the layers of :mod:`cplxmodule.nn` learn them (see
 :class:`~cplxmodule.nn.CplxGaborConv1d`).
 """
 
+from __future__ import annotations
+
 import math
 
 import torch
 
 from ._shared import describe
 from .tensor import Cplx
+from typing import Optional
 
 __all__ = ["gabor_kernel", "morlet_kernel"]
 
@@ -47,7 +50,12 @@ def _grid_and_parts(center, width, kernel_size, sample_rate, where):
     return phase, envelope
 
 
-def gabor_kernel(center, width, kernel_size, sample_rate=None):
+def gabor_kernel(
+    center: torch.Tensor,
+    width: torch.Tensor,
+    kernel_size: int,
+    sample_rate: Optional[float] = None,
+) -> Cplx:
     r"""Sampled complex Gabor filters, one per element of ``center``.
 
     .. math::
@@ -100,7 +108,12 @@ def gabor_kernel(center, width, kernel_size, sample_rate=None):
     return Cplx(envelope * torch.cos(phase), envelope * torch.sin(phase))
 
 
-def morlet_kernel(center, width, kernel_size, sample_rate=None):
+def morlet_kernel(
+    center: torch.Tensor,
+    width: torch.Tensor,
+    kernel_size: int,
+    sample_rate: Optional[float] = None,
+) -> Cplx:
     r"""Sampled complex Morlet wavelets: Gabor filters corrected to zero mean.
 
     .. math::

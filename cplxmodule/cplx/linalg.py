@@ -41,6 +41,8 @@ along the feature dimension.
 and ``benchmarks/test_bench_products.py``.
 """
 
+from __future__ import annotations
+
 import torch
 
 from . import _product
@@ -50,12 +52,20 @@ from ._product import STRATEGIES, check_strategy  # noqa: F401
 from ._shared import check_features, check_operand, check_operands, check_shape, describe
 from .conversions import from_complex, to_complex
 from .tensor import Cplx
+from typing import Optional, Union
+from ._typing import CplxLike
 
 __all__ = ["linear", "bilinear", "einsum"]
 
 
 # linear maps
-def linear(input, weight, bias=None, *, strategy=None):
+def linear(
+    input: CplxLike,
+    weight: CplxLike,
+    bias: Optional[CplxLike] = None,
+    *,
+    strategy: Optional[str] = None,
+) -> Union[Cplx, torch.Tensor]:
     r"""Complex affine map :math:`y = x W^T + b`, as :func:`torch.nn.functional.linear`.
 
     Parameters
@@ -148,7 +158,15 @@ def linear(input, weight, bias=None, *, strategy=None):
     return _product.linear(input, weight, bias, strategy)
 
 
-def bilinear(input1, input2, weight, bias=None, conjugate=True, *, strategy=None):
+def bilinear(
+    input1: CplxLike,
+    input2: CplxLike,
+    weight: CplxLike,
+    bias: Optional[CplxLike] = None,
+    conjugate: bool = True,
+    *,
+    strategy: Optional[str] = None,
+) -> Union[Cplx, torch.Tensor]:
     r"""Complex bilinear map :math:`y_k = \sum_{ij} \bar{x}_{1i} W_{kij} x_{2j} + b_k`.
 
     Parameters
@@ -205,7 +223,7 @@ def bilinear(input1, input2, weight, bias=None, conjugate=True, *, strategy=None
     return _product.bilinear(input1, input2, weight, bias, conjugate, strategy)
 
 
-def einsum(equation, *tensors):
+def einsum(equation: str, *tensors: CplxLike) -> Cplx:
     """Einstein summation over :class:`Cplx` (or real) operands, as :func:`torch.einsum`.
 
     Parameters

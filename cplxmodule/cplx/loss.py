@@ -9,6 +9,8 @@ real parts, never through torch's native complex dtype, so every loss
 compiles with inductor and exports.
 """
 
+from __future__ import annotations
+
 import math
 
 import torch
@@ -21,6 +23,8 @@ from ._shared import (
     check_weights,
     checked_cplx,
 )
+from ._typing import CplxLike
+from .tensor import Cplx
 __all__ = [
     "mse_loss",
     "l1_loss",
@@ -31,7 +35,8 @@ __all__ = [
     "ssim_loss",
 ]
 
-def _checked_pair(input, target, reduction, where):
+
+def _checked_pair(input: object, target: object, reduction: str, where: str) -> tuple[Cplx, Cplx]:
     input = checked_cplx(input, "input", where=where)
     target = checked_cplx(target, "target", where=where)
     if input.shape != target.shape:
@@ -56,7 +61,7 @@ def _squared_error(input, target):
     return re * re + im * im
 
 
-def mse_loss(input, target, reduction="mean"):
+def mse_loss(input: CplxLike, target: CplxLike, reduction: str = "mean") -> torch.Tensor:
     r"""The mean squared modulus of the error, :math:`|x - y|^2`.
 
     Parameters
@@ -96,7 +101,9 @@ def mse_loss(input, target, reduction="mean"):
     return _reduce(_squared_error(input, target), reduction)
 
 
-def l1_loss(input, target, reduction="mean", split=False):
+def l1_loss(
+    input: CplxLike, target: CplxLike, reduction: str = "mean", split: bool = False,
+) -> torch.Tensor:
     r"""The mean modulus of the error, :math:`|x - y|`, or its split form.
 
     Parameters
@@ -141,7 +148,9 @@ def l1_loss(input, target, reduction="mean", split=False):
     return _reduce(loss, reduction)
 
 
-def cauchy_loss(input, target, c=1.0, reduction="mean"):
+def cauchy_loss(
+    input: CplxLike, target: CplxLike, c: float = 1.0, reduction: str = "mean",
+) -> torch.Tensor:
     r"""The Cauchy (Lorentzian) loss of the error, :math:`\frac{c^2}{2}\log(1 + |x - y|^2 / c^2)`.
 
     Close to :math:`|e|^2 / 2` for small errors, it grows only
@@ -180,7 +189,7 @@ def cauchy_loss(input, target, c=1.0, reduction="mean"):
     return _reduce(loss, reduction)
 
 
-def log_cosh_loss(input, target, reduction="mean"):
+def log_cosh_loss(input: CplxLike, target: CplxLike, reduction: str = "mean") -> torch.Tensor:
     r"""The log-cosh loss of the error's modulus, :math:`\log\cosh|x - y|`.
 
     Close to :math:`|e|^2 / 2` for small errors and to
@@ -224,7 +233,7 @@ def log_cosh_loss(input, target, reduction="mean"):
     return _reduce(loss, reduction)
 
 
-def log_error_loss(input, target, reduction="mean"):
+def log_error_loss(input: CplxLike, target: CplxLike, reduction: str = "mean") -> torch.Tensor:
     r"""The squared modulus of the difference of the logarithms, :math:`|\log x - \log y|^2`.
 
     With principal logarithms it is
@@ -278,7 +287,13 @@ def log_error_loss(input, target, reduction="mean"):
     return _reduce(modulus * modulus + phase * phase, reduction)
 
 
-def phase_aware_loss(input, target, modulus_weight=1.0, phase_weight=1.0, reduction="mean"):
+def phase_aware_loss(
+    input: CplxLike,
+    target: CplxLike,
+    modulus_weight: float = 1.0,
+    phase_weight: float = 1.0,
+    reduction: str = "mean",
+) -> torch.Tensor:
     r"""Modulus and phase terms, :math:`\alpha(|x| - |y|)^2 + \beta(1 - \cos\Delta\varphi)`.
 
     Here :math:`\Delta\varphi = \arg x - \arg y`. The two weights set how
@@ -344,8 +359,16 @@ def _gaussian_window(size, sigma, dtype, device):
     return window / window.sum()
 
 
-def ssim_loss(input, target, window_size=11, sigma=1.5, data_range=1.0, k1=0.01, k2=0.03,
-              reduction="mean"):
+def ssim_loss(
+    input: CplxLike,
+    target: CplxLike,
+    window_size: int = 11,
+    sigma: float = 1.5,
+    data_range: float = 1.0,
+    k1: float = 0.01,
+    k2: float = 0.03,
+    reduction: str = "mean",
+) -> torch.Tensor:
     r"""One minus the structural similarity (SSIM) of the moduli :math:`|x|` and :math:`|y|`.
 
     SSIM (Wang et al. 2004) compares local means, variances and the

@@ -14,7 +14,12 @@ statistics or by running ones, which their own update in place, and the
 affine map and the input's dtype are applied last.
 """
 
+<<<<<<< HEAD
 import functools
+=======
+from __future__ import annotations
+
+>>>>>>> typing
 import math
 
 import torch
@@ -29,6 +34,8 @@ from ._shared import (
     ntuple,
 )
 from .tensor import Cplx
+from typing import Optional, Sequence, Union
+from ._typing import CplxLike
 
 __all__ = [
     "batch_norm",
@@ -362,15 +369,15 @@ def _unit_phasor(real, imag):
 
 # --- the norms ----------------------------------------------------------------
 def batch_norm(
-    input,
-    running_mean,
-    running_cov,
-    weight=None,
-    bias=None,
-    training=False,
-    momentum=0.1,
-    eps=1e-5,
-):
+    input: CplxLike,
+    running_mean: Optional[torch.Tensor],
+    running_cov: Optional[torch.Tensor],
+    weight: Optional[torch.Tensor] = None,
+    bias: Optional[CplxLike] = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Cplx:
     r"""Complex batch normalisation by :math:`2 \times 2` whitening per channel.
 
     For each channel :math:`c` the pair :math:`u = (\Re z, \Im z)` is centred
@@ -482,15 +489,15 @@ def _instance_norm(input, running_mean, running_cov, weight, bias, use_input_sta
 
 
 def instance_norm(
-    input,
-    running_mean=None,
-    running_cov=None,
-    weight=None,
-    bias=None,
-    use_input_stats=True,
-    momentum=0.1,
-    eps=1e-5,
-):
+    input: CplxLike,
+    running_mean: Optional[torch.Tensor] = None,
+    running_cov: Optional[torch.Tensor] = None,
+    weight: Optional[torch.Tensor] = None,
+    bias: Optional[CplxLike] = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Cplx:
     r"""Complex instance normalisation by :math:`2 \times 2` whitening per sample and channel.
 
     With ``use_input_stats``, each channel of each sample is centred and
@@ -555,7 +562,13 @@ def instance_norm(
                           momentum, eps, "instance_norm")
 
 
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+def layer_norm(
+    input: CplxLike,
+    normalized_shape: Union[int, Sequence[int]],
+    weight: Optional[torch.Tensor] = None,
+    bias: Optional[CplxLike] = None,
+    eps: float = 1e-5,
+) -> Cplx:
     r"""Complex layer normalisation by :math:`2 \times 2` whitening.
 
     Each sample is centred and whitened (as in :func:`batch_norm`) with the
@@ -624,7 +637,13 @@ def _layer_norm(input, normalized_shape, weight, bias, eps, where):
     return _restore(_affine(zr, zi, weight, bias, normalized_shape), half)
 
 
-def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+def group_norm(
+    input: CplxLike,
+    num_groups: int,
+    weight: Optional[torch.Tensor] = None,
+    bias: Optional[CplxLike] = None,
+    eps: float = 1e-5,
+) -> Cplx:
     r"""Complex group normalisation by :math:`2 \times 2` whitening per sample and group.
 
     The channels are split into ``num_groups`` groups; in each sample, the
@@ -696,7 +715,12 @@ def _group_norm(input, num_groups, weight, bias, eps, where):
     return _restore(_affine(zr, zi, weight, bias, shape), half)
 
 
-def rms_norm(input, normalized_shape, weight=None, eps=None):
+def rms_norm(
+    input: CplxLike,
+    normalized_shape: Union[int, Sequence[int]],
+    weight: Optional[torch.Tensor] = None,
+    eps: Optional[float] = None,
+) -> Cplx:
     r"""Phase-preserving complex RMS normalisation over the trailing dimensions.
 
     .. math::
@@ -769,15 +793,15 @@ def _rms_norm(input, normalized_shape, weight, eps, where):
 
 
 def magnitude_batch_norm(
-    input,
-    running_mean,
-    running_var,
-    weight=None,
-    bias=None,
-    training=False,
-    momentum=0.1,
-    eps=1e-5,
-):
+    input: CplxLike,
+    running_mean: Optional[torch.Tensor],
+    running_var: Optional[torch.Tensor],
+    weight: Optional[torch.Tensor] = None,
+    bias: Optional[torch.Tensor] = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Cplx:
     r"""Batch normalisation of the modulus per channel, keeping the phase.
 
     The moduli :math:`r = |z|` are batch-normalised as by

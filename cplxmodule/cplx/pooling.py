@@ -7,6 +7,8 @@ Average pooling is linear, so the split application, part by part, is the
 complex average exactly.
 """
 
+from __future__ import annotations
+
 import torch
 import torch.nn.functional as F
 
@@ -14,6 +16,9 @@ from ._dtypes import HALF_DTYPES
 from ._shared import check_spatial_dims, checked_cplx, doc_kwargs
 from ._views import _eager
 from .tensor import Cplx
+from typing import Optional, Union
+from ._typing import CplxLike
+from torch.nn.common_types import _size_1_t, _size_2_t, _size_3_t
 
 __all__ = [
     "max_pool1d",
@@ -116,20 +121,41 @@ _POOL_DOC = r"""Complex {n}d max pooling by modulus.
     """
 
 
-def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1,
-               ceil_mode=False, return_indices=False):
+def max_pool1d(
+    input: CplxLike,
+    kernel_size: _size_1_t,
+    stride: Optional[_size_1_t] = None,
+    padding: _size_1_t = 0,
+    dilation: _size_1_t = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Union[Cplx, tuple[Cplx, torch.Tensor]]:
     return _max_poolnd(1, F.max_pool1d, input, kernel_size, stride, padding,
                        dilation, ceil_mode, return_indices)
 
 
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1,
-               ceil_mode=False, return_indices=False):
+def max_pool2d(
+    input: CplxLike,
+    kernel_size: _size_2_t,
+    stride: Optional[_size_2_t] = None,
+    padding: _size_2_t = 0,
+    dilation: _size_2_t = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Union[Cplx, tuple[Cplx, torch.Tensor]]:
     return _max_poolnd(2, F.max_pool2d, input, kernel_size, stride, padding,
                        dilation, ceil_mode, return_indices)
 
 
-def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1,
-               ceil_mode=False, return_indices=False):
+def max_pool3d(
+    input: CplxLike,
+    kernel_size: _size_3_t,
+    stride: Optional[_size_3_t] = None,
+    padding: _size_3_t = 0,
+    dilation: _size_3_t = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Union[Cplx, tuple[Cplx, torch.Tensor]]:
     return _max_poolnd(3, F.max_pool3d, input, kernel_size, stride, padding,
                        dilation, ceil_mode, return_indices)
 
@@ -189,15 +215,21 @@ _ADAPTIVE_MAX_DOC = r"""Complex {n}d adaptive max pooling by modulus.
     """
 
 
-def adaptive_max_pool1d(input, output_size, return_indices=False):
+def adaptive_max_pool1d(
+    input: CplxLike, output_size: _size_1_t, return_indices: bool = False,
+) -> Union[Cplx, tuple[Cplx, torch.Tensor]]:
     return _adaptive_max_poolnd(1, F.adaptive_max_pool1d, input, output_size, return_indices)
 
 
-def adaptive_max_pool2d(input, output_size, return_indices=False):
+def adaptive_max_pool2d(
+    input: CplxLike, output_size: _size_2_t, return_indices: bool = False,
+) -> Union[Cplx, tuple[Cplx, torch.Tensor]]:
     return _adaptive_max_poolnd(2, F.adaptive_max_pool2d, input, output_size, return_indices)
 
 
-def adaptive_max_pool3d(input, output_size, return_indices=False):
+def adaptive_max_pool3d(
+    input: CplxLike, output_size: _size_3_t, return_indices: bool = False,
+) -> Union[Cplx, tuple[Cplx, torch.Tensor]]:
     return _adaptive_max_poolnd(3, F.adaptive_max_pool3d, input, output_size, return_indices)
 
 
@@ -244,20 +276,40 @@ _AVG_DOC = r"""Complex {n}d average pooling: the mean of each window, part by pa
     """
 
 
-def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True):
+def avg_pool1d(
+    input: CplxLike,
+    kernel_size: _size_1_t,
+    stride: Optional[_size_1_t] = None,
+    padding: _size_1_t = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+) -> Cplx:
     return _split_pool(1, "avg_pool", input, F.avg_pool1d, kernel_size, stride,
                        padding, ceil_mode, count_include_pad)
 
 
-def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True, divisor_override=None):
+def avg_pool2d(
+    input: CplxLike,
+    kernel_size: _size_2_t,
+    stride: Optional[_size_2_t] = None,
+    padding: _size_2_t = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: Optional[int] = None,
+) -> Cplx:
     return _split_pool(2, "avg_pool", input, F.avg_pool2d, kernel_size, stride,
                        padding, ceil_mode, count_include_pad, divisor_override)
 
 
-def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True, divisor_override=None):
+def avg_pool3d(
+    input: CplxLike,
+    kernel_size: _size_3_t,
+    stride: Optional[_size_3_t] = None,
+    padding: _size_3_t = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: Optional[int] = None,
+) -> Cplx:
     return _split_pool(3, "avg_pool", input, F.avg_pool3d, kernel_size, stride,
                        padding, ceil_mode, count_include_pad, divisor_override)
 
@@ -293,15 +345,15 @@ _ADAPTIVE_AVG_DOC = r"""Complex {n}d adaptive average pooling, part by part.
     """
 
 
-def adaptive_avg_pool1d(input, output_size):
+def adaptive_avg_pool1d(input: CplxLike, output_size: _size_1_t) -> Cplx:
     return _split_pool(1, "adaptive_avg_pool", input, F.adaptive_avg_pool1d, output_size)
 
 
-def adaptive_avg_pool2d(input, output_size):
+def adaptive_avg_pool2d(input: CplxLike, output_size: _size_2_t) -> Cplx:
     return _split_pool(2, "adaptive_avg_pool", input, F.adaptive_avg_pool2d, output_size)
 
 
-def adaptive_avg_pool3d(input, output_size):
+def adaptive_avg_pool3d(input: CplxLike, output_size: _size_3_t) -> Cplx:
     return _split_pool(3, "adaptive_avg_pool", input, F.adaptive_avg_pool3d, output_size)
 
 

@@ -15,6 +15,8 @@ complex dtype, as :mod:`~cplxmodule.cplx.spectral` does (a Fourier transform
 has no cheaper form on split parts); the rest computes on the two real parts.
 """
 
+from __future__ import annotations
+
 import math
 
 import torch
@@ -24,6 +26,8 @@ from ._shared import _prefix, checked_cplx, describe
 from .conversions import from_complex, to_complex
 from .elementwise import exp, phaseshift
 from .tensor import Cplx
+from typing import Optional, Union
+from ._typing import CplxLike, Device
 
 __all__ = ["sinusoid", "rotary", "zoh", "ssm_kernel", "causal_fftconv", "matrix_exp"]
 
@@ -54,7 +58,15 @@ def _angles(length, features, base, offset, dtype, device):
     return angles.to(dtype)
 
 
-def sinusoid(length, features, base=10000.0, offset=0, *, dtype=None, device=None):
+def sinusoid(
+    length: int,
+    features: int,
+    base: float = 10000.0,
+    offset: int = 0,
+    *,
+    dtype: Optional[torch.dtype] = None,
+    device: Device = None,
+) -> Cplx:
     r"""The table of complex sinusoids :math:`e^{i p \omega_k}`.
 
     .. math::
@@ -111,7 +123,7 @@ def sinusoid(length, features, base=10000.0, offset=0, *, dtype=None, device=Non
     return Cplx(torch.cos(angles), torch.sin(angles))
 
 
-def rotary(input, dim=0, base=10000.0, offset=0):
+def rotary(input: CplxLike, dim: int = 0, base: float = 10000.0, offset: int = 0) -> Cplx:
     r"""Rotate each feature of each position by its positional phase (rotary embedding).
 
     .. math::
@@ -182,7 +194,7 @@ def rotary(input, dim=0, base=10000.0, offset=0):
     return phaseshift(input, angles)
 
 
-def zoh(a, b, step):
+def zoh(a: CplxLike, b: CplxLike, step: Union[torch.Tensor, float]) -> tuple[Cplx, Cplx]:
     r"""The zero-order-hold discretisation of the diagonal system :math:`x' = a x + b u`.
 
     .. math::
@@ -225,7 +237,14 @@ def zoh(a, b, step):
     return abar, (abar - 1) / a * b
 
 
-def ssm_kernel(a, b, c, step, length, d=None):
+def ssm_kernel(
+    a: CplxLike,
+    b: CplxLike,
+    c: CplxLike,
+    step: Union[torch.Tensor, float],
+    length: int,
+    d: Optional[CplxLike] = None,
+) -> Cplx:
     r"""The convolution kernel of a diagonal state-space model discretised by :func:`zoh`.
 
     The model :math:`x_l = \bar a \odot x_{l-1} + \bar b \, u_l`,
@@ -320,7 +339,7 @@ def _fast_size(n):
     return best
 
 
-def causal_fftconv(input, kernel):
+def causal_fftconv(input: CplxLike, kernel: CplxLike) -> Cplx:
     r"""The causal convolution of ``input`` with ``kernel`` along the last dimension, by FFT.
 
     .. math::
@@ -378,7 +397,7 @@ def causal_fftconv(input, kernel):
     return from_complex(torch.fft.ifft(spectrum, n=n)[..., :length])
 
 
-def matrix_exp(input):
+def matrix_exp(input: CplxLike) -> Cplx:
     r"""The matrix exponential :math:`e^A` of a complex square matrix, on its real parts.
 
     Computed as the exponential of the real :math:`2n \times 2n` matrix

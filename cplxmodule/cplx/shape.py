@@ -1,9 +1,13 @@
 """Shape functions on :class:`Cplx`: joining, splitting, indexing, squeezing."""
 
+from __future__ import annotations
+
 import torch
 
 from ._shared import checked_cplx
 from .tensor import Cplx, _map_parts
+from typing import Optional, Sequence, Union
+from ._typing import CplxLike
 
 __all__ = [
     "cat",
@@ -22,7 +26,7 @@ def _checked_sequence(tensors, where):
     return [checked_cplx(z, f"tensors[{i}]", where) for i, z in enumerate(tensors)]
 
 
-def cat(tensors, dim=0):
+def cat(tensors: Sequence[CplxLike], dim: int = 0) -> Cplx:
     """Concatenate :class:`Cplx` tensors along ``dim``."""
     tensors = _checked_sequence(tensors, "cat")
     return Cplx(
@@ -31,7 +35,7 @@ def cat(tensors, dim=0):
     )
 
 
-def stack(tensors, dim=0):
+def stack(tensors: Sequence[CplxLike], dim: int = 0) -> Cplx:
     """Stack :class:`Cplx` tensors along a new dimension ``dim``."""
     tensors = _checked_sequence(tensors, "stack")
     return Cplx(
@@ -44,7 +48,9 @@ def _zip_parts(reals, imags):
     return tuple(map(Cplx, reals, imags))
 
 
-def split(input, split_size_or_sections, dim=0):
+def split(
+    input: CplxLike, split_size_or_sections: Union[int, list[int]], dim: int = 0,
+) -> tuple[Cplx, ...]:
     """Split into pieces, as :func:`torch.split`."""
     input = checked_cplx(input, where="split")
     return _zip_parts(
@@ -53,7 +59,7 @@ def split(input, split_size_or_sections, dim=0):
     )
 
 
-def chunk(input, chunks, dim=0):
+def chunk(input: CplxLike, chunks: int, dim: int = 0) -> tuple[Cplx, ...]:
     """Split into ``chunks`` pieces, as :func:`torch.chunk`."""
     input = checked_cplx(input, where="chunk")
     return _zip_parts(
@@ -61,31 +67,31 @@ def chunk(input, chunks, dim=0):
     )
 
 
-def unbind(input, dim=0):
+def unbind(input: CplxLike, dim: int = 0) -> tuple[Cplx, ...]:
     """Remove dimension ``dim``, returning the slices along it."""
     input = checked_cplx(input, where="unbind")
     return _zip_parts(torch.unbind(input.real, dim), torch.unbind(input.imag, dim))
 
 
-def take(input, index):
+def take(input: CplxLike, index: torch.Tensor) -> Cplx:
     """Elements at ``index`` of the flattened tensor, as :func:`torch.take`."""
     input = checked_cplx(input, where="take")
     return _map_parts(input, torch.take, index)
 
 
-def narrow(input, dim, start, length):
+def narrow(input: CplxLike, dim: int, start: Union[int, torch.Tensor], length: int) -> Cplx:
     """A narrowed view, as :func:`torch.narrow`."""
     input = checked_cplx(input, where="narrow")
     return _map_parts(input, torch.narrow, dim, start, length)
 
 
-def squeeze(input, dim=None):
+def squeeze(input: CplxLike, dim: Optional[int] = None) -> Cplx:
     """Remove dimensions of size one, as :func:`torch.squeeze`."""
     input = checked_cplx(input, where="squeeze")
     return Cplx.squeeze(input, dim)
 
 
-def unsqueeze(input, dim):
+def unsqueeze(input: CplxLike, dim: int) -> Cplx:
     """Insert a dimension of size one, as :func:`torch.unsqueeze`."""
     input = checked_cplx(input, where="unsqueeze")
     return _map_parts(input, torch.unsqueeze, dim)

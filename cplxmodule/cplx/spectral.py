@@ -28,6 +28,8 @@ Power spectra (Welch's method) and :func:`~cplxmodule.utils.spectrum.fftshift`
 live in :mod:`cplxmodule.utils.spectrum`.
 """
 
+from __future__ import annotations
+
 import math
 
 import torch
@@ -36,6 +38,8 @@ import torch.nn.functional as F
 from ._shared import check_positive_int, checked_cplx, checked_real, describe
 from .conversions import _from_complex, to_complex
 from .tensor import Cplx
+from typing import Optional
+from ._typing import CplxLike
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "stft", "istft", "hilbert"]
 
@@ -158,7 +162,9 @@ def _fftn_parts(real, imag, s, dim, norm, inverse):
     return real, imag
 
 
-def fft(input, n=None, dim=-1, norm=None):
+def fft(
+    input: CplxLike, n: Optional[int] = None, dim: int = -1, norm: Optional[str] = None,
+) -> Cplx:
     r"""The discrete Fourier transform of a complex input along one dimension.
 
     Parameters
@@ -198,7 +204,9 @@ def fft(input, n=None, dim=-1, norm=None):
     return _transform(torch.fft.fft, _fft_parts, False, input, "fft", norm, n=n, dim=dim)
 
 
-def ifft(input, n=None, dim=-1, norm=None):
+def ifft(
+    input: CplxLike, n: Optional[int] = None, dim: int = -1, norm: Optional[str] = None,
+) -> Cplx:
     r"""The inverse discrete Fourier transform of a complex input along one dimension.
 
     Parameters
@@ -235,7 +243,12 @@ def ifft(input, n=None, dim=-1, norm=None):
     return _transform(torch.fft.ifft, _fft_parts, True, input, "ifft", norm, n=n, dim=dim)
 
 
-def fftn(input, s=None, dim=None, norm=None):
+def fftn(
+    input: CplxLike,
+    s: Optional[tuple[int, ...]] = None,
+    dim: Optional[tuple[int, ...]] = None,
+    norm: Optional[str] = None,
+) -> Cplx:
     r"""The discrete Fourier transform of a complex input along several dimensions.
 
     Parameters
@@ -270,7 +283,12 @@ def fftn(input, s=None, dim=None, norm=None):
     return _transform(torch.fft.fftn, _fftn_parts, False, input, "fftn", norm, s=s, dim=dim)
 
 
-def ifftn(input, s=None, dim=None, norm=None):
+def ifftn(
+    input: CplxLike,
+    s: Optional[tuple[int, ...]] = None,
+    dim: Optional[tuple[int, ...]] = None,
+    norm: Optional[str] = None,
+) -> Cplx:
     r"""The inverse discrete Fourier transform of a complex input along several dimensions.
 
     Parameters
@@ -328,8 +346,16 @@ def _check_stft_lengths(n_fft, hop_length, win_length, where):
     return hop_length, win_length
 
 
-def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
-         pad_mode="reflect", normalized=False):
+def stft(
+    input: CplxLike,
+    n_fft: int,
+    hop_length: Optional[int] = None,
+    win_length: Optional[int] = None,
+    window: Optional[torch.Tensor] = None,
+    center: bool = True,
+    pad_mode: str = "reflect",
+    normalized: bool = False,
+) -> Cplx:
     r"""The short-time Fourier transform of a complex signal (two-sided).
 
     The transform of :func:`torch.stft` with ``return_complex=True`` applied
@@ -445,8 +471,16 @@ def _stft_parts(real, imag, n_fft, hop_length, win_length, window, center, pad_m
     return (real, imag) if batched else (real.squeeze(0), imag.squeeze(0))
 
 
-def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
-          normalized=False, length=None):
+def istft(
+    input: CplxLike,
+    n_fft: int,
+    hop_length: Optional[int] = None,
+    win_length: Optional[int] = None,
+    window: Optional[torch.Tensor] = None,
+    center: bool = True,
+    normalized: bool = False,
+    length: Optional[int] = None,
+) -> Cplx:
     r"""The inverse of :func:`stft`: a complex signal from its short-time spectrum.
 
     The frames are inverse transformed, windowed again and overlap-added,
@@ -569,7 +603,7 @@ def _istft_parts(real, imag, n_fft, hop_length, win_length, window, center, norm
     return tuple(signal)
 
 
-def hilbert(input, dim=-1):
+def hilbert(input: torch.Tensor, dim: int = -1) -> Cplx:
     r"""The analytic signal of a real signal: itself plus ``1j`` times its Hilbert transform.
 
     Parameters

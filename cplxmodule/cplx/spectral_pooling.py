@@ -1,9 +1,14 @@
 r"""Spectral pooling: downsampling by cropping the discrete Fourier transform."""
 
+from __future__ import annotations
+
 import torch
 
 from ._shared import checked_cplx
 from .conversions import _from_complex, _to_complex
+from ._typing import CplxLike
+from torch.nn.common_types import _size_1_t, _size_2_t, _size_3_t
+from .tensor import Cplx
 
 __all__ = ["spectral_pool1d", "spectral_pool2d", "spectral_pool3d"]
 
@@ -87,15 +92,15 @@ _DOC = r"""Spectral pooling over the last {n} dimension{s} (Rippel et al., 2015)
     """
 
 
-def spectral_pool1d(input, output_size):
+def spectral_pool1d(input: CplxLike, output_size: _size_1_t) -> Cplx:
     return _spectral_pool(input, output_size, 1, "spectral_pool1d")
 
 
-def spectral_pool2d(input, output_size):
+def spectral_pool2d(input: CplxLike, output_size: _size_2_t) -> Cplx:
     return _spectral_pool(input, output_size, 2, "spectral_pool2d")
 
 
-def spectral_pool3d(input, output_size):
+def spectral_pool3d(input: CplxLike, output_size: _size_3_t) -> Cplx:
     return _spectral_pool(input, output_size, 3, "spectral_pool3d")
 
 

@@ -1,5 +1,7 @@
 """The :class:`Cplx` type: a complex tensor stored as two real tensors."""
 
+from __future__ import annotations
+
 import numbers
 
 import numpy
@@ -8,6 +10,8 @@ import torch.utils._pytree as pytree
 
 from ._dtypes import real_dtype
 from ._views import _complex_view
+from typing import Any, Callable, Iterator, Optional, Sequence, Union
+from ._typing import CplxLike, Device
 
 __all__ = ["Cplx"]
 
@@ -109,7 +113,11 @@ class Cplx:
     # object array of Cplx elements (``numpy.float64(2) * z`` is a Cplx).
     __array_ufunc__ = None
 
-    def __init__(self, real, imag=None):
+    def __init__(
+        self,
+        real: Union[CplxLike, float, complex],
+        imag: Optional[Union[torch.Tensor, float]] = None,
+    ) -> None:
         if isinstance(real, numbers.Number):
             real, imag = _number_parts(real, imag)
 
@@ -146,18 +154,24 @@ class Cplx:
         self._real, self._imag = real, imag
 
     @property
-    def real(self):
+    def real(self) -> torch.Tensor:
         """torch.Tensor: the real part."""
         return self._real
 
     @property
-    def imag(self):
+    def imag(self) -> torch.Tensor:
         """torch.Tensor: the imaginary part."""
         return self._imag
 
     # construction
     @classmethod
-    def empty(cls, *size, dtype=None, device=None, requires_grad=False):
+    def empty(
+        cls,
+        *size: Union[int, Sequence[int]],
+        dtype: Optional[torch.dtype] = None,
+        device: Device = None,
+        requires_grad: bool = False
+    ) -> Cplx:
         """An uninitialised :class:`Cplx` of the given size.
 
         Parameters
@@ -177,7 +191,13 @@ class Cplx:
         return cls._full(torch.empty, torch.empty, size, dtype, device, requires_grad)
 
     @classmethod
-    def zeros(cls, *size, dtype=None, device=None, requires_grad=False):
+    def zeros(
+        cls,
+        *size: Union[int, Sequence[int]],
+        dtype: Optional[torch.dtype] = None,
+        device: Device = None,
+        requires_grad: bool = False
+    ) -> Cplx:
         """A :class:`Cplx` of zeros of the given size.
 
         Takes the arguments of :meth:`Cplx.empty`.
@@ -190,7 +210,13 @@ class Cplx:
         return cls._full(torch.zeros, torch.zeros, size, dtype, device, requires_grad)
 
     @classmethod
-    def ones(cls, *size, dtype=None, device=None, requires_grad=False):
+    def ones(
+        cls,
+        *size: Union[int, Sequence[int]],
+        dtype: Optional[torch.dtype] = None,
+        device: Device = None,
+        requires_grad: bool = False
+    ) -> Cplx:
         """A :class:`Cplx` of ones (``1 + 0j``) of the given size.
 
         Takes the arguments of :meth:`Cplx.empty`.
@@ -205,7 +231,7 @@ class Cplx:
         return cls(fill_real(*size, **kwargs), fill_imag(*size, **kwargs))
 
     @staticmethod
-    def from_numpy(array):
+    def from_numpy(array: Any) -> Cplx:
         """A :class:`Cplx` with the values of a numpy array.
 
         Parameters
@@ -223,7 +249,7 @@ class Cplx:
             return Cplx(torch.from_numpy(array))
         return Cplx(torch.from_numpy(array.real), torch.from_numpy(array.imag))
 
-    def numpy(self):
+    def numpy(self) -> numpy.ndarray:
         """The values as a complex :class:`numpy.ndarray` (a copy).
 
         Returns
@@ -245,7 +271,7 @@ class Cplx:
         out.real, out.imag = real, imag
         return out
 
-    def item(self):
+    def item(self) -> complex:
         """The value of a one-element :class:`Cplx` as a Python ``complex``.
 
         Raises
@@ -257,48 +283,48 @@ class Cplx:
             raise ValueError("only one element tensors can be converted to Python scalars")
         return complex(self._real.item(), self._imag.item())
 
-    def __complex__(self):
+    def __complex__(self) -> complex:
         return self.item()
 
     # copy and serialisation: the two parts fully describe the value
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         return Cplx, (self._real, self._imag)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"{type(self).__name__}(\n  real={self._real},\n  imag={self._imag}\n)"
 
     # torch-like attributes
     @property
-    def shape(self):
+    def shape(self) -> torch.Size:
         """torch.Size: the shape of either part."""
         return self._real.shape
 
-    def size(self, dim=None):
+    def size(self, dim: Optional[int] = None) -> Union[torch.Size, int]:
         """The size of the tensor, or of dimension ``dim``."""
         return self._real.size() if dim is None else self._real.size(dim)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._real)
 
-    def dim(self):
+    def dim(self) -> int:
         """The number of dimensions."""
         return self._real.dim()
 
     @property
-    def ndim(self):
+    def ndim(self) -> int:
         """int: the number of dimensions."""
         return self._real.dim()
 
-    def numel(self):
+    def numel(self) -> int:
         """The number of complex elements."""
         return self._real.numel()
 
     @property
-    def dtype(self):
+    def dtype(self) -> torch.dtype:
         """torch.dtype: the real dtype of each part."""
         return self._real.dtype
 
-    def is_complex(self):
+    def is_complex(self) -> bool:
         """``True``, as :meth:`torch.Tensor.is_complex` of a complex tensor (published).
 
         ``dtype`` is the parts' real dtype; this says that the values are
@@ -308,17 +334,17 @@ class Cplx:
         return True
 
     @property
-    def device(self):
+    def device(self) -> torch.device:
         """torch.device: the device both parts live on."""
         return self._real.device
 
     @property
-    def requires_grad(self):
+    def requires_grad(self) -> bool:
         """bool: whether either part requires a gradient."""
         return self._real.requires_grad or self._imag.requires_grad
 
     @property
-    def grad(self):
+    def grad(self) -> Optional[Cplx]:
         """Cplx or None: the gradients of the parts, ``None`` if neither has one."""
         re, im = self._real.grad, self._imag.grad
         if re is None and im is None:
@@ -328,12 +354,12 @@ class Cplx:
             torch.zeros_like(self._imag) if im is None else im,
         )
 
-    def apply(self, f, *args, **kwargs):
+    def apply(self, f: Callable[..., torch.Tensor], *args: Any, **kwargs: Any) -> Cplx:
         """Apply the real function ``f`` to each part separately."""
         return _map_parts(self, f, *args, **kwargs)
 
     # moves
-    def to(self, *args, **kwargs):
+    def to(self, *args: Any, **kwargs: Any) -> Cplx:
         """Move or cast both parts, with the arguments of :meth:`torch.Tensor.to`.
 
         A complex ``dtype`` is taken to mean its real counterpart, so
@@ -344,49 +370,49 @@ class Cplx:
             kwargs["dtype"] = real_dtype(kwargs["dtype"])
         return _map_parts(self, torch.Tensor.to, *args, **kwargs)
 
-    def cuda(self, device=None, non_blocking=False):
+    def cuda(self, device: Device = None, non_blocking: bool = False) -> Cplx:
         """Move both parts to a CUDA device."""
         return _map_parts(self, torch.Tensor.cuda, device, non_blocking=non_blocking)
 
-    def cpu(self):
+    def cpu(self) -> Cplx:
         """Move both parts to the CPU."""
         return _map_parts(self, torch.Tensor.cpu)
 
-    def float(self):
+    def float(self) -> Cplx:
         """Both parts cast to float32."""
         return self.to(torch.float32)
 
-    def double(self):
+    def double(self) -> Cplx:
         """Both parts cast to float64."""
         return self.to(torch.float64)
 
-    def half(self):
+    def half(self) -> Cplx:
         """Both parts cast to float16."""
         return self.to(torch.float16)
 
-    def detach(self):
+    def detach(self) -> Cplx:
         """A :class:`Cplx` sharing storage, cut from the autograd graph."""
         return _map_parts(self, torch.Tensor.detach)
 
-    def clone(self):
+    def clone(self) -> Cplx:
         """A copy of both parts (differentiable)."""
         return _map_parts(self, torch.Tensor.clone)
 
-    def contiguous(self):
+    def contiguous(self) -> Cplx:
         """Both parts made contiguous."""
         return _map_parts(self, torch.Tensor.contiguous)
 
-    def requires_grad_(self, requires_grad=True):
+    def requires_grad_(self, requires_grad: bool = True) -> Cplx:
         """Set ``requires_grad`` on both parts in place; returns ``self``."""
         self._real.requires_grad_(requires_grad)
         self._imag.requires_grad_(requires_grad)
         return self
 
     # indexing and iteration
-    def __getitem__(self, key):
+    def __getitem__(self, key: CplxLike) -> Cplx:
         return Cplx(self._real[key], self._imag[key])
 
-    def __setitem__(self, key, value):
+    def __setitem__(self, key: CplxLike, value: CplxLike) -> None:
         parts = _operand_parts(value)
         if parts is None:
             raise TypeError(
@@ -396,90 +422,92 @@ class Cplx:
         self._real[key] = re
         self._imag[key] = 0.0 if im is None else im
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Cplx]:
         return map(Cplx, self._real, self._imag)
 
-    def __reversed__(self):
+    def __reversed__(self) -> Cplx:
         # a Cplx flipped along its first dimension, as published (and iterable)
         if not self.dim():
             return self
         return _map_parts(self, torch.flip, (0,))
 
     # shape
-    def view(self, *shape):
+    def view(self, *shape: Union[int, Sequence[int]]) -> Cplx:
         """A view with another shape, as :meth:`torch.Tensor.view`."""
         return _map_parts(self, torch.Tensor.view, *shape)
 
-    def view_as(self, other):
+    def view_as(self, other: Union[Cplx, torch.Tensor]) -> Cplx:
         """A view with the shape of ``other``."""
         return self.view(other.shape)
 
-    def reshape(self, *shape):
+    def reshape(self, *shape: Union[int, Sequence[int]]) -> Cplx:
         """Reshape both parts, as :meth:`torch.Tensor.reshape`."""
         return _map_parts(self, torch.Tensor.reshape, *shape)
 
-    def flatten(self, start_dim=0, end_dim=-1):
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Cplx:
         """Flatten dimensions ``start_dim..end_dim``."""
         return _map_parts(self, torch.flatten, start_dim, end_dim)
 
-    def permute(self, *dims):
+    def permute(self, *dims: Union[int, Sequence[int]]) -> Cplx:
         """Permute the dimensions, as :meth:`torch.Tensor.permute`."""
         return _map_parts(self, torch.Tensor.permute, *dims)
 
-    def transpose(self, dim0, dim1):
+    def transpose(self, dim0: int, dim1: int) -> Cplx:
         """Swap dimensions ``dim0`` and ``dim1``."""
         return _map_parts(self, torch.transpose, dim0, dim1)
 
-    def squeeze(self, dim=None):
+    def squeeze(self, dim: Optional[int] = None) -> Cplx:
         """Remove dimensions of size one (all, or just ``dim``)."""
         if dim is None:
             return _map_parts(self, torch.squeeze)
         return _map_parts(self, torch.squeeze, dim)
 
-    def unsqueeze(self, dim):
+    def unsqueeze(self, dim: int) -> Cplx:
         """Insert a dimension of size one at ``dim``."""
         return _map_parts(self, torch.unsqueeze, dim)
 
-    def t(self):
+    def t(self) -> Cplx:
         """The transpose of a tensor of at most two dimensions."""
         return _map_parts(self, torch.t)
 
-    def h(self):
+    def h(self) -> Cplx:
         """The Hermitian (conjugate) transpose of a tensor of at most two dimensions."""
         return self.conj.t()
 
     # complex structure
     @property
-    def conj(self):
+    def conj(self) -> Cplx:
         """Cplx: the complex conjugate (a read-only property, as in cplxmodule)."""
         return Cplx(self._real, -self._imag)
 
-    def conjugate(self):
+    def conjugate(self) -> Cplx:
         """The complex conjugate."""
         return self.conj
 
     @property
-    def angle(self):
+    def angle(self) -> torch.Tensor:
         """torch.Tensor: the argument, in :math:`[-\\pi, \\pi]` (:func:`torch.atan2` of the parts)."""
         return torch.atan2(self._imag, self._real)
 
-    def abs(self):
+    def abs(self) -> torch.Tensor:
         """torch.Tensor: the modulus :math:`|z|`, as ``abs(z)``."""
         return abs(self)
 
-    def sum(self, dim=None, keepdim=False):
+    def sum(self, dim: Optional[int] = None, keepdim: bool = False) -> Cplx:
         """The sum over ``dim`` (all elements if ``None``), as :meth:`torch.Tensor.sum`."""
         return _map_parts(self, torch.sum, dim=dim, keepdim=keepdim)
 
-    def mean(self, dim=None, keepdim=False):
+    def mean(self, dim: Optional[int] = None, keepdim: bool = False) -> Cplx:
         """The mean over ``dim`` (all elements if ``None``), as :meth:`torch.Tensor.mean`."""
         return _map_parts(self, torch.mean, dim=dim, keepdim=keepdim)
 
-    def __abs__(self):
+    def __abs__(self) -> torch.Tensor:
         return _modulus(self._real, self._imag)
 
     @classmethod
-    def __torch_function__(cls, func, types, args=(), kwargs=None):
+    def __torch_function__(
+        cls, func: Callable[..., Any], types: Any, args: Any = (), kwargs: Any = None,
+    ) -> Any:
         """Route torch's arithmetic between a real tensor and a Cplx to Cplx.
 
         ``tensor + z`` reaches here through ``torch.Tensor.__add__``, and under
@@ -496,25 +524,25 @@ class Cplx:
         return getattr(right, methods[1])(left)
 
     # arithmetic
-    def __pos__(self):
+    def __pos__(self) -> Cplx:
         return self
 
-    def __neg__(self):
+    def __neg__(self) -> Cplx:
         return Cplx(-self._real, -self._imag)
 
-    def __add__(self, other):
+    def __add__(self, other: Union[CplxLike, complex]) -> Cplx:
         return _add(self, other, 1)
 
-    def __radd__(self, other):
+    def __radd__(self, other: Union[CplxLike, complex]) -> Cplx:
         return _add(self, other, 1)
 
-    def __sub__(self, other):
+    def __sub__(self, other: Union[CplxLike, complex]) -> Cplx:
         return _add(self, other, -1)
 
-    def __rsub__(self, other):
+    def __rsub__(self, other: Union[CplxLike, complex]) -> Cplx:
         return -self + other
 
-    def __mul__(self, other):
+    def __mul__(self, other: Union[CplxLike, complex]) -> Cplx:
         parts = _operand_parts(other)
         if parts is None:
             return NotImplemented
@@ -528,7 +556,7 @@ class Cplx:
 
     __rmul__ = __mul__
 
-    def __truediv__(self, other):
+    def __truediv__(self, other: Union[CplxLike, complex]) -> Cplx:
         parts = _operand_parts(other)
         if parts is None:
             return NotImplemented
@@ -539,13 +567,13 @@ class Cplx:
         denom = re * re + im * im
         return Cplx((a * re + b * im) / denom, (b * re - a * im) / denom)
 
-    def __rtruediv__(self, other):
+    def __rtruediv__(self, other: Union[CplxLike, complex]) -> Cplx:
         if _operand_parts(other) is None:
             return NotImplemented
         denom = self._real * self._real + self._imag * self._imag
         return other * self.conj / denom
 
-    def __matmul__(self, other):
+    def __matmul__(self, other: Union[CplxLike, complex]) -> Cplx:
         parts = _operand_parts(other)
         if parts is None or not isinstance(other, (Cplx, torch.Tensor)):
             return NotImplemented
@@ -557,7 +585,7 @@ class Cplx:
             self._real @ im + self._imag @ re,
         )
 
-    def __rmatmul__(self, other):
+    def __rmatmul__(self, other: Union[CplxLike, complex]) -> Cplx:
         parts = _operand_parts(other)
         if parts is None or not isinstance(other, torch.Tensor):
             return NotImplemented
@@ -727,6 +755,7 @@ def _add(z, other, sign):
         return Cplx(real, _broadcast_like(z.imag, real))
     imag = z.imag + im if sign > 0 else z.imag - im
     return Cplx(real, imag)
+
 
 def _flatten_with_keys(z):
     return [(pytree.GetAttrKey("real"), z.real), (pytree.GetAttrKey("imag"), z.imag)], None

@@ -1,10 +1,14 @@
 """Complex resizing: interpolation part by part, or in polar form."""
 
+from __future__ import annotations
+
 import torch
 import torch.nn.functional as F
 
 from ._shared import checked_cplx
 from .tensor import Cplx
+from ._typing import CplxLike
+from typing import Optional, Sequence, Union
 
 __all__ = ["interpolate"]
 
@@ -15,8 +19,16 @@ def _reciprocal_or_zero(value):
     return torch.where(zero, 0, torch.where(zero, 1, value).reciprocal())
 
 
-def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
-                recompute_scale_factor=None, antialias=False, polar=False):
+def interpolate(
+    input: CplxLike,
+    size: Optional[Union[int, Sequence[int]]] = None,
+    scale_factor: Optional[Union[float, Sequence[float]]] = None,
+    mode: str = "nearest",
+    align_corners: Optional[bool] = None,
+    recompute_scale_factor: Optional[bool] = None,
+    antialias: bool = False,
+    polar: bool = False,
+) -> Cplx:
     r"""Resize a complex input, part by part or in polar form.
 
     The arguments but ``polar`` are those of

@@ -1,5 +1,9 @@
 """An explicit cache of the weights that layers derive from their parameters."""
 
+from __future__ import annotations
+
+from typing import Literal
+
 import contextvars
 import threading
 
@@ -99,14 +103,14 @@ class cached:
     torch.Size([2, 3])
     """
 
-    def __init__(self, module):
+    def __init__(self, module: torch.nn.Module) -> None:
         if not isinstance(module, torch.nn.Module):
             raise TypeError(
                 f"cached: `module` must be a torch.nn.Module, got {type(module).__name__}"
             )
         self.module = module
 
-    def __enter__(self):
+    def __enter__(self) -> torch.nn.Module:
         held = list(self.module.modules())
         stores, depths = dict(_STORES.get()), dict(_DEPTHS.get())
         for layer in held:
@@ -120,7 +124,7 @@ class cached:
         _count_active(+1)
         return self.module
 
-    def __exit__(self, *exc_info):
+    def __exit__(self, *exc_info: object) -> Literal[False]:
         entries = dict(_ENTRIES.get())
         if self not in entries:
             raise RuntimeError(

@@ -1,10 +1,13 @@
 """Running complex models under :class:`torch.nn.DataParallel`."""
 
+from __future__ import annotations
+
 import collections
 
 import torch
 
 from ..cplx import Cplx
+from typing import Optional, Sequence, Union
 
 __all__ = ["CplxDataParallel"]
 
@@ -70,7 +73,13 @@ class CplxDataParallel(torch.nn.DataParallel):
     torch.Size([8, 2])
     """
 
-    def __init__(self, module, device_ids=None, output_device=None, dim=0):
+    def __init__(
+        self,
+        module: torch.nn.Module,
+        device_ids: Optional[Sequence[Union[int, torch.device]]] = None,
+        output_device: Optional[Union[int, torch.device]] = None,
+        dim: int = 0,
+    ) -> None:
         super().__init__(module, device_ids, output_device, dim)
         # torch leaves ``dim`` unset when no accelerator is present
         self.dim = dim

@@ -5,6 +5,8 @@ Every function takes torch tensors (real or native complex) or a
 dimensions, and is differentiable with respect to the signal.
 """
 
+from __future__ import annotations
+
 import numbers
 
 import numpy
@@ -14,6 +16,8 @@ import torch
 from ..cplx import Cplx, to_complex
 from ..cplx._shared import check_choice, check_int, check_positive, check_positive_int
 from .views import _fixed_index, window_view
+from typing import Any, Callable, Optional, Sequence, Union
+from ..cplx._typing import CplxLike
 
 __all__ = ["pwelch", "fftshift", "bandwidth_power", "acpr_calc"]
 
@@ -127,19 +131,19 @@ def _scale(window, fs, scaling, where):
 
 
 def pwelch(
-    x,
-    dim=-1,
-    window="hann",
-    fs=1.0,
-    scaling="density",
-    n_overlap=None,
+    x: CplxLike,
+    dim: int = -1,
+    window: Union[str, tuple[Any, ...], Any] = "hann",
+    fs: float = 1.0,
+    scaling: str = "density",
+    n_overlap: Optional[int] = None,
     *,
-    nperseg=None,
-    nfft=None,
-    detrend=False,
-    return_onesided=None,
-    average="mean",
-):
+    nperseg: Optional[int] = None,
+    nfft: Optional[int] = None,
+    detrend: Union[bool, str, Callable[..., Any]] = False,
+    return_onesided: Optional[bool] = None,
+    average: str = "mean",
+) -> torch.Tensor:
     r"""Estimate the power spectral density of a signal by Welch's method.
 
     The signal is cut into segments of ``nperseg`` samples overlapping by
@@ -309,7 +313,9 @@ def _pwelch(
     return freq, power
 
 
-def fftshift(x, dim=-1):
+def fftshift(
+    x: CplxLike, dim: Optional[Union[int, tuple[int, ...]]] = -1,
+) -> Union[torch.Tensor, Cplx]:
     r"""Move the zero-frequency bin to the centre of the spectrum.
 
     Rolls ``x`` by ``size // 2`` along each dimension in ``dim``, so that an
@@ -405,16 +411,16 @@ def _bands_tensor(bands, where):
 
 
 def bandwidth_power(
-    x,
-    fs,
-    bands,
-    dim=None,
-    n_overlap=None,
-    nperseg=None,
-    scaling="density",
+    x: CplxLike,
+    fs: float,
+    bands: Sequence[tuple[float, float]],
+    dim: Optional[int] = None,
+    n_overlap: Optional[int] = None,
+    nperseg: Optional[int] = None,
+    scaling: str = "density",
     *,
-    window=None,
-):
+    window: Optional[Union[str, tuple[Any, ...], Any]] = None,
+) -> torch.Tensor:
     r"""The power of a complex baseband signal within each frequency band, in dB.
 
     Estimates the two-sided power spectral density with :func:`pwelch`
@@ -544,8 +550,15 @@ def _as_floats(values, name, where):
 
 
 def acpr_calc(
-    signal, sample_rate, mcf, mcb, acf=None, acb=None, nperseg=None, dim=None
-):
+    signal: CplxLike,
+    sample_rate: float,
+    mcf: float,
+    mcb: float,
+    acf: Optional[Union[float, Sequence[float]]] = None,
+    acb: Optional[Union[float, Sequence[float]]] = None,
+    nperseg: Optional[int] = None,
+    dim: Optional[int] = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
     r"""Power in the main channel and in adjacent channels, in dB.
 
     The adjacent channel power ratio (ACPR) of each adjacent channel is

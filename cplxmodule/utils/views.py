@@ -1,11 +1,14 @@
 """Zero-copy views into real tensors: dimension checks, complex parts, sliding windows."""
 
+from __future__ import annotations
+
 import warnings
 
 import torch
 
 from ..cplx._shared import check_int, check_positive_int
 from ..cplx._views import _pairs
+from typing import Optional
 
 __all__ = ["fix_dim", "complex_view", "window_view"]
 
@@ -18,7 +21,7 @@ class _DimOutOfRange(IndexError, ValueError):
     """
 
 
-def fix_dim(dim, n_dim):
+def fix_dim(dim: int, n_dim: int) -> int:
     r"""Normalise a possibly negative dimension index to ``0 <= dim < n_dim``.
 
     Parameters
@@ -73,7 +76,7 @@ def _checked_tensor(x, where):
     return x
 
 
-def complex_view(x, dim=-1, squeeze=True):
+def complex_view(x: torch.Tensor, dim: int = -1, squeeze: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
     r"""Views of the real and imaginary parts of an interleaved real tensor.
 
     The size-``2n`` dimension ``dim`` of ``x`` holds ``n`` pairs
@@ -161,7 +164,9 @@ def complex_view(x, dim=-1, squeeze=True):
     return pairs.select(dim + 1, 0), pairs.select(dim + 1, 1)
 
 
-def window_view(x, dim, size, stride, at=None):
+def window_view(
+    x: torch.Tensor, dim: int, size: int, stride: int, at: Optional[int] = None,
+) -> torch.Tensor:
     r"""A zero-copy view of the sliding windows of ``x`` along ``dim``.
 
     Like :meth:`torch.Tensor.unfold`, which appends the window axis at the

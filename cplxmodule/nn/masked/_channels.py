@@ -346,7 +346,7 @@ def _link(modules, i, units, uses):
     for module in modules[i + 1:]:
         unit = units.get(id(module))
         if unit is not None and unit.depthwise and not (unit.shared or flat) and (
-            unit.spatial, isinstance(unit.weight, Cplx)) == kind and unit.size(0) == channels:
+                unit.spatial, isinstance(unit.weight, Cplx)) == kind and unit.size(0) == channels:
             # a depthwise convolution maps channel c to channel c alone
             steps.append(("depthwise", unit, None))
             continue

@@ -1,5 +1,7 @@
 """The masking base shared by every masked layer, and whole-model mask helpers."""
 
+from __future__ import annotations
+
 import inspect
 import sys
 import warnings
@@ -13,6 +15,7 @@ from ..cache import _cached_attr, _memo
 from ..modules._weighted import _check_forward_calls_base, _registered
 from ..modules.parameter import _refuse_complex_cast
 from ..utils.sparsity import SparsityStats, _weight_counts
+from typing import Any, Callable, Iterator, Mapping, Optional
 
 __all__ = [
     "BaseMasked",
@@ -156,7 +159,7 @@ class BaseMasked(torch.nn.Module, SparsityStats):
         super().__init_subclass__(**kwargs)
         _check_forward_calls_base(cls, BaseMasked)
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.register_buffer("mask", None)
 
@@ -447,7 +450,7 @@ def _masked(weight, mask):
     return weight * mask
 
 
-def is_sparse(module):
+def is_sparse(module: torch.nn.Module) -> bool:
     """Check whether ``module`` is a masked layer with a mask set.
 
     Parameters
@@ -462,7 +465,7 @@ def is_sparse(module):
     return isinstance(module, BaseMasked) and module.is_sparse
 
 
-def named_masks(module, prefix=""):
+def named_masks(module: torch.nn.Module, prefix: str = "") -> Iterator[tuple[str, torch.Tensor]]:
     """Iterate over the masked layers of ``module`` and their masks.
 
     Parameters
@@ -491,8 +494,15 @@ def named_masks(module, prefix=""):
             yield name, layer.mask
 
 
-def deploy_masks(module, *, state_dict=None, prefix="", reset=False, reduce_fn=None,
-                 strict=False):
+def deploy_masks(
+    module: torch.nn.Module,
+    *,
+    state_dict: Optional[Mapping[str, Optional[torch.Tensor]]] = None,
+    prefix: str = "",
+    reset: bool = False,
+    reduce_fn: Optional[Callable[..., Any]] = None,
+    strict: bool = False,
+) -> torch.nn.Module:
     """Set the masks of every masked layer of ``module`` from a dictionary.
 
     Parameters
@@ -576,7 +586,9 @@ def deploy_masks(module, *, state_dict=None, prefix="", reset=False, reduce_fn=N
     return module
 
 
-def binarize_masks(state_dict, masks):
+def binarize_masks(
+    state_dict: dict[str, torch.Tensor], masks: Mapping[str, torch.Tensor],
+) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
     r"""Turn masks into 0/1 masks, folding their values into the weights.
 
     A mask with values other than 0 and 1 (e.g. a relevance score) scales

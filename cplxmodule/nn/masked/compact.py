@@ -20,6 +20,8 @@ a user's subclass included, is opaque: kept as it is, and no feature is
 removed across it.
 """
 
+from __future__ import annotations
+
 import collections
 import copy
 import warnings
@@ -34,6 +36,7 @@ from ._channels import Unit, _parts
 from .base import BaseMasked
 from .report import CompactReport, compact_report
 from .sparse_linear import CplxSparseLinear, SparseLinear
+from typing import Optional
 
 # ``compact_report``, ``CompactReport`` and the CSR layers were defined here
 # once: they stay importable from this module
@@ -66,7 +69,12 @@ def _csr_pays(shape, density, complex_, device):
     )
 
 
-def compact(module, *, max_density=None, threshold=None):
+def compact(
+    module: torch.nn.Module,
+    *,
+    max_density: Optional[float] = None,
+    threshold: Optional[float] = None,
+) -> torch.nn.Module:
     r"""An inference copy of ``module`` with what its masks zero removed.
 
     Parameters

@@ -1,7 +1,9 @@
 """What :func:`~cplxmodule.nn.masked.compact` did to a model, and how much faster it runs."""
 
+from __future__ import annotations
+
 import time
-from typing import NamedTuple
+from typing import Any, NamedTuple, Optional
 
 import torch
 
@@ -9,6 +11,7 @@ from .. import _families
 from ._channels import _parts
 
 __all__ = ["CompactReport", "compact_report"]
+
 
 class CompactReport(NamedTuple):
     """What :func:`compact` did to each layer, and the measured speedup.
@@ -30,13 +33,13 @@ class CompactReport(NamedTuple):
     notes: tuple = ()
 
     @property
-    def speedup(self):
+    def speedup(self) -> Optional[float]:
         """float or None: ``masked_seconds / compact_seconds``."""
         if self.compact_seconds is None:
             return None
         return self.masked_seconds / self.compact_seconds
 
-    def __str__(self):
+    def __str__(self) -> str:
         lines = [f"{'layer':<16} {'before':<36} {'after':<36} kept"]
         for name, before, after, kept in self.layers:
             lines.append(f"{name:<16} {before:<36} {after:<36} {kept:.1%}")
@@ -49,7 +52,13 @@ class CompactReport(NamedTuple):
         return "\n".join(lines)
 
 
-def compact_report(module, compacted, inputs=None, *, min_run_time=0.2):
+def compact_report(
+    module: torch.nn.Module,
+    compacted: torch.nn.Module,
+    inputs: Optional[tuple[Any, ...]] = None,
+    *,
+    min_run_time: float = 0.2,
+) -> CompactReport:
     """Compare a model with its :func:`compact` copy: what was removed, how much faster.
 
     Parameters

@@ -8,6 +8,8 @@ product pays off against the dense one is measured in
 figures.
 """
 
+from __future__ import annotations
+
 import warnings
 
 import torch
@@ -15,6 +17,8 @@ import torch
 from ...cplx import Cplx
 from ...cplx._dtypes import autocast_dtype
 from ..modules.linear import _check_features
+from typing import Optional
+from ...cplx._typing import CplxLike
 
 __all__ = ["SparseLinear", "CplxSparseLinear"]
 
@@ -118,13 +122,13 @@ class SparseLinear(_CSRLinear):
     tensor([[3., 1., 2.]])
     """
 
-    def __init__(self, weight, bias=None):
+    def __init__(self, weight: torch.Tensor, bias: Optional[torch.Tensor] = None) -> None:
         super().__init__()
         self.out_features, self.in_features = weight.shape
         _register_csr(self, weight != 0, values=weight)
         self.register_buffer("bias", None if bias is None else bias.detach().clone())
 
-    def forward(self, input):
+    def forward(self, input: torch.Tensor) -> torch.Tensor:
         output = self._product(self.values, _as_rows(input))
         if self.bias is not None:
             output = output + self.bias
@@ -169,7 +173,12 @@ class CplxSparseLinear(_CSRLinear):
     )
     """
 
-    def __init__(self, weight, mask=None, bias=None):
+    def __init__(
+        self,
+        weight: CplxLike,
+        mask: Optional[torch.Tensor] = None,
+        bias: Optional[CplxLike] = None,
+    ) -> None:
         super().__init__()
         self.out_features, self.in_features = weight.shape
         if mask is None:
@@ -182,7 +191,7 @@ class CplxSparseLinear(_CSRLinear):
             self.register_buffer("bias_real", bias.real.detach().clone())
             self.register_buffer("bias_imag", bias.imag.detach().clone())
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         input = _check_features(self, input, self.in_features)
         real = _as_rows(input.real)
         rows = real.shape[0]

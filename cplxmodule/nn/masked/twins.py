@@ -9,6 +9,8 @@ walks a model and swaps every layer for its twin of a kind, keeping the
 weights.
 """
 
+from __future__ import annotations
+
 import copy
 import functools
 
@@ -18,6 +20,7 @@ from ...cplx import Cplx
 from ...cplx._shared import check_choice, check_real
 from .. import _families
 from ._channels import _parts
+from typing import Mapping, Optional
 
 __all__ = ["convert_layers", "to_masked", "magnitude_masks"]
 
@@ -78,7 +81,7 @@ def _built_as(module, target):
     return type(module) is target
 
 
-def convert_layers(module, kind):
+def convert_layers(module: torch.nn.Module, kind: str) -> torch.nn.Module:
     """A copy of ``module`` in which every layer with a ``kind`` twin is that twin.
 
     The walk is recursive (containers and custom modules included); a
@@ -144,7 +147,11 @@ def _convert(module, kind, memo):
     return converted
 
 
-def to_masked(module, masks=None, strict=False):
+def to_masked(
+    module: torch.nn.Module,
+    masks: Optional[Mapping[str, torch.Tensor]] = None,
+    strict: bool = False,
+) -> torch.nn.Module:
     """The masked twin of ``module``: every layer with a masked twin swapped for it.
 
     Parameters
@@ -189,7 +196,9 @@ def to_masked(module, masks=None, strict=False):
     return deploy_masks(convert_layers(module, "masked"), state_dict=masks, strict=strict)
 
 
-def magnitude_masks(module, keep, scope="global"):
+def magnitude_masks(
+    module: torch.nn.Module, keep: float, scope: str = "global",
+) -> dict[str, torch.Tensor]:
     """Masks that keep the largest weights by magnitude: the pruning baseline.
 
     Every layer that has a masked twin (dense, masked or Bayesian, real or

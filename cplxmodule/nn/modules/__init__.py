@@ -23,7 +23,7 @@ from .positional import *  # noqa: F401,F403
 from .ssm import *  # noqa: F401,F403
 from .unitary import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
-from . import (
+from . import (  # noqa: F401  (`extra`: the published module path, kept importable)
     parameter,
     base,
     casting,

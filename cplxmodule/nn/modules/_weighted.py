@@ -7,6 +7,7 @@ it by overriding ``_weighted_forward`` alone, and the table of families is
 declared in the class statements of these layers.
 """
 
+from typing import Any, ClassVar
 import torch
 
 from .. import _families
@@ -33,7 +34,7 @@ class _WeightedForward:
     from ``_family``; only the declaring class is a member.
     """
 
-    _family = None
+    _family: ClassVar[Any] = None
 
     def __init_subclass__(cls, family=None, kind=None, twin=True, convertible=True, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -1,5 +1,7 @@
 """Complex activations and complex-to-real reductions."""
 
+from __future__ import annotations
+
 import numbers
 
 import torch
@@ -8,6 +10,9 @@ from .._kinds import ELEMENTWISE, Channelwise, Elementwise
 from ... import cplx
 from .base import BaseCplxToReal, CplxToCplx, _check_cplx
 from .parameter import _factory_kwargs
+from typing import Optional
+from ...cplx._typing import CplxLike, Device
+from ...cplx.tensor import Cplx
 
 __all__ = [
     "CplxModReLU",
@@ -35,11 +40,11 @@ __all__ = [
 ]
 
 
-
 def _scalar_threshold(module):
     """Whether a modReLU has one threshold: one per feature would not follow removed features."""
     threshold = module.threshold
     return isinstance(threshold, numbers.Real) or torch.as_tensor(threshold).numel() == 1
+
 
 class CplxModReLU(CplxToCplx, compact=Elementwise(when=_scalar_threshold)):
     r"""The modulus ReLU :math:`z \max(0, 1 - b / |z|)` with a fixed or learnable threshold.
@@ -79,7 +84,7 @@ class CplxModReLU(CplxToCplx, compact=Elementwise(when=_scalar_threshold)):
     [('threshold', torch.Size([1]))]
     """
 
-    def __init__(self, threshold=0.5):
+    def __init__(self, threshold: Optional[float] = 0.5) -> None:
         if threshold is not None and (
             isinstance(threshold, bool) or not isinstance(threshold, numbers.Real)
         ):
@@ -99,7 +104,7 @@ class CplxModReLU(CplxToCplx, compact=Elementwise(when=_scalar_threshold)):
             with torch.no_grad():
                 torch.nn.init.uniform_(self.threshold, 0.0, 0.25)
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         return cplx.modrelu(_check_cplx(self, input), self.threshold)
 
     def extra_repr(self):
@@ -136,7 +141,9 @@ class CplxAdaptiveModReLU(CplxToCplx):
     torch.Size([8, 4])
     """
 
-    def __init__(self, *dim, device=None, dtype=None):
+    def __init__(
+        self, *dim: int, device: Device = None, dtype: Optional[torch.dtype] = None
+    ) -> None:
         super().__init__()
         self.dim = dim if dim else (1,)
         kwargs = _factory_kwargs(device, dtype)
@@ -148,7 +155,7 @@ class CplxAdaptiveModReLU(CplxToCplx):
         with torch.no_grad():
             torch.nn.init.normal_(self.threshold, std=0.02)
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         return cplx.modrelu(_check_cplx(self, input), self.threshold)
 
     def extra_repr(self):
@@ -176,7 +183,7 @@ class CplxZReLU(CplxToCplx, compact=ELEMENTWISE):
     torch.Size([8, 4])
     """
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         return cplx.zrelu(_check_cplx(self, input))
 
 
@@ -202,7 +209,7 @@ class CplxCardioid(CplxToCplx, compact=ELEMENTWISE):
     torch.Size([8, 4])
     """
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         return cplx.cardioid(_check_cplx(self, input))
 
 
@@ -221,7 +228,7 @@ class CplxModulus(BaseCplxToReal):
     torch.Size([8, 4])
     """
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> torch.Tensor:
         return abs(_check_cplx(self, input))
 
 
@@ -240,7 +247,7 @@ class CplxAngle(BaseCplxToReal):
     torch.Size([8, 4])
     """
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> torch.Tensor:
         return _check_cplx(self, input).angle
 
 
@@ -285,7 +292,7 @@ class CplxSplitReLU(CplxToCplx[torch.nn.ReLU], compact=ELEMENTWISE):
     (tensor([0., 2.]), tensor([3., 0.]))
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(inplace=False)
 
 
@@ -315,7 +322,7 @@ class CplxSplitELU(CplxToCplx[torch.nn.ELU], compact=ELEMENTWISE):
     torch.Size([8, 4])
     """
 
-    def __init__(self, alpha=1.0):
+    def __init__(self, alpha: float = 1.0) -> None:
         super().__init__(alpha=_real_number(alpha, "CplxSplitELU", "alpha"), inplace=False)
 
 
@@ -345,7 +352,7 @@ class CplxSplitGELU(CplxToCplx[torch.nn.GELU], compact=ELEMENTWISE):
     torch.Size([8, 4])
     """
 
-    def __init__(self, approximate="none"):
+    def __init__(self, approximate: str = "none") -> None:
         if approximate not in ("none", "tanh"):
             raise ValueError(
                 f"CplxSplitGELU: `approximate` must be 'none' or 'tanh', got {approximate!r}"
@@ -420,7 +427,7 @@ class CplxTanh(CplxToCplx, compact=ELEMENTWISE):
     torch.Size([8, 4])
     """
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         return cplx.tanh(_check_cplx(self, input))
 
 
@@ -446,7 +453,7 @@ class CplxSigmoid(CplxToCplx, compact=ELEMENTWISE):
     torch.Size([8, 4])
     """
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         return cplx.sigmoid(_check_cplx(self, input))
 
 
@@ -471,7 +478,7 @@ class CplxModTanh(CplxToCplx, compact=ELEMENTWISE):
     torch.Size([8, 4])
     """
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         return cplx.modtanh(_check_cplx(self, input))
 
 
@@ -498,7 +505,7 @@ class CplxModSquash(CplxToCplx, compact=ELEMENTWISE):
     torch.Size([8, 4])
     """
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         return cplx.modsquash(_check_cplx(self, input))
 
 
@@ -523,7 +530,7 @@ class CplxModLog(CplxToCplx, compact=ELEMENTWISE):
     torch.Size([8, 4])
     """
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         return cplx.modlog(_check_cplx(self, input))
 
 
@@ -564,14 +571,14 @@ class CplxZAbsReLU(CplxToCplx, compact=ELEMENTWISE):
     tensor([0., 3.])
     """
 
-    def __init__(self, threshold=0.5):
+    def __init__(self, threshold: float = 0.5) -> None:
         threshold = _real_number(threshold, "CplxZAbsReLU", "threshold")
         if threshold < 0:
             raise ValueError(f"CplxZAbsReLU: `threshold` must be >= 0, got {threshold!r}")
         super().__init__()
         self.threshold = threshold
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         return cplx.zabsrelu(_check_cplx(self, input), self.threshold)
 
     def extra_repr(self):
@@ -611,12 +618,12 @@ class CplxZLeakyReLU(CplxToCplx, compact=ELEMENTWISE):
     tensor([ 1., -1.])
     """
 
-    def __init__(self, negative_slope=0.01):
+    def __init__(self, negative_slope: float = 0.01) -> None:
         negative_slope = _real_number(negative_slope, "CplxZLeakyReLU", "negative_slope")
         super().__init__()
         self.negative_slope = negative_slope
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         return cplx.zleakyrelu(_check_cplx(self, input), self.negative_slope)
 
     def extra_repr(self):
@@ -673,7 +680,9 @@ class CplxChannelModReLU(CplxToCplx, compact=Channelwise("num_channels", None)):
     torch.Size([8, 3, 5, 5])
     """
 
-    def __init__(self, num_channels, device=None, dtype=None):
+    def __init__(
+        self, num_channels: int, device: Device = None, dtype: Optional[torch.dtype] = None,
+    ) -> None:
         num_channels = _integer(num_channels, "CplxChannelModReLU", "num_channels")
         if num_channels < 1:
             raise ValueError(
@@ -690,7 +699,7 @@ class CplxChannelModReLU(CplxToCplx, compact=Channelwise("num_channels", None)):
         with torch.no_grad():
             torch.nn.init.zeros_(self.threshold)
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         shape = f"(N, {self.num_channels}, *)"
         input = _check_cplx(self, input, shape=shape)
         if input.dim() < 2 or input.shape[1] != self.num_channels:
@@ -738,11 +747,11 @@ class CplxPhaseSoftmax(CplxToCplx):
     True
     """
 
-    def __init__(self, dim):
+    def __init__(self, dim: int) -> None:
         super().__init__()
         self.dim = _integer(dim, "CplxPhaseSoftmax", "dim")
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         return cplx.phase_softmax(_check_cplx(self, input), self.dim)
 
     def extra_repr(self):
@@ -773,11 +782,11 @@ class CplxMagSoftmax(BaseCplxToReal):
     torch.Size([8])
     """
 
-    def __init__(self, dim):
+    def __init__(self, dim: int) -> None:
         super().__init__()
         self.dim = _integer(dim, "CplxMagSoftmax", "dim")
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> torch.Tensor:
         return torch.softmax(abs(_check_cplx(self, input)), dim=self.dim)
 
     def extra_repr(self):
@@ -822,13 +831,13 @@ class CplxRatioMask(CplxToCplx):
     torch.Size([2, 257, 100])
     """
 
-    def __init__(self, bounded=True):
+    def __init__(self, bounded: bool = True) -> None:
         if not isinstance(bounded, bool):
             raise TypeError(f"CplxRatioMask: `bounded` must be a bool, got {bounded!r}")
         super().__init__()
         self.bounded = bounded
 
-    def forward(self, mask, input):
+    def forward(self, mask: torch.Tensor, input: CplxLike) -> Cplx:
         mask = _check_cplx(self, mask, name="mask")
         input = _check_cplx(self, input)
         return cplx.ratio_mask(mask, input, bounded=self.bounded)

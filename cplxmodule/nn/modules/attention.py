@@ -1,5 +1,7 @@
 """Complex multi-head attention, the twin of :class:`torch.nn.MultiheadAttention`."""
 
+from __future__ import annotations
+
 import torch
 
 from ...cplx import Cplx
@@ -14,6 +16,8 @@ from ..init import cplx_xavier_normal_
 from .base import CplxToCplx
 from .linear import CplxLinear
 from .parameter import CplxParameter, _factory_kwargs
+from typing import Any, Optional
+from ...cplx._typing import CplxLike, Device
 
 __all__ = ["CplxMultiheadAttention"]
 
@@ -178,19 +182,19 @@ class CplxMultiheadAttention(CplxToCplx):
 
     def __init__(
         self,
-        embed_dim,
-        num_heads,
-        dropout=0.0,
-        bias=True,
-        add_bias_kv=False,
-        add_zero_attn=False,
-        kdim=None,
-        vdim=None,
-        batch_first=False,
-        device=None,
-        dtype=None,
-        score="real",
-    ):
+        embed_dim: int,
+        num_heads: int,
+        dropout: float = 0.0,
+        bias: bool = True,
+        add_bias_kv: bool = False,
+        add_zero_attn: bool = False,
+        kdim: Optional[int] = None,
+        vdim: Optional[int] = None,
+        batch_first: bool = False,
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+        score: str = "real",
+    ) -> None:
         where = type(self).__name__
         embed_dim = check_positive_int(embed_dim, "embed_dim", where)
         num_heads = check_positive_int(num_heads, "num_heads", where)
@@ -207,7 +211,7 @@ class CplxMultiheadAttention(CplxToCplx):
         self.kdim = embed_dim if kdim is None else kdim
         self.vdim = embed_dim if vdim is None else vdim
         self.dropout, self.batch_first, self.score = float(dropout), batch_first, score
-        kwargs = dict(bias=bias, device=device, dtype=dtype)
+        kwargs: dict[str, Any] = dict(bias=bias, device=device, dtype=dtype)
         self.q_proj = CplxLinear(embed_dim, embed_dim, **kwargs)
         self.k_proj = CplxLinear(self.kdim, embed_dim, **kwargs)
         self.v_proj = CplxLinear(self.vdim, embed_dim, **kwargs)
@@ -240,15 +244,15 @@ class CplxMultiheadAttention(CplxToCplx):
 
     def forward(
         self,
-        query,
-        key,
-        value,
-        key_padding_mask=None,
-        need_weights=True,
-        attn_mask=None,
-        average_attn_weights=True,
-        is_causal=False,
-    ):
+        query: CplxLike,
+        key: CplxLike,
+        value: CplxLike,
+        key_padding_mask: Optional[torch.Tensor] = None,
+        need_weights: bool = True,
+        attn_mask: Optional[torch.Tensor] = None,
+        average_attn_weights: bool = True,
+        is_causal: bool = False,
+    ) -> Cplx:
         """Attend from ``query`` to ``key``, averaging ``value``; see the class docstring.
 
         Returns

@@ -1,5 +1,7 @@
 """Base classes of complex layers and the promotion of real layers to split ones."""
 
+from __future__ import annotations
+
 import copyreg
 import operator
 
@@ -12,6 +14,9 @@ from ...cplx._shared import check_dtype, checked_cplx
 from .. import _kinds
 from .parameter import CplxParameter  # noqa: F401  (published import path)
 from .parameter import _load_complex_children, _refuse_complex_cast
+from typing import Any, Union
+
+from ...cplx._typing import CplxLike
 
 __all__ = [
     "CplxToCplx",
@@ -164,12 +169,12 @@ def _promoted(base):
 def _split_module(base):
     if base in _ELEMENTWISE:
         # one call on both parts where they share a buffer (see `_split_apply`)
-        def forward(self, input):
+        def forward(self: torch.nn.Module, input: CplxLike) -> Cplx:
             input = _check_cplx(self, input)
             return _split_apply(input, base.forward.__get__(self))
 
     else:
-        def forward(self, input):
+        def forward(self: torch.nn.Module, input: CplxLike) -> Cplx:
             input = _check_cplx(self, input)
             return Cplx(base.forward(self, input.real), base.forward(self, input.imag))
 
@@ -232,7 +237,7 @@ def _is(module, bases):
     return isinstance(module, bases)
 
 
-def is_from_cplx(module):
+def is_from_cplx(module: Union[torch.nn.Module, type]) -> bool:
     """Whether ``module`` takes a :class:`Cplx` input.
 
     Parameters
@@ -258,7 +263,7 @@ def is_from_cplx(module):
     return _is(_ends(module, 0), (CplxToCplx, BaseCplxToReal))
 
 
-def is_to_cplx(module):
+def is_to_cplx(module: Union[torch.nn.Module, type]) -> bool:
     """Whether ``module`` returns a :class:`Cplx`.
 
     Parameters
@@ -282,7 +287,7 @@ def is_to_cplx(module):
     return _is(_ends(module, -1), (CplxToCplx, BaseRealToCplx))
 
 
-def is_cplx_to_cplx(module):
+def is_cplx_to_cplx(module: Union[torch.nn.Module, type]) -> bool:
     """Whether ``module`` maps a :class:`Cplx` to a :class:`Cplx`.
 
     Parameters
@@ -306,7 +311,9 @@ def is_cplx_to_cplx(module):
     return is_from_cplx(module) and is_to_cplx(module)
 
 
-def _check_cplx(layer, input, shape=None, name="input", half_input=False):
+def _check_cplx(
+    layer: Any, input: object, shape: object = None, name: str = "input", half_input: bool = False
+) -> Cplx:
     """Raise the functional core's error unless ``input`` is a :class:`Cplx`, naming ``layer``.
 
     ``shape`` describes the expected shape in the message, e.g. ``"(..., 4)"``.

@@ -1,5 +1,7 @@
 r"""Complex batch normalisation: :math:`2 \times 2` whitening per channel."""
 
+from __future__ import annotations
+
 import torch
 
 from .._kinds import Channelwise
@@ -13,6 +15,9 @@ from ...cplx._shared import (
 )
 from .base import CplxToCplx, _check_cplx
 from .parameter import _factory_kwargs
+from typing import Any, ClassVar, Optional
+from ...cplx._typing import CplxLike, Device
+from ...cplx.tensor import Cplx
 
 __all__ = [
     "CplxBatchNorm1d",
@@ -119,7 +124,7 @@ class _CplxNormBase(CplxToCplx):
     #: The values normalised per feature: 2, the pair; 1, the modulus.
     _parts = 2
     #: The input shapes a layer takes, by number of dimensions.
-    _input_shapes = {}
+    _input_shapes: ClassVar[dict[int, str]] = {}
     #: Whether ``eps=None`` stands for the machine epsilon of the input's
     #: dtype, as in :class:`torch.nn.RMSNorm`.
     _eps_optional = False
@@ -128,10 +133,10 @@ class _CplxNormBase(CplxToCplx):
     _counts_batches = True
     #: The core function (``input, running_mean, running_var, weight, bias,
     #: use_input_stats, momentum, eps, where``) of a norm with running statistics.
-    _function = None
+    _function: ClassVar[Any] = None
     #: The attributes :meth:`extra_repr` shows: by value, then by name.
-    _repr_values = ("num_features",)
-    _repr_names = ("eps", "momentum", "affine", "track_running_stats")
+    _repr_values: ClassVar[tuple[str, ...]] = ("num_features",)
+    _repr_names: ClassVar[tuple[str, ...]] = ("eps", "momentum", "affine", "track_running_stats")
 
     def __init__(
         self,
@@ -226,7 +231,7 @@ class _CplxNormBase(CplxToCplx):
     def _check_input_dim(self, input):
         _check_channel_input(self, input, self.num_features)
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         input = _check_cplx(self, input, half_input=True)
         self._check_input_dim(input)
         return self._normalize(input)
@@ -273,14 +278,14 @@ class _CplxBatchNorm(_CplxNormBase):
 
     def __init__(
         self,
-        num_features,
-        eps=1e-5,
-        momentum=0.1,
-        affine=True,
-        track_running_stats=True,
-        device=None,
-        dtype=None,
-    ):
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: Optional[float] = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         num_features = check_non_negative_int(num_features, "num_features", type(self).__name__)
         super().__init__(
             (num_features,), eps, momentum, affine, affine, track_running_stats, device, dtype
@@ -597,8 +602,13 @@ _SYNCABLE = (CplxBatchNorm1d, CplxBatchNorm2d, CplxBatchNorm3d, CplxSyncBatchNor
 
 
 def whiten2x2(
-    tensor, training=True, running_mean=None, running_cov=None, momentum=0.1, nugget=1e-5
-):
+    tensor: torch.Tensor,
+    training: bool = True,
+    running_mean: Optional[torch.Tensor] = None,
+    running_cov: Optional[torch.Tensor] = None,
+    momentum: float = 0.1,
+    nugget: float = 1e-5,
+) -> torch.Tensor:
     r"""Whiten the (real, imaginary) pairs of a stacked tensor per channel.
 
     The published package's layout of :func:`cplxmodule.cplx.batch_norm`
@@ -635,8 +645,13 @@ def whiten2x2(
 
 
 def whitendxd(
-    tensor, training=True, running_mean=None, running_cov=None, momentum=0.1, nugget=1e-5
-):
+    tensor: torch.Tensor,
+    training: bool = True,
+    running_mean: Optional[torch.Tensor] = None,
+    running_cov: Optional[torch.Tensor] = None,
+    momentum: float = 0.1,
+    nugget: float = 1e-5,
+) -> torch.Tensor:
     r"""Whiten the :math:`d` stacked real parts of a tensor per channel.
 
     :func:`whiten2x2` for :math:`d` parts: each channel's :math:`d`-vector is
@@ -686,15 +701,15 @@ def _whitened(tensor, training, running_mean, running_cov, momentum, nugget, whe
 
 
 def cplx_batch_norm(
-    input,
-    running_mean,
-    running_var,
-    weight=None,
-    bias=None,
-    training=True,
-    momentum=0.1,
-    eps=1e-05,
-):
+    input: CplxLike,
+    running_mean: Optional[torch.Tensor],
+    running_var: Optional[torch.Tensor],
+    weight: Optional[torch.Tensor] = None,
+    bias: Optional[torch.Tensor] = None,
+    training: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-05,
+) -> Cplx:
     r"""Complex batch normalisation, at its published path and with its defaults.
 
     :func:`cplxmodule.cplx.batch_norm` (which the layers call), except
@@ -777,19 +792,19 @@ class _CplxNaiveBatchNorm(CplxToCplx):
     # their own keys, which they check, update and reset themselves.
 
     #: The torch batch norm applied to each part.
-    _base = None
-    _input_shapes = {}
+    _base: ClassVar[Any] = None
+    _input_shapes: ClassVar[dict[int, str]] = {}
 
     def __init__(
         self,
-        num_features,
-        eps=1e-5,
-        momentum=0.1,
-        affine=True,
-        track_running_stats=True,
-        device=None,
-        dtype=None,
-    ):
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: Optional[float] = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         num_features = check_non_negative_int(num_features, "num_features", type(self).__name__)
         _check_options(self, eps, momentum)
         factory_kwargs = _factory_kwargs(device, dtype)
@@ -808,7 +823,7 @@ class _CplxNaiveBatchNorm(CplxToCplx):
         self.real.reset_parameters()
         self.imag.reset_parameters()
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         # half precision with float32 statistics passes, as torch's parts take it
         input = _check_cplx(self, input, half_input=True)
         _check_channel_input(self, input, self.real.num_features)

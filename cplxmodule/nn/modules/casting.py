@@ -1,11 +1,14 @@
 """Layers converting between real tensors and :class:`Cplx`."""
 
+from __future__ import annotations
+
 import torch
 
 from ... import cplx
 from ...cplx import Cplx
 from ...cplx._shared import as_cplx, check_features, checked_even_dim, checked_real
 from .base import BaseCplxToReal, BaseRealToCplx, _check_cplx
+from ...cplx._typing import CplxLike
 
 __all__ = [
     "InterleavedRealToCplx",
@@ -45,11 +48,11 @@ class InterleavedRealToCplx(BaseRealToCplx):
     torch.Size([8, 3])
     """
 
-    def __init__(self, copy=False, dim=-1):
+    def __init__(self, copy: bool = False, dim: int = -1) -> None:
         super().__init__()
         self.copy, self.dim = copy, dim
 
-    def forward(self, input):
+    def forward(self, input: torch.Tensor) -> Cplx:
         checked_even_dim(input, self.dim, self._get_name())
         return cplx.from_interleaved_real(input, self.copy, self.dim)
 
@@ -82,11 +85,11 @@ class ConcatenatedRealToCplx(BaseRealToCplx):
     torch.Size([8, 3])
     """
 
-    def __init__(self, copy=False, dim=-1):
+    def __init__(self, copy: bool = False, dim: int = -1) -> None:
         super().__init__()
         self.copy, self.dim = copy, dim
 
-    def forward(self, input):
+    def forward(self, input: torch.Tensor) -> Cplx:
         checked_even_dim(input, self.dim, self._get_name())
         return cplx.from_concatenated_real(input, self.copy, self.dim)
 
@@ -122,11 +125,11 @@ class CplxToInterleavedReal(BaseCplxToReal):
     torch.Size([8, 6])
     """
 
-    def __init__(self, dim=-1, flatten=True):
+    def __init__(self, dim: int = -1, flatten: bool = True) -> None:
         super().__init__()
         self.dim, self.flatten = dim, flatten
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> torch.Tensor:
         return cplx.to_interleaved_real(_check_cplx(self, input), self.flatten, self.dim)
 
     def extra_repr(self):
@@ -157,11 +160,11 @@ class CplxToConcatenatedReal(BaseCplxToReal):
     torch.Size([8, 6])
     """
 
-    def __init__(self, dim=-1):
+    def __init__(self, dim: int = -1) -> None:
         super().__init__()
         self.dim = dim
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> torch.Tensor:
         return cplx.to_concatenated_real(_check_cplx(self, input), dim=self.dim)
 
     def extra_repr(self):
@@ -191,7 +194,7 @@ class AsTypeCplx(BaseRealToCplx):
     (tensor([1., 1.]), tensor([0., 0.]))
     """
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         value = as_cplx(input)
         if value is not None:
             return value
@@ -234,7 +237,7 @@ class TensorToCplx(BaseRealToCplx):
     (tensor([1., 3.]), tensor([2., 4.]))
     """
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         if isinstance(input, torch.Tensor) and input.is_complex():
             return Cplx(input)
         where = self._get_name()
@@ -266,5 +269,5 @@ class CplxToTensor(BaseCplxToReal):
             [3., 4.]])
     """
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> torch.Tensor:
         return cplx.to_interleaved_real(_check_cplx(self, input), False, -1)

@@ -1,5 +1,7 @@
 """Complex convolutions and transposed convolutions in one, two and three dimensions."""
 
+from __future__ import annotations
+
 import functools
 import math
 
@@ -21,6 +23,10 @@ from .._families import Family, FamilyDoc
 from .base import CplxToCplx, _check_cplx
 from ._weighted import _WeightedForward
 from .linear import _add_weight_and_bias, _reset_weight_and_bias
+from typing import Any, ClassVar, Optional, Sequence
+from ...cplx._typing import CplxLike, Device
+from torch.nn.common_types import _size_any_t
+from ...cplx.tensor import Cplx
 
 __all__ = [
     "CplxConvNd",
@@ -95,25 +101,25 @@ class CplxConvNd(_WeightedForward, CplxToCplx):
     torch.Size([1, 3, 6])
     """
 
-    _n = None
-    _conv = None
+    _n: ClassVar[Any] = None
+    _conv: ClassVar[Any] = None
 
     def __init__(
         self,
-        in_channels,
-        out_channels,
-        kernel_size,
-        stride,
-        padding,
-        dilation,
-        transposed,
-        output_padding,
-        groups,
-        bias,
-        padding_mode,
-        device=None,
-        dtype=None,
-    ):
+        in_channels: int,
+        out_channels: int,
+        kernel_size: _size_any_t,
+        stride: _size_any_t,
+        padding: _size_any_t,
+        dilation: _size_any_t,
+        transposed: bool,
+        output_padding: _size_any_t,
+        groups: int,
+        bias: bool,
+        padding_mode: str,
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         n, name = self._n, type(self).__name__
         in_channels = check_non_negative_int(in_channels, "in_channels", name)
         out_channels = check_non_negative_int(out_channels, "out_channels", name)
@@ -177,18 +183,18 @@ class _CplxConv(CplxConvNd):
 
     def __init__(
         self,
-        in_channels,
-        out_channels,
-        kernel_size,
-        stride=1,
-        padding=0,
-        dilation=1,
-        groups=1,
-        bias=True,
-        padding_mode="zeros",
-        device=None,
-        dtype=None,
-    ):
+        in_channels: int,
+        out_channels: int,
+        kernel_size: _size_any_t,
+        stride: _size_any_t = 1,
+        padding: _size_any_t = 0,
+        dilation: _size_any_t = 1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         super().__init__(
             in_channels,
             out_channels,
@@ -217,7 +223,7 @@ class _CplxConv(CplxConvNd):
             self.padding_mode,
         )
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         input = self._check_inputs(input)
         return self._weighted_forward(input)
 
@@ -256,7 +262,7 @@ class CplxConvTransposeNd(CplxConvNd):
 
     _dense_forward = _transposed_dense_forward
 
-    def forward(self, input, output_size=None):
+    def forward(self, input: CplxLike, output_size: Optional[Sequence[int]] = None) -> Cplx:
         input = self._check_inputs(input)
         return self._weighted_forward(input, output_size=output_size)
 
@@ -266,19 +272,19 @@ class _CplxConvTranspose(CplxConvTransposeNd):
 
     def __init__(
         self,
-        in_channels,
-        out_channels,
-        kernel_size,
-        stride=1,
-        padding=0,
-        output_padding=0,
-        groups=1,
-        bias=True,
-        dilation=1,
-        padding_mode="zeros",
-        device=None,
-        dtype=None,
-    ):
+        in_channels: int,
+        out_channels: int,
+        kernel_size: _size_any_t,
+        stride: _size_any_t = 1,
+        padding: _size_any_t = 0,
+        output_padding: _size_any_t = 0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation: _size_any_t = 1,
+        padding_mode: str = "zeros",
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         super().__init__(
             in_channels,
             out_channels,
@@ -439,14 +445,14 @@ class _RealConvMixin(_WeightedForward):
     def _dense_forward(self, input, *, weight, bias):
         return self._conv_forward(input, weight, bias)
 
-    def forward(self, input):
+    def forward(self, input: torch.Tensor) -> torch.Tensor:
         return self._weighted_forward(input)
 
 
 class _RealConvTransposeMixin(_WeightedForward):
     """``forward`` and ``_dense_forward`` of the real transposed convolutions."""
 
-    _conv = None
+    _conv: ClassVar[Any] = None
 
     def _check_inputs(self, input):
         check_transposed_padding_mode(self.padding_mode, self._get_name())
@@ -454,7 +460,9 @@ class _RealConvTransposeMixin(_WeightedForward):
 
     _dense_forward = _transposed_dense_forward
 
-    def forward(self, input, output_size=None):
+    def forward(
+        self, input: torch.Tensor, output_size: Optional[Sequence[int]] = None,
+    ) -> torch.Tensor:
         input = self._check_inputs(input)
         return self._weighted_forward(input, output_size=output_size)
 

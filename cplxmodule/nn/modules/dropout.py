@@ -1,11 +1,17 @@
 """Complex dropout: one mask shared by the real and the imaginary part."""
 
+from __future__ import annotations
+
+from typing import Any, ClassVar, Optional
+
 import torch
 
 from .._kinds import IDENTITY_IN_EVAL
 from ... import cplx
 from ...cplx._shared import check_probability, check_spatial_dims
 from .base import CplxToCplx, _check_cplx
+from ...cplx._typing import CplxLike
+from ...cplx.tensor import Cplx
 
 __all__ = ["CplxDropout", "CplxDropout1d", "CplxDropout2d", "CplxDropout3d"]
 
@@ -17,13 +23,14 @@ class _DropoutMixin:
     for element-wise dropout. Goes before torch's dropout layer in the bases.
     """
 
-    _n, _dropout = None, None
+    _n: ClassVar[Optional[int]] = None
+    _dropout: ClassVar[Any] = None
 
-    def __init__(self, p=0.5, inplace=False):
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         # torch's own check names neither the layer nor the argument
         super().__init__(check_probability(p, "p", type(self).__name__), inplace)
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         input = _check_cplx(self, input)
         if self._n is not None:
             check_spatial_dims(input, self._n, self._get_name())

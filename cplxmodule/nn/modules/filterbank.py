@@ -1,5 +1,7 @@
 r"""Signal front ends: learnable Gabor and Morlet filterbanks, spectral pooling."""
 
+from __future__ import annotations
+
 import math
 
 import torch
@@ -9,6 +11,9 @@ from ...cplx import Cplx
 from .base import CplxToCplx, _check_cplx, _dtypes_mix
 from .conv import CplxConv1d
 from .parameter import _factory_kwargs
+from typing import Any, ClassVar, Optional, Sequence, Union
+from ...cplx._typing import CplxLike, Device
+from torch.nn.common_types import _size_1_t
 
 __all__ = [
     "CplxGaborConv1d",
@@ -22,23 +27,23 @@ __all__ = [
 class _CplxFilterbankConv1d(CplxConv1d):
     """A :class:`CplxConv1d` whose ``weight`` is ``_kernel`` of ``center`` and ``width``."""
 
-    _kernel = None
+    _kernel: ClassVar[Any] = None
 
     def __init__(
         self,
-        in_channels,
-        out_channels,
-        kernel_size,
-        stride=1,
-        padding=0,
-        dilation=1,
-        groups=1,
-        bias=False,
-        padding_mode="zeros",
-        sample_rate=None,
-        device=None,
-        dtype=None,
-    ):
+        in_channels: int,
+        out_channels: int,
+        kernel_size: _size_1_t,
+        stride: _size_1_t = 1,
+        padding: _size_1_t = 0,
+        dilation: _size_1_t = 1,
+        groups: int = 1,
+        bias: bool = False,
+        padding_mode: str = "zeros",
+        sample_rate: Optional[float] = None,
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         if sample_rate is not None and (
             isinstance(sample_rate, bool)
             or not isinstance(sample_rate, (int, float))
@@ -218,13 +223,13 @@ class CplxMorletConv1d(_CplxFilterbankConv1d):
 class _CplxSpectralPoolNd(CplxToCplx):
     """Shared ``__init__`` and ``forward`` of the spectral pooling layers."""
 
-    _pool = None
+    _pool: ClassVar[Any] = None
 
-    def __init__(self, output_size):
+    def __init__(self, output_size: Union[int, Sequence[int]]) -> None:
         super().__init__()
         self.output_size = output_size
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         input = _check_cplx(self, input)
         return self._pool(input, self.output_size)
 

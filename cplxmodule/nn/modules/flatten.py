@@ -1,9 +1,13 @@
 """Flattening and unflattening complex tensors, as torch's ``Flatten`` and ``Unflatten``."""
 
+from __future__ import annotations
+
 import torch
 
 from .._kinds import FLATTEN
 from .base import CplxToCplx, _check_cplx
+from ...cplx._typing import CplxLike
+from ...cplx.tensor import Cplx
 
 __all__ = ["CplxFlatten", "CplxUnflatten"]
 
@@ -39,7 +43,7 @@ class CplxFlatten(torch.nn.Flatten, CplxToCplx, compact=FLATTEN):
     torch.Size([24, 5])
     """
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         input = _check_cplx(self, input)
         return input.flatten(self.start_dim, self.end_dim)
 
@@ -73,6 +77,6 @@ class CplxUnflatten(torch.nn.Unflatten, CplxToCplx):
     torch.Size([2, 3, 4])
     """
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         input = _check_cplx(self, input)
         return input.apply(torch.unflatten, self.dim, self.unflattened_size)

@@ -1,5 +1,7 @@
 """Complex linear, bilinear, identity and phase-shift layers."""
 
+from __future__ import annotations
+
 import math
 
 import torch
@@ -14,6 +16,8 @@ from .._families import Family, FamilyDoc
 from ._weighted import _WeightedForward
 from .base import BaseCplxToReal, CplxToCplx, _check_cplx
 from .parameter import CplxParameter, _factory_kwargs
+from typing import Any, Optional
+from ...cplx._typing import CplxLike, Device
 
 __all__ = [
     "CplxLinear",
@@ -127,7 +131,14 @@ class CplxLinear(_WeightedForward, CplxToCplx, family=_linear_family(native=torc
     torch.Size([8, 5])
     """
 
-    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+    def __init__(
+        self,
+        in_features: int,
+        out_features: int,
+        bias: bool = True,
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         in_features, out_features = _checked_features(self, in_features, out_features)
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
@@ -139,7 +150,7 @@ class CplxLinear(_WeightedForward, CplxToCplx, family=_linear_family(native=torc
         """Draw the weight and bias as described in the class Notes."""
         _reset_weight_and_bias(self.weight, self.bias, self.in_features)
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         input = self._check_inputs(input)
         return self._weighted_forward(input)
 
@@ -202,14 +213,14 @@ class CplxBilinear(_WeightedForward, CplxToCplx, family=_bilinear_family(("conju
 
     def __init__(
         self,
-        in1_features,
-        in2_features,
-        out_features,
-        bias=True,
-        conjugate=True,
-        device=None,
-        dtype=None,
-    ):
+        in1_features: int,
+        in2_features: int,
+        out_features: int,
+        bias: bool = True,
+        conjugate: bool = True,
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         in1_features, in2_features, out_features = _checked_features(
             self, in1_features, in2_features, out_features
         )
@@ -224,7 +235,7 @@ class CplxBilinear(_WeightedForward, CplxToCplx, family=_bilinear_family(("conju
         """Draw the weight and bias as :class:`CplxLinear` does."""
         _reset_weight_and_bias(self.weight, self.bias, self.in1_features)
 
-    def forward(self, input1, input2):
+    def forward(self, input1: CplxLike, input2: CplxLike) -> Cplx:
         input1, input2 = self._check_inputs(input1, input2)
         return self._weighted_forward(input1, input2)
 
@@ -250,7 +261,14 @@ class CplxBilinear(_WeightedForward, CplxToCplx, family=_bilinear_family(("conju
 class _RealLinear(_WeightedForward, torch.nn.Linear, family=_linear_family(dense=torch.nn.Linear)):
     """:class:`torch.nn.Linear` with the dense entry point ``_dense_forward``."""
 
-    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+    def __init__(
+        self,
+        in_features: int,
+        out_features: int,
+        bias: bool = True,
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         in_features, out_features = _checked_features(self, in_features, out_features)
         super().__init__(in_features, out_features, bias, device, dtype)
 
@@ -261,7 +279,7 @@ class _RealLinear(_WeightedForward, torch.nn.Linear, family=_linear_family(dense
     def _dense_forward(self, input, *, weight, bias):
         return F.linear(input, weight, bias)
 
-    def forward(self, input):
+    def forward(self, input: torch.Tensor) -> torch.Tensor:
         return self._weighted_forward(input)
 
 
@@ -282,7 +300,7 @@ class _RealBilinear(
     def _dense_forward(self, input1, input2, *, weight, bias):
         return F.bilinear(input1, input2, weight, bias)
 
-    def forward(self, input1, input2):
+    def forward(self, input1: CplxLike, input2: CplxLike) -> torch.Tensor:
         return self._weighted_forward(input1, input2)
 
 
@@ -303,10 +321,10 @@ class CplxIdentity(CplxToCplx, compact=IDENTITY_IN_EVAL):
     True
     """
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__()
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         return _check_cplx(self, input)
 
 
@@ -339,7 +357,9 @@ class CplxPhaseShift(CplxToCplx):
     torch.Size([8, 4])
     """
 
-    def __init__(self, *dim, device=None, dtype=None):
+    def __init__(
+        self, *dim: int, device: Device = None, dtype: Optional[torch.dtype] = None
+    ) -> None:
         super().__init__()
         shape = dim or (1,)
         self.phi = torch.nn.Parameter(torch.empty(*shape, **_factory_kwargs(device, dtype)))
@@ -350,7 +370,7 @@ class CplxPhaseShift(CplxToCplx):
         with torch.no_grad():
             torch.nn.init.normal_(self.phi, std=0.02)
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         input = _check_cplx(self, input)
         return cplx.phaseshift(input, self.phi)
 
@@ -372,7 +392,7 @@ class CplxReal(BaseCplxToReal):
     tensor([1.])
     """
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> torch.Tensor:
         return _check_cplx(self, input).real
 
 
@@ -390,7 +410,7 @@ class CplxImag(BaseCplxToReal):
     tensor([2.])
     """
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> torch.Tensor:
         return _check_cplx(self, input).imag
 
 

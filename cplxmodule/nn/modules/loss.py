@@ -5,8 +5,13 @@ tensors of one shape and returns a real tensor, reduced as torch's losses
 reduce (``reduction="mean"``, ``"sum"`` or ``"none"``).
 """
 
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
 import inspect
 
+import torch
 from torch.nn.modules.loss import _Loss
 
 from ... import cplx
@@ -18,6 +23,7 @@ from ...cplx._shared import (
     checked_cplx,
 )
 from .base import BaseCplxToReal
+from ...cplx._typing import CplxLike
 
 __all__ = [
     "CplxMSELoss",
@@ -39,13 +45,14 @@ class _CplxLoss(BaseCplxToReal, _Loss):
     taken: ``reduction`` says it all.
     """
 
-    _loss, _options = None, ()
+    _loss: ClassVar[Any] = None
+    _options: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, reduction="mean"):
+    def __init__(self, reduction: str = "mean") -> None:
         check_reduction(reduction, type(self).__name__)
         super().__init__(reduction=reduction)
 
-    def forward(self, input, target):
+    def forward(self, input: CplxLike, target: CplxLike) -> torch.Tensor:
         where = self._get_name()
         input = checked_cplx(input, "input", where=where)
         target = checked_cplx(target, "target", where=where)
@@ -138,7 +145,7 @@ class CplxL1Loss(_CplxLoss):
 
     _loss, _options = staticmethod(cplx.l1_loss), ("split",)
 
-    def __init__(self, reduction="mean", split=False):
+    def __init__(self, reduction: str = "mean", split: bool = False) -> None:
         super().__init__(reduction)
         self.split = bool(split)
 
@@ -176,7 +183,7 @@ class CplxCauchyLoss(_CplxLoss):
 
     _loss, _options = staticmethod(cplx.cauchy_loss), ("c",)
 
-    def __init__(self, c=1.0, reduction="mean"):
+    def __init__(self, c: float = 1.0, reduction: str = "mean") -> None:
         check_positive(c, "c", type(self).__name__)
         super().__init__(reduction)
         self.c = c
@@ -277,7 +284,9 @@ class CplxPhaseAwareLoss(_CplxLoss):
     _loss = staticmethod(cplx.phase_aware_loss)
     _options = ("modulus_weight", "phase_weight")
 
-    def __init__(self, modulus_weight=1.0, phase_weight=1.0, reduction="mean"):
+    def __init__(
+        self, modulus_weight: float = 1.0, phase_weight: float = 1.0, reduction: str = "mean",
+    ) -> None:
         check_weights(
             type(self).__name__, modulus_weight=modulus_weight, phase_weight=phase_weight
         )
@@ -332,8 +341,15 @@ class CplxSSIMLoss(_CplxLoss):
     _loss = staticmethod(cplx.ssim_loss)
     _options = ("window_size", "sigma", "data_range", "k1", "k2")
 
-    def __init__(self, window_size=11, sigma=1.5, data_range=1.0, k1=0.01, k2=0.03,
-                 reduction="mean"):
+    def __init__(
+        self,
+        window_size: int = 11,
+        sigma: float = 1.5,
+        data_range: float = 1.0,
+        k1: float = 0.01,
+        k2: float = 0.03,
+        reduction: str = "mean",
+    ) -> None:
         check_ssim_options(window_size, sigma, data_range, k1, k2, type(self).__name__)
         super().__init__(reduction)
         self.window_size, self.sigma, self.data_range = window_size, sigma, data_range

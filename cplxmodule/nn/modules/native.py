@@ -1,5 +1,7 @@
 """Conversion between complex layers and torch's layers of native complex dtype."""
 
+from __future__ import annotations
+
 import copy
 
 import torch
@@ -16,7 +18,7 @@ _TO_NATIVE = {f.dense: (f.native, f.args) for f in _families.families() if f.nat
 _FROM_NATIVE = {f.native: (f.dense, f.args) for f in _families.families() if f.native}
 
 
-def to_native(module):
+def to_native(module: torch.nn.Module) -> torch.nn.Module:
     """The model of torch's native complex layers computing what ``module`` computes.
 
     Parameters
@@ -71,7 +73,7 @@ def to_native(module):
     return _convert(module, _TO_NATIVE, "to_native", "")
 
 
-def from_native(module):
+def from_native(module: torch.nn.Module) -> torch.nn.Module:
     """The model of complex layers computing what a model of torch's complex layers computes.
 
     Parameters

@@ -1,5 +1,9 @@
 r"""Complex layer normalisation: :math:`2 \times 2` whitening per sample."""
 
+from __future__ import annotations
+
+import torch
+
 from ...cplx import normalization
 from ...cplx._shared import (
     check_divides,
@@ -9,6 +13,8 @@ from ...cplx._shared import (
     ntuple,
 )
 from .batchnorm import _CplxNormBase
+from typing import Optional, Sequence, Union
+from ...cplx._typing import Device
 
 __all__ = [
     "CplxLayerNorm",
@@ -75,13 +81,13 @@ class CplxLayerNorm(_CplxNormBase):
 
     def __init__(
         self,
-        normalized_shape,
-        eps=1e-5,
-        elementwise_affine=True,
-        bias=True,
-        device=None,
-        dtype=None,
-    ):
+        normalized_shape: Union[int, Sequence[int]],
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+        bias: bool = True,
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         normalized_shape = _checked_shape(self, normalized_shape)
         super().__init__(
             normalized_shape, eps, None, elementwise_affine, elementwise_affine and bias,
@@ -156,8 +162,14 @@ class CplxGroupNorm(_CplxNormBase):
     _repr_names = ("eps", "affine")
 
     def __init__(
-        self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None
-    ):
+        self,
+        num_groups: int,
+        num_channels: int,
+        eps: float = 1e-5,
+        affine: bool = True,
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         where = type(self).__name__
         num_groups = check_positive_int(num_groups, "num_groups", where)
         num_channels = check_non_negative_int(num_channels, "num_channels", where)
@@ -186,14 +198,14 @@ class _CplxInstanceNorm(_CplxNormBase):
 
     def __init__(
         self,
-        num_features,
-        eps=1e-5,
-        momentum=0.1,
-        affine=False,
-        track_running_stats=False,
-        device=None,
-        dtype=None,
-    ):
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: Optional[float] = 0.1,
+        affine: bool = False,
+        track_running_stats: bool = False,
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         num_features = check_non_negative_int(num_features, "num_features", type(self).__name__)
         super().__init__(
             (num_features,), eps, momentum, affine, affine, track_running_stats, device, dtype
@@ -359,8 +371,13 @@ class CplxRMSNorm(_CplxNormBase):
     _repr_names = ("eps", "elementwise_affine")
 
     def __init__(
-        self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None
-    ):
+        self,
+        normalized_shape: Union[int, Sequence[int]],
+        eps: Optional[float] = None,
+        elementwise_affine: bool = True,
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         normalized_shape = _checked_shape(self, normalized_shape)
         super().__init__(
             normalized_shape, eps, None, elementwise_affine, None, device=device, dtype=dtype

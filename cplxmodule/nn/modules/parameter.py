@@ -1,5 +1,7 @@
 """Complex parameters: a pair of real :class:`torch.nn.Parameter`."""
 
+from __future__ import annotations
+
 import itertools
 
 import torch
@@ -7,6 +9,7 @@ import torch
 from ...cplx import Cplx
 from ...cplx._dtypes import real_dtype
 from ...cplx._shared import check_operand
+from ...cplx._typing import CplxLike
 
 __all__ = ["CplxParameter"]
 
@@ -123,7 +126,7 @@ class CplxParameter(torch.nn.Module, Cplx):
     real = _ModuleAttribute()
     imag = _ModuleAttribute()
 
-    def __init__(self, cplx, requires_grad=True):
+    def __init__(self, cplx: CplxLike, requires_grad: bool = True) -> None:
         cplx = Cplx(check_operand(cplx, "cplx", where="CplxParameter"))
         torch.nn.Module.__init__(self)
         self.real = torch.nn.Parameter(cplx.real, requires_grad=requires_grad)

@@ -1,11 +1,17 @@
 """Complex pooling: (adaptive) max pooling by modulus, (adaptive) average pooling."""
 
+from __future__ import annotations
+
 import torch
 
 from .._kinds import Pooling
 from ... import cplx
 from ...cplx._shared import check_spatial_dims
 from .base import CplxToCplx, _check_cplx
+from typing import Any, ClassVar, Optional
+from ...cplx._typing import CplxLike
+from torch.nn.common_types import _size_any_t
+from ...cplx.tensor import Cplx
 
 __all__ = [
     "CplxMaxPoolNd",
@@ -41,8 +47,8 @@ class CplxMaxPoolNd(CplxToCplx):
     torch.Size([1, 3, 4])
     """
 
-    _max_pool = None
-    _n = None
+    _max_pool: ClassVar[Any] = None
+    _n: ClassVar[Any] = None
 
     __constants__ = [
         "kernel_size",
@@ -55,13 +61,13 @@ class CplxMaxPoolNd(CplxToCplx):
 
     def __init__(
         self,
-        kernel_size,
-        stride=None,
-        padding=0,
-        dilation=1,
-        return_indices=False,
-        ceil_mode=False,
-    ):
+        kernel_size: _size_any_t,
+        stride: Optional[_size_any_t] = None,
+        padding: _size_any_t = 0,
+        dilation: _size_any_t = 1,
+        return_indices: bool = False,
+        ceil_mode: bool = False,
+    ) -> None:
         super().__init__()
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
@@ -70,7 +76,7 @@ class CplxMaxPoolNd(CplxToCplx):
         self.return_indices = return_indices
         self.ceil_mode = ceil_mode
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         input = _check_cplx(self, input)
         if self._max_pool is None:
             raise NotImplementedError(
@@ -161,9 +167,11 @@ class _PoolMixin:
     the input. Goes before torch's pooling layer in the bases.
     """
 
-    _n, _op, _arguments = None, None, ()
+    _n: ClassVar[Any] = None
+    _op: ClassVar[Any] = None
+    _arguments: ClassVar[tuple[str, ...]] = ()
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         input = _check_cplx(self, input)
         check_spatial_dims(input, self._n, self._get_name())
         return self._op(input, *(getattr(self, name) for name in self._arguments))

@@ -1,11 +1,16 @@
 r"""Complex positional encodings: sinusoidal (added or multiplied) and rotary."""
 
+from __future__ import annotations
+
 import torch
 
 from ... import cplx
 from ...cplx._shared import check_positive_int, describe
 from .base import CplxToCplx, _check_cplx
 from .parameter import _factory_kwargs
+from typing import Optional
+from ...cplx._typing import CplxLike, Device
+from ...cplx.tensor import Cplx
 
 __all__ = ["CplxSinusoidalPositionalEncoding", "CplxRotaryPositionalEncoding"]
 
@@ -92,15 +97,15 @@ class CplxSinusoidalPositionalEncoding(CplxToCplx):
 
     def __init__(
         self,
-        d_model,
-        dropout=0.1,
-        max_len=5000,
-        batch_first=False,
-        mode="add",
-        base=10000.0,
-        device=None,
-        dtype=None,
-    ):
+        d_model: int,
+        dropout: float = 0.1,
+        max_len: int = 5000,
+        batch_first: bool = False,
+        mode: str = "add",
+        base: float = 10000.0,
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         name = type(self).__name__
         check_positive_int(d_model, "d_model", name)
         check_positive_int(max_len, "max_len", name)
@@ -130,7 +135,7 @@ class CplxSinusoidalPositionalEncoding(CplxToCplx):
         """
         return cplx.Cplx(self.pe_real, self.pe_imag)
 
-    def forward(self, input, offset=0):
+    def forward(self, input: CplxLike, offset: int = 0) -> Cplx:
         """Add or multiply the encodings of positions ``offset, offset + 1, ...``.
 
         Parameters
@@ -226,14 +231,14 @@ class CplxRotaryPositionalEncoding(CplxToCplx):
     True
     """
 
-    def __init__(self, d_model, base=10000.0, batch_first=False):
+    def __init__(self, d_model: int, base: float = 10000.0, batch_first: bool = False) -> None:
         name = type(self).__name__
         check_positive_int(d_model, "d_model", name)
         _check_base(name, base)
         super().__init__()
         self.d_model, self.base, self.batch_first = d_model, base, batch_first
 
-    def forward(self, input, offset=0):
+    def forward(self, input: CplxLike, offset: int = 0) -> Cplx:
         """Rotate positions ``offset, offset + 1, ...`` of ``input``.
 
         Parameters

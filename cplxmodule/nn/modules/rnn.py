@@ -10,6 +10,8 @@ their arguments and give their projections to the recurrence of the
 functional core (``cplxmodule.cplx._rnn``), which runs the sequence.
 """
 
+from __future__ import annotations
+
 import numbers
 import warnings
 
@@ -26,6 +28,9 @@ from ...cplx.conversions import _to_complex
 from ._rnn_names import _TorchNames
 from .base import CplxToCplx
 from .linear import CplxLinear, _reset_weight_and_bias
+from typing import Any, ClassVar, Optional
+from ...cplx._typing import CplxLike, Device
+from ...cplx.tensor import Cplx
 
 __all__ = [
     "CplxRNNCell",
@@ -111,7 +116,7 @@ class _CplxRecurrentBase(_TorchNames, CplxToCplx):
 
     #: the mode of the class (``GRU``, ``LSTM``); None for the RNNs, whose
     #: ``nonlinearity`` tells it
-    _mode = None
+    _mode: ClassVar[Any] = None
 
     def _projection_kwargs(self, bias, device, dtype):
         # with modulus gates a complex bias would fix a phase: the
@@ -283,7 +288,7 @@ class _CplxRNNBase(_CplxRecurrentBase):
         return s
 
     # forward
-    def forward(self, input, hx=None):
+    def forward(self, input: CplxLike, hx: Optional[CplxLike] = None) -> tuple[Cplx, Any]:
         where = self._get_name()
         packed = isinstance(input, PackedSequence)
         if packed:
@@ -597,9 +602,20 @@ class CplxRNN(_CplxRNNBase):
     """
     )
 
-    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
-                 batch_first=False, dropout=0.0, bidirectional=False, gates="split",
-                 device=None, dtype=None):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        nonlinearity: str = "tanh",
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        gates: str = "split",
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
                          bidirectional, nonlinearity=nonlinearity, gates=gates, device=device,
                          dtype=dtype)
@@ -641,8 +657,19 @@ class CplxGRU(_CplxRNNBase):
 
     _mode = "GRU"
 
-    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
-                 dropout=0.0, bidirectional=False, gates="split", device=None, dtype=None):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        gates: str = "split",
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
                          bidirectional, gates=gates, device=device, dtype=dtype)
 
@@ -696,9 +723,20 @@ class CplxLSTM(_CplxRNNBase):
 
     _mode = "LSTM"
 
-    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
-                 dropout=0.0, bidirectional=False, proj_size=0, gates="split", device=None,
-                 dtype=None):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        proj_size: int = 0,
+        gates: str = "split",
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
                          bidirectional, proj_size, gates=gates, device=device, dtype=dtype)
 
@@ -756,11 +794,19 @@ class CplxRNNCell(_CplxCellBase):
     """
     )
 
-    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", gates="split",
-                 device=None, dtype=None):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool = True,
+        nonlinearity: str = "tanh",
+        gates: str = "split",
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         super().__init__(input_size, hidden_size, bias, nonlinearity, gates, device, dtype)
 
-    def forward(self, input, hx=None):
+    def forward(self, input: CplxLike, hx: Optional[CplxLike] = None) -> Cplx:
         input, (hx,), batched = self._check_step(input, [("hx", hx)])
         h, _ = self._step(input, hx)
         return _unbatch(h, batched)
@@ -787,11 +833,18 @@ class CplxGRUCell(_CplxCellBase):
 
     _mode = "GRU"
 
-    def __init__(self, input_size, hidden_size, bias=True, gates="split", device=None,
-                 dtype=None):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool = True,
+        gates: str = "split",
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         super().__init__(input_size, hidden_size, bias, None, gates, device, dtype)
 
-    def forward(self, input, hx=None):
+    def forward(self, input: CplxLike, hx: Optional[CplxLike] = None) -> Cplx:
         input, (hx,), batched = self._check_step(input, [("hx", hx)])
         h, _ = self._step(input, hx)
         return _unbatch(h, batched)
@@ -820,11 +873,18 @@ class CplxLSTMCell(_CplxCellBase):
 
     _mode = "LSTM"
 
-    def __init__(self, input_size, hidden_size, bias=True, gates="split", device=None,
-                 dtype=None):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool = True,
+        gates: str = "split",
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         super().__init__(input_size, hidden_size, bias, None, gates, device, dtype)
 
-    def forward(self, input, hx=None):
+    def forward(self, input: CplxLike, hx: Optional[CplxLike] = None) -> tuple[Cplx, Cplx]:
         where = self._get_name()
         if hx is None:
             hx = (None, None)

@@ -6,11 +6,16 @@ FFT, and on real ops only when exported or traced (so that the layers export
 to ONNX with both of torch's exporters).
 """
 
+from __future__ import annotations
+
 import torch
 
 from ...cplx import spectral
 from ...cplx._shared import describe
 from .base import BaseRealToCplx, CplxToCplx, _check_cplx
+from typing import Optional, Union
+from ...cplx._typing import CplxLike, Device
+from ...cplx.tensor import Cplx
 
 __all__ = ["CplxFFT", "CplxIFFT", "CplxSTFT", "CplxISTFT", "CplxAnalytic", "HilbertTransform"]
 
@@ -26,7 +31,7 @@ _WINDOWS = {
 class _CplxFourierBase(CplxToCplx):
     """The settings and checks shared by :class:`CplxFFT` and :class:`CplxIFFT`."""
 
-    def __init__(self, dim=-1, norm=None, n=None):
+    def __init__(self, dim: int = -1, norm: Optional[str] = None, n: Optional[int] = None) -> None:
         super().__init__()
         where = self._get_name()
         if not isinstance(dim, int) or isinstance(dim, bool):
@@ -36,7 +41,7 @@ class _CplxFourierBase(CplxToCplx):
         spectral._check_norm(norm, where)
         self.dim, self.norm, self.n = dim, norm, n
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         input = _check_cplx(self, input)
         if not -input.dim() <= self.dim < input.dim():
             raise ValueError(
@@ -137,9 +142,18 @@ class CplxIFFT(_CplxFourierBase):
 class _CplxSTFTBase(CplxToCplx):
     """The settings and the window shared by :class:`CplxSTFT` and :class:`CplxISTFT`."""
 
-    def __init__(self, n_fft, hop_length=None, win_length=None, window="hann",
-                 learnable_window=False, center=True, normalized=False, device=None,
-                 dtype=None):
+    def __init__(
+        self,
+        n_fft: int,
+        hop_length: Optional[int] = None,
+        win_length: Optional[int] = None,
+        window: Union[str, torch.Tensor] = "hann",
+        learnable_window: bool = False,
+        center: bool = True,
+        normalized: bool = False,
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         super().__init__()
         where = self._get_name()
         hop_length, win_length = spectral._check_stft_lengths(
@@ -240,14 +254,24 @@ class CplxSTFT(_CplxSTFTBase):
     torch.Size([2, 16, 17])
     """
 
-    def __init__(self, n_fft, hop_length=None, win_length=None, window="hann",
-                 learnable_window=False, center=True, pad_mode="reflect", normalized=False,
-                 device=None, dtype=None):
+    def __init__(
+        self,
+        n_fft: int,
+        hop_length: Optional[int] = None,
+        win_length: Optional[int] = None,
+        window: Union[str, torch.Tensor] = "hann",
+        learnable_window: bool = False,
+        center: bool = True,
+        pad_mode: str = "reflect",
+        normalized: bool = False,
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         super().__init__(n_fft, hop_length, win_length, window, learnable_window, center,
                          normalized, device, dtype)
         self.pad_mode = pad_mode
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         input = _check_cplx(self, input)
         return spectral._stft(
             input, self.n_fft, self.hop_length, self.win_length, self.window, self.center,
@@ -302,7 +326,7 @@ class CplxISTFT(_CplxSTFTBase):
     True
     """
 
-    def forward(self, input, length=None):
+    def forward(self, input: CplxLike, length: Optional[int] = None) -> Cplx:
         """The signal of the short-time spectrum ``input``, cut or padded to ``length``."""
         input = _check_cplx(self, input)
         return spectral._istft(
@@ -345,13 +369,13 @@ class CplxAnalytic(BaseRealToCplx):
     True
     """
 
-    def __init__(self, dim=-1):
+    def __init__(self, dim: int = -1) -> None:
         super().__init__()
         if not isinstance(dim, int) or isinstance(dim, bool):
             raise ValueError(f"{self._get_name()}: `dim` must be an int, got {dim!r}")
         self.dim = dim
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         where = self._get_name()
         if isinstance(input, torch.Tensor) and not -input.dim() <= self.dim < input.dim():
             raise ValueError(

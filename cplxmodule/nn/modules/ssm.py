@@ -1,5 +1,7 @@
 r"""Complex diagonal state-space layers (S4D)."""
 
+from __future__ import annotations
+
 import math
 
 import torch
@@ -10,6 +12,8 @@ from ...cplx._shared import check_positive_int, describe
 from .base import CplxToCplx, _check_cplx
 from .linear import CplxLinear
 from .parameter import CplxParameter, _factory_kwargs
+from typing import Optional
+from ...cplx._typing import CplxLike, Device
 
 __all__ = ["CplxS4D"]
 
@@ -137,16 +141,16 @@ class CplxS4D(CplxToCplx):
 
     def __init__(
         self,
-        d_model,
-        d_state=64,
-        dt_min=0.001,
-        dt_max=0.1,
-        init="lin",
-        out_proj=False,
-        channels_last=False,
-        device=None,
-        dtype=None,
-    ):
+        d_model: int,
+        d_state: int = 64,
+        dt_min: float = 0.001,
+        dt_max: float = 0.1,
+        init: str = "lin",
+        out_proj: bool = False,
+        channels_last: bool = False,
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         name = type(self).__name__
         check_positive_int(d_model, "d_model", name)
         if (
@@ -227,7 +231,7 @@ class CplxS4D(CplxToCplx):
         """
         return cplx.ssm_kernel(self.A, self.B, self.C, torch.exp(self.log_dt), length, d=self.D)
 
-    def _check_input(self, input, name, shape):
+    def _check_input(self, input: object, name: str, shape: str) -> Cplx:
         input = _check_cplx(self, input, shape=shape, name=name)
         if input.dtype != self.log_dt.dtype:
             raise TypeError(
@@ -236,7 +240,7 @@ class CplxS4D(CplxToCplx):
             )
         return input
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         """Apply the layer to whole sequences (by FFT convolution).
 
         Parameters

@@ -1,5 +1,7 @@
 """Complex transformer layers, the twins of torch's ``nn/modules/transformer.py``."""
 
+from __future__ import annotations
+
 import copy
 
 import torch
@@ -17,6 +19,9 @@ from .base import CplxToCplx
 from .dropout import CplxDropout
 from .linear import CplxLinear
 from .normalization import CplxLayerNorm
+from typing import Any, Callable, Optional, Union
+from ...cplx._typing import CplxLike, Device
+from ...cplx.tensor import Cplx
 
 __all__ = [
     "CplxTransformerEncoderLayer",
@@ -152,22 +157,22 @@ class CplxTransformerEncoderLayer(_FeedForward, CplxToCplx):
 
     def __init__(
         self,
-        d_model,
-        nhead,
-        dim_feedforward=2048,
-        dropout=0.1,
-        activation="relu",
-        layer_norm_eps=1e-5,
-        batch_first=False,
-        norm_first=False,
-        bias=True,
-        device=None,
-        dtype=None,
-        score="real",
-    ):
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: Union[str, Callable[..., Any]] = "relu",
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+        score: str = "real",
+    ) -> None:
         _check_layer_args(self, d_model, nhead, dim_feedforward, dropout, activation)
         super().__init__()
-        kwargs = dict(device=device, dtype=dtype)
+        kwargs: dict[str, Any] = dict(device=device, dtype=dtype)
         self.self_attn = CplxMultiheadAttention(
             d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, score=score,
             **kwargs
@@ -180,7 +185,13 @@ class CplxTransformerEncoderLayer(_FeedForward, CplxToCplx):
     def dropout_last(self):
         return self.dropout2
 
-    def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+    def forward(
+        self,
+        src: CplxLike,
+        src_mask: Optional[torch.Tensor] = None,
+        src_key_padding_mask: Optional[torch.Tensor] = None,
+        is_causal: bool = False,
+    ) -> Cplx:
         """Run the layer on ``src``; see the class docstring."""
         x = checked_cplx(src, "src", self._get_name())
         if self.norm_first:
@@ -239,23 +250,23 @@ class CplxTransformerDecoderLayer(_FeedForward, CplxToCplx):
 
     def __init__(
         self,
-        d_model,
-        nhead,
-        dim_feedforward=2048,
-        dropout=0.1,
-        activation="relu",
-        layer_norm_eps=1e-5,
-        batch_first=False,
-        norm_first=False,
-        bias=True,
-        device=None,
-        dtype=None,
-        score="real",
-    ):
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: Union[str, Callable[..., Any]] = "relu",
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+        score: str = "real",
+    ) -> None:
         _check_layer_args(self, d_model, nhead, dim_feedforward, dropout, activation)
         super().__init__()
-        kwargs = dict(device=device, dtype=dtype)
-        attention = dict(dropout=dropout, bias=bias, batch_first=batch_first, score=score)
+        kwargs: dict[str, Any] = dict(device=device, dtype=dtype)
+        attention: dict[str, Any] = dict(dropout=dropout, bias=bias, batch_first=batch_first, score=score)
         self.self_attn = CplxMultiheadAttention(d_model, nhead, **attention, **kwargs)
         self.multihead_attn = CplxMultiheadAttention(d_model, nhead, **attention, **kwargs)
         self._build(d_model, dim_feedforward, dropout, activation, layer_norm_eps, bias, 3,
@@ -268,15 +279,15 @@ class CplxTransformerDecoderLayer(_FeedForward, CplxToCplx):
 
     def forward(
         self,
-        tgt,
-        memory,
-        tgt_mask=None,
-        memory_mask=None,
-        tgt_key_padding_mask=None,
-        memory_key_padding_mask=None,
-        tgt_is_causal=False,
-        memory_is_causal=False,
-    ):
+        tgt: CplxLike,
+        memory: CplxLike,
+        tgt_mask: Optional[torch.Tensor] = None,
+        memory_mask: Optional[torch.Tensor] = None,
+        tgt_key_padding_mask: Optional[torch.Tensor] = None,
+        memory_key_padding_mask: Optional[torch.Tensor] = None,
+        tgt_is_causal: bool = False,
+        memory_is_causal: bool = False,
+    ) -> Cplx:
         """Run the layer on ``tgt`` attending to ``memory``; see the class docstring."""
         x = checked_cplx(tgt, "tgt", self._get_name())
         memory = checked_cplx(memory, "memory", self._get_name())
@@ -359,14 +370,25 @@ class CplxTransformerEncoder(CplxToCplx):
     """
 
     def __init__(
-        self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True
-    ):
+        self,
+        encoder_layer: CplxTransformerEncoderLayer,
+        num_layers: int,
+        norm: Optional[torch.nn.Module] = None,
+        enable_nested_tensor: bool = True,
+        mask_check: bool = True,
+    ) -> None:
         where = type(self).__name__
         layers = _clones(encoder_layer, num_layers, where, CplxTransformerEncoderLayer)
         super().__init__()
         self.layers, self.num_layers, self.norm = layers, num_layers, norm
 
-    def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
+    def forward(
+        self,
+        src: CplxLike,
+        mask: Optional[torch.Tensor] = None,
+        src_key_padding_mask: Optional[torch.Tensor] = None,
+        is_causal: Optional[bool] = None,
+    ) -> Cplx:
         """Run every layer in turn on ``src``, then ``norm``."""
         x = checked_cplx(src, "src", self._get_name())
         for layer in self.layers:
@@ -402,7 +424,12 @@ class CplxTransformerDecoder(CplxToCplx):
     torch.Size([4, 7, 16])
     """
 
-    def __init__(self, decoder_layer, num_layers, norm=None):
+    def __init__(
+        self,
+        decoder_layer: CplxTransformerDecoderLayer,
+        num_layers: int,
+        norm: Optional[torch.nn.Module] = None,
+    ) -> None:
         where = type(self).__name__
         layers = _clones(decoder_layer, num_layers, where, CplxTransformerDecoderLayer)
         super().__init__()
@@ -410,15 +437,15 @@ class CplxTransformerDecoder(CplxToCplx):
 
     def forward(
         self,
-        tgt,
-        memory,
-        tgt_mask=None,
-        memory_mask=None,
-        tgt_key_padding_mask=None,
-        memory_key_padding_mask=None,
-        tgt_is_causal=None,
-        memory_is_causal=False,
-    ):
+        tgt: CplxLike,
+        memory: CplxLike,
+        tgt_mask: Optional[torch.Tensor] = None,
+        memory_mask: Optional[torch.Tensor] = None,
+        tgt_key_padding_mask: Optional[torch.Tensor] = None,
+        memory_key_padding_mask: Optional[torch.Tensor] = None,
+        tgt_is_causal: Optional[bool] = None,
+        memory_is_causal: bool = False,
+    ) -> Cplx:
         """Run every layer in turn on ``tgt`` attending to ``memory``, then ``norm``."""
         x = checked_cplx(tgt, "tgt", self._get_name())
         for layer in self.layers:
@@ -472,29 +499,29 @@ class CplxTransformer(CplxToCplx):
 
     def __init__(
         self,
-        d_model=512,
-        nhead=8,
-        num_encoder_layers=6,
-        num_decoder_layers=6,
-        dim_feedforward=2048,
-        dropout=0.1,
-        activation="relu",
-        custom_encoder=None,
-        custom_decoder=None,
-        layer_norm_eps=1e-5,
-        batch_first=False,
-        norm_first=False,
-        bias=True,
-        device=None,
-        dtype=None,
-        score="real",
-    ):
+        d_model: int = 512,
+        nhead: int = 8,
+        num_encoder_layers: int = 6,
+        num_decoder_layers: int = 6,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: Union[str, Callable[..., Any]] = "relu",
+        custom_encoder: Optional[torch.nn.Module] = None,
+        custom_decoder: Optional[torch.nn.Module] = None,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+        score: str = "real",
+    ) -> None:
         where = type(self).__name__
         check_positive_int(num_encoder_layers, "num_encoder_layers", where)
         check_positive_int(num_decoder_layers, "num_decoder_layers", where)
         _check_layer_args(self, d_model, nhead, dim_feedforward, dropout, activation)
         super().__init__()
-        kwargs = dict(device=device, dtype=dtype)
+        kwargs: dict[str, Any] = dict(device=device, dtype=dtype)
         args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
                 batch_first, norm_first, bias)
         if custom_encoder is None:
@@ -516,18 +543,18 @@ class CplxTransformer(CplxToCplx):
 
     def forward(
         self,
-        src,
-        tgt,
-        src_mask=None,
-        tgt_mask=None,
-        memory_mask=None,
-        src_key_padding_mask=None,
-        tgt_key_padding_mask=None,
-        memory_key_padding_mask=None,
-        src_is_causal=None,
-        tgt_is_causal=None,
-        memory_is_causal=False,
-    ):
+        src: CplxLike,
+        tgt: CplxLike,
+        src_mask: Optional[torch.Tensor] = None,
+        tgt_mask: Optional[torch.Tensor] = None,
+        memory_mask: Optional[torch.Tensor] = None,
+        src_key_padding_mask: Optional[torch.Tensor] = None,
+        tgt_key_padding_mask: Optional[torch.Tensor] = None,
+        memory_key_padding_mask: Optional[torch.Tensor] = None,
+        src_is_causal: Optional[bool] = None,
+        tgt_is_causal: Optional[bool] = None,
+        memory_is_causal: bool = False,
+    ) -> Cplx:
         """Encode ``src``, then decode ``tgt`` attending to the encoding."""
         where = self._get_name()
         src = checked_cplx(src, "src", where)

@@ -1,5 +1,7 @@
 r"""Unitary recurrent layers: a norm-preserving complex RNN cell and its sequence layer."""
 
+from __future__ import annotations
+
 import math
 
 import torch
@@ -11,6 +13,8 @@ from ..cache import _cached_attr
 from .base import CplxToCplx, _check_cplx
 from .linear import CplxLinear
 from .parameter import CplxParameter, _factory_kwargs
+from typing import Optional
+from ...cplx._typing import CplxLike, Device
 
 __all__ = ["CplxUnitaryRNNCell", "CplxUnitaryRNN"]
 
@@ -18,7 +22,14 @@ __all__ = ["CplxUnitaryRNNCell", "CplxUnitaryRNN"]
 class _CplxUnitaryBase(CplxToCplx):
     """The parameters, the unitary matrix and the one step shared by the cell and the layer."""
 
-    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool = True,
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         name = type(self).__name__
         check_positive_int(input_size, "input_size", name)
         check_positive_int(hidden_size, "hidden_size", name)
@@ -61,7 +72,7 @@ class _CplxUnitaryBase(CplxToCplx):
         skew = Cplx(g.real - g.real.T, g.imag + g.imag.T) * 0.5
         return cplx.matrix_exp(skew)
 
-    def _check_input(self, input, name, shape, dims, size):
+    def _check_input(self, input: object, name: str, shape: str, dims: tuple[int, ...], size: int) -> Cplx:
         input = _check_cplx(self, input, shape=shape, name=name)
         if input.dtype != self.threshold.dtype:
             raise TypeError(
@@ -187,7 +198,7 @@ class CplxUnitaryRNNCell(_CplxUnitaryBase):
     """
     )
 
-    def forward(self, input, hx=None):
+    def forward(self, input: CplxLike, hx: Optional[CplxLike] = None) -> Cplx:
         """One step: the next hidden state.
 
         Parameters
@@ -273,12 +284,18 @@ class CplxUnitaryRNN(_CplxUnitaryBase):
     )
 
     def __init__(
-        self, input_size, hidden_size, bias=True, batch_first=False, device=None, dtype=None
-    ):
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool = True,
+        batch_first: bool = False,
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         super().__init__(input_size, hidden_size, bias, device=device, dtype=dtype)
         self.batch_first = batch_first
 
-    def forward(self, input, hx=None):
+    def forward(self, input: CplxLike, hx: Optional[CplxLike] = None) -> tuple[Cplx, Cplx]:
         """Run the recurrence over the sequence.
 
         Parameters

@@ -1,9 +1,14 @@
 """Complex upsampling: interpolation part by part, or in polar form."""
 
+from __future__ import annotations
+
 import torch
 
 from ... import cplx
 from .base import CplxToCplx, _check_cplx
+from typing import Optional, Union
+from ...cplx._typing import CplxLike
+from ...cplx.tensor import Cplx
 
 __all__ = ["CplxUpsample"]
 
@@ -55,12 +60,19 @@ class CplxUpsample(torch.nn.Upsample, CplxToCplx):
     torch.Size([1, 3, 8, 8])
     """
 
-    def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None,
-                 recompute_scale_factor=None, polar=False):
+    def __init__(
+        self,
+        size: Optional[Union[int, tuple[int, ...]]] = None,
+        scale_factor: Optional[Union[float, tuple[float, ...]]] = None,
+        mode: str = "nearest",
+        align_corners: Optional[bool] = None,
+        recompute_scale_factor: Optional[bool] = None,
+        polar: bool = False,
+    ) -> None:
         super().__init__(size, scale_factor, mode, align_corners, recompute_scale_factor)
         self.polar = polar
 
-    def forward(self, input):
+    def forward(self, input: CplxLike) -> Cplx:
         input = _check_cplx(self, input)
         if input.dim() not in (3, 4, 5):
             raise ValueError(

@@ -8,7 +8,7 @@ penalties for the loss and turn relevance into masks for the masked twins
 (:mod:`cplxmodule.nn.masked`); :func:`to_bayesian` builds a model's twin.
 """
 
-from . import functional
+from . import functional  # noqa: F401  (a public submodule: nn.relevance.functional)
 from .base import *  # noqa: F401,F403
 from .base import __all__ as _base_all
 from .real import *  # noqa: F401,F403

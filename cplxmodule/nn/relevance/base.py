@@ -14,6 +14,8 @@ the published package, so that a user's mixin deriving from ``BaseARD``
 lands after torch's layer, whose ``__init__`` calls it without arguments.
 """
 
+from __future__ import annotations
+
 import numbers
 import warnings
 
@@ -26,6 +28,7 @@ from ..modules._weighted import _check_forward_calls_base, _weight_and_bias
 from ._doc import layer_doc
 from ..utils.sparsity import SparsityStats, _weight_counts
 from . import functional as F
+from typing import Any, Iterator, Optional, Union
 
 __all__ = [
     "BaseARD",
@@ -65,7 +68,7 @@ class BaseARD(torch.nn.Module):
         """torch.Tensor: the per-weight penalty; see the class docstring."""
         raise NotImplementedError(f"{type(self).__name__} must define the property `penalty`.")
 
-    def relevance(self, **kwargs):
+    def relevance(self, *args: Any, **kwargs: Any) -> torch.Tensor:
         """The 0/1 relevance mask of the weight; see the class docstring."""
         raise NotImplementedError(f"{type(self).__name__} must define `relevance(**kwargs)`.")
 
@@ -132,7 +135,7 @@ class GaussianMixin(SparsityStats):
     # not a weight of the model: left out of the sparsity figures, as published
     __sparsity_ignore__ = ("log_sigma2",)
 
-    def __init_subclass__(cls, **kwargs):
+    def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         _check_forward_calls_base(cls, GaussianMixin)
 
@@ -140,7 +143,7 @@ class GaussianMixin(SparsityStats):
     def _member_doc(cls, kind):
         return layer_doc(cls)
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.log_sigma2 = torch.nn.Parameter(self._empty_log_sigma2())
         self.reset_variational_parameters()
@@ -149,12 +152,12 @@ class GaussianMixin(SparsityStats):
         """``log_sigma2``, uninitialised: of the weight's real shape (a channel base overrides it)."""
         return torch.empty_like(_real(self.weight))
 
-    def reset_variational_parameters(self):
+    def reset_variational_parameters(self) -> None:
         """Set ``log_sigma2`` to -10: a nearly deterministic posterior."""
         with torch.no_grad():
             self.log_sigma2.fill_(-10.0)
 
-    def reset_parameters(self):
+    def reset_parameters(self) -> None:
         """Reset the dense twin's parameters and ``log_sigma2``."""
         super().reset_parameters()
         # the dense twin's ``__init__`` calls this before ``log_sigma2`` exists
@@ -162,13 +165,13 @@ class GaussianMixin(SparsityStats):
             self.reset_variational_parameters()
 
     @property
-    def log_alpha(self):
+    def log_alpha(self) -> torch.Tensor:
         r"""torch.Tensor: :math:`\log\alpha = \log\sigma^2 - \log|\mu|^2`, of the weight's real
         shape.
         """
         return F.log_alpha(self.log_sigma2, self.weight)
 
-    def relevance(self, *, threshold, **kwargs):
+    def relevance(self, *, threshold: Union[float, torch.Tensor], **kwargs: Any) -> torch.Tensor:
         r"""The mask of the weights to keep: :math:`\log\alpha \leq` ``threshold``.
 
         Parameters
@@ -195,7 +198,7 @@ class GaussianMixin(SparsityStats):
             log_alpha = self.log_alpha
             return torch.le(log_alpha, threshold).to(log_alpha.dtype)
 
-    def sparsity(self, *, threshold, **kwargs):
+    def sparsity(self, *, threshold: float, **kwargs: Any) -> list[tuple[Any, int]]:
         """The number of weight entries the relevance mask drops, per weight parameter.
 
         Parameters
@@ -267,7 +270,9 @@ def _check_threshold(threshold, where):
 _REDUCTIONS = {"sum": torch.sum, "mean": torch.mean, None: None}
 
 
-def named_penalties(module, reduction="sum", prefix=""):
+def named_penalties(
+    module: torch.nn.Module, reduction: Optional[str] = "sum", prefix: str = "",
+) -> Iterator[tuple[str, torch.Tensor]]:
     """Iterate over the Bayesian layers of ``module`` and their penalties.
 
     Parameters
@@ -311,7 +316,7 @@ def _named_penalties(module, reduce, prefix):
             yield name, penalty if reduce is None else reduce(penalty)
 
 
-def penalties(module, reduction="sum"):
+def penalties(module: torch.nn.Module, reduction: Optional[str] = "sum") -> Iterator[torch.Tensor]:
     """Iterate over the penalties of the Bayesian layers of ``module``.
 
     Parameters
@@ -342,7 +347,9 @@ def penalties(module, reduction="sum"):
     return (penalty for _, penalty in named_penalties(module, reduction, prefix=""))
 
 
-def named_relevance(module, prefix="", **kwargs):
+def named_relevance(
+    module: torch.nn.Module, prefix: str = "", **kwargs: Any
+) -> Iterator[tuple[str, torch.Tensor]]:
     """Iterate over the Bayesian layers of ``module`` and their relevance masks.
 
     Parameters
@@ -395,7 +402,9 @@ def _describe_kwargs(kwargs):
     return ", ".join(f"{key}={value!r}" for key, value in kwargs.items()) or "no arguments"
 
 
-def compute_ard_masks(module, *, prefix="", **kwargs):
+def compute_ard_masks(
+    module: torch.nn.Module, *, prefix: str = "", **kwargs: Any
+) -> dict[str, torch.Tensor]:
     """The relevance masks of ``module``'s Bayesian layers, keyed as masked layers' masks.
 
     The keys are ``<layer>.mask`` (``mask`` for ``module`` itself), so the

@@ -19,9 +19,12 @@ series for large positive arguments, with a fixed number of terms so that
 ``torch.compile(fullgraph=True)`` traces it.
 """
 
+from __future__ import annotations
+
 import math
 
 import torch
+from typing import Any
 
 __all__ = [
     "expi",
@@ -152,16 +155,16 @@ class ExpiFunction(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(x):
+    def forward(x: torch.Tensor) -> torch.Tensor:
         negative = -_exp1(torch.clamp(-x, min=0))
         return torch.where(x < 0, negative, _expi_positive(torch.clamp(x, min=0)))
 
     @staticmethod
-    def setup_context(ctx, inputs, output):
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: torch.Tensor) -> None:
         ctx.save_for_backward(inputs[0])
 
     @staticmethod
-    def backward(ctx, grad_output):
+    def backward(ctx: Any, grad_output: torch.Tensor) -> torch.Tensor:
         (x,) = ctx.saved_tensors
         return grad_output * _exp_over_x(x)
 
@@ -186,7 +189,7 @@ class BogusExpiFunction(ExpiFunction):
         return torch.zeros_like(x)
 
 
-def expi(input):
+def expi(input: torch.Tensor) -> torch.Tensor:
     r"""The exponential integral :math:`\operatorname{Ei}(x)`, elementwise, in torch.
 
     :math:`\operatorname{Ei}(x) = -\int_{-x}^\infty \frac{e^{-t}}{t} dt`,

@@ -41,6 +41,8 @@ for either axis:
   (Louizos, Welling & Kingma, 2018), real for real and complex layers.
 """
 
+from __future__ import annotations
+
 import functools
 import math
 
@@ -55,6 +57,7 @@ from ..utils.sparsity import SparsityStats, _weight_counts
 from . import functional as F
 from ._doc import twin_fields
 from .base import BaseARD, GaussianMixin, _check_threshold, _real
+from typing import Any
 
 __all__ = ["ChannelGateMixin", "ChannelGaussianMixin", "ChannelL0Mixin", "channel_layer_doc"]
 
@@ -111,7 +114,7 @@ class ChannelGateMixin:
                 _families.add_member(cls._family, twin_kind, functools.partial(cls, gated=gated))
         _check_forward_calls_base(cls, ChannelGateMixin)
 
-    def __init__(self, *args, gated="output", **kwargs):
+    def __init__(self, *args: Any, gated: str = "output", **kwargs: Any) -> None:
         check_choice(gated, "gated", type(self).__name__, self._AXES)
         # before the dense twin's ``__init__``: the gates' parameter, made
         # inside it by a Gaussian base, is shaped by the gated channels
@@ -370,7 +373,7 @@ class ChannelL0Mixin(ChannelGateMixin, BaseARD, SparsityStats):
     beta, gamma, zeta = 2.0 / 3.0, -0.1, 1.1
     __sparsity_ignore__ = ("log_alpha",)
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.log_alpha = torch.nn.Parameter(self._empty_gate())
         self.reset_variational_parameters()

@@ -9,6 +9,10 @@ the other extensions' layers as members known to
 :func:`~cplxmodule.nn.masked.compact` only.
 """
 
+from __future__ import annotations
+
+import torch
+
 from ...cplx._shared import check_choice
 from ..masked.twins import convert_layers
 
@@ -19,7 +23,7 @@ _KINDS = (
 )
 
 
-def to_bayesian(module, kind="vd"):
+def to_bayesian(module: torch.nn.Module, kind: str = "vd") -> torch.nn.Module:
     """The variational dropout, ARD or structured twin of ``module``.
 
     Every dense, masked or Bayesian layer, real or complex, is swapped for

@@ -1,8 +1,11 @@
 """Sparsity statistics: how many parameters the masks switch off."""
 
+from __future__ import annotations
+
 import torch
 
 from ...cplx import Cplx
+from typing import Any, ClassVar
 
 __all__ = ["SparsityStats", "named_sparsity", "sparsity"]
 
@@ -38,9 +41,9 @@ class SparsityStats:
     {'weight': (3, 6)}
     """
 
-    __sparsity_ignore__ = ()
+    __sparsity_ignore__: ClassVar[tuple[str, ...]] = ()
 
-    def sparsity(self, **kwargs):
+    def sparsity(self, *args: Any, **kwargs: Any) -> list[tuple[Any, int]]:
         """Pairs ``(tensor or its id, number of zeroed entries)``; see the class.
 
         Raises

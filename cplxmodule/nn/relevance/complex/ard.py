@@ -50,6 +50,7 @@ __all__ = [
     "CplxConvTranspose3dARD",
 ]
 
+
 class CplxARDMixin:
     """The penalty of complex ARD; goes before a complex Gaussian layer in the bases."""
 

@@ -62,6 +62,7 @@ RelevanceMixin = GaussianMixin
 #: see :func:`~cplxmodule.nn.relevance.functional.expi`.
 torch_expi = F.expi
 
+
 class CplxVDMixin:
     """The penalty of complex variational dropout; goes before a complex Gaussian layer in the
     bases.

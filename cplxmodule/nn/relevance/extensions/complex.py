@@ -82,7 +82,6 @@ __all__ = [
 ]
 
 
-
 def bogus_expi(input):
     """Zero, with the gradient of Ei (see
     :class:`~cplxmodule.nn.relevance.functional.BogusExpiFunction`).

@@ -37,6 +37,7 @@ __all__ = [
     "ConvTranspose3dARD",
 ]
 
+
 class RealARDMixin:
     """The penalty of real ARD; goes before a Gaussian layer in the bases."""
 

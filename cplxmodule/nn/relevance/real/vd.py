@@ -46,6 +46,7 @@ __all__ = [
 #: from ``log_alpha``): here part of :class:`GaussianMixin`.
 RelevanceMixin = GaussianMixin
 
+
 class RealVDMixin:
     """The penalty of real variational dropout; goes before a Gaussian layer in the bases."""
 

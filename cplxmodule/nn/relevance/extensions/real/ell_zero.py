@@ -1,5 +1,7 @@
 r"""L0 regularisation with hard-concrete gates (Louizos, Welling & Kingma, 2018)."""
 
+from __future__ import annotations
+
 import math
 
 import torch
@@ -9,6 +11,8 @@ from ... import functional as F
 from ...base import BaseARD
 from ....modules.linear import _RealLinear
 from ....utils.sparsity import SparsityStats, _weight_counts
+from typing import Optional
+from .....cplx._typing import Device
 
 __all__ = ["BaseARD", "LinearL0"]
 
@@ -76,7 +80,15 @@ class LinearL0(
     beta, gamma, zeta = 2.0 / 3.0, -0.1, 1.1
     __sparsity_ignore__ = ("log_alpha",)
 
-    def __init__(self, in_features, out_features, bias=True, group=None, device=None, dtype=None):
+    def __init__(
+        self,
+        in_features: int,
+        out_features: int,
+        bias: bool = True,
+        group: Optional[str] = None,
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         check_choice(group, "group", type(self).__name__, ("input", "output"), optional=True)
         super().__init__(in_features, out_features, bias=bias, device=device, dtype=dtype)
         self.group = group
@@ -158,7 +170,7 @@ class LinearL0(
         """
         return _weight_counts(self, 1 - self.relevance(hard=hard))
 
-    def forward(self, input):
+    def forward(self, input: torch.Tensor) -> torch.Tensor:
         if not self.training or self.group is None:
             # gates of single weights are drawn once per call: per example
             # they would make a weight matrix per example
