@@ -14,12 +14,9 @@ statistics or by running ones, which their own update in place, and the
 affine map and the input's dtype are applied last.
 """
 
-<<<<<<< HEAD
-import functools
-=======
 from __future__ import annotations
 
->>>>>>> typing
+import functools
 import math
 
 import torch
