@@ -505,15 +505,15 @@ class CplxSyncBatchNorm(_CplxBatchNorm, compact=Channelwise("num_features", None
 
     def __init__(
         self,
-        num_features,
-        eps=1e-5,
-        momentum=0.1,
-        affine=True,
-        track_running_stats=True,
-        process_group=None,
-        device=None,
-        dtype=None,
-    ):
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: Optional[float] = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        process_group: Any = None,
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         _check_process_group(process_group, type(self).__name__)
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
         self.process_group = process_group
@@ -532,7 +532,9 @@ class CplxSyncBatchNorm(_CplxBatchNorm, compact=Channelwise("num_features", None
         return normalization._batch_norm(input, *args, reduce=reduce)
 
     @classmethod
-    def convert_sync_batchnorm(cls, module, process_group=None):
+    def convert_sync_batchnorm(
+        cls, module: torch.nn.Module, process_group: Any = None
+    ) -> torch.nn.Module:
         """Replace every complex batch norm in ``module`` by a :class:`CplxSyncBatchNorm`.
 
         Each :class:`CplxBatchNorm1d`, :class:`CplxBatchNorm2d`,

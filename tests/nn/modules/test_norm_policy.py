@@ -340,22 +340,11 @@ def _tiny_input(norm, value, where):
     return torch.where(spots, tiny_re, re), torch.where(spots, tiny_im, im)
 
 
-# The library's modulus (``abs`` of a Cplx) returns ``real * (grad / |z|)``
-# from its backward: ``grad / |z|`` overflows float32 where |z| = 1e-38 and
-# the gradient reaching it exceeds 3.4, as in a channel of such values,
-# whose variance is far below ``eps``.
-MODULUS_OVERFLOW = pytest.mark.xfail(
-    strict=True, reason="the modulus's backward overflows at |z| = 1e-38 (cplx/tensor.py)"
-)
-
-
 def _tiny_cases():
     for norm in NORMS:
         for value in (0.0, 1e-20, 1e-38):
             for where in ("everywhere", "at places"):
-                overflow = norm.kind == "modulus" and value == 1e-38 and where == "everywhere"
-                marks = [MODULUS_OVERFLOW] if overflow else []
-                yield pytest.param(norm, value, where, marks=marks, id=f"{norm}-{value}-{where}")
+                yield pytest.param(norm, value, where, id=f"{norm}-{value}-{where}")
 
 
 @pytest.mark.parametrize("device", DEVICES)
