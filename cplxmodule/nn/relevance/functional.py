@@ -26,6 +26,10 @@ import math
 import torch
 from typing import Any
 
+from ...cplx import Cplx
+from ...cplx._views import _interleaved
+from ...cplx.tensor import _pair
+
 __all__ = [
     "expi",
     "ExpiFunction",
@@ -525,11 +529,20 @@ def local_reparameterization(mean, var):
     if isinstance(mean, torch.Tensor):
         return torch.addcmul(mean, std, torch.randn_like(var))
     # complex-circular: each part of variance var / 2. One draw for both
-    # parts, so that compiled code (which may reorder independent draws)
-    # takes the same random numbers as eager.
+    # parts, the real parts' first, so that compiled code (which may reorder
+    # independent draws) takes the same random numbers as eager.
     noise = torch.randn(2 * var.numel(), dtype=var.dtype, device=var.device).view(2, *var.shape)
     scale = 0.5**0.5
-    return type(mean)(
+    # a plain Cplx skips the checks of ``Cplx.__init__``: its parts agree
+    pair = _pair if type(mean) is Cplx else type(mean)
+    buffer = _interleaved(mean.real, mean.imag)
+    if buffer is not None:
+        # the parts of the mean are the halves of one buffer (a "native"
+        # product's output): the noise is added to both in one op, and the
+        # output's parts are again the halves of one buffer
+        output = torch.addcmul(buffer, std.unsqueeze(-1), noise.movedim(0, -1), value=scale)
+        return pair(*output.unbind(-1))
+    return pair(
         torch.addcmul(mean.real, std, noise[0], value=scale),
         torch.addcmul(mean.imag, std, noise[1], value=scale),
     )
