@@ -63,7 +63,7 @@ SETUPS = {
 
 
 def _reference_op(name, layer):
-    """torch's functional op of the family, with the layer's geometry: ``op(inputs, weight, bias)``."""
+    """torch's functional op of the family with the layer's geometry: ``op(*inputs, w, b)``."""
     if name == "Linear":
         return lambda x, w, b: tF.linear(x, w, b)
     if name == "Bilinear":
