@@ -143,22 +143,16 @@ def _parts(x):
     return (x.real, x.imag) if isinstance(x, Cplx) else (x,)
 
 
-def _map(x, fn):
-    return Cplx(fn(x.real), fn(x.imag)) if isinstance(x, Cplx) else fn(x)
+def _select(x, dim, index):
+    """``x.index_select(dim, index)``, for a tensor or a :class:`Cplx` alike."""
+    return x[(slice(None),) * dim + (index,)]
 
 
-def _multiply(x, y):
-    if isinstance(x, Cplx):
-        return Cplx(x.real * y.real - x.imag * y.imag, x.real * y.imag + x.imag * y.real)
-    return x * y
-
-
-def _divide(x, y):
-    if isinstance(x, Cplx):
-        size = y.real * y.real + y.imag * y.imag
-        return Cplx((x.real * y.real + x.imag * y.imag) / size,
-                    (x.imag * y.real - x.real * y.imag) / size)
-    return x / y
+def _zeros(like, size):
+    """Zeros of ``size``, a :class:`Cplx` if ``like`` is one, of its dtype and device."""
+    if isinstance(like, Cplx):
+        return Cplx.zeros(size, dtype=like.dtype, device=like.device)
+    return like.new_zeros(size)
 
 
 def _linear(input, weight):
@@ -191,16 +185,15 @@ class Unit:
     def __init__(self, layer, family, weight, mask, shared):
         # a layer used twice has two neighbourhoods: its channels stay
         self.layer, self.family, self.shared = layer, family, shared
-        real = _parts(weight)[0]
-        self.mask = mask.expand(real.shape).clone() if mask is not None else None
-        keep = 1 if mask is None else self.mask.to(real.dtype)
-        self.weight = _map(weight, lambda part: part.detach() * keep)
+        self.mask = mask.expand(weight.shape).clone() if mask is not None else None
+        keep = 1 if mask is None else self.mask.to(weight.dtype)
+        self.weight = weight.detach() * keep
         bias = layer.bias
-        self.bias = None if bias is None else _map(bias, lambda part: part.detach().clone())
+        self.bias = None if bias is None else bias.detach().clone()
         self.transposed = _transposed(family)
         # a transposed convolution's weight is (in, out, *kernel)
         self.out_dim, self.in_dim = (1, 0) if self.transposed else (0, 1)
-        self.spatial = real.dim() - 2
+        self.spatial = weight.dim() - 2
         self.depthwise = depthwise(family, layer)
         self.changed = mask is not None
         self.shrunk = False
@@ -215,11 +208,14 @@ class Unit:
         return 1.0 if self.mask is None else self.mask.float().mean().item()
 
     def size(self, dim):
-        return _parts(self.weight)[0].shape[dim]
+        return self.weight.shape[dim]
 
     def _grouped(self, x, group):
         """``x`` (weight-shaped) with its input features grouped ``group`` per channel."""
-        return x if group is None else x.unflatten(self.in_dim, (-1, group))
+        if group is None:
+            return x
+        shape, dim = x.shape, self.in_dim
+        return x.reshape(*shape[:dim], shape[dim] // group, group, *shape[dim + 1:])
 
     def zero_outputs(self):
         """Output channels whose weights are all zero."""
@@ -227,7 +223,7 @@ class Unit:
 
     def zero_inputs(self, group=None):
         """Input channels (of ``group`` features each) that no output reads."""
-        return _all_zero(_map(self.weight, lambda part: self._grouped(part, group)), self.in_dim)
+        return _all_zero(self._grouped(self.weight, group), self.in_dim)
 
     def reads_constants(self):
         """Whether a channel of one value everywhere adds a constant to every output."""
@@ -242,13 +238,9 @@ class Unit:
 
     def add_constants(self, values, channels, group=None):
         """Add what the input ``channels`` holding ``values`` contribute to the bias."""
-        def sums(part):
-            part = self._grouped(part, group).index_select(self.in_dim, channels)
-            return part.reshape(*part.shape[:2], -1).sum(2)
-
-        contribution = _linear(_map(values, lambda part: part.unsqueeze(0)),
-                               _map(self.weight, sums))
-        contribution = _map(contribution, lambda part: part[0])
+        weight = _select(self._grouped(self.weight, group), self.in_dim, channels)
+        sums = weight.reshape(*weight.shape[:2], -1).sum(2)
+        contribution = _linear(values.unsqueeze(0), sums)[0]
         self.bias = contribution if self.bias is None else self.bias + contribution
         self.changed = True
 
@@ -259,14 +251,15 @@ class Unit:
         so each is ``values[i] / value`` times the carrier, zero padding
         included: its kernel, scaled, moves into the carrier's.
         """
-        shape = [1] * _parts(self.weight)[0].dim()
+        shape = [1] * self.weight.dim()
         shape[self.in_dim] = -1
-        ratio = _map(_divide(values, value), lambda part: part.view(shape))
-        moved = _map(self.weight, lambda part: part.index_select(self.in_dim, channels))
-        moved = _map(_multiply(moved, ratio), lambda part: part.sum(self.in_dim, keepdim=True))
+        ratio = (values / value).view(shape)
+        moved = (_select(self.weight, self.in_dim, channels) * ratio).sum(
+            self.in_dim, keepdim=True
+        )
         at = carrier.view(1)
-        for part, add in zip(_parts(self.weight), _parts(moved)):
-            part.index_add_(self.in_dim, at, add)
+        columns = (slice(None),) * self.in_dim + (at,)
+        self.weight[columns] = self.weight[columns] + moved
         if self.mask is not None:
             reads = self.mask.index_select(self.in_dim, channels).any(self.in_dim, keepdim=True)
             self.mask.index_copy_(self.in_dim, at, self.mask.index_select(self.in_dim, at) | reads)
@@ -275,17 +268,17 @@ class Unit:
     def keep_outputs(self, index):
         self._keep(self.out_dim, index, None)
         if self.bias is not None:
-            self.bias = _map(self.bias, lambda part: part.index_select(0, index))
+            self.bias = self.bias[index]
 
     def keep_inputs(self, index, group=None):
         self._keep(self.in_dim, index, group)
 
     def _keep(self, dim, index, group):
         def keep(x):
-            x = self._grouped(x, group).index_select(dim, index)
+            x = _select(self._grouped(x, group), dim, index)
             return x if group is None else x.flatten(dim, dim + 1)
 
-        self.weight = _map(self.weight, keep)
+        self.weight = keep(self.weight)
         if self.mask is not None:
             self.mask = keep(self.mask)
         self.changed = self.shrunk = True
@@ -396,12 +389,11 @@ def _shrink(producer, steps, consumer, group):
         return False
     if moved.any():
         channels = moved.nonzero().squeeze(1)
-        values = _map(constants, lambda part: part[channels])
+        values = constants[channels]
         if carrier is None:
             consumer.add_constants(values, channels, group)
         else:
-            consumer.merge_inputs(carrier, _map(constants, lambda part: part[carrier]), values,
-                                  channels)
+            consumer.merge_inputs(carrier, constants[carrier], values, channels)
     index = (~drop).nonzero().squeeze(1)
     producer.keep_outputs(index)
     consumer.keep_inputs(index, group)
@@ -420,10 +412,10 @@ def _constants(producer, steps):
     exactly in eval mode.
     """
     if producer.bias is None:
-        value = _map(producer.weight, lambda part: part.new_zeros(producer.size(producer.out_dim)))
+        value = _zeros(producer.weight, producer.size(producer.out_dim))
     else:
         value = producer.bias
-    value = _map(value, lambda part: part.view(1, -1, *(1,) * producer.spatial))
+    value = value.view(1, -1, *(1,) * producer.spatial)
     for step, module, kind in steps:
         if step == "pool":
             if not _pool_keeps_constants(module, kind):
@@ -436,12 +428,11 @@ def _constants(producer, steps):
             if not module.reads_constants():
                 return None
             shape = (1, -1) + (1,) * producer.spatial
-            sums = _map(module.weight, lambda part: part.flatten(1).sum(1).view(shape))
-            value = _multiply(value, sums)
+            value = value * module.weight.flatten(1).sum(1).view(shape)
             if module.bias is not None:
-                value = value + _map(module.bias, lambda part: part.view(shape))
+                value = value + module.bias.view(shape)
         elif step == "elementwise":
             if not kind.identity_in_eval:
                 value = module(value)
         # a flatten keeps each channel's value on its features
-    return _map(value, lambda part: part.flatten())
+    return value.flatten()

@@ -22,8 +22,6 @@ import warnings
 import torch
 
 from ...cplx import Cplx
-from ...cplx._views import _interleaved
-from ...cplx.tensor import _pair
 from ..modules._weighted import _check_forward_calls_base, _weight_and_bias
 from ._doc import layer_doc
 from ..utils.sparsity import SparsityStats, _weight_counts
@@ -230,18 +228,7 @@ class GaussianMixin(SparsityStats):
         var = self._dense_forward(
             *map(_modulus2, inputs), weight=torch.exp(self.log_sigma2), bias=None, **kwargs
         )
-        buffer = _interleaved(mean.real, mean.imag) if isinstance(mean, Cplx) else None
-        if buffer is None:
-            return F.local_reparameterization(mean, var)
-        # the parts of the mean are the halves of one buffer (a "native"
-        # product's output): the noise is added to both in one op, and the
-        # output's parts are again the halves of one buffer
-        std = var.add_(torch.finfo(var.dtype).tiny).sqrt_()
-        noise = torch.randn(2 * var.numel(), dtype=var.dtype, device=var.device)
-        # the draws of `local_reparameterization`: the real parts' first
-        noise = noise.view(2, *var.shape).movedim(0, -1)
-        output = torch.addcmul(buffer, std.unsqueeze(-1), noise, value=0.5**0.5)
-        return _pair(*output.unbind(-1))
+        return F.local_reparameterization(mean, var)
 
 
 def _real(weight):

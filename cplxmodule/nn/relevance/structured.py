@@ -62,73 +62,23 @@ from typing import Any
 __all__ = ["ChannelGateMixin", "ChannelGaussianMixin", "ChannelL0Mixin", "channel_layer_doc"]
 
 
-class ChannelGateMixin:
-    r"""The channel geometry and forward pass shared by every structured layer.
+class _ChannelGeometry:
+    """Gates on a layer's input or output channels, mapped onto its weight, and the forward pass.
 
-    A gate per output channel (``gated="output"``, the layer's
-    ``out_features`` or ``out_channels``) or per input channel
-    (``gated="input"``: ``in_features``, ``in_channels``, or a bilinear
-    layer's ``in1_features``). In training mode the layer's output is
-    :math:`z \odot (W x) + b` or :math:`W (z \odot x) + b`, the gates drawn
-    by ``_draw_gates`` once per example and channel (per row of the input
-    of a linear layer, per sample of a convolution's batch, shared by the
-    channel's positions: the weight-noise model itself, so a channel whose
-    gate is noise cannot hide it by averaging over positions); in eval mode
-    it is the dense twin's output with ``_gated_weight()``. The bias is not
-    gated.
-
-    Subclasses define ``_draw_gates(tensor, shape)`` (``tensor`` times the
-    drawn gates), ``_gated_weight()`` (the weight times the eval-mode
-    gates) and ``_channel_relevance(**kwargs)`` (a vector over the
-    channels).
-
-    Parameters
-    ----------
-    *args, **kwargs
-        The dense twin's.
-    gated : {"output", "input"}, default "output"
-        The channels that carry the gates, keyword only.
-
-    Raises
-    ------
-    ValueError
-        If ``gated`` is neither.
+    The one mechanism of every gated layer: the structured layers
+    (:class:`ChannelGateMixin`) and ``LinearL0``, whose gates of whole
+    input or output features are the same and whose gates of single
+    weights override the training forward. The layer says which channels
+    carry the gates (``gated``) and how to draw them (``_draw_gates``);
+    gates stored in another shape (``LinearL0``'s, broadcastable to the
+    weight) override ``_channel_view``.
     """
 
-    _AXES = ("output", "input")
-
-    @classmethod
-    def _member_doc(cls, kind):
-        return channel_layer_doc(cls, kind)
-
-    def __init_subclass__(cls, family=None, kind=None, **kwargs):
-        if family is None:
-            super().__init_subclass__(**kwargs)
-        else:
-            # the class itself is the member ``compact`` looks up; the twins
-            # ``convert_layers`` builds are the class bound to either axis:
-            # ``channel_*`` gates the output channels, ``input_*`` the inputs
-            super().__init_subclass__(family=family, kind=kind, twin=False, **kwargs)
-            gate = kind.removeprefix("channel_")
-            for gated, twin_kind in (("output", kind), ("input", f"input_{gate}")):
-                _families.add_member(cls._family, twin_kind, functools.partial(cls, gated=gated))
-        _check_forward_calls_base(cls, ChannelGateMixin)
-
-    def __init__(self, *args: Any, gated: str = "output", **kwargs: Any) -> None:
-        check_choice(gated, "gated", type(self).__name__, self._AXES)
-        # before the dense twin's ``__init__``: the gates' parameter, made
-        # inside it by a Gaussian base, is shaped by the gated channels
-        self.gated = gated
-        super().__init__(*args, **kwargs)
-
-    @property
-    def n_channels(self):
-        """int: the number of gated channels, one gate each."""
-        return getattr(self, self._family.features[self._AXES.index(self.gated)])
-
-    def _empty_gate(self):
-        real = _real(self.weight)
-        return torch.empty(self.n_channels, dtype=real.dtype, device=real.device)
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # mixins are checked where they meet a layer
+        if issubclass(cls, torch.nn.Module):
+            _check_forward_calls_base(cls, _ChannelGeometry)
 
     def _channel_view(self, vector):
         """``vector`` over the gated channels as a view that broadcasts to the weight's real shape.
@@ -183,10 +133,6 @@ class ChannelGateMixin:
         output = self._dense_forward(*inputs, weight=weight, bias=None, **kwargs)
         return self._add_bias(self._draw_gates(output, self._gate_shape(output)), bias)
 
-    def extra_repr(self):
-        extra = super().extra_repr()
-        return extra if self.gated == "output" else f"{extra}, gated='input'"
-
     def relevance(self, **kwargs):
         """The mask of the channels to keep, of the weight's real shape.
 
@@ -221,6 +167,78 @@ class ChannelGateMixin:
             ``id`` of the weight (of each part of a complex weight) and the count.
         """
         return _weight_counts(self, 1 - self.relevance(**kwargs))
+
+
+class ChannelGateMixin(_ChannelGeometry):
+    r"""The channel geometry and forward pass shared by every structured layer.
+
+    A gate per output channel (``gated="output"``, the layer's
+    ``out_features`` or ``out_channels``) or per input channel
+    (``gated="input"``: ``in_features``, ``in_channels``, or a bilinear
+    layer's ``in1_features``). In training mode the layer's output is
+    :math:`z \odot (W x) + b` or :math:`W (z \odot x) + b`, the gates drawn
+    by ``_draw_gates`` once per example and channel (per row of the input
+    of a linear layer, per sample of a convolution's batch, shared by the
+    channel's positions: the weight-noise model itself, so a channel whose
+    gate is noise cannot hide it by averaging over positions); in eval mode
+    it is the dense twin's output with ``_gated_weight()``. The bias is not
+    gated.
+
+    Subclasses define ``_draw_gates(tensor, shape)`` (``tensor`` times the
+    drawn gates), ``_gated_weight()`` (the weight times the eval-mode
+    gates) and ``_channel_relevance(**kwargs)`` (a vector over the
+    channels).
+
+    Parameters
+    ----------
+    *args, **kwargs
+        The dense twin's.
+    gated : {"output", "input"}, default "output"
+        The channels that carry the gates, keyword only.
+
+    Raises
+    ------
+    ValueError
+        If ``gated`` is neither.
+    """
+
+    _AXES = ("output", "input")
+
+    @classmethod
+    def _member_doc(cls, kind):
+        return channel_layer_doc(cls, kind)
+
+    def __init_subclass__(cls, family=None, kind=None, **kwargs):
+        if family is None:
+            super().__init_subclass__(**kwargs)
+        else:
+            # the class itself is the member ``compact`` looks up; the twins
+            # ``convert_layers`` builds are the class bound to either axis:
+            # ``channel_*`` gates the output channels, ``input_*`` the inputs
+            super().__init_subclass__(family=family, kind=kind, twin=False, **kwargs)
+            gate = kind.removeprefix("channel_")
+            for gated, twin_kind in (("output", kind), ("input", f"input_{gate}")):
+                _families.add_member(cls._family, twin_kind, functools.partial(cls, gated=gated))
+
+    def __init__(self, *args: Any, gated: str = "output", **kwargs: Any) -> None:
+        check_choice(gated, "gated", type(self).__name__, self._AXES)
+        # before the dense twin's ``__init__``: the gates' parameter, made
+        # inside it by a Gaussian base, is shaped by the gated channels
+        self.gated = gated
+        super().__init__(*args, **kwargs)
+
+    @property
+    def n_channels(self):
+        """int: the number of gated channels, one gate each."""
+        return getattr(self, self._family.features[self._AXES.index(self.gated)])
+
+    def _empty_gate(self):
+        real = _real(self.weight)
+        return torch.empty(self.n_channels, dtype=real.dtype, device=real.device)
+
+    def extra_repr(self):
+        extra = super().extra_repr()
+        return extra if self.gated == "output" else f"{extra}, gated='input'"
 
 
 class ChannelGaussianMixin(ChannelGateMixin, GaussianMixin, BaseARD):
@@ -326,7 +344,81 @@ class ChannelGaussianMixin(ChannelGateMixin, GaussianMixin, BaseARD):
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
 
-class ChannelL0Mixin(ChannelGateMixin, BaseARD, SparsityStats):
+class _HardConcreteGates(SparsityStats):
+    r"""The one L0 gate mechanism: hard-concrete gates (Louizos, Welling & Kingma, 2018).
+
+    ``log_alpha``, the gates' log-odds of being closed, starts at
+    :math:`\log(0.1 / 0.9)`. In training the gates are drawn by
+    :func:`~cplxmodule.nn.relevance.functional.hard_concrete`
+    (``_draw_gates``, on the geometry's channels), in eval mode they are
+    :func:`~cplxmodule.nn.relevance.functional.hard_concrete_gate`, folded
+    into the weight (``_gated_weight``, which ``_eval_weight`` gives
+    :func:`~cplxmodule.nn.masked.compact`); the penalty is
+    :func:`~cplxmodule.nn.relevance.functional.l0_penalty`. The gate is
+    real, also for a complex layer (a phase-invariant scale).
+    """
+
+    beta, gamma, zeta = 2.0 / 3.0, -0.1, 1.1
+    __sparsity_ignore__ = ("log_alpha",)
+
+    def _make_log_alpha(self, empty):
+        self.log_alpha = torch.nn.Parameter(empty)
+        self.reset_variational_parameters()
+
+    def reset_variational_parameters(self):
+        """Open every gate with probability about 0.9."""
+        with torch.no_grad():
+            self.log_alpha.fill_(math.log(0.1 / 0.9))
+
+    def reset_parameters(self):
+        """Reset the dense twin's parameters and ``log_alpha``."""
+        super().reset_parameters()
+        # the dense twin's ``__init__`` calls this before ``log_alpha`` exists
+        if "log_alpha" in self._parameters:
+            self.reset_variational_parameters()
+
+    @property
+    def penalty(self):
+        """torch.Tensor: the probability of each gate being non-zero, the expected L0 norm."""
+        return F.l0_penalty(self.log_alpha, self.beta, self.gamma, self.zeta)
+
+    def gate(self):
+        """The gates: a hard-concrete sample in training, their deterministic value in eval mode.
+
+        Returns
+        -------
+        torch.Tensor
+            Of ``log_alpha``'s shape, in :math:`[0, 1]`.
+        """
+        if self.training:
+            return F.hard_concrete(
+                self.log_alpha, self.log_alpha.shape, self.beta, self.gamma, self.zeta
+            )
+        return self._eval_gates()
+
+    def _eval_gates(self):
+        return F.hard_concrete_gate(self.log_alpha, self.gamma, self.zeta)
+
+    def _draw_gates(self, tensor, shape):
+        log_alpha = self._along_channels(self.log_alpha)
+        return tensor * F.hard_concrete(log_alpha, shape, self.beta, self.gamma, self.zeta)
+
+    def _gated_weight(self):
+        return _cached_attr(self, "weight") * self._channel_view(self._eval_gates())
+
+    def _eval_weight(self):
+        """The weight the eval-mode forward computes with: the gates folded in.
+
+        :func:`~cplxmodule.nn.masked.compact` stores it in the dense twin.
+        """
+        return self._gated_weight()
+
+    def _channel_relevance(self, *, hard=True, **kwargs):
+        gate = self._eval_gates()
+        return torch.gt(gate, 0).to(gate.dtype) if hard else gate
+
+
+class ChannelL0Mixin(ChannelGateMixin, _HardConcreteGates, BaseARD):
     r"""The hard-concrete channel gate of L0 regularisation (Louizos, Welling & Kingma, 2018).
 
     ``log_alpha`` (one entry per gated channel, the gate's log-odds of
@@ -370,63 +462,9 @@ class ChannelL0Mixin(ChannelGateMixin, BaseARD, SparsityStats):
     (torch.Size([3]), torch.Size([3, 4]))
     """
 
-    beta, gamma, zeta = 2.0 / 3.0, -0.1, 1.1
-    __sparsity_ignore__ = ("log_alpha",)
-
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.log_alpha = torch.nn.Parameter(self._empty_gate())
-        self.reset_variational_parameters()
-
-    def reset_variational_parameters(self):
-        """Open every gate with probability about 0.9."""
-        with torch.no_grad():
-            self.log_alpha.fill_(math.log(0.1 / 0.9))
-
-    def reset_parameters(self):
-        """Reset the dense twin's parameters and ``log_alpha``."""
-        super().reset_parameters()
-        # the dense twin's ``__init__`` calls this before ``log_alpha`` exists
-        if "log_alpha" in self._parameters:
-            self.reset_variational_parameters()
-
-    @property
-    def penalty(self):
-        """torch.Tensor: :func:`~cplxmodule.nn.relevance.functional.l0_penalty`, per channel."""
-        return F.l0_penalty(self.log_alpha, self.beta, self.gamma, self.zeta)
-
-    def gate(self):
-        """The gates' eval-mode values, per channel, in :math:`[0, 1]`.
-
-        Returns
-        -------
-        torch.Tensor
-        """
-        return F.hard_concrete_gate(self.log_alpha, self.gamma, self.zeta)
-
-    def _draw_gates(self, tensor, shape):
-        log_alpha = self._along_channels(self.log_alpha)
-        gates = F.hard_concrete(log_alpha, shape, self.beta, self.gamma, self.zeta)
-        if isinstance(tensor, Cplx):
-            return Cplx(tensor.real * gates, tensor.imag * gates)
-        return tensor * gates
-
-    def _eval_weight(self):
-        """The weight the eval-mode forward computes with: the gates folded in.
-
-        :func:`~cplxmodule.nn.masked.compact` stores it in the dense twin.
-        """
-        return self._gated_weight()
-
-    def _gated_weight(self):
-        weight, gate = _cached_attr(self, "weight"), self._channel_view(self.gate())
-        if isinstance(weight, Cplx):
-            return Cplx(weight.real * gate, weight.imag * gate)
-        return weight * gate
-
-    def _channel_relevance(self, *, hard=True, **kwargs):
-        gate = self.gate()
-        return torch.gt(gate, 0).to(gate.dtype) if hard else gate
+        self._make_log_alpha(self._empty_gate())
 
     def relevance(self, *, hard=True, **kwargs):
         """The eval-mode gates of the channels, of the weight's real shape.

@@ -2,17 +2,17 @@ r"""L0 regularisation with hard-concrete gates (Louizos, Welling & Kingma, 2018)
 
 from __future__ import annotations
 
-import math
+from typing import Optional
 
 import torch
 
 from .....cplx._shared import check_choice
-from ... import functional as F
-from ...base import BaseARD
-from ....modules.linear import _RealLinear
-from ....utils.sparsity import SparsityStats, _weight_counts
-from typing import Optional
 from .....cplx._typing import Device
+from ...base import BaseARD
+from ...structured import _ChannelGeometry, _HardConcreteGates
+from ....modules.linear import _RealLinear
+# at its published path
+from ....utils.sparsity import SparsityStats  # noqa: F401
 
 __all__ = ["BaseARD", "LinearL0"]
 
@@ -24,7 +24,13 @@ _GROUPS = {
 
 
 class LinearL0(
-    SparsityStats, _RealLinear, BaseARD, family=torch.nn.Linear, kind="l0", twin=False
+    _HardConcreteGates,
+    _ChannelGeometry,
+    _RealLinear,
+    BaseARD,
+    family=torch.nn.Linear,
+    kind="l0",
+    twin=False,
 ):
     r"""Linear layer whose weights pass through stochastic hard-concrete gates.
 
@@ -77,9 +83,6 @@ class LinearL0(
     torch.Size([3, 4])
     """
 
-    beta, gamma, zeta = 2.0 / 3.0, -0.1, 1.1
-    __sparsity_ignore__ = ("log_alpha",)
-
     def __init__(
         self,
         in_features: int,
@@ -93,44 +96,16 @@ class LinearL0(
         super().__init__(in_features, out_features, bias=bias, device=device, dtype=dtype)
         self.group = group
         shape = _GROUPS[group](out_features, in_features)
-        self.log_alpha = torch.nn.Parameter(torch.empty(shape, device=device, dtype=dtype))
-        self.reset_variational_parameters()
-
-    def reset_variational_parameters(self):
-        """Open every gate with probability about 0.9."""
-        with torch.no_grad():
-            self.log_alpha.fill_(math.log(0.1 / 0.9))
-
-    def gate(self):
-        """The gates: a hard-concrete sample in training, their deterministic value in eval mode.
-
-        Returns
-        -------
-        torch.Tensor
-            Of ``log_alpha``'s shape, in :math:`[0, 1]`.
-        """
-        if self.training:
-            return self._sample_gates(self.log_alpha, self.log_alpha.shape)
-        return self._eval_gate()
-
-    def _eval_gate(self):
-        return F.hard_concrete_gate(self.log_alpha, self.gamma, self.zeta)
-
-    def _sample_gates(self, log_alpha, shape):
-        """Independent hard-concrete gates of ``shape``, ``log_alpha`` broadcast to it."""
-        return F.hard_concrete(log_alpha, shape, self.beta, self.gamma, self.zeta)
-
-    def _eval_weight(self):
-        """The weight the eval-mode forward computes with: gates folded in.
-
-        :func:`~cplxmodule.nn.masked.compact` stores it in the dense twin.
-        """
-        return self.weight * self._eval_gate()
+        self._make_log_alpha(torch.empty(shape, device=device, dtype=dtype))
 
     @property
-    def penalty(self):
-        """torch.Tensor: the probability of each gate being non-zero."""
-        return F.l0_penalty(self.log_alpha, self.beta, self.gamma, self.zeta)
+    def gated(self):
+        """The features that carry grouped gates (``group``), for the channel geometry."""
+        return self.group
+
+    def _channel_view(self, vector):
+        # the gates are stored broadcastable to the weight, as published
+        return vector
 
     def relevance(self, *, hard=True, **kwargs):
         """The eval-mode gates of the weights, broadcast to the weight's shape.
@@ -149,9 +124,7 @@ class LinearL0(
         torch.Tensor
             Detached, of the weight's shape and dtype.
         """
-        with torch.no_grad():
-            gate = torch.broadcast_to(self._eval_gate(), self.weight.shape)
-            return torch.gt(gate, 0).to(gate.dtype) if hard else gate.clone()
+        return super().relevance(hard=hard)
 
     def sparsity(self, *, hard=True, **kwargs):
         """The weight entries the gates close, for :func:`~cplxmodule.nn.utils.named_sparsity`.
@@ -168,23 +141,16 @@ class LinearL0(
         list of (int, float)
             ``id`` of the weight and the count.
         """
-        return _weight_counts(self, 1 - self.relevance(hard=hard))
+        return super().sparsity(hard=hard)
 
-    def forward(self, input: torch.Tensor) -> torch.Tensor:
-        if not self.training or self.group is None:
+    def _weighted_forward(self, input: torch.Tensor) -> torch.Tensor:
+        if self.training and self.group is None:
             # gates of single weights are drawn once per call: per example
             # they would make a weight matrix per example
             return self._dense_forward(input, weight=self.weight * self.gate(), bias=self.bias)
         # grouped gates are drawn per example (per row of the input), as
-        # Louizos et al. do: a gate of an input feature scales that feature,
-        # one of an output feature scales that output before the bias
-        rows = input.shape[:-1]
-        if self.group == "input":
-            gates = self._sample_gates(self.log_alpha[0], (*rows, self.in_features))
-            return self._dense_forward(input * gates, weight=self.weight, bias=self.bias)
-        gates = self._sample_gates(self.log_alpha[:, 0], (*rows, self.out_features))
-        output = self._dense_forward(input, weight=self.weight, bias=None) * gates
-        return output if self.bias is None else output + self.bias
+        # Louizos et al. do, on the input or output features
+        return super()._weighted_forward(input)
 
     def extra_repr(self):
         return super().extra_repr() + ("" if self.group is None else f", group={self.group!r}")
