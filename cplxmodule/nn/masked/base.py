@@ -101,20 +101,10 @@ class BaseMasked(torch.nn.Module, SparsityStats):
 
     **Device synchronisation.** The mask follows the weight whenever it is
     assigned, and module-wide moves (``.to()``, ``.half()``, ``to_empty()``)
-    convert weight and mask together. Nothing is converted in the forward
-    pass. Every assignment registers a new buffer instead of copying into
-    the old one, because :func:`torch.nn.parallel.replicate` assigns buffer
-    copies onto a *shallow copy* of the module: an in-place ``copy_`` would
-    write into the original module's mask and leave the replica's on the
-    source device. ``replicate`` assigns each module's children, then its
-    parameters, then its buffers, in module pre-order; so a layer whose
-    weight lives in a child module sees its mask before its weight. While
-    the weight cannot be read, the mask is stored as given and the replica's
-    first forward pass moves it next to the weight, once (``replicate``
-    hands replica ``j`` every tensor on device ``j``, so this is normally a
-    no-op). On a replica the mask is not copied again (torch broadcast it
-    already; on the source device replica 0 shares the original's tensors,
-    as it does for every buffer).
+    convert weight and mask together; nothing is converted in the forward
+    pass. Every assignment registers a new buffer, so that the replicas of
+    :func:`torch.nn.parallel.replicate` hold their own masks on their own
+    devices (how: :doc:`/guides/maintainers`).
 
     Under :class:`~torch.nn.parallel.DistributedDataParallel`, set the masks
     before wrapping: DDP decides at construction whether the model has

@@ -69,21 +69,11 @@ class CplxParameter(torch.nn.Module, Cplx):
 
     Notes
     -----
-    Why a module that *is* a :class:`Cplx`.  The published package stored the
-    two parts in a ``ParameterDict`` and read ``layer.weight`` through a
-    ``__getattr__`` on the layer that returned a fresh :class:`Cplx`.  Every
-    mechanism that resolves parameter names by attribute lookup then breaks:
-    :func:`torch.func.functional_call` and :func:`torch.export.export`
-    (``getattr(layer, "weight")`` must be a module owning ``real``), and
-    DataParallel's ``replicate``.  Two flat real parameters per complex one
-    would need state_dict hooks to keep the published keys and would make
-    ``named_parameters()`` disagree with ``state_dict()``.  Here, instead,
-    nothing is intercepted: ``self.weight = CplxParameter(z)`` goes through
-    :meth:`torch.nn.Module.__setattr__` as any submodule does, every torch
-    traversal (``.to()``, ``state_dict``, optimizers, ``replicate``,
-    ``deepcopy``, pickle) sees an ordinary module with two parameters, and the
-    :class:`Cplx` methods read the *current* parameters on every access, so a
-    swap by ``functional_call`` or a replica's copies are picked up.
+    Every torch traversal (``.to()``, ``state_dict``, optimizers,
+    ``replicate``, ``deepcopy``, pickle, :func:`torch.func.functional_call`)
+    sees an ordinary module with two parameters, and the :class:`Cplx`
+    methods read the *current* parameters on every access (why it is built
+    so: :doc:`/guides/maintainers`).
 
     Where :class:`Cplx` and :class:`torch.nn.Module` share a method name, the
     module wins for ``apply`` (so ``model.apply(fn)`` recurses as usual),
