@@ -46,6 +46,17 @@ Interface (kept stable; other test modules build on it):
 ``LayerInfo.complex_input``
     Whether the forward takes complex inputs (``False`` for the real
     twins of torch's layers).
+``LayerInfo.bad_inputs(batch=2, dtype=torch.float32, generator=None, sample=0)``
+    Inputs of a shape the layer must refuse, or ``None`` (then
+    ``test_bad_shape`` is skipped with the reason in ``skips``).
+``LayerInfo.batch_dim``
+    The batch dimension of the inputs (1 for a sequence-first recurrent
+    layer).
+
+What the tests found is kept as data at the end of this module:
+:data:`KNOWN` (per class: skips and strict expected failures, each with its
+reason) and :data:`BAD_SHAPES` (per class: inputs of a wrong shape; the
+family members build theirs from their constructor arguments).
 """
 
 from dataclasses import dataclass, field
@@ -65,7 +76,8 @@ from cplxmodule.nn import _families
 from cplxmodule.nn._kinds import kinds_of
 from tests import helpers
 
-__all__ = ["LAYERS", "NOT_LAYERS", "TESTS", "LayerInfo", "Sample", "PACKAGES", "native"]
+__all__ = ["LAYERS", "NOT_LAYERS", "TESTS", "KNOWN", "BAD_SHAPES", "LayerInfo", "Sample",
+           "PACKAGES", "native"]
 
 #: the packages whose public layer classes the table covers
 PACKAGES = (cnn, cnn.losses, masked, relevance, extensions)
@@ -85,6 +97,7 @@ TESTS = (
     "test_hooks",
     "test_bad_input",
     "test_bad_dtype",
+    "test_bad_shape",
     "test_eval_deterministic",
 )
 
@@ -141,6 +154,8 @@ class LayerInfo:
     atol: float = 1e-10
     #: the batch dimension of the inputs (1 for a sequence-first recurrent layer)
     batch_dim: int = 0
+    #: a builder (as ``builder``) of inputs of a shape the layer refuses, or None
+    bad_shape: Optional[Callable] = None
 
     def __post_init__(self):
         assert (self.reference is None) == bool(self.no_reference), self.id
@@ -156,6 +171,7 @@ class LayerInfo:
             skips["test_native_complex"] = skips["test_duck_complex"] = "takes real inputs"
         if not self.stochastic:
             skips["test_eval_deterministic"] = "deterministic in training mode too"
+        self._not_applicable = skips
         self.skips = {**skips, **self.skips}
 
     @property
@@ -183,6 +199,14 @@ class LayerInfo:
             generator = torch.Generator().manual_seed(0)
         args = self.builder(self.samples[sample], None if unbatched else batch, dtype, generator)
         return tuple(a.to(device) if isinstance(a, (Cplx, torch.Tensor)) else a for a in args)
+
+    def bad_inputs(self, batch=2, dtype=torch.float32, generator=None, sample=0):
+        """Inputs of a shape the layer refuses (``bad_shape``), else ``None``."""
+        if self.bad_shape is None:
+            return None
+        if generator is None:
+            generator = torch.Generator().manual_seed(0)
+        return self.bad_shape(self.samples[sample], batch, dtype, generator)
 
 
 # --- the layer families: dense, masked, Bayesian and structured twins ----------------------------
@@ -318,12 +342,23 @@ def _family_setup(member):
     return None
 
 
+def _family_bad_shape(member, complex_):
+    """Inputs with one feature or channel too many (the first input of a bilinear layer)."""
+    build = _family_builder(member, complex_)
+
+    def bad(s, n, dtype, g):
+        first = 0 if s.args else None
+        args = (s.args[0] + 1, *s.args[1:]) if first == 0 else s.args
+        return build(Sample(args, s.kwargs), n, dtype, g)
+    return bad
+
+
 def _family_entry(cls, **extra):
     member = _families.lookup(cls)
     complex_ = member.family.dense.__name__.startswith("Cplx")
     skips = dict(extra.pop("skips", {}))
     if not complex_:
-        for test in ("test_bad_input", "test_bad_dtype"):
+        for test in ("test_bad_input", "test_bad_dtype", "test_bad_shape"):
             skips.setdefault(test, "the real twin of a torch layer: torch's input checks")
     return LayerInfo(
         cls,
@@ -336,6 +371,7 @@ def _family_entry(cls, **extra):
         unbatched=True,
         stochastic=member.kind not in ("dense", "masked"),
         complex_input=complex_,
+        bad_shape=_family_bad_shape(member, complex_),
         skips=skips,
         **extra,
     )
@@ -925,6 +961,10 @@ _CONTAINER = "a container: the error names the layer inside that refuses the inp
 _RNN_HOOKS = ("the layer reads the weights of its projections ih_l*/hh_l* in its fused "
               "sequence loop, not through their Module.__call__: their forward hooks never fire")
 
+_ATTENTION_CHECKS = ("the width of `src` is checked only by the attention inside: the "
+                     "ValueError names CplxMultiheadAttention and `query`, not the layer "
+                     "and its argument")
+
 #: what the generic tests found, per layer: skipped (not applicable) or expected to fail
 KNOWN = {
     cnn.InterleavedRealToCplx: {"xfails": {"test_bad_dtype": _INT_PASSES}},
@@ -944,6 +984,8 @@ KNOWN = {
                               "construction: on the meta device it is lost, and to_empty() "
                               "leaves it uninitialised (no reset method refills it)",
     }},
+    cnn.CplxTransformerEncoderLayer: {"xfails": {"test_bad_shape": _ATTENTION_CHECKS}},
+    cnn.CplxTransformerEncoder: {"xfails": {"test_bad_shape": _ATTENTION_CHECKS}},
     masked.SparseLinear: {"skips": {"test_meta_to_empty": (
         "built from a dense weight's nonzeros: a size that depends on the data, which a meta "
         "tensor cannot give")}},
@@ -952,7 +994,56 @@ KNOWN = {
         "tensor cannot give")}},
 }
 
+def _spatial(d, extra):
+    """A builder of an input with ``3`` channels and ``d + extra`` spatial dimensions of 4."""
+    return _c(3, *[4] * (d + extra))
+
+
+#: inputs of a shape each layer refuses (the family members have theirs built in)
+BAD_SHAPES = {
+    cnn.CplxChannelModReLU: _c(),  # no channel dimension
+    **{cls: _c() for cls in (cnn.CplxBatchNorm1d, cnn.CplxNaiveBatchNorm1d,
+                             cnn.CplxMagnitudeBatchNorm1d)},
+    **{cls: _spatial(d, -1) for d, cls in (
+        (2, cnn.CplxBatchNorm2d), (3, cnn.CplxBatchNorm3d), (2, cnn.CplxNaiveBatchNorm2d),
+        (3, cnn.CplxNaiveBatchNorm3d), (2, cnn.CplxMagnitudeBatchNorm2d),
+        (3, cnn.CplxMagnitudeBatchNorm3d))},
+    **{cls: _spatial(d, 2) for d, cls in (
+        (1, cnn.CplxInstanceNorm1d), (2, cnn.CplxInstanceNorm2d), (3, cnn.CplxInstanceNorm3d),
+        (1, cnn.CplxMaxPool1d), (2, cnn.CplxMaxPool2d), (3, cnn.CplxMaxPool3d),
+        (1, cnn.CplxAdaptiveMaxPool1d), (2, cnn.CplxAdaptiveMaxPool2d),
+        (3, cnn.CplxAdaptiveMaxPool3d), (1, cnn.CplxAvgPool1d), (2, cnn.CplxAvgPool2d),
+        (3, cnn.CplxAvgPool3d), (1, cnn.CplxAdaptiveAvgPool1d), (2, cnn.CplxAdaptiveAvgPool2d),
+        (3, cnn.CplxAdaptiveAvgPool3d))},
+    cnn.CplxLayerNorm: _c(3, 5),
+    cnn.CplxRMSNorm: _c(3, 5),
+    cnn.CplxGroupNorm: _c(5, 5),
+    cnn.CplxUpsample: _c(),
+    cnn.CplxMultiheadAttention: _inputs(("c", (3, 5)), ("c", (3, 5)), ("c", (3, 5))),
+    cnn.CplxRNNCell: _c(4), cnn.CplxGRUCell: _c(4), cnn.CplxLSTMCell: _c(4),
+    cnn.CplxUnitaryRNNCell: _c(4),
+    cnn.CplxRNN: _sequence(4), cnn.CplxGRU: _sequence(4), cnn.CplxLSTM: _sequence(4),
+    cnn.CplxUnitaryRNN: _sequence(4),
+    cnn.CplxS4D: _c(4, 5),
+    cnn.CplxGaborConv1d: _c(2, 8), cnn.CplxMorletConv1d: _c(2, 8),
+    masked.CplxSparseLinear: _c(4),
+    masked.SparseLinear: _r(4),
+    cnn.CplxTransformerEncoderLayer: _c(3, 5),
+    cnn.CplxTransformerEncoder: _c(3, 5),
+    cnn.CplxUnflatten: _c(5, 3),
+    cnn.TensorToCplx: _r(3, 4, 3),
+    cnn.InterleavedRealToCplx: _r(3, 5),
+    cnn.ConcatenatedRealToCplx: _r(3, 5),
+    cnn.CplxSTFT: _c(3, 16),
+    cnn.CplxMSELoss: _inputs(("c", (3, 4)), ("c", (3, 5))),
+}
+
 for _info in LAYERS:
+    if _info.cls in BAD_SHAPES:
+        _info.bad_shape = BAD_SHAPES[_info.cls]
+    if _info.bad_shape is None:
+        _info.skips.setdefault("test_bad_shape", "takes inputs of any shape (elementwise, "
+                                                 "or no shape is wrong for it)")
     _known = KNOWN.get(_info.cls, {})
     _info.skips = {**_info.skips, **_known.get("skips", {})}
     _info.xfails = {**_info.xfails, **_known.get("xfails", {})}

@@ -261,12 +261,20 @@ def test_bad_dtype(info, sample):
     _refused(info, "int")
 
 
+@pytest.mark.parametrize("info, sample", _params("test_bad_shape"))
+def test_bad_shape(info, sample):
+    _refused(info, "shape")
+
+
 def _refused(info, bad):
     module = info.make().eval()
     inputs = list(info.inputs())
     first = inputs[0]
     real = first.real if isinstance(first, Cplx) else first
-    inputs[0] = "a string" if bad == "str" else torch.ones(real.shape, dtype=torch.int64)
+    if bad == "shape":
+        inputs = info.bad_inputs()
+    else:
+        inputs[0] = "a string" if bad == "str" else torch.ones(real.shape, dtype=torch.int64)
     before = {k: v.clone() for k, v in module.state_dict().items()}
     with pytest.raises((TypeError, ValueError)) as error:
         module(*inputs)
