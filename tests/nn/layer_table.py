@@ -994,6 +994,7 @@ KNOWN = {
         "tensor cannot give")}},
 }
 
+
 def _spatial(d, extra):
     """A builder of an input with ``3`` channels and ``d + extra`` spatial dimensions of 4."""
     return _c(3, *[4] * (d + extra))
