@@ -799,6 +799,9 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
              _c(3, *[4] * d), _batch_norm_reference, setup=_norm_setup)
       for d, cls in ((1, cnn.CplxBatchNorm1d), (2, cnn.CplxBatchNorm2d),
                      (3, cnn.CplxBatchNorm3d))],
+    # outside a process group: CplxBatchNorm2d's computation, for any rank
+    _entry(cnn.CplxSyncBatchNorm, ((3,), Sample((3,), {"affine": False}, "noaffine")),
+           _c(3, 4, 4), _batch_norm_reference, setup=_norm_setup),
     *[_entry(cls, (3,), _c(3, *[4] * d), _naive_batch_norm_reference, setup=_norm_setup)
       for d, cls in ((1, cnn.CplxNaiveBatchNorm1d), (2, cnn.CplxNaiveBatchNorm2d),
                      (3, cnn.CplxNaiveBatchNorm3d))],
@@ -1016,6 +1019,7 @@ BAD_SHAPES = {
         (3, cnn.CplxAdaptiveMaxPool3d), (1, cnn.CplxAvgPool1d), (2, cnn.CplxAvgPool2d),
         (3, cnn.CplxAvgPool3d), (1, cnn.CplxAdaptiveAvgPool1d), (2, cnn.CplxAdaptiveAvgPool2d),
         (3, cnn.CplxAdaptiveAvgPool3d))},
+    cnn.CplxSyncBatchNorm: _c(),
     cnn.CplxLayerNorm: _c(3, 5),
     cnn.CplxRMSNorm: _c(3, 5),
     cnn.CplxGroupNorm: _c(5, 5),
