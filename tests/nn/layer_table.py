@@ -86,6 +86,7 @@ PACKAGES = (cnn, cnn.losses, masked, relevance, extensions)
 TESTS = (
     "test_reference",
     "test_gradcheck",
+    "test_gradcheck_train",
     "test_unbatched",
     "test_native_complex",
     "test_duck_complex",
@@ -171,6 +172,7 @@ class LayerInfo:
             skips["test_native_complex"] = skips["test_duck_complex"] = "takes real inputs"
         if not self.stochastic:
             skips["test_eval_deterministic"] = "deterministic in training mode too"
+            skips["test_gradcheck_train"] = "computes in training mode as in eval mode"
         self._not_applicable = skips
         self.skips = {**skips, **self.skips}
 

@@ -105,25 +105,48 @@ def test_unbatched(info, sample):
             _close(output, expected, atol=info.atol)
 
 
-@pytest.mark.parametrize("info, sample", _params("test_gradcheck"))
-def test_gradcheck(info, sample):
-    module = info.make(torch.float64, sample=sample).eval()
+_MAX_PARAMETERS = 16
+
+
+def _gradcheck(info, sample, train):
+    """gradcheck of the output in the inputs and the parameters (float64, a fixed seed)."""
+    module = info.make(torch.float64, sample=sample).train(train)
     inputs = info.inputs(dtype=torch.float64, sample=sample)
-    structure = [x for x in inputs]
+    params = dict(module.named_parameters())
+    if len(params) > _MAX_PARAMETERS or isinstance(module, torch.nn.DataParallel):
+        # a composite's parts are checked each on its own; DataParallel
+        # refuses torch.func.functional_call
+        params = {}
     flat = []
     for x in inputs:
         flat += [x.real, x.imag] if isinstance(x, Cplx) else [x]
 
     def f(*parts):
         it, args = iter(parts), []
-        for x in structure:
+        for x in inputs:
             args.append(Cplx(next(it), next(it)) if isinstance(x, Cplx) else next(it))
-        outputs = [t for t in flat_outputs(module(*args))
-                   if t.is_floating_point() or t.is_complex()]
+        weights = dict(zip(params, it))
+        with torch.random.fork_rng(devices=[]):
+            torch.default_generator.manual_seed(0)
+            output = (torch.func.functional_call(module, weights, tuple(args)) if weights
+                      else module(*args))
+        outputs = [t for t in flat_outputs(output) if t.is_floating_point() or t.is_complex()]
         return tuple(torch.view_as_real(t) if t.is_complex() else t for t in outputs)
 
-    leaves = [t.detach().clone().requires_grad_(t.is_floating_point()) for t in flat]
+    leaves = [t.detach().clone().requires_grad_(t.is_floating_point())
+              for t in [*flat, *params.values()]]
     assert torch.autograd.gradcheck(f, leaves, fast_mode=True)
+
+
+@pytest.mark.parametrize("info, sample", _params("test_gradcheck"))
+def test_gradcheck(info, sample):
+    _gradcheck(info, sample, train=False)
+
+
+@pytest.mark.parametrize("info, sample", _params("test_gradcheck_train"))
+def test_gradcheck_train(info, sample):
+    # the draws of a stochastic layer repeat under the seed: a differentiable function
+    _gradcheck(info, sample, train=True)
 
 
 def _as(kind, x, leaves):
