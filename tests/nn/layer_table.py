@@ -627,6 +627,9 @@ def _cell_reference(module, x, hx=None):
 
 def _mha_reference(module, query, key, value):
     q, k, v = (native(t) for t in (query, key, value))
+    if q.dim() == 2:
+        out, weights = helpers.native_mha(module, q[None], k[None], v[None])
+        return out[0], weights[0]
     if not module.batch_first:
         q, k, v = (t.transpose(0, 1) for t in (q, k, v))
     out, weights = helpers.native_mha(module, q, k, v)
@@ -901,24 +904,26 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
     # --- attention and transformers
     _entry(cnn.CplxMultiheadAttention, ((4, 2), Sample((4, 2), {"batch_first": True}, "bf")),
            _inputs(("c", (3, 4)), ("c", (3, 4)), ("c", (3, 4))), _mha_reference,
-           setup=None),
+           unbatched=True),
     _entry(cnn.CplxTransformerEncoderLayer, Sample((4, 2, 6), {"dropout": 0.0}),
-           _c(3, 4), no_reference=_NO_REFERENCE["composite"], stochastic=True),
+           _c(3, 4), no_reference=_NO_REFERENCE["composite"], stochastic=True,
+           unbatched=True, batch_dim=1),
     _entry(cnn.CplxTransformerDecoderLayer, Sample((4, 2, 6), {"dropout": 0.0}),
            _inputs(("c", (3, 4)), ("c", (3, 4))), no_reference=_NO_REFERENCE["composite"],
-           stochastic=True),
+           stochastic=True, unbatched=True, batch_dim=1),
     _entry(cnn.CplxTransformerEncoder,
            Sample((_Lazy(lambda: cnn.CplxTransformerEncoderLayer(4, 2, 6, dropout=0.0)), 2)),
-           _c(3, 4), no_reference=_NO_REFERENCE["composite"], stochastic=True),
+           _c(3, 4), no_reference=_NO_REFERENCE["composite"], stochastic=True,
+           unbatched=True, batch_dim=1),
     _entry(cnn.CplxTransformerDecoder,
            Sample((_Lazy(lambda: cnn.CplxTransformerDecoderLayer(4, 2, 6, dropout=0.0)), 2)),
            _inputs(("c", (3, 4)), ("c", (3, 4))), no_reference=_NO_REFERENCE["composite"],
-           stochastic=True),
+           stochastic=True, unbatched=True, batch_dim=1),
     _entry(cnn.CplxTransformer,
            Sample((), dict(d_model=4, nhead=2, num_encoder_layers=1, num_decoder_layers=1,
                            dim_feedforward=6, dropout=0.0)),
            _inputs(("c", (3, 4)), ("c", (3, 4))), no_reference=_NO_REFERENCE["composite"],
-           stochastic=True),
+           stochastic=True, unbatched=True, batch_dim=1),
     # --- filter banks, positions, state spaces
     _entry(cnn.CplxGaborConv1d, (Sample((1, 3, 5), {"padding": 2})), _c(1, 8),
            no_reference=_NO_REFERENCE["own"], unbatched=True),
