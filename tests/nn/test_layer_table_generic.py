@@ -77,9 +77,9 @@ def _grads(output, leaves):
     return [torch.zeros_like(t) if g is None else g for g, t in zip(grads, leaves)]
 
 
-def _first_argument(module):
-    params = list(inspect.signature(type(module).forward).parameters)
-    return params[1] if len(params) > 1 else "input"
+def _arguments(module):
+    """The names of the forward's arguments."""
+    return list(inspect.signature(type(module).forward).parameters)[1:]
 
 
 @pytest.mark.parametrize("info, sample", _params("test_reference", samples=True))
@@ -291,19 +291,24 @@ def test_bad_shape(info, sample):
 
 def _refused(info, bad):
     module = info.make().eval()
-    inputs = list(info.inputs())
-    first = inputs[0]
-    real = first.real if isinstance(first, Cplx) else first
+    names = _arguments(module)
+    inputs = info.inputs()
     if bad == "shape":
-        inputs = info.bad_inputs()
+        cases = [(0, info.bad_inputs())]
     else:
-        inputs[0] = "a string" if bad == "str" else torch.ones(real.shape, dtype=torch.int64)
+        # each argument in turn: the error names the one refused
+        cases = []
+        for k, x in enumerate(inputs):
+            real = x.real if isinstance(x, Cplx) else x
+            wrong = "a string" if bad == "str" else torch.ones(real.shape, dtype=torch.int64)
+            cases.append((k, (*inputs[:k], wrong, *inputs[k + 1:])))
     before = {k: v.clone() for k, v in module.state_dict().items()}
-    with pytest.raises((TypeError, ValueError)) as error:
-        module(*inputs)
-    message = str(error.value)
-    assert type(module).__name__ in message
-    assert f"`{_first_argument(module)}`" in message
+    for k, case in cases:
+        with pytest.raises((TypeError, ValueError)) as error:
+            module(*case)
+        message = str(error.value)
+        assert type(module).__name__ in message
+        assert f"`{names[k]}`" in message
     after = module.state_dict()
     assert before.keys() == after.keys()
     for key in before:
