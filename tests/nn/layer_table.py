@@ -47,11 +47,11 @@ Interface (kept stable; other test modules build on it):
     twins of torch's layers).
 """
 
-import functools
-import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
+import numpy as np
+import scipy.signal
 import torch
 import torch.nn.functional as F
 
@@ -62,6 +62,7 @@ import cplxmodule.nn.relevance.extensions as extensions
 from cplxmodule import Cplx
 from cplxmodule.nn import _families
 from cplxmodule.nn._kinds import kinds_of
+from tests import helpers
 
 __all__ = ["LAYERS", "NOT_LAYERS", "TESTS", "LayerInfo", "Sample", "PACKAGES", "native"]
 
@@ -154,7 +155,7 @@ class LayerInfo:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             with torch.device(device):
-                module = self.cls(*s.args, **s.kwargs)
+                module = _construct(self.cls, s)
         if self.setup is not None:
             self.setup(module, torch.Generator().manual_seed(seed + 1))
         return module.to(dtype)
@@ -339,9 +340,549 @@ NOT_LAYERS = {
     cnn.CplxMaxPoolNd: "dimension-generic base of CplxMaxPool1d/2d/3d",
     masked.BaseMasked: "abstract masking base; each masked layer has a row",
     relevance.BaseARD: "abstract base of the layers with a relevance",
+    cnn.CplxParameter: "a complex parameter (a module holding its two parts), no forward",
 }
 
 _FAMILY_CLASSES = [cls for cls in _public_classes()
                    if cls not in NOT_LAYERS and _families.lookup(cls) is not None]
 
-LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES]
+
+# --- builders and references of the other layers ------------------------------------------------
+def _inputs(*specs):
+    """A builder of inputs ``(kind, shape)``: kind ``"c"`` a Cplx, ``"r"`` a real tensor.
+
+    The batch dimension goes first; ``shape`` may be a callable of the sample.
+    """
+    def build(s, n, dtype, g):
+        lead = () if n is None else (n,)
+        return tuple(
+            (_cplx if kind == "c" else _real)(g, dtype, *lead, *(shape(s) if callable(shape)
+                                                                  else shape))
+            for kind, shape in specs
+        )
+    return build
+
+
+def _c(*shape):
+    return _inputs(("c", shape))
+
+
+def _r(*shape):
+    return _inputs(("r", shape))
+
+
+def _unary(f):
+    """The reference of a layer without state: ``f`` of its native input."""
+    return lambda module, x: f(native(x))
+
+
+def _polar(f):
+    """``f(|z|) z / |z|``: a function of the modulus, the phase kept."""
+    def apply(z):
+        r = z.abs()
+        return torch.where(r > 0, f(r) / r, 0) * z
+    return apply
+
+
+def _modrelu(z, b):
+    r = z.abs()
+    return torch.where(r > 0, torch.relu(1 - b / r), 0) * z
+
+
+def _split(f):
+    return lambda z: torch.complex(f(z.real), f(z.imag))
+
+
+def _first_quadrant(z):
+    return (z.real >= 0) & (z.imag >= 0)
+
+
+def _whiten(z, mean, vrr, vri, vii, eps):
+    """``(z - mean)`` whitened by the inverse square root of the 2x2 covariance (+ eps I)."""
+    c = z - mean
+    vrr, vii = vrr + eps, vii + eps
+    det = (vrr * vii - vri * vri).sqrt()
+    trace = (vrr + vii + 2 * det).sqrt()
+    re = ((vii + det) * c.real - vri * c.imag) / (det * trace)
+    im = ((vrr + det) * c.imag - vri * c.real) / (det * trace)
+    return re, im
+
+
+def _affine2x2(module, re, im, shape):
+    if getattr(module, "weight", None) is None:
+        return torch.complex(re, im)
+    w = module.weight.detach().reshape(2, 2, *shape)
+    b = module.bias.detach().reshape(2, *shape)
+    return torch.complex(w[0, 0] * re + w[0, 1] * im + b[0], w[1, 0] * re + w[1, 1] * im + b[1])
+
+
+def _batch_norm_reference(module, x):
+    """Eval mode: whitening by the running mean and covariance, then the 2x2 affine map."""
+    z = native(x)
+    shape = (-1,) + (1,) * (z.dim() - 2)
+    mean = native(Cplx(module.running_mean[0], module.running_mean[1])).reshape(shape)
+    v = module.running_var
+    re, im = _whiten(z, mean, v[0, 0].reshape(shape), v[0, 1].reshape(shape),
+                     v[1, 1].reshape(shape), module.eps)
+    return _affine2x2(module, re, im, shape)
+
+
+def _statistics_norm(z, dims, eps):
+    mean = z.mean(dims, keepdim=True)
+    c = z - mean
+    vrr = (c.real ** 2).mean(dims, keepdim=True)
+    vii = (c.imag ** 2).mean(dims, keepdim=True)
+    vri = (c.real * c.imag).mean(dims, keepdim=True)
+    return _whiten(z, mean, vrr, vri, vii, eps)
+
+
+def _layer_norm_reference(module, x):
+    z = native(x)
+    shape = tuple(module.normalized_shape)
+    dims = tuple(range(-len(shape), 0))
+    re, im = _statistics_norm(z, dims, module.eps)
+    return _affine2x2(module, re, im, shape)
+
+
+def _group_norm_reference(module, x):
+    z = native(x)
+    n, c = z.shape[:2]
+    grouped = z.reshape(n, module.num_groups, -1)
+    re, im = _statistics_norm(grouped, (-1,), module.eps)
+    re, im = re.reshape(z.shape), im.reshape(z.shape)
+    return _affine2x2(module, re, im, (-1,) + (1,) * (z.dim() - 2))
+
+
+def _instance_norm_reference(dims):
+    def reference(module, x):
+        z = native(x)
+        re, im = _statistics_norm(z, tuple(range(-dims, 0)), module.eps)
+        return _affine2x2(module, re, im, (-1,) + (1,) * dims)
+    return reference
+
+
+def _naive_batch_norm_reference(module, x):
+    z = native(x)
+    parts = [F.batch_norm(p, m.running_mean, m.running_var, m.weight, m.bias, False, 0.0, m.eps)
+             for p, m in ((z.real, module.real), (z.imag, module.imag))]
+    return torch.complex(*parts)
+
+
+def _magnitude_batch_norm_reference(module, x):
+    z = native(x)
+    r = z.abs()
+    normed = F.batch_norm(r, module.running_mean, module.running_var, module.weight,
+                          module.bias, False, 0.0, module.eps)
+    return torch.where(r > 0, normed / r, 0) * z
+
+
+def _rms_norm_reference(module, x):
+    z = native(x)
+    dims = tuple(range(-len(module.normalized_shape), 0))
+    eps = torch.finfo(z.real.dtype).eps if module.eps is None else module.eps
+    out = z / ((z.abs() ** 2).mean(dims, keepdim=True) + eps).sqrt()
+    return out if module.weight is None else out * module.weight.detach()
+
+
+def _norm_setup(module, g):
+    """Random affine maps and running statistics (a valid covariance), so that they count."""
+    with torch.no_grad():
+        for name, value in module.named_parameters():
+            value.copy_(torch.randn(value.shape, generator=g))
+        for name, value in module.named_buffers():
+            if name.endswith("running_var") and value is not None and value.dim() == 3:
+                a = torch.randn(2, 2, value.shape[-1], generator=g)
+                value.copy_(torch.einsum("ikc,jkc->ijc", a, a) + torch.eye(2)[..., None])
+            elif name.endswith("running_var") and value is not None:
+                value.copy_(torch.rand(value.shape, generator=g) + 0.5)
+            elif name.endswith("running_mean") and value is not None:
+                value.copy_(torch.randn(value.shape, generator=g))
+
+
+def _parameters_setup(module, g):
+    with torch.no_grad():
+        for value in module.parameters():
+            value.copy_(torch.rand(value.shape, generator=g))
+
+
+def _max_pool_reference(dims, adaptive=False):
+    def reference(module, x):
+        z = native(x)
+        r = z.abs()
+        if adaptive:
+            pool = getattr(F, f"adaptive_max_pool{dims}d")
+            _, index = pool(r, module.output_size, return_indices=True)
+        else:
+            pool = getattr(F, f"max_pool{dims}d")
+            _, index = pool(r, module.kernel_size, module.stride, module.padding,
+                            module.dilation, module.ceil_mode, return_indices=True)
+        flat = z.flatten(-dims)
+        out = flat.gather(-1, index.flatten(-dims)).reshape(index.shape)
+        return (out, index) if getattr(module, "return_indices", False) else out
+    return reference
+
+
+def _split_module_reference(make_real):
+    """Torch's real layer (built from the module by ``make_real``) on each part."""
+    def reference(module, x):
+        z = native(x)
+        real = make_real(module)
+        return torch.complex(real(z.real), real(z.imag))
+    return reference
+
+
+def _rnn_reference(module, x, hx=None):
+    z = native(x)
+    unbatched = z.dim() == 2
+    if unbatched:
+        z = z.unsqueeze(1)
+    elif module.batch_first:
+        z = z.transpose(0, 1)
+    out, h, c = helpers.native_rnn(module, z)
+    if unbatched:
+        out, h, c = out.squeeze(1), h.squeeze(1), c.squeeze(1)
+    elif module.batch_first:
+        out = out.transpose(0, 1)
+    return out, ((h, c) if module.mode == "LSTM" else h)
+
+
+def _cell_reference(module, x, hx=None):
+    z = native(x)
+    unbatched = z.dim() == 1
+    z = z.reshape(-1, z.shape[-1])
+    zeros = torch.zeros(z.shape[0], module.hidden_size, dtype=z.dtype)
+    h, c = helpers.native_rnn_step(module.mode, z, zeros, zeros, module.ih, module.hh)
+    if unbatched:
+        h, c = h[0], (None if c is None else c[0])
+    return (h, c) if module.mode == "LSTM" else h
+
+
+def _mha_reference(module, query, key, value):
+    q, k, v = (native(t) for t in (query, key, value))
+    if not module.batch_first:
+        q, k, v = (t.transpose(0, 1) for t in (q, k, v))
+    out, weights = helpers.native_mha(module, q, k, v)
+    return (out if module.batch_first else out.transpose(0, 1)), weights
+
+
+def _loss(f):
+    """The reference of a loss with ``reduction``: ``f(x, y)`` elementwise, then reduced."""
+    def reference(module, x, y):
+        value = f(module, native(x), native(y))
+        if module.reduction == "mean":
+            return value.mean()
+        return value.sum() if module.reduction == "sum" else value
+    return reference
+
+
+def _reductions(*args, **kwargs):
+    return tuple(Sample(args, {**kwargs, "reduction": r}, r) for r in ("mean", "sum", "none"))
+
+
+def _fft(inverse):
+    def reference(module, x):
+        f = torch.fft.ifft if inverse else torch.fft.fft
+        return f(native(x), n=module.n, dim=module.dim, norm=module.norm)
+    return reference
+
+
+def _spectral_pool_reference(dims):
+    """The ``output_size`` lowest frequencies of the DFT, by numpy, scaled to keep the mean."""
+    def reference(module, x):
+        z = native(x).numpy()
+        axes = tuple(range(-dims, 0))
+        size = module.output_size
+        size = (size,) * dims if isinstance(size, int) else tuple(size)
+        spectrum = np.fft.fftshift(np.fft.fft(z, axis=axes[0]) if dims == 1
+                                   else np.fft.fftn(z, axes=axes), axes=axes)
+        for axis, (n_in, n_out) in zip(axes, zip(z.shape[-dims:], size)):
+            start = n_in // 2 - n_out // 2
+            spectrum = np.take(spectrum, range(start, start + n_out), axis=axis)
+        out = np.fft.ifftn(np.fft.ifftshift(spectrum, axes=axes), axes=axes)
+        return torch.from_numpy(out * (np.prod(size) / np.prod(z.shape[-dims:])))
+    return reference
+
+
+class _Lazy:
+    """A constructor argument built anew for every module (a submodule, a tensor)."""
+
+    def __init__(self, make):
+        self.make = make
+
+
+def _construct(cls, s):
+    args = tuple(a.make() if isinstance(a, _Lazy) else a for a in s.args)
+    kwargs = {k: v.make() if isinstance(v, _Lazy) else v for k, v in s.kwargs.items()}
+    return cls(*args, **kwargs)
+
+
+def _sinusoid(x, module):
+    """``exp(i p w_k)`` of position ``p`` along the sequence dimension, ``w_k = base^(-k/d)``."""
+    z = native(x)
+    axis = 1 if module.batch_first and z.dim() == 3 else 0
+    positions = torch.arange(z.shape[axis], dtype=z.real.dtype)
+    omega = module.base ** (-torch.arange(z.shape[-1], dtype=z.real.dtype) / z.shape[-1])
+    phase = positions[:, None] * omega
+    shape = [1] * z.dim()
+    shape[axis], shape[-1] = z.shape[axis], z.shape[-1]
+    return torch.exp(1j * phase).reshape(shape)
+
+
+def _sparse_weight(complex_):
+    g = torch.Generator().manual_seed(0)
+    weight = [torch.randn(4, 3, generator=g) for _ in range(2 if complex_ else 1)]
+    weight = [w * (torch.rand(4, 3, generator=g) > 0.4) for w in weight]
+    return Cplx(*weight) if complex_ else weight[0]
+
+
+def _dense(module):
+    """The dense weight of a CSR layer, rebuilt by torch from its buffers."""
+    values = (module.values if hasattr(module, "values")
+              else torch.complex(module.values_real, module.values_imag))
+    return torch.sparse_csr_tensor(module.crow_indices, module.col_indices, values,
+                                   (module.out_features, module.in_features)).to_dense()
+
+
+_NO_REFERENCE = {
+    "composite": "a composition of layers that have references of their own here, "
+                 "compared with torch's real layers in tests/test_nn_transformer.py",
+    "own": "the layer's own parametrisation; no independent implementation to compare with",
+}
+
+_DEFAULTS = dict(unbatched=False)
+
+
+def _entry(cls, samples, builder, reference=None, no_reference="", **extra):
+    """An entry; ``samples`` one argument tuple or Sample, or a tuple of them."""
+    if isinstance(samples, Sample) or not all(isinstance(s, (Sample, tuple)) for s in samples):
+        samples = (samples,)
+    samples = tuple(s if isinstance(s, Sample) else Sample(s) for s in samples)
+    return LayerInfo(cls, samples, builder, reference, no_reference, **extra)
+
+
+_ELEMENTWISE = [
+    # class, constructor samples, native reference
+    (cnn.CplxIdentity, (), lambda z: z),
+    (cnn.CplxReal, (), lambda z: z.real),
+    (cnn.CplxImag, (), lambda z: z.imag),
+    (cnn.CplxModulus, (), torch.abs),
+    (cnn.CplxAngle, (), torch.angle),
+    (cnn.CplxZReLU, (), lambda z: torch.where(_first_quadrant(z), z, 0)),
+    (cnn.CplxCardioid, (), lambda z: z * (1 + torch.cos(torch.angle(z))) / 2),
+    (cnn.CplxSplitReLU, (), _split(torch.relu)),
+    (cnn.CplxSplitELU, (), _split(F.elu)),
+    (cnn.CplxSplitGELU, (), _split(F.gelu)),
+    (cnn.CplxSplitTanh, (), _split(torch.tanh)),
+    (cnn.CplxSplitSigmoid, (), _split(torch.sigmoid)),
+    (cnn.CplxTanh, (), torch.tanh),
+    (cnn.CplxSigmoid, (), torch.sigmoid),
+    (cnn.CplxModTanh, (), _polar(torch.tanh)),
+    (cnn.CplxModSquash, (), _polar(lambda r: r * r / (1 + r * r))),
+    (cnn.CplxModLog, (), _polar(torch.log1p)),
+    (cnn.CplxModReLU, (), lambda z: _modrelu(z, 0.5)),
+    (cnn.CplxZAbsReLU, (), lambda z: torch.where(z.abs() >= 0.5, z, 0)),
+    (cnn.CplxZLeakyReLU, (), lambda z: torch.where(_first_quadrant(z), z, 0.01 * z)),
+]
+
+LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
+    _entry(cls, Sample(args), _c(3, 4), _unary(f), unbatched=True)
+    for cls, args, f in _ELEMENTWISE
+] + [
+    # --- casting layers
+    _entry(cnn.InterleavedRealToCplx, ((), Sample((), {"copy": True}, "copy")), _r(3, 6),
+           _unary(lambda x: torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2).contiguous())),
+           unbatched=True, complex_input=False),
+    _entry(cnn.ConcatenatedRealToCplx, ((), Sample((), {"copy": True}, "copy")), _r(3, 6),
+           _unary(lambda x: torch.complex(*x.chunk(2, -1))), unbatched=True, complex_input=False),
+    _entry(cnn.CplxToInterleavedReal, ((), Sample((), {"flatten": False}, "pairs")), _c(3, 4),
+           lambda m, x: torch.view_as_real(native(x)).flatten(-2) if m.flatten
+           else torch.view_as_real(native(x)), unbatched=True),
+    _entry(cnn.CplxToConcatenatedReal, (), _c(3, 4),
+           _unary(lambda z: torch.cat([z.real, z.imag], -1)), unbatched=True),
+    _entry(cnn.AsTypeCplx, (), _r(3, 4), _unary(lambda x: torch.complex(x, torch.zeros_like(x))),
+           unbatched=True, complex_input=False),
+    _entry(cnn.TensorToCplx, (), _r(3, 4, 2), _unary(torch.view_as_complex), unbatched=True,
+           complex_input=False),
+    _entry(cnn.CplxToTensor, (), _c(3, 4), _unary(torch.view_as_real), unbatched=True),
+    # --- layers with parameters of their own
+    _entry(cnn.CplxPhaseShift, ((), Sample((4,), note="per-feature")), _c(3, 4),
+           lambda m, x: native(x) * torch.exp(1j * m.phi.detach()), unbatched=True,
+           setup=_parameters_setup),
+    _entry(cnn.CplxAdaptiveModReLU, ((), Sample((4,), note="per-feature")), _c(3, 4),
+           lambda m, x: _modrelu(native(x), m.threshold.detach()), unbatched=True,
+           setup=_parameters_setup),
+    _entry(cnn.CplxChannelModReLU, (3,), _c(3, 4),
+           lambda m, x: _modrelu(native(x), m.threshold.detach()[:, None]),
+           setup=_parameters_setup),
+    _entry(cnn.CplxPhaseSoftmax, (-1,), _c(3, 4),
+           lambda m, x: _polar(lambda r: torch.softmax(r, m.dim))(native(x)), unbatched=True),
+    _entry(cnn.CplxMagSoftmax, (-1,), _c(3, 4),
+           lambda m, x: torch.softmax(native(x).abs(), m.dim), unbatched=True),
+    _entry(cnn.CplxRatioMask, ((), Sample((False,), note="unbounded")),
+           _inputs(("c", (3, 4)), ("c", (3, 4))),
+           lambda m, mask, y: (_polar(torch.tanh)(native(mask)) if m.bounded else native(mask))
+           * native(y), unbatched=True),
+    _entry(cnn.CplxSequential, Sample((_Lazy(lambda: cnn.CplxLinear(3, 4)),
+                                       _Lazy(cnn.CplxTanh))), _c(3),
+           lambda m, x: torch.tanh(native(x) @ native(m[0].weight).detach().T
+                                   + native(m[0].bias).detach()), unbatched=True),
+    # --- normalisation
+    *[_entry(cls, ((3,), Sample((3,), {"affine": False}, "noaffine")),
+             _c(3, *[4] * d), _batch_norm_reference,
+             setup=_norm_setup) for d, cls in ((1, cnn.CplxBatchNorm1d), (2, cnn.CplxBatchNorm2d),
+                                                (3, cnn.CplxBatchNorm3d))],
+    *[_entry(cls, (3,), _c(3, *[4] * d), _naive_batch_norm_reference, setup=_norm_setup)
+      for d, cls in ((1, cnn.CplxNaiveBatchNorm1d), (2, cnn.CplxNaiveBatchNorm2d),
+                     (3, cnn.CplxNaiveBatchNorm3d))],
+    *[_entry(cls, (3,), _c(3, *[4] * d), _magnitude_batch_norm_reference, setup=_norm_setup)
+      for d, cls in ((1, cnn.CplxMagnitudeBatchNorm1d), (2, cnn.CplxMagnitudeBatchNorm2d),
+                     (3, cnn.CplxMagnitudeBatchNorm3d))],
+    _entry(cnn.CplxLayerNorm, ((4,), Sample((4,), {"elementwise_affine": False}, "noaffine")),
+           _c(3, 4), _layer_norm_reference, unbatched=True, setup=_norm_setup),
+    _entry(cnn.CplxGroupNorm, ((2, 4), Sample((1, 4), {"affine": False}, "noaffine")),
+           _c(4, 5), _group_norm_reference, setup=_norm_setup),
+    *[_entry(cls, (Sample((3,), {"affine": True}, "affine"),), _c(3, *[4] * d),
+             _instance_norm_reference(d), unbatched=True, setup=_norm_setup)
+      for d, cls in ((1, cnn.CplxInstanceNorm1d), (2, cnn.CplxInstanceNorm2d),
+                     (3, cnn.CplxInstanceNorm3d))],
+    _entry(cnn.CplxRMSNorm, ((4,), Sample((4,), {"eps": 1e-3}, "eps")), _c(3, 4),
+           _rms_norm_reference, unbatched=True, setup=_norm_setup),
+    # --- dropout: eval mode is the identity
+    *[_entry(cls, ((), Sample((0.2,), note="p0.2")), _c(3, *[4] * d), _unary(lambda z: z),
+             unbatched=True, stochastic=True)
+      for d, cls in ((1, cnn.CplxDropout), (1, cnn.CplxDropout1d), (2, cnn.CplxDropout2d),
+                     (3, cnn.CplxDropout3d))],
+    # --- pooling and resizing
+    *[_entry(cls, ((2,), Sample((3,), {"stride": 1, "padding": 1}, "padded"),
+                   Sample((2,), {"return_indices": True, "ceil_mode": True}, "indices")),
+             _c(3, *[_LENGTH[d]] * d), _max_pool_reference(d), unbatched=True)
+      for d, cls in ((1, cnn.CplxMaxPool1d), (2, cnn.CplxMaxPool2d), (3, cnn.CplxMaxPool3d))],
+    *[_entry(cls, ((2,), Sample((3,), {"return_indices": True}, "indices")),
+             _c(3, *[_LENGTH[d]] * d), _max_pool_reference(d, adaptive=True), unbatched=True)
+      for d, cls in ((1, cnn.CplxAdaptiveMaxPool1d), (2, cnn.CplxAdaptiveMaxPool2d),
+                     (3, cnn.CplxAdaptiveMaxPool3d))],
+    *[_entry(cls, ((2,), Sample((3,), {"stride": 1, "padding": 1, "count_include_pad": False},
+                                "padded")),
+             _c(3, *[_LENGTH[d]] * d),
+             _split_module_reference(lambda m, d=d: getattr(torch.nn, f"AvgPool{d}d")(
+                 m.kernel_size, m.stride, m.padding, m.ceil_mode, m.count_include_pad)),
+             unbatched=True)
+      for d, cls in ((1, cnn.CplxAvgPool1d), (2, cnn.CplxAvgPool2d), (3, cnn.CplxAvgPool3d))],
+    *[_entry(cls, ((2,), (3,)), _c(3, *[_LENGTH[d]] * d),
+             _split_module_reference(lambda m, d=d: getattr(torch.nn, f"AdaptiveAvgPool{d}d")(
+                 m.output_size)), unbatched=True)
+      for d, cls in ((1, cnn.CplxAdaptiveAvgPool1d), (2, cnn.CplxAdaptiveAvgPool2d),
+                     (3, cnn.CplxAdaptiveAvgPool3d))],
+    _entry(cnn.CplxUpsample, (Sample((), {"scale_factor": 2}, "nearest"),
+                              Sample((), {"scale_factor": 2, "mode": "linear"}, "linear")),
+           _c(3, 5), _split_module_reference(lambda m: torch.nn.Upsample(
+               scale_factor=m.scale_factor, mode=m.mode)), unbatched=True),
+    *[_entry(cls, ((1,), Sample((1,), {"polar": True}, "polar")) if False else (2,),
+             _c(3, *[8] * d), _spectral_pool_reference(d), unbatched=True)
+      for d, cls in ((1, cnn.CplxSpectralPool1d), (2, cnn.CplxSpectralPool2d),
+                     (3, cnn.CplxSpectralPool3d))],
+    _entry(cnn.CplxFlatten, ((), Sample((0, 1), note="dims01")), _c(3, 4, 2),
+           lambda m, x: native(x).flatten(m.start_dim, m.end_dim)),
+    _entry(cnn.CplxUnflatten, (1, (2, 2)), _c(4, 3),
+           lambda m, x: native(x).unflatten(m.dim, m.unflattened_size)),
+    # --- losses
+    _entry(cnn.CplxMSELoss, _reductions(), _inputs(("c", (3, 4)), ("c", (3, 4))),
+           _loss(lambda m, x, y: (x - y).abs() ** 2), unbatched=True),
+    _entry(cnn.CplxL1Loss, _reductions() + (Sample((), {"split": True}, "split"),),
+           _inputs(("c", (3, 4)), ("c", (3, 4))),
+           _loss(lambda m, x, y: ((x - y).real.abs() + (x - y).imag.abs()) if m.split
+                 else (x - y).abs()), unbatched=True),
+    _entry(cnn.CplxCauchyLoss, _reductions(c=2.0), _inputs(("c", (3, 4)), ("c", (3, 4))),
+           _loss(lambda m, x, y: m.c ** 2 / 2 * torch.log1p((x - y).abs() ** 2 / m.c ** 2)),
+           unbatched=True),
+    _entry(cnn.CplxLogCoshLoss, _reductions(), _inputs(("c", (3, 4)), ("c", (3, 4))),
+           _loss(lambda m, x, y: torch.log(torch.cosh((x - y).abs()))), unbatched=True),
+    _entry(cnn.CplxLogErrorLoss, _reductions(), _inputs(("c", (3, 4)), ("c", (3, 4))),
+           _loss(lambda m, x, y: (torch.log(x.abs()) - torch.log(y.abs())) ** 2
+                 + (torch.angle(x) - torch.angle(y)) ** 2), unbatched=True),
+    _entry(cnn.CplxPhaseAwareLoss, _reductions(modulus_weight=0.5, phase_weight=2.0),
+           _inputs(("c", (3, 4)), ("c", (3, 4))),
+           _loss(lambda m, x, y: m.modulus_weight * (x.abs() - y.abs()) ** 2
+                 + m.phase_weight * (1 - torch.cos(torch.angle(x) - torch.angle(y)))),
+           unbatched=True),
+    _entry(cnn.CplxSSIMLoss, _reductions(window_size=3), _inputs(("c", (2, 6, 6)),
+                                                                  ("c", (2, 6, 6))),
+           no_reference="SSIM's Gaussian-window statistics: compared with a direct SSIM in "
+                        "tests/test_nn_losses.py"),
+    # --- spectral
+    _entry(cnn.CplxFFT, ((), Sample((), {"norm": "ortho", "n": 6}, "ortho")), _c(3, 5),
+           _fft(False), unbatched=True),
+    _entry(cnn.CplxIFFT, ((), Sample((), {"norm": "forward", "dim": 1}, "forward")), _c(3, 5),
+           _fft(True), unbatched=True),
+    _entry(cnn.CplxSTFT, (8,), _c(16),
+           lambda m, x: torch.stft(native(x), m.n_fft, m.hop_length, m.win_length,
+                                   m.window.detach(), m.center, m.pad_mode, m.normalized,
+                                   onesided=False, return_complex=True), unbatched=True),
+    _entry(cnn.CplxISTFT, (8,), _c(8, 5),
+           lambda m, x: torch.istft(native(x), m.n_fft, m.hop_length, m.win_length,
+                                    m.window.detach(), m.center, m.normalized, onesided=False,
+                                    return_complex=True), unbatched=True),
+    _entry(cnn.CplxAnalytic, (), _r(8),
+           lambda m, x: torch.from_numpy(scipy.signal.hilbert(x.numpy(), axis=m.dim)),
+           unbatched=True, complex_input=False),
+    # --- attention and transformers
+    _entry(cnn.CplxMultiheadAttention, ((4, 2), Sample((4, 2), {"batch_first": True}, "bf")),
+           _inputs(("c", (3, 4)), ("c", (3, 4)), ("c", (3, 4))), _mha_reference,
+           setup=None),
+    _entry(cnn.CplxTransformerEncoderLayer, Sample((4, 2, 6), {"dropout": 0.0}),
+           _c(3, 4), no_reference=_NO_REFERENCE["composite"], stochastic=True),
+    _entry(cnn.CplxTransformerDecoderLayer, Sample((4, 2, 6), {"dropout": 0.0}),
+           _inputs(("c", (3, 4)), ("c", (3, 4))), no_reference=_NO_REFERENCE["composite"],
+           stochastic=True),
+    _entry(cnn.CplxTransformerEncoder,
+           Sample((_Lazy(lambda: cnn.CplxTransformerEncoderLayer(4, 2, 6, dropout=0.0)), 2)),
+           _c(3, 4), no_reference=_NO_REFERENCE["composite"], stochastic=True),
+    _entry(cnn.CplxTransformerDecoder,
+           Sample((_Lazy(lambda: cnn.CplxTransformerDecoderLayer(4, 2, 6, dropout=0.0)), 2)),
+           _inputs(("c", (3, 4)), ("c", (3, 4))), no_reference=_NO_REFERENCE["composite"],
+           stochastic=True),
+    _entry(cnn.CplxTransformer,
+           Sample((), dict(d_model=4, nhead=2, num_encoder_layers=1, num_decoder_layers=1,
+                           dim_feedforward=6, dropout=0.0)),
+           _inputs(("c", (3, 4)), ("c", (3, 4))), no_reference=_NO_REFERENCE["composite"],
+           stochastic=True),
+    # --- filter banks, positions, state spaces
+    _entry(cnn.CplxGaborConv1d, (Sample((1, 3, 5), {"padding": 2})), _c(1, 8),
+           no_reference=_NO_REFERENCE["own"], unbatched=True),
+    _entry(cnn.CplxMorletConv1d, (Sample((1, 3, 5), {"padding": 2})), _c(1, 8),
+           no_reference=_NO_REFERENCE["own"], unbatched=True),
+    _entry(cnn.CplxSinusoidalPositionalEncoding,
+           (Sample((4,), {"dropout": 0.0}), Sample((4,), {"dropout": 0.0, "mode": "multiply"},
+                                                    "multiply")),
+           _c(3, 4), lambda m, x: native(x) + _sinusoid(x, m) if m.mode == "add"
+           else native(x) * _sinusoid(x, m), stochastic=True,
+           # the table of sinusoids is drawn at construction, in float32
+           atol=1e-6),
+    _entry(cnn.CplxRotaryPositionalEncoding, (4,), _c(3, 4),
+           no_reference="the rotation is the package's own (compared with the rotation of "
+                        "feature pairs in tests/test_nn_positional.py)"),
+    _entry(cnn.CplxS4D, (Sample((3,), {"d_state": 4}),), _c(3, 5),
+           no_reference=_NO_REFERENCE["own"]),
+    # --- recurrent
+    *[_entry(cls, (Sample((3, 4), {"bias": False}, "nobias"), (3, 4)), _c(3), _cell_reference,
+             unbatched=True)
+      for cls in (cnn.CplxRNNCell, cnn.CplxGRUCell, cnn.CplxLSTMCell)],
+    *[_entry(cls, ((3, 4), Sample((3, 4), {"num_layers": 2, "bidirectional": True}, "bidir2"),
+                   Sample((3, 4), {"batch_first": True}, "batchfirst")),
+             _inputs(("c", lambda s: (5, 3) if s.kwargs.get("batch_first") else (3,))),
+             _rnn_reference, unbatched=True)
+      for cls in (cnn.CplxRNN, cnn.CplxGRU, cnn.CplxLSTM)],
+    _entry(cnn.CplxUnitaryRNNCell, (3, 4), _c(3), no_reference=_NO_REFERENCE["own"],
+           unbatched=True),
+    _entry(cnn.CplxUnitaryRNN, (3, 4), _c(2, 3), no_reference=_NO_REFERENCE["own"],
+           unbatched=True),
+    _entry(cnn.CplxDataParallel, Sample((_Lazy(lambda: cnn.CplxLinear(3, 4)),)), _c(3),
+           lambda m, x: native(x) @ native(m.module.weight).detach().T
+           + native(m.module.bias).detach()),
+    # --- sparse linear layers built from a weight
+    _entry(masked.SparseLinear, Sample((_Lazy(lambda: _sparse_weight(False)),),
+                                       {"bias": _Lazy(lambda: torch.randn(4))}), _r(3),
+           lambda m, x: x @ _dense(m).T + m.bias.detach(), complex_input=False),
+    _entry(masked.CplxSparseLinear, Sample((_Lazy(lambda: _sparse_weight(True)),)), _c(3),
+           lambda m, x: native(x) @ _dense(m).T),
+]
