@@ -651,12 +651,9 @@ def _modulus(real, imag):
     return _HypotEager.apply(real, imag)
 
 
-def _hypot_grad(grad, real, imag, modulus):
-    # ``part / modulus`` (0 at zero, where the parts are 0 too) times
-    # ``grad``: in this order, as ``grad / modulus`` overflows where the
-    # product does not (a gradient of 1e20 at a modulus of 1e-20, in float32)
-    safe = torch.where(modulus == 0, 1, modulus)
-    return real / safe * grad, imag / safe * grad
+def _hypot_scale(grad, modulus):
+    # the gradient's factor ``grad / modulus``, 0 where the modulus is
+    return torch.where(modulus == 0, 0, grad / modulus)
 
 
 class _Hypot(torch.autograd.Function):
@@ -676,7 +673,9 @@ class _Hypot(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return _hypot_grad(grad, *ctx.saved_tensors)
+        real, imag, modulus = ctx.saved_tensors
+        scale = _hypot_scale(grad, modulus)
+        return real * scale, imag * scale
 
 
 class _HypotEager(torch.autograd.Function):

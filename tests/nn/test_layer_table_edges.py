@@ -92,7 +92,9 @@ _ATAN2 = ("Cplx.angle is torch.atan2 of the parts, whose backward divides by re^
 EDGE_XFAILS = {
     ("CplxAngle", "grad_tiny20"): _ATAN2,
     ("CplxAngle", "grad_tiny38"): _ATAN2,
-    ("CplxCardioid", "grad_tiny38"): _ATAN2,
+    ("CplxCardioid", "grad_tiny38"): (
+        "cos(arg z) is re / max(|z|, finfo.tiny): for subnormal moduli the clamp, not |z|, "
+        "divides, and the output and gradient are off (by 26%)"),
     ("CplxLogErrorLoss", "grad_tiny20"): _ATAN2,
     ("CplxLogErrorLoss", "grad_tiny38"): _ATAN2,
     ("CplxPhaseSoftmax", "grad_tiny38"): (
