@@ -47,9 +47,13 @@ def test_modulus_matches_native_value_and_gradient(form, re, data):
     im = data.draw(st.lists(parts, min_size=len(re), max_size=len(re)))
     ours, grad, theirs, native_grad = _both(re, im, torch.float32, torch.complex64, form)
     torch.testing.assert_close(ours, theirs, rtol=2e-7, atol=0)
-    # torch's own gradient is NaN where the modulus is subnormal, and
-    # meaningless where it overflows
+    # torch's own gradient is NaN where the modulus is subnormal on some
+    # CPUs, and meaningless where it overflows
     defined = native_grad.isfinite() & theirs.isfinite()
+    if form == "export":
+        # the inference graph of an exporter: its gradient underflows with
+        # the halving of the smallest subnormals by ``sqrt``'s derivative
+        defined &= theirs >= torch.finfo(theirs.dtype).tiny
     torch.testing.assert_close(grad[defined], native_grad[defined], rtol=1e-6, atol=1e-30)
 
 
@@ -59,8 +63,9 @@ def test_modulus_subgradient_is_zero_at_zero_in_every_part(form):
         [0.0, -0.0, 0.0, 3.0], [0.0, 0.0, -0.0, 4.0], torch.float64, torch.complex128, form
     )
     assert torch.equal(ours, theirs)
-    assert torch.equal(grad, native_grad)
+    # exact zeros at zero; elsewhere torch's kernel may round differently
     assert torch.equal(grad[:3], torch.zeros(3, dtype=grad.dtype))
+    torch.testing.assert_close(grad, native_grad, rtol=1e-15, atol=0)
 
 
 @pytest.mark.parametrize("form", FORMS)
@@ -88,13 +93,15 @@ def test_modulus_second_derivative_matches_native():
     torch.autograd.gradgradcheck(lambda a, b: abs(Cplx(a, b)), (re, im))
 
 
-def test_export_takes_the_scaled_form(monkeypatch):
+class _Modulus(torch.nn.Module):
+    def forward(self, re, im):
+        return abs(Cplx(re, im))
+
+
+def test_export_takes_the_scaled_form():
     # hypot has no ONNX export: an export must never meet it
-    monkeypatch.setattr(torch.compiler, "is_exporting", lambda: True)
-    graph = torch.fx.experimental.proxy_tensor.make_fx(lambda a, b: abs(Cplx(a, b)))(
-        torch.randn(3), torch.randn(3)
-    )
-    targets = {str(node.target) for node in graph.graph.nodes}
+    program = torch.export.export(_Modulus(), (torch.randn(3), torch.randn(3)))
+    targets = {str(node.target) for node in program.graph.nodes}
     assert not any("hypot" in target for target in targets)
     assert any("sqrt" in target for target in targets)
 
@@ -111,3 +118,12 @@ def test_modulus_graph_has_no_complex_tensor():
         if isinstance(node.meta.get("val"), torch.Tensor)
     }
     assert not any(dtype.is_complex for dtype in dtypes)
+
+
+def test_gradient_at_subnormal_modulus_is_the_unit_direction():
+    # ``grad / modulus`` overflows there: the direction ``part / modulus`` must come first
+    re = _leaf([1.4e-45, -3e-39, 0.0], torch.float32)
+    im = _leaf([0.0, 4e-39, -1.4e-45], torch.float32)
+    abs(Cplx(re, im)).sum().backward()
+    expected = torch.tensor([[1.0, 0.0], [-0.6, 0.8], [0.0, -1.0]])
+    torch.testing.assert_close(torch.stack([re.grad, im.grad], -1), expected, rtol=1e-6, atol=0)

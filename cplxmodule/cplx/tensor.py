@@ -651,9 +651,14 @@ def _modulus(real, imag):
     return _HypotEager.apply(real, imag)
 
 
-def _hypot_scale(grad, modulus):
-    # the gradient's factor ``grad / modulus``, 0 where the modulus is
-    return torch.where(modulus == 0, 0, grad / modulus)
+def _hypot_grads(grad, real, imag, modulus):
+    # ``part / modulus`` before ``grad``: a subnormal modulus would make
+    # ``grad / modulus`` overflow; 0 where the modulus is, as torch's ``abs``
+    zero = modulus == 0
+    return (
+        torch.where(zero, 0, real / modulus) * grad,
+        torch.where(zero, 0, imag / modulus) * grad,
+    )
 
 
 class _Hypot(torch.autograd.Function):
@@ -673,9 +678,7 @@ class _Hypot(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad):
-        real, imag, modulus = ctx.saved_tensors
-        scale = _hypot_scale(grad, modulus)
-        return real * scale, imag * scale
+        return _hypot_grads(grad, *ctx.saved_tensors)
 
 
 class _HypotEager(torch.autograd.Function):
