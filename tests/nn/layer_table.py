@@ -17,7 +17,8 @@ Interface (kept stable; other test modules build on it):
     ``LayerInfo.samples``), its parameters drawn from ``seed`` (the same
     seed gives the same module), then set up (a masked layer gets a mask,
     a gated layer gates that are not all open) and cast to ``dtype``.
-``LayerInfo.inputs(batch=2, dtype=torch.float32, device="cpu", generator=None, sample=0, unbatched=False)``
+``LayerInfo.inputs(batch=2, dtype=torch.float32, device="cpu", generator=None, sample=0,``
+``unbatched=False)``
     The forward's positional arguments for sample ``sample``: a
     :class:`~cplxmodule.Cplx` (or a real tensor for the real twins of
     torch's layers) of real dtype ``dtype``; ``batch`` examples, or none
@@ -83,6 +84,7 @@ TESTS = (
     "test_state_dict",
     "test_hooks",
     "test_bad_input",
+    "test_bad_dtype",
     "test_eval_deterministic",
 )
 
@@ -103,7 +105,8 @@ class Sample:
 
 
 def _cplx(g, dtype, *shape):
-    return Cplx(torch.randn(shape, generator=g, dtype=dtype), torch.randn(shape, generator=g, dtype=dtype))
+    return Cplx(torch.randn(shape, generator=g, dtype=dtype),
+                torch.randn(shape, generator=g, dtype=dtype))
 
 
 def _real(g, dtype, *shape):
@@ -136,11 +139,24 @@ class LayerInfo:
     xfails: Mapping[str, str] = field(default_factory=dict)
     #: tolerance of the comparison with the reference in float64
     atol: float = 1e-10
+    #: the batch dimension of the inputs (1 for a sequence-first recurrent layer)
+    batch_dim: int = 0
 
     def __post_init__(self):
         assert (self.reference is None) == bool(self.no_reference), self.id
         unknown = (set(self.skips) | set(self.xfails)) - set(TESTS)
         assert not unknown, f"{self.id}: unknown tests {unknown}"
+        # the tests that do not apply, with the reason
+        skips = {}
+        if self.reference is None:
+            skips["test_reference"] = self.no_reference
+        if not self.unbatched:
+            skips["test_unbatched"] = "takes batched inputs only, as its torch twin"
+        if not self.complex_input:
+            skips["test_native_complex"] = skips["test_duck_complex"] = "takes real inputs"
+        if not self.stochastic:
+            skips["test_eval_deterministic"] = "deterministic in training mode too"
+        self.skips = {**skips, **self.skips}
 
     @property
     def id(self):
@@ -153,7 +169,8 @@ class LayerInfo:
     def make(self, dtype=torch.float32, device="cpu", sample=0, seed=0):
         s = self.samples[sample]
         with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
+            # the CPU generator alone: torch.manual_seed also queues a CUDA seed, slowly
+            torch.default_generator.manual_seed(seed)
             with torch.device(device):
                 module = _construct(self.cls, s)
         if self.setup is not None:
@@ -304,7 +321,10 @@ def _family_setup(member):
 def _family_entry(cls, **extra):
     member = _families.lookup(cls)
     complex_ = member.family.dense.__name__.startswith("Cplx")
-    stem = member.family.name.rstrip("123d")
+    skips = dict(extra.pop("skips", {}))
+    if not complex_:
+        for test in ("test_bad_input", "test_bad_dtype"):
+            skips.setdefault(test, "the real twin of a torch layer: torch's input checks")
     return LayerInfo(
         cls,
         samples=_family_samples(member, complex_),
@@ -316,6 +336,7 @@ def _family_entry(cls, **extra):
         unbatched=True,
         stochastic=member.kind not in ("dense", "masked"),
         complex_input=complex_,
+        skips=skips,
         **extra,
     )
 
@@ -355,11 +376,9 @@ def _inputs(*specs):
     """
     def build(s, n, dtype, g):
         lead = () if n is None else (n,)
-        return tuple(
-            (_cplx if kind == "c" else _real)(g, dtype, *lead, *(shape(s) if callable(shape)
-                                                                  else shape))
-            for kind, shape in specs
-        )
+        shapes = [(kind, shape(s) if callable(shape) else shape) for kind, shape in specs]
+        return tuple((_cplx if kind == "c" else _real)(g, dtype, *lead, *shape)
+                     for kind, shape in shapes)
     return build
 
 
@@ -369,6 +388,17 @@ def _c(*shape):
 
 def _r(*shape):
     return _inputs(("r", shape))
+
+
+def _sequence(features, length=5):
+    """Inputs of a recurrent layer: ``(L, N, features)``, batch first ``(N, L, features)``."""
+    def build(s, n, dtype, g):
+        if n is None:
+            return (_cplx(g, dtype, length, features),)
+        if s.kwargs.get("batch_first"):
+            return (_cplx(g, dtype, n, length, features),)
+        return (_cplx(g, dtype, length, n, features),)
+    return build
 
 
 def _unary(f):
@@ -640,7 +670,8 @@ def _dense(module):
     values = (module.values if hasattr(module, "values")
               else torch.complex(module.values_real, module.values_imag))
     return torch.sparse_csr_tensor(module.crow_indices, module.col_indices, values,
-                                   (module.out_features, module.in_features)).to_dense()
+                                   (module.out_features, module.in_features),
+                                   check_invariants=True).to_dense()
 
 
 _NO_REFERENCE = {
@@ -654,7 +685,8 @@ _DEFAULTS = dict(unbatched=False)
 
 def _entry(cls, samples, builder, reference=None, no_reference="", **extra):
     """An entry; ``samples`` one argument tuple or Sample, or a tuple of them."""
-    if isinstance(samples, Sample) or not all(isinstance(s, (Sample, tuple)) for s in samples):
+    if (isinstance(samples, Sample) or not samples
+            or not all(isinstance(s, (Sample, tuple)) for s in samples)):
         samples = (samples,)
     samples = tuple(s if isinstance(s, Sample) else Sample(s) for s in samples)
     return LayerInfo(cls, samples, builder, reference, no_reference, **extra)
@@ -728,9 +760,9 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
                                    + native(m[0].bias).detach()), unbatched=True),
     # --- normalisation
     *[_entry(cls, ((3,), Sample((3,), {"affine": False}, "noaffine")),
-             _c(3, *[4] * d), _batch_norm_reference,
-             setup=_norm_setup) for d, cls in ((1, cnn.CplxBatchNorm1d), (2, cnn.CplxBatchNorm2d),
-                                                (3, cnn.CplxBatchNorm3d))],
+             _c(3, *[4] * d), _batch_norm_reference, setup=_norm_setup)
+      for d, cls in ((1, cnn.CplxBatchNorm1d), (2, cnn.CplxBatchNorm2d),
+                     (3, cnn.CplxBatchNorm3d))],
     *[_entry(cls, (3,), _c(3, *[4] * d), _naive_batch_norm_reference, setup=_norm_setup)
       for d, cls in ((1, cnn.CplxNaiveBatchNorm1d), (2, cnn.CplxNaiveBatchNorm2d),
                      (3, cnn.CplxNaiveBatchNorm3d))],
@@ -776,8 +808,8 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
     _entry(cnn.CplxUpsample, (Sample((), {"scale_factor": 2}, "nearest"),
                               Sample((), {"scale_factor": 2, "mode": "linear"}, "linear")),
            _c(3, 5), _split_module_reference(lambda m: torch.nn.Upsample(
-               scale_factor=m.scale_factor, mode=m.mode)), unbatched=True),
-    *[_entry(cls, ((1,), Sample((1,), {"polar": True}, "polar")) if False else (2,),
+               scale_factor=m.scale_factor, mode=m.mode))),
+    *[_entry(cls, (2,),
              _c(3, *[8] * d), _spectral_pool_reference(d), unbatched=True)
       for d, cls in ((1, cnn.CplxSpectralPool1d), (2, cnn.CplxSpectralPool2d),
                      (3, cnn.CplxSpectralPool3d))],
@@ -805,8 +837,8 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
            _loss(lambda m, x, y: m.modulus_weight * (x.abs() - y.abs()) ** 2
                  + m.phase_weight * (1 - torch.cos(torch.angle(x) - torch.angle(y)))),
            unbatched=True),
-    _entry(cnn.CplxSSIMLoss, _reductions(window_size=3), _inputs(("c", (2, 6, 6)),
-                                                                  ("c", (2, 6, 6))),
+    _entry(cnn.CplxSSIMLoss, _reductions(window_size=3),
+           _inputs(("c", (2, 6, 6)), ("c", (2, 6, 6))),
            no_reference="SSIM's Gaussian-window statistics: compared with a direct SSIM in "
                         "tests/test_nn_losses.py"),
     # --- spectral
@@ -852,8 +884,8 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
     _entry(cnn.CplxMorletConv1d, (Sample((1, 3, 5), {"padding": 2})), _c(1, 8),
            no_reference=_NO_REFERENCE["own"], unbatched=True),
     _entry(cnn.CplxSinusoidalPositionalEncoding,
-           (Sample((4,), {"dropout": 0.0}), Sample((4,), {"dropout": 0.0, "mode": "multiply"},
-                                                    "multiply")),
+           (Sample((4,), {"dropout": 0.0}),
+            Sample((4,), {"dropout": 0.0, "mode": "multiply"}, "multiply")),
            _c(3, 4), lambda m, x: native(x) + _sinusoid(x, m) if m.mode == "add"
            else native(x) * _sinusoid(x, m), stochastic=True,
            # the table of sinusoids is drawn at construction, in float32
@@ -869,13 +901,12 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
       for cls in (cnn.CplxRNNCell, cnn.CplxGRUCell, cnn.CplxLSTMCell)],
     *[_entry(cls, ((3, 4), Sample((3, 4), {"num_layers": 2, "bidirectional": True}, "bidir2"),
                    Sample((3, 4), {"batch_first": True}, "batchfirst")),
-             _inputs(("c", lambda s: (5, 3) if s.kwargs.get("batch_first") else (3,))),
-             _rnn_reference, unbatched=True)
+             _sequence(3), _rnn_reference, unbatched=True)
       for cls in (cnn.CplxRNN, cnn.CplxGRU, cnn.CplxLSTM)],
     _entry(cnn.CplxUnitaryRNNCell, (3, 4), _c(3), no_reference=_NO_REFERENCE["own"],
            unbatched=True),
-    _entry(cnn.CplxUnitaryRNN, (3, 4), _c(2, 3), no_reference=_NO_REFERENCE["own"],
-           unbatched=True),
+    _entry(cnn.CplxUnitaryRNN, (3, 4), _sequence(3), no_reference=_NO_REFERENCE["own"],
+           unbatched=True, batch_dim=1),
     _entry(cnn.CplxDataParallel, Sample((_Lazy(lambda: cnn.CplxLinear(3, 4)),)), _c(3),
            lambda m, x: native(x) @ native(m.module.weight).detach().T
            + native(m.module.bias).detach()),
@@ -886,3 +917,42 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
     _entry(masked.CplxSparseLinear, Sample((_Lazy(lambda: _sparse_weight(True)),)), _c(3),
            lambda m, x: native(x) @ _dense(m).T),
 ]
+
+_INT_PASSES = ("an integer tensor passes the input check: a Cplx of integer parts comes out "
+               "(torch.view_as_complex and torch.complex refuse one); the check is the "
+               "argument-check helpers' (cplx/_shared.py)")
+_CONTAINER = "a container: the error names the layer inside that refuses the input, as torch's"
+_RNN_HOOKS = ("the layer reads the weights of its projections ih_l*/hh_l* in its fused "
+              "sequence loop, not through their Module.__call__: their forward hooks never fire")
+
+#: what the generic tests found, per layer: skipped (not applicable) or expected to fail
+KNOWN = {
+    cnn.InterleavedRealToCplx: {"xfails": {"test_bad_dtype": _INT_PASSES}},
+    cnn.ConcatenatedRealToCplx: {"xfails": {"test_bad_dtype": _INT_PASSES}},
+    cnn.AsTypeCplx: {"xfails": {"test_bad_dtype": _INT_PASSES}},
+    cnn.TensorToCplx: {"xfails": {"test_bad_dtype": _INT_PASSES}},
+    cnn.CplxAnalytic: {"xfails": {"test_bad_dtype": _INT_PASSES}},
+    cnn.CplxSequential: {"skips": {"test_bad_input": _CONTAINER, "test_bad_dtype": _CONTAINER}},
+    cnn.CplxDataParallel: {"skips": {"test_bad_input": _CONTAINER, "test_bad_dtype": _CONTAINER}},
+    cnn.CplxRNN: {"xfails": {"test_hooks": _RNN_HOOKS}},
+    cnn.CplxGRU: {"xfails": {"test_hooks": _RNN_HOOKS}},
+    cnn.CplxLSTM: {"xfails": {"test_hooks": _RNN_HOOKS}},
+    cnn.CplxSinusoidalPositionalEncoding: {"xfails": {
+        "test_duck_complex": "the input is read as a tensor before the input check converts "
+                             "it: an object with .real/.imag raises AttributeError ('shape')",
+        "test_meta_to_empty": "the table of sinusoids is a non-persistent buffer filled at "
+                              "construction: on the meta device it is lost, and to_empty() "
+                              "leaves it uninitialised (no reset method refills it)",
+    }},
+    masked.SparseLinear: {"skips": {"test_meta_to_empty": (
+        "built from a dense weight's nonzeros: a size that depends on the data, which a meta "
+        "tensor cannot give")}},
+    masked.CplxSparseLinear: {"skips": {"test_meta_to_empty": (
+        "built from a dense weight's nonzeros: a size that depends on the data, which a meta "
+        "tensor cannot give")}},
+}
+
+for _info in LAYERS:
+    _known = KNOWN.get(_info.cls, {})
+    _info.skips = {**_info.skips, **_known.get("skips", {})}
+    _info.xfails = {**_info.xfails, **_known.get("xfails", {})}

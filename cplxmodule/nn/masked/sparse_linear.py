@@ -14,6 +14,7 @@ import torch
 
 from ...cplx import Cplx
 from ...cplx._dtypes import autocast_dtype
+from ...cplx._shared import check_features, checked_real, describe
 from ..modules.linear import _check_features
 
 __all__ = ["SparseLinear", "CplxSparseLinear"]
@@ -125,6 +126,7 @@ class SparseLinear(_CSRLinear):
         self.register_buffer("bias", None if bias is None else bias.detach().clone())
 
     def forward(self, input):
+        _check_real_features(self, input)
         output = self._product(self.values, _as_rows(input))
         if self.bias is not None:
             output = output + self.bias
@@ -196,6 +198,15 @@ class CplxSparseLinear(_CSRLinear):
             real = real + self.bias_real
             imag = imag + self.bias_imag
         return Cplx(_from_rows(real, input.real), _from_rows(imag, input.real))
+
+
+def _check_real_features(layer, input):
+    """Raise unless ``input`` is a floating point tensor of shape ``(..., in_features)``."""
+    where = layer._get_name()
+    checked_real(input, where=where)
+    if not input.is_floating_point():
+        raise TypeError(f"{where}: `input` must be a floating point tensor, got {describe(input)}")
+    check_features(input, layer.in_features, "input", where)
 
 
 def _as_rows(input):

@@ -1,0 +1,292 @@
+"""Generic properties of every public layer, driven by the layer table (``layer_table.py``).
+
+Each test runs on every entry of :data:`~tests.nn.layer_table.LAYERS`; an
+entry skips a test only with the reason its record gives, and an expected
+failure is strict (the day it passes, the entry must be updated).
+"""
+
+import copy
+import inspect
+import pickle
+
+import pytest
+import torch
+
+from cplxmodule import Cplx
+from cplxmodule.nn import CplxParameter
+from tests.helpers import Duck, flat_outputs, weighted_sum
+from tests.nn.layer_table import LAYERS
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+def _params(test, samples=False):
+    params = []
+    for info in LAYERS:
+        marks = []
+        if test in info.skips:
+            marks.append(pytest.mark.skip(reason=info.skips[test]))
+        elif test in info.xfails:
+            marks.append(pytest.mark.xfail(strict=True, reason=info.xfails[test]))
+        indices = range(len(info.samples)) if samples else [0]
+        for i in indices:
+            note = info.samples[i].note if samples else ""
+            ident = f"{info.id}-{note}" if note else info.id
+            params.append(pytest.param(info, i, id=ident, marks=marks))
+    return params
+
+
+def _close(actual, expected, atol=1e-10, rtol=1e-7):
+    actual, expected = flat_outputs(actual), flat_outputs(expected)
+    assert len(actual) == len(expected)
+    for a, e in zip(actual, expected):
+        assert a.shape == e.shape, (a.shape, e.shape)
+        if a.is_floating_point() or a.is_complex():
+            torch.testing.assert_close(a, e.to(a.dtype), atol=atol, rtol=rtol)
+        else:
+            assert torch.equal(a, e)
+
+
+def _run(info, module, inputs, seed=0):
+    """The output under a fixed seed (a stochastic layer in training mode draws from it)."""
+    with torch.random.fork_rng(devices=[]):
+        torch.default_generator.manual_seed(seed)
+        return module(*inputs)
+
+
+def _leaves(inputs):
+    """Inputs with leaf parts that require gradients, and those leaves."""
+    out, leaves = [], []
+    for x in inputs:
+        if isinstance(x, Cplx):
+            re, im = x.real.clone().requires_grad_(), x.imag.clone().requires_grad_()
+            out.append(Cplx(re, im))
+            leaves += [re, im]
+        elif isinstance(x, torch.Tensor) and x.is_floating_point():
+            leaf = x.clone().requires_grad_()
+            out.append(leaf)
+            leaves.append(leaf)
+        else:
+            out.append(x)
+    return out, leaves
+
+
+def _grads(output, leaves):
+    loss = weighted_sum(output, torch.Generator().manual_seed(1))
+    grads = torch.autograd.grad(loss, leaves, allow_unused=True)
+    return [torch.zeros_like(t) if g is None else g for g, t in zip(grads, leaves)]
+
+
+def _first_argument(module):
+    params = list(inspect.signature(type(module).forward).parameters)
+    return params[1] if len(params) > 1 else "input"
+
+
+@pytest.mark.parametrize("info, sample", _params("test_reference", samples=True))
+def test_reference(info, sample):
+    module = info.make(torch.float64, sample=sample).eval()
+    inputs = info.inputs(dtype=torch.float64, sample=sample)
+    with torch.no_grad():
+        _close(module(*inputs), info.reference(module, *inputs), atol=info.atol)
+
+
+@pytest.mark.parametrize("info, sample", _params("test_unbatched"))
+def test_unbatched(info, sample):
+    module = info.make(torch.float64, sample=sample).eval()
+    inputs = info.inputs(dtype=torch.float64, sample=sample, unbatched=True)
+    with torch.no_grad():
+        output = module(*inputs)
+        if info.reference is not None:
+            _close(output, info.reference(module, *inputs), atol=info.atol)
+        else:
+            batched = module(*(x.unsqueeze(info.batch_dim) for x in inputs))
+            expected = [t.squeeze(info.batch_dim if t.dim() > u.dim() else None)
+                        for t, u in zip(flat_outputs(batched), flat_outputs(output))]
+            _close(output, expected, atol=info.atol)
+
+
+@pytest.mark.parametrize("info, sample", _params("test_gradcheck"))
+def test_gradcheck(info, sample):
+    module = info.make(torch.float64, sample=sample).eval()
+    inputs = info.inputs(dtype=torch.float64, sample=sample)
+    structure = [x for x in inputs]
+    flat = []
+    for x in inputs:
+        flat += [x.real, x.imag] if isinstance(x, Cplx) else [x]
+
+    def f(*parts):
+        it, args = iter(parts), []
+        for x in structure:
+            args.append(Cplx(next(it), next(it)) if isinstance(x, Cplx) else next(it))
+        outputs = [t for t in flat_outputs(module(*args))
+                   if t.is_floating_point() or t.is_complex()]
+        return tuple(torch.view_as_real(t) if t.is_complex() else t for t in outputs)
+
+    leaves = [t.detach().clone().requires_grad_(t.is_floating_point()) for t in flat]
+    assert torch.autograd.gradcheck(f, leaves, fast_mode=True)
+
+
+def _as(kind, x, leaves):
+    if not isinstance(x, Cplx):
+        return x
+    re, im = x.real.detach().clone(), x.imag.detach().clone()
+    if kind == "duck":
+        re.requires_grad_(), im.requires_grad_()
+        leaves += [re, im]
+        return Duck(re, im)
+    z = torch.complex(re, im).requires_grad_()
+    leaves.append(z)
+    return z
+
+
+def _compare_complex_kinds(info, kind, dtype):
+    module = info.make(dtype).eval()
+    inputs = info.inputs(dtype=dtype)
+    as_cplx, cplx_leaves = _leaves(inputs)
+    expected = module(*as_cplx)
+    expected_grads = _grads(expected, cplx_leaves)
+    leaves = []
+    converted = [_as(kind, x, leaves) for x in inputs]
+    output = module(*converted)
+    grads = _grads(output, leaves)
+    tol = dict(atol=1e-5, rtol=1e-5) if dtype == torch.float32 else {}
+    _close(output, expected, **tol)
+    if kind == "duck":
+        _close(grads, expected_grads, **tol)
+    else:
+        # torch's convention: the gradient of a real loss is dL/dre + i dL/dim
+        real = [g for g in expected_grads]
+        pairs = [torch.complex(real[2 * k], real[2 * k + 1]) for k in range(len(real) // 2)]
+        _close(grads, pairs, **tol)
+
+
+@pytest.mark.parametrize("info, sample", _params("test_native_complex"))
+def test_native_complex(info, sample):
+    # complex64 and complex128
+    for dtype in (torch.float32, torch.float64):
+        _compare_complex_kinds(info, "native", dtype)
+
+
+@pytest.mark.parametrize("info, sample", _params("test_duck_complex"))
+def test_duck_complex(info, sample):
+    _compare_complex_kinds(info, "duck", torch.float64)
+
+
+@pytest.mark.parametrize("info, sample", _params("test_to_float64"))
+def test_to_float64(info, sample):
+    module = info.make(torch.float32).eval()
+    inputs = info.inputs(dtype=torch.float32)
+    with torch.no_grad():
+        expected = _run(info, module, inputs)
+        module.to(torch.float64)
+        for name, t in [*module.named_parameters(), *module.named_buffers()]:
+            if t.is_floating_point():
+                assert t.dtype == torch.float64, name
+        output = _run(info, module, [x.to(torch.float64) if isinstance(x, (Cplx, torch.Tensor))
+                                     else x for x in inputs])
+    for t in flat_outputs(output):
+        if t.is_floating_point() or t.is_complex():
+            assert t.dtype in (torch.float64, torch.complex128)
+    _close(output, expected, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("info, sample", _params("test_meta_to_empty"))
+def test_meta_to_empty(info, sample):
+    module = info.make(device="meta")
+    for name, t in [*module.named_parameters(), *module.named_buffers()]:
+        assert t.device.type == "meta", name
+    module.to_empty(device="cpu")
+    module.load_state_dict(info.make().state_dict())
+    module.eval()
+    inputs = info.inputs()
+    with torch.no_grad():
+        _close(_run(info, module, inputs), _run(info, info.make().eval(), inputs), atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("info, sample", _params("test_deepcopy"))
+def test_deepcopy(info, sample):
+    module = info.make().eval()
+    inputs = info.inputs()
+    clone = copy.deepcopy(module)
+    with torch.no_grad():
+        _close(_run(info, clone, inputs), _run(info, module, inputs), atol=0, rtol=0)
+        for (name, a), (_, b) in zip(module.state_dict().items(), clone.state_dict().items()):
+            assert a.data_ptr() != b.data_ptr() or a.numel() == 0, name
+
+
+@pytest.mark.parametrize("info, sample", _params("test_pickle"))
+def test_pickle(info, sample):
+    module = info.make().eval()
+    inputs = info.inputs()
+    clone = pickle.loads(pickle.dumps(module))
+    with torch.no_grad():
+        _close(_run(info, clone, inputs), _run(info, module, inputs), atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("info, sample", _params("test_state_dict"))
+def test_state_dict(info, sample):
+    module = info.make(seed=0).eval()
+    fresh = info.make(seed=1).eval()
+    fresh.load_state_dict(module.state_dict())
+    inputs = info.inputs()
+    with torch.no_grad():
+        _close(_run(info, fresh, inputs), _run(info, module, inputs), atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("info, sample", _params("test_hooks"))
+def test_hooks(info, sample):
+    # every submodule that computes is called through Module.__call__: no
+    # fast path that forward hooks (and so tools built on them) would miss
+    module = info.make().eval()
+    fired = set()
+    for name, sub in module.named_modules():
+        if isinstance(sub, CplxParameter):
+            continue
+        sub.register_forward_hook(lambda m, args, out, name=name: fired.add(name))
+    with torch.no_grad():
+        module(*info.inputs())
+    # parameters and torch's lists of modules are not called
+    passive = (CplxParameter, torch.nn.ModuleList, torch.nn.ModuleDict)
+    expected = {name for name, sub in module.named_modules() if not isinstance(sub, passive)}
+    assert fired == expected, sorted(expected - fired)
+
+
+@pytest.mark.parametrize("info, sample", _params("test_bad_input"))
+def test_bad_input(info, sample):
+    _refused(info, "str")
+
+
+@pytest.mark.parametrize("info, sample", _params("test_bad_dtype"))
+def test_bad_dtype(info, sample):
+    _refused(info, "int")
+
+
+def _refused(info, bad):
+    module = info.make().eval()
+    inputs = list(info.inputs())
+    first = inputs[0]
+    real = first.real if isinstance(first, Cplx) else first
+    inputs[0] = "a string" if bad == "str" else torch.ones(real.shape, dtype=torch.int64)
+    before = {k: v.clone() for k, v in module.state_dict().items()}
+    with pytest.raises((TypeError, ValueError)) as error:
+        module(*inputs)
+    message = str(error.value)
+    assert type(module).__name__ in message
+    assert f"`{_first_argument(module)}`" in message
+    after = module.state_dict()
+    assert before.keys() == after.keys()
+    for key in before:
+        assert torch.equal(before[key], after[key]), key
+
+
+@pytest.mark.parametrize("info, sample", _params("test_eval_deterministic"))
+def test_eval_deterministic(info, sample):
+    module = info.make().eval()
+    inputs = info.inputs()
+    with torch.no_grad():
+        _close(_run(info, module, inputs, seed=0), _run(info, module, inputs, seed=1),
+               atol=0, rtol=0)
+        # in training mode the draws come from torch's generator: a seed repeats them
+        module.train()
+        _close(_run(info, module, inputs, seed=2), _run(info, module, inputs, seed=2),
+               atol=0, rtol=0)
