@@ -35,7 +35,6 @@ mode (``LayerInfo.stochastic``), which are in eval mode.
 """
 
 import copy
-import dataclasses
 import functools
 import math
 
@@ -44,7 +43,7 @@ import torch
 
 from cplxmodule import Cplx
 
-from .layer_table import LAYERS, Sample
+from .layer_table import LAYERS
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -180,9 +179,7 @@ class _Checks:
 
 
 def _each_layer():
-    # an entry of no samples means one of no arguments (the table's ``()``)
-    return [pytest.param(info if info.samples else dataclasses.replace(info, samples=(Sample(),)),
-                         id=info.id) for info in LAYERS]
+    return [pytest.param(info, id=info.id) for info in LAYERS]
 
 
 # --- inputs ------------------------------------------------------------------------------------
