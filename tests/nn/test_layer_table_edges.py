@@ -103,7 +103,7 @@ EDGE_XFAILS = {
         "subnormal): its float32 intermediate quotients lose the digits (off by 60%)"),
     ("CplxPhaseAwareLoss", "grad_tiny38"): (
         "the gradient of x/|x| goes through (x/|x|)/|x|, beyond float32's range for "
-        "subnormal moduli, before its cancellation with the direct term: inf"),
+        "subnormal moduli, before its cancellation with the direct term: inf - inf, NaN"),
     ("CplxSSIMLoss", "zero_length"): (
         "zero channels reach conv2d as groups=0: torch's 'non-positive groups is not "
         "supported', not a ValueError naming the layer"),
