@@ -66,6 +66,9 @@ class CplxUnflatten(torch.nn.Unflatten, CplxToCplx):
     ------
     TypeError
         If the input is not a :class:`~cplxmodule.cplx.Cplx`.
+    ValueError
+        If the input has no dimension ``dim``, or its size there does not
+        unflatten into ``unflattened_size``.
 
     Examples
     --------
@@ -75,4 +78,24 @@ class CplxUnflatten(torch.nn.Unflatten, CplxToCplx):
 
     def forward(self, input):
         input = _check_cplx(self, input)
+        _check_unflattens(self, input.shape)
         return input.apply(torch.unflatten, self.dim, self.unflattened_size)
+
+
+def _check_unflattens(layer, shape):
+    """Raise a ``ValueError`` unless dimension ``layer.dim`` of ``shape`` unflattens as asked."""
+    dim, sizes = layer.dim, tuple(layer.unflattened_size)
+    if not isinstance(dim, int):
+        return  # a named dimension: torch's check
+    where = layer._get_name()
+    if not -len(shape) <= dim < len(shape):
+        raise ValueError(f"{where}: `input` has no dimension {dim}, got shape {tuple(shape)}")
+    known = 1
+    for size in sizes:
+        known *= size if size != -1 else 1
+    size = shape[dim]
+    if size != known and not (-1 in sizes and known and size % known == 0):
+        raise ValueError(
+            f"{where}: `input` must have a size in dimension {dim} that unflattens into"
+            f" {sizes}, got shape {tuple(shape)}"
+        )
