@@ -343,11 +343,15 @@ def phase_aware_loss(
     input, target = _checked_pair(input, target, reduction, where)
     check_weights(where, modulus_weight=modulus_weight, phase_weight=phase_weight)
     size_x, size_y = abs(input), abs(target)
-    dot = input.real * target.real + input.imag * target.imag
-    product = size_x * size_y
-    defined = product > 0
-    # the division only where it is defined, so that no NaN reaches the gradient
-    cos = torch.where(defined, dot / torch.where(defined, product, 1), 1)
+    defined = (size_x > 0) & (size_y > 0)
+    # the division only where it is defined, so that no NaN reaches the
+    # gradient; each number scaled to modulus one before the product, as
+    # the product of the moduli (and its square in the gradient) of small
+    # numbers underflows (in float32 below ~1e-19) where these do not
+    safe_x, safe_y = torch.where(defined, size_x, 1), torch.where(defined, size_y, 1)
+    dot = ((input.real / safe_x) * (target.real / safe_y)
+           + (input.imag / safe_x) * (target.imag / safe_y))
+    cos = torch.where(defined, dot, 1)
     difference = size_x - size_y
     loss = modulus_weight * difference * difference + phase_weight * (1 - cos)
     return _reduce(loss, reduction)
@@ -450,7 +454,9 @@ def ssim_loss(
     mu_a, mu_b, aa, bb, ab = (blur(m) for m in (a, b, a * a, b * b, a * b))
     c1, c2 = (k1 * data_range) ** 2, (k2 * data_range) ** 2
     mu_ab, mu_aa, mu_bb = mu_a * mu_b, mu_a * mu_a, mu_b * mu_b
-    ssim = ((2 * mu_ab + c1) * (2 * (ab - mu_ab) + c2)) / (
-        (mu_aa + mu_bb + c1) * ((aa - mu_aa) + (bb - mu_bb) + c2)
+    # a product of two ratios, not the ratio of two products, which overflow
+    # float32 for moduli above ~1e9
+    ssim = ((2 * mu_ab + c1) / (mu_aa + mu_bb + c1)) * (
+        (2 * (ab - mu_ab) + c2) / ((aa - mu_aa) + (bb - mu_bb) + c2)
     )
     return _reduce(1 - ssim, reduction)

@@ -37,18 +37,19 @@ __all__ = [
 
 
 def _select_by_modulus(n, input, pool, return_indices):
-    """Gather, per plane, the elements that ``pool`` picks on the squared modulus.
+    """Gather, per plane, the elements that ``pool`` picks on the modulus.
 
     ``pool(modulus)`` returns ``(values, indices)`` as torch's max pooling
     with ``return_indices=True`` does: indices into the flattened ``n``
     spatial dimensions of each plane (each sample and channel).
     """
     with torch.no_grad():
-        # |z|^2 orders like |z| and costs no square root; in float32 for a
-        # half-precision input, whose squares would round (bfloat16) or
-        # overflow (float16) into ties that pick the wrong element
+        # the modulus itself, not its square: squares of parts below ~1e-19
+        # (float32) underflow into ties that pick the wrong element, as do
+        # squares that overflow; in float32 for a half-precision input, whose
+        # moduli would round (bfloat16) into ties
         parts = input.float() if input.dtype in HALF_DTYPES else input
-        modulus = parts.real * parts.real + parts.imag * parts.imag
+        modulus = abs(parts)
         _, indices = pool(_channels_innermost(modulus, n))
     flat = indices.flatten(-n)
     output = input.apply(lambda part: part.flatten(-n).gather(-1, flat).view_as(indices))

@@ -21,7 +21,7 @@ import math
 
 import torch
 
-from ._dtypes import real_dtype
+from ._dtypes import HALF_DTYPES, real_dtype
 from ._shared import _prefix, checked_cplx, describe
 from .conversions import from_complex, to_complex
 from .elementwise import exp, phaseshift
@@ -442,5 +442,10 @@ def matrix_exp(input: CplxLike) -> Cplx:
     n = input.shape[-1]
     re, im = input.real, input.imag
     block = torch.cat([torch.cat([re, -im], -1), torch.cat([im, re], -1)], -2)
-    result = torch.linalg.matrix_exp(block)
+    if block.dtype in HALF_DTYPES:
+        # torch's matrix_exp in half precision returns NaN for some matrices
+        # of norm ~3 (on the CPU): in float32, rounded after
+        result = torch.linalg.matrix_exp(block.float()).to(block.dtype)
+    else:
+        result = torch.linalg.matrix_exp(block)
     return Cplx(result[..., :n, :n], result[..., n:, :n])

@@ -261,7 +261,7 @@ class CplxUnitaryRNN(_CplxUnitaryBase):
     -----
     - Input: ``(L, N, input_size)``, ``(N, L, input_size)`` with
       ``batch_first``, or ``(L, input_size)``, a
-      :class:`~cplxmodule.cplx.Cplx`.
+      :class:`~cplxmodule.cplx.Cplx` of at least one step (:math:`L \geq 1`).
     - ``hx``: ``(1, N, hidden_size)`` or ``(1, hidden_size)``, as for
       :class:`torch.nn.RNN` with one layer; zeros if omitted.
     - Output: ``output`` of shape ``(L, N, hidden_size)`` (``(N, L,
@@ -313,6 +313,13 @@ class CplxUnitaryRNN(_CplxUnitaryBase):
             input, "input", layout.format(self.input_size), (2, 3), self.input_size
         )
         batched = input.dim() == 3
+        steps = input.shape[1 if batched and self.batch_first else 0]
+        if steps == 0:
+            # as CplxRNN (and torch's RNN): no output of no steps to stack
+            raise ValueError(
+                f"{self._get_name()}: `input` must have at least one time step,"
+                f" got shape {tuple(input.shape)}"
+            )
         if batched and self.batch_first:
             input = input.transpose(0, 1)
         if not batched:
