@@ -21,7 +21,7 @@ import cplxmodule.cplx as cplx
 from cplxmodule.cplx import Cplx
 from cplxmodule.nn import CplxMultiheadAttention, cached
 
-from .helpers import DOUBLE, native, native_mha, native_scores, native_softmax, randc
+from ...helpers import DOUBLE, native, native_mha, native_scores, native_softmax, randc
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -19,8 +19,8 @@ from cplxmodule.nn import modules as M
 from cplxmodule.nn import relevance as R
 from cplxmodule.nn.masked import compact, convert_layers, to_masked
 from cplxmodule.nn.utils import named_sparsity
-from .test_relevance_functional import LOG_ALPHAS
-from .test_relevance_structured import (
+from .test_functional import LOG_ALPHAS
+from .test_structured import (
     COMPLEX, KINDS, REFERENCES, assert_training_gradcheck, dense_twin, inputs_of, parts,
     set_gates,
 )

@@ -26,8 +26,8 @@ from cplxmodule.nn.masked import (
 )
 from cplxmodule.nn.relevance import extensions as E
 from cplxmodule.nn.utils import named_sparsity, sparsity
-from .test_parallel import as_data_parallel, two_fake_devices  # noqa: F401 (a fixture)
-from .test_relevance_functional import ard_kl, cplx_log_modulus2, cplx_vd_kl, real_vd_kl
+from ...integration.test_parallel import as_data_parallel, two_fake_devices  # noqa: F401 (a fixture)
+from .test_functional import ard_kl, cplx_log_modulus2, cplx_vd_kl, real_vd_kl
 
 REAL_LAYERS = {
     "Linear": ((5, 3), (4, 5)),

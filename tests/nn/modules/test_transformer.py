@@ -29,7 +29,7 @@ from cplxmodule.nn import (
 )
 from cplxmodule.nn.masked import compact, magnitude_masks, to_masked
 
-from .helpers import DOUBLE, load_torch_transformer, native, native_linear, native_mha, randc
+from ...helpers import DOUBLE, load_torch_transformer, native, native_linear, native_mha, randc
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

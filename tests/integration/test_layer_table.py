@@ -9,7 +9,7 @@ import torch
 import cplxmodule.nn
 import cplxmodule.nn.losses
 
-PAGE = Path(__file__).resolve().parents[1] / "docs" / "guides" / "layers.rst"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "layers.rst"
 
 # Public modules that are not layers of their own, so have no row.
 NOT_LAYERS = {

@@ -22,7 +22,7 @@ import torch
 
 from .test_public_api import PUBLIC_MODULES, public_objects
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 PAGES = sorted(p for p in DOCS.rglob("*.rst") if "_build" not in p.parts)
 EXAMPLE_FILES = PAGES + [ROOT / "README.rst"]

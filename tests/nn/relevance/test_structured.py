@@ -20,8 +20,8 @@ from cplxmodule.nn import modules as M
 from cplxmodule.nn.masked import compact, convert_layers, to_masked
 from cplxmodule.nn.relevance import functional as F
 from cplxmodule.nn.utils import named_sparsity
-from .test_relevance import fake_broadcast, replicate_module
-from .test_relevance_functional import LOG_ALPHAS, ard_kl, cplx_vd_kl, real_vd_kl
+from .test_layers import fake_broadcast, replicate_module
+from .test_functional import LOG_ALPHAS, ard_kl, cplx_vd_kl, real_vd_kl
 
 FAMILIES = {
     "Linear": ((5, 3), (4, 5)),

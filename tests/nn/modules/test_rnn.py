@@ -27,7 +27,7 @@ from cplxmodule.nn import (
 )
 from cplxmodule.nn.masked import to_masked
 
-from .helpers import native_rnn, native_rnn_step
+from ...helpers import native_rnn, native_rnn_step
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
