@@ -5,7 +5,6 @@ import math
 import torch
 import torch.nn.functional as F
 
-import cplxmodule.cplx as cplx
 from cplxmodule import Cplx
 from cplxmodule.nn import CplxLayerNorm
 
@@ -17,11 +16,33 @@ class Duck:
         self.real, self.imag = real, imag
 
 
+# --- torch's native complex dtype: the independent reference of most tests ----------------------
+# Built from the parts with torch's own ops, never with the conversions under test.
+def cplx_to_native(z):
+    """The :class:`Cplx` ``z`` (a complex parameter too) in torch's complex dtype, in the graph."""
+    return torch.complex(z.real, z.imag)
+
+
 def as_native(value):
     """``value`` in torch's complex dtype if it is a :class:`Cplx`, else unchanged."""
-    if isinstance(value, Cplx):
-        return torch.complex(value.real, value.imag)
-    return value
+    return cplx_to_native(value) if isinstance(value, Cplx) else value
+
+
+def detached_native(value, dtype=None):
+    """:func:`as_native` of ``value``, detached, and cast to ``dtype`` if given."""
+    value = as_native(value).detach()
+    return value if dtype is None else value.to(dtype)
+
+
+def random_native(*shape, dtype=torch.complex128, seed=None, generator=None):
+    """A standard normal tensor of torch's complex ``dtype``.
+
+    Drawn from ``generator``, or from a new generator seeded with ``seed``,
+    or else from torch's global one.
+    """
+    if seed is not None:
+        generator = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, dtype=dtype, generator=generator)
 
 
 def flat_outputs(output):
@@ -67,15 +88,10 @@ def randc(*shape, seed=0):
                 torch.randn(*shape, generator=g, dtype=torch.float64))
 
 
-def native(z):
-    """``z`` (a :class:`Cplx`, a complex parameter) detached, in torch's complex dtype."""
-    return cplx.to_complex(z).detach()
-
-
 def native_linear(proj, x):
     """The complex linear layer ``proj`` applied to the native complex ``x``."""
-    out = x @ native(proj.weight).T
-    return out if proj.bias is None else out + native(proj.bias)
+    out = x @ detached_native(proj.weight).T
+    return out if proj.bias is None else out + detached_native(proj.bias)
 
 
 def native_scores(q, k, score):
@@ -121,7 +137,7 @@ def native_mha(layer, query, key, value, key_padding_mask=None, attn_mask=None,
     # the appended keys: bias_k then a zero key, open to every query
     appended = []
     if layer.bias_k is not None:
-        appended.append((native(layer.bias_k), native(layer.bias_v)))
+        appended.append((detached_native(layer.bias_k), detached_native(layer.bias_v)))
     if layer.add_zero_attn:
         appended.append((torch.zeros(d * h, dtype=k.dtype),) * 2)
     for bias_k, bias_v in appended:

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 import cplxmodule.cplx as cplx
 from cplxmodule.cplx import Cplx
 from cplxmodule.cplx.linalg import STRATEGIES
+from ..helpers import random_native
 
 DTYPES = [torch.complex64, torch.complex128]
 ALL_STRATEGIES = [None, *STRATEGIES]
@@ -20,10 +21,6 @@ pytestmark = [
     pytest.mark.usefixtures("one_thread"),
 ]
 HYPOTHESIS = settings(max_examples=12, deadline=None, derandomize=True)
-
-
-def native(shape, dtype, generator=None):
-    return torch.randn(*shape, dtype=dtype, generator=generator)
 
 
 def compare(ours, theirs, *operands):
@@ -73,8 +70,8 @@ def compare(ours, theirs, *operands):
 @pytest.mark.parametrize("batch", [(), (5,), (2, 3)], ids=str)
 @pytest.mark.parametrize("with_bias", [False, True])
 def test_linear(dtype, strategy, batch, with_bias):
-    x, w = native((*batch, 7), dtype), native((4, 7), dtype)
-    b = native((4,), dtype) if with_bias else None
+    x, w = random_native((*batch, 7), dtype=dtype), random_native((4, 7), dtype=dtype)
+    b = random_native((4,), dtype=dtype) if with_bias else None
     compare(
         lambda x, w, b: cplx.linear(x, w, b, strategy=strategy), F.linear, x, w, b
     )
@@ -82,7 +79,7 @@ def test_linear(dtype, strategy, batch, with_bias):
 
 @pytest.mark.parametrize("strategy", ALL_STRATEGIES)
 def test_linear_real_weight_and_bias(strategy):
-    x = native((3, 6), torch.complex128)
+    x = random_native((3, 6), dtype=torch.complex128)
     w, b = torch.randn(5, 6, dtype=torch.float64), torch.randn(5, dtype=torch.float64)
     compare(
         lambda x, w, b: cplx.linear(x, w, b, strategy=strategy),
@@ -90,7 +87,7 @@ def test_linear_real_weight_and_bias(strategy):
         x, w, b,
     )
     # a real bias with a complex weight
-    wc = native((5, 6), torch.complex128)
+    wc = random_native((5, 6), dtype=torch.complex128)
     compare(
         lambda x, w, b: cplx.linear(x, w, b, strategy=strategy),
         lambda x, w, b: F.linear(x, w, b.to(x.dtype)),
@@ -107,7 +104,9 @@ def test_linear_shapes(batch, n_in, n_out, strategy):
     dtype = torch.complex128
     compare(
         lambda x, w, b: cplx.linear(x, w, b, strategy=strategy), F.linear,
-        native((batch, n_in), dtype), native((n_out, n_in), dtype), native((n_out,), dtype),
+        random_native((batch, n_in), dtype=dtype),
+        random_native((n_out, n_in), dtype=dtype),
+        random_native((n_out,), dtype=dtype),
     )
 
 
@@ -124,13 +123,13 @@ def test_bilinear(dtype, strategy, conjugate, batch):
     compare(
         lambda x1, x2, w, b: cplx.bilinear(x1, x2, w, b, conjugate, strategy=strategy),
         reference,
-        native((*batch, 3), dtype), native((*batch, 4), dtype),
-        native((2, 3, 4), dtype), native((2,), dtype),
+        random_native((*batch, 3), dtype=dtype), random_native((*batch, 4), dtype=dtype),
+        random_native((2, 3, 4), dtype=dtype), random_native((2,), dtype=dtype),
     )
 
 
 def test_bilinear_default_conjugates():
-    x1, x2, w = (native(s, torch.complex128) for s in [(5, 3), (5, 4), (2, 3, 4)])
+    x1, x2, w = (random_native(s, dtype=torch.complex128) for s in [(5, 3), (5, 4), (2, 3, 4)])
     compare(
         lambda x1, x2, w: cplx.bilinear(x1, x2, w),
         lambda x1, x2, w: torch.einsum("bi,kij,bj->bk", x1.conj(), w, x2),
@@ -152,14 +151,14 @@ def test_bilinear_default_conjugates():
     ],
 )
 def test_einsum(dtype, equation, shapes):
-    operands = [native(s, dtype) for s in shapes]
+    operands = [random_native(s, dtype=dtype) for s in shapes]
     compare(lambda *z: cplx.einsum(equation, *z), lambda *z: torch.einsum(equation, *z), *operands)
     # the list form
     compare(lambda *z: cplx.einsum(equation, list(z)), lambda *z: torch.einsum(equation, *z), *operands)
 
 
 def test_einsum_mixed_real_operand():
-    a = native((2, 3), torch.complex128)
+    a = random_native((2, 3), dtype=torch.complex128)
     b = torch.randn(3, 4, dtype=torch.float64)
     compare(
         lambda a, b: cplx.einsum("ij,jk->ik", a, b),
@@ -230,8 +229,9 @@ def check_conv(n, case, padding_mode, strategy, dtype):
 
     weight_shape = (case["out_channels"], case["in_channels"] // case["groups"], *case["kernel"])
     compare(
-        ours, reference, native(case["input_shape"], dtype),
-        native(weight_shape, dtype), native((case["out_channels"],), dtype),
+        ours, reference, random_native(case["input_shape"], dtype=dtype),
+        random_native(weight_shape, dtype=dtype),
+        random_native((case["out_channels"],), dtype=dtype),
     )
 
 
@@ -264,7 +264,7 @@ def test_conv_padding_modes(n, padding_mode, padding):
 
 @pytest.mark.parametrize("strategy", ALL_STRATEGIES)
 def test_conv2d_real_weight_no_bias(strategy):
-    x, w = native((2, 3, 6, 5), torch.complex128), torch.randn(4, 3, 3, 2, dtype=torch.float64)
+    x, w = random_native((2, 3, 6, 5), dtype=torch.complex128), torch.randn(4, 3, 3, 2, dtype=torch.float64)
     compare(
         lambda x, w: cplx.conv2d(x, w, padding=1, strategy=strategy),
         lambda x, w: F.conv2d(x, w.to(x.dtype), padding=1),
@@ -306,9 +306,9 @@ def test_conv_transpose(n, strategy, dtype):
         compare(
             lambda x, w, b: ours_conv(x, w, b, *args, strategy=strategy),
             lambda x, w, b: theirs_conv(x, w, b, *args),
-            native((*case["batch"], case["in_channels"], *case["size"]), dtype),
-            native((case["in_channels"], case["out_per_group"], *case["kernel"]), dtype),
-            native((out_channels,), dtype),
+            random_native((*case["batch"], case["in_channels"], *case["size"]), dtype=dtype),
+            random_native((case["in_channels"], case["out_per_group"], *case["kernel"]), dtype=dtype),
+            random_native((out_channels,), dtype=dtype),
         )
 
     check()
@@ -343,7 +343,7 @@ def test_max_pool(n, dtype):
         size = (dilation * (kernel - 1) + 1 + data.draw(st.integers(0, 3)),) * n
         kwargs = dict(kernel_size=kernel, stride=stride, padding=padding,
                       dilation=dilation, ceil_mode=ceil_mode)
-        x = native((*batch, channels, *size), dtype)
+        x = random_native((*batch, channels, *size), dtype=dtype)
         compare(lambda z: ours_pool(z, **kwargs), reference_pool(n, False, **kwargs), x)
 
         output, indices = ours_pool(cplx.from_complex(x), return_indices=True, **kwargs)
@@ -451,7 +451,9 @@ def test_linear_default_both_regimes(shape, dtype):
     batch, n_in, n_out = shape
     compare(
         lambda x, w, b: cplx.linear(x, w, b), F.linear,
-        native((batch, n_in), dtype), native((n_out, n_in), dtype), native((n_out,), dtype),
+        random_native((batch, n_in), dtype=dtype),
+        random_native((n_out, n_in), dtype=dtype),
+        random_native((n_out,), dtype=dtype),
     )
 
 
@@ -494,7 +496,7 @@ def test_native_output_repacks_to_the_computed_tensor():
 
 def test_repacked_chain_passes_gradients():
     # gradients through the re-packed tensor reach both parts of every leaf
-    xs = [native(s, torch.complex128) for s in [(4, 5), (6, 5), (6,), (3, 6)]]
+    xs = [random_native(s, dtype=torch.complex128) for s in [(4, 5), (6, 5), (6,), (3, 6)]]
     compare(
         lambda x, w1, b1, w2: cplx.linear(
             cplx.linear(x, w1, b1, strategy="native"), w2, strategy="native"

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 import cplxmodule.cplx as cplx
 from cplxmodule import nn
 from cplxmodule.cplx import Cplx
+from ..helpers import cplx_to_native
 
 
 def native_spectral_pool3d(z, output_size):
@@ -27,10 +28,6 @@ def native_spectral_pool3d(z, output_size):
     return torch.fft.ifftn(out, dim=dims) * out.shape[-3:].numel()
 
 
-def native(z):
-    return torch.complex(z.real, z.imag)
-
-
 @settings(max_examples=20, deadline=None)
 @given(
     sizes=st.lists(st.tuples(st.integers(1, 6), st.integers(0, 4)), min_size=3, max_size=3),
@@ -41,17 +38,17 @@ def test_spectral_pool3d_matches_native_complex(sizes, seed):
     spatial = tuple(m + extra for m, extra in sizes)
     output_size = tuple(m for m, _ in sizes)
     x = cplx.randn(2, *spatial, dtype=torch.float64)
-    expected = native_spectral_pool3d(native(x), output_size)
+    expected = native_spectral_pool3d(cplx_to_native(x), output_size)
     got = cplx.spectral_pool3d(x, output_size)
-    torch.testing.assert_close(native(got), expected, rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(cplx_to_native(got), expected, rtol=1e-10, atol=1e-12)
 
 
 def test_spectral_pool3d_layer_copies_and_gradcheck():
     layer = nn.CplxSpectralPool3d((2, 3, 4))
     x = cplx.randn(2, 3, 4, 5, 6, dtype=torch.float64)
-    expected = native_spectral_pool3d(native(x), (2, 3, 4))
+    expected = native_spectral_pool3d(cplx_to_native(x), (2, 3, 4))
     for candidate in (layer, copy.deepcopy(layer), layer.to(torch.float64)):
-        torch.testing.assert_close(native(candidate(x)), expected, rtol=1e-10, atol=1e-12)
+        torch.testing.assert_close(cplx_to_native(candidate(x)), expected, rtol=1e-10, atol=1e-12)
     assert layer.state_dict() == {}
     assert repr(layer) == "CplxSpectralPool3d(output_size=(2, 3, 4))"
 

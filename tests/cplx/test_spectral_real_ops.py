@@ -24,6 +24,7 @@ import torch
 
 from cplxmodule import cplx
 from cplxmodule.cplx import Cplx, spectral
+from ..helpers import cplx_to_native
 
 
 @pytest.fixture
@@ -40,10 +41,6 @@ def as_cplx(z):
     return cplx.from_complex(torch.from_numpy(np.ascontiguousarray(z)))
 
 
-def native(z):
-    return torch.complex(z.real, z.imag)
-
-
 # lengths of one matrix (up to 64), of the four steps (composite above 64:
 # 65 = 5 * 13, 360 = 18 * 20, 1024 = 32 * 32) and a prime above 64
 LENGTHS = [1, 2, 7, 64, 65, 97, 360, 1024]
@@ -55,7 +52,7 @@ LENGTHS = [1, 2, 7, 64, 65, 97, 360, 1024]
 def test_fft_of_each_length_matches_numpy(name, n):
     z = numpy_signal(3, n, seed=n)
     expected = getattr(np.fft, name)(z)
-    actual = native(getattr(cplx, name)(as_cplx(z)))
+    actual = cplx_to_native(getattr(cplx, name)(as_cplx(z)))
     np.testing.assert_allclose(actual.numpy(), expected, rtol=1e-11, atol=1e-11 * np.sqrt(n))
 
 
@@ -66,7 +63,7 @@ def test_fft_of_each_length_matches_numpy(name, n):
 def test_fft_settings_match_numpy(name, norm, dim, n):
     z = numpy_signal(4, 6, 7)
     expected = getattr(np.fft, name)(z, n=n, axis=dim, norm=norm)
-    actual = native(getattr(cplx, name)(as_cplx(z), n=n, dim=dim, norm=norm))
+    actual = cplx_to_native(getattr(cplx, name)(as_cplx(z), n=n, dim=dim, norm=norm))
     np.testing.assert_allclose(actual.numpy(), expected, rtol=1e-11, atol=1e-12)
 
 
@@ -81,7 +78,7 @@ def test_fftn_settings_match_numpy(name, norm, s, dim):
     axes = dim if dim is not None else (None if s is None else tuple(range(-len(s), 0)))
     np_s = None if s is None else [z.shape[a] if m == -1 else m for m, a in zip(s, axes)]
     expected = getattr(np.fft, name)(z, s=np_s, axes=axes, norm=norm)
-    actual = native(getattr(cplx, name)(as_cplx(z), s=s, dim=dim, norm=norm))
+    actual = cplx_to_native(getattr(cplx, name)(as_cplx(z), s=s, dim=dim, norm=norm))
     np.testing.assert_allclose(actual.numpy(), expected, rtol=1e-11, atol=1e-12)
 
 
@@ -109,11 +106,11 @@ def test_stft_matches_torch_kernel(batch, pad_mode):
     for n_fft, hop, win_length, center, kind, normalized in SETTINGS:
         window = window_of(kind, n_fft, win_length)
         expected = torch.stft(
-            native(x), n_fft, hop, win_length, window, center, pad_mode, normalized,
+            cplx_to_native(x), n_fft, hop, win_length, window, center, pad_mode, normalized,
             onesided=False, return_complex=True,
         )
         actual = cplx.stft(x, n_fft, hop, win_length, window, center, pad_mode, normalized)
-        torch.testing.assert_close(native(actual), expected, rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(cplx_to_native(actual), expected, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.usefixtures("real_ops")
@@ -128,7 +125,7 @@ def test_istft_matches_torch_kernel(batch, length):
         spectrum = cplx.randn(*batch, n_fft, frames, dtype=torch.float64)
         try:
             expected = torch.istft(
-                native(spectrum), n_fft, hop, win_length, window, center, normalized,
+                cplx_to_native(spectrum), n_fft, hop, win_length, window, center, normalized,
                 onesided=False, length=length, return_complex=True,
             )
         except RuntimeError:
@@ -137,7 +134,7 @@ def test_istft_matches_torch_kernel(batch, length):
             continue
         actual = cplx.istft(spectrum, n_fft, hop, win_length, window, center, normalized,
                             length)
-        torch.testing.assert_close(native(actual), expected, rtol=1e-10, atol=1e-12)
+        torch.testing.assert_close(cplx_to_native(actual), expected, rtol=1e-10, atol=1e-12)
         compared += 1
     assert compared >= 30  # of the 96 settings, those torch inverts
 
@@ -147,7 +144,7 @@ def test_istft_matches_torch_kernel(batch, length):
 def test_hilbert_matches_scipy(shape, dim):
     x = np.random.default_rng(1).standard_normal(shape)
     expected = scipy.signal.hilbert(x, axis=dim)
-    actual = native(cplx.hilbert(torch.from_numpy(x), dim=dim))
+    actual = cplx_to_native(cplx.hilbert(torch.from_numpy(x), dim=dim))
     np.testing.assert_allclose(actual.numpy(), expected, rtol=1e-11, atol=1e-11)
 
 

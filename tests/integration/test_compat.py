@@ -23,6 +23,7 @@ import cplxmodule.cplx as cplx
 import cplxmodule.nn as cnn
 from cplxmodule.cplx import Cplx
 from cplxmodule.nn import masked
+from ..helpers import random_native
 
 DATA = pathlib.Path(__file__).parents[1] / "data"
 PUBLISHED = json.loads((DATA / "published_names.json").read_text())
@@ -414,17 +415,13 @@ def test_migration_guide_examples():
 
 
 # --- the published spellings of the functional core, against torch ------------
-def native(*shape, dtype=torch.complex128):
-    return torch.randn(*shape, dtype=dtype)
-
-
 def close(z, expected):
     torch.testing.assert_close(cplx.to_complex(z), expected)
 
 
 @pytest.mark.parametrize("name", ["linear_naive", "linear_cat", "linear_3m"])
 def test_linear_strategies(name):
-    x, w, b = native(5, 4), native(3, 4), native(3)
+    x, w, b = random_native(5, 4), random_native(3, 4), random_native(3)
     f = getattr(cplx, name)
     close(f(*map(cplx.from_complex, (x, w, b))), F.linear(x, w, b))
     close(f(cplx.from_complex(x), cplx.from_complex(w)), F.linear(x, w))
@@ -433,7 +430,7 @@ def test_linear_strategies(name):
 @pytest.mark.parametrize("name", ["bilinear_naive", "bilinear_cat"])
 @pytest.mark.parametrize("conjugate", [True, False])
 def test_bilinear_strategies(name, conjugate):
-    x1, x2, w, b = native(5, 3), native(5, 2), native(4, 3, 2), native(4)
+    x1, x2, w, b = random_native(5, 3), random_native(5, 2), random_native(4, 3, 2), random_native(4)
     left = x1.conj() if conjugate else x1
     expected = torch.einsum("ni,kij,nj->nk", left, w, x2) + b
     args = map(cplx.from_complex, (x1, x2, w, b))
@@ -444,7 +441,7 @@ def test_bilinear_strategies(name, conjugate):
 @pytest.mark.parametrize("n", [1, 2])
 def test_convnd_every_padding_mode(n, mode):
     conv = [F.conv1d, F.conv2d][n - 1]
-    x, w, b = native(2, 4, *[7] * n), native(6, 2, *[3] * n), native(6)
+    x, w, b = random_native(2, 4, *[7] * n), random_native(6, 2, *[3] * n), random_native(6)
     padded = x if mode == "zeros" else F.pad(x, [1, 1] * n, mode=mode)
     expected = conv(padded, w, b, 1, 1 if mode == "zeros" else 0, 1, 2)
     z = cplx.convnd(conv, *map(cplx.from_complex, (x, w, b)), 1, 1, 1, 2, mode)
@@ -453,17 +450,17 @@ def test_convnd_every_padding_mode(n, mode):
 
 @pytest.mark.parametrize("name", ["convnd_naive", "convnd_3m", "convnd_quick"])
 def test_convnd_strategies(name):
-    x, w = native(2, 4, 6, 6), native(4, 4, 3, 3)
+    x, w = random_native(2, 4, 6, 6), random_native(4, 4, 3, 3)
     args = (F.conv2d, cplx.from_complex(x), cplx.from_complex(w), 2, 1, 1)
     close(getattr(cplx, name)(*args), F.conv2d(x, w, None, 2, 1, 1))
     if name != "convnd_quick":  # it takes no groups
-        wg = native(4, 2, 3, 3)
+        wg = random_native(4, 2, 3, 3)
         z = getattr(cplx, name)(F.conv2d, cplx.from_complex(x), cplx.from_complex(wg), 1, 0, 1, 2)
         close(z, F.conv2d(x, wg, groups=2))
 
 
 def test_conv_transposend_keeps_the_published_output_padding():
-    x, w, b = native(2, 4, 5), native(4, 3, 3), native(3)
+    x, w, b = random_native(2, 4, 5), random_native(4, 3, 3), random_native(3)
     z = cplx.conv_transposend(F.conv_transpose1d, *map(cplx.from_complex, (x, w, b)), stride=2)
     close(z, F.conv_transpose1d(x, w, b, stride=2, output_padding=1))
     with pytest.raises(ValueError, match="`padding_mode`"):
@@ -474,13 +471,13 @@ def test_conv_transposend_keeps_the_published_output_padding():
 
 @pytest.mark.parametrize("name", ["conv_transposend_naive", "conv_transposend_3m"])
 def test_conv_transposend_strategies(name):
-    x, w = native(2, 4, 5, 5), native(4, 3, 3, 3)
+    x, w = random_native(2, 4, 5, 5), random_native(4, 3, 3, 3)
     args = (F.conv_transpose2d, cplx.from_complex(x), cplx.from_complex(w), 2, 1, 1, 2, 1)
     close(getattr(cplx, name)(*args), F.conv_transpose2d(x, w, None, 2, 1, 1, 2, 1))
 
 
 def test_conv_transpose_accepts_the_published_padding_mode():
-    x, w = native(1, 2, 5), native(2, 3, 3)
+    x, w = random_native(1, 2, 5), random_native(2, 3, 3)
     xz, wz = cplx.from_complex(x), cplx.from_complex(w)
     z = cplx.conv_transpose1d(xz, wz, None, 1, 0, 0, 1, 1, "zeros")
     close(z, F.conv_transpose1d(x, w))
@@ -489,7 +486,7 @@ def test_conv_transpose_accepts_the_published_padding_mode():
 
 
 def test_max_poolnd_and_symmetric_circular_padding():
-    x = native(1, 2, 4, 6)
+    x = random_native(1, 2, 4, 6)
     z = cplx.max_poolnd(F.max_pool2d, cplx.from_complex(x), 2)
     windows = x.unfold(2, 2, 2).unfold(3, 2, 2).reshape(1, 2, 2, 3, 4)
     expected = torch.gather(windows, -1, windows.abs().argmax(-1, keepdim=True))[..., 0]
@@ -540,7 +537,7 @@ def test_item_of_many_elements_is_a_value_error():
      ("i1->i", [(4,)]), ("i->j", [(4,)])],
 )
 def test_einsum_errors_are_torchs(equation, shapes):
-    operands = [native(*s) for s in shapes]
+    operands = [random_native(*s) for s in shapes]
     with pytest.raises(RuntimeError) as expected:
         torch.einsum(equation, *operands)
     with pytest.raises(RuntimeError) as ours:
@@ -551,14 +548,14 @@ def test_einsum_errors_are_torchs(equation, shapes):
 @pytest.mark.parametrize("reduction", ["sum", "mean"])
 @pytest.mark.parametrize("dim, keepdim", [(None, False), (0, False), (1, True), ((0, 2), False)])
 def test_reductions(reduction, dim, keepdim):
-    x = native(2, 3, 4)
+    x = random_native(2, 3, 4)
     z = getattr(cplx.from_complex(x), reduction)(dim=dim, keepdim=keepdim)
     kwargs = {} if dim is None else {"dim": dim, "keepdim": keepdim}
     close(z, getattr(x, reduction)(**kwargs))
 
 
 def test_abs_method_and_casts():
-    x = native(3, 2)
+    x = random_native(3, 2)
     z = cplx.from_complex(x)
     torch.testing.assert_close(z.abs(), x.abs())
     assert z.float().dtype == torch.float32 and z.double().dtype == torch.float64

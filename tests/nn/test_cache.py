@@ -25,6 +25,7 @@ from cplxmodule.nn.masked import (
     CplxLinearMasked,
     LinearMasked,
 )
+from ..helpers import as_native, detached_native
 
 replicate_module = importlib.import_module("torch.nn.parallel.replicate")
 
@@ -35,37 +36,29 @@ MODES = {
 }
 
 
-def native(z):
-    return torch.complex(z.real, z.imag) if isinstance(z, Cplx) else z
-
-
 def parts(z):
     return (z.real, z.imag) if isinstance(z, Cplx) else (z,)
 
 
-def as_native(out):
-    return native(out).detach()
-
-
 def effective_weight(layer):
-    weight = native(layer.weight).detach()
+    weight = detached_native(layer.weight)
     mask = getattr(layer, "mask", None)
     return weight if mask is None else weight * mask
 
 
 # (layer factory, input factory, reference: (layer, native input) -> native output)
 def _linear_reference(layer, x):
-    bias = None if layer.bias is None else native(layer.bias).detach()
+    bias = None if layer.bias is None else detached_native(layer.bias)
     return F.linear(x, effective_weight(layer), bias)
 
 
 def _conv2d_reference(layer, x):
-    bias = None if layer.bias is None else native(layer.bias).detach()
+    bias = None if layer.bias is None else detached_native(layer.bias)
     return F.conv2d(x, effective_weight(layer), bias, padding=layer.padding, groups=layer.groups)
 
 
 def _conv_transpose2d_reference(layer, x):
-    bias = None if layer.bias is None else native(layer.bias).detach()
+    bias = None if layer.bias is None else detached_native(layer.bias)
     return F.conv_transpose2d(x, effective_weight(layer), bias, stride=layer.stride)
 
 
@@ -109,8 +102,8 @@ def make(name):
 
 def check(layer, x, reference):
     # Gauss's trick sums parts: its rounding differs from torch's complex product
-    expected = reference(layer, native(x))
-    torch.testing.assert_close(as_native(layer(x)), expected, rtol=1e-4, atol=1e-4)
+    expected = reference(layer, as_native(x))
+    torch.testing.assert_close(detached_native(layer(x)), expected, rtol=1e-4, atol=1e-4)
 
 
 def tensors(layer):
@@ -153,7 +146,7 @@ def test_outside_the_context_each_access_computes_the_product():
         first = layer.weight_masked
         assert layer.weight_masked is not first
         first.real.add_(1.0)  # writing into a returned product changes nothing
-        torch.testing.assert_close(native(layer.weight_masked), effective_weight(layer))
+        torch.testing.assert_close(as_native(layer.weight_masked), effective_weight(layer))
 
 
 # ------------------------------------------------------------ inside the context
@@ -165,7 +158,7 @@ def test_inside_the_context_outputs_match_and_products_are_reused(name, mode):
     layer, x, reference = make(name)
     masked = hasattr(layer, "mask")
     with MODES[mode]():
-        expected = reference(layer, native(x))
+        expected = reference(layer, as_native(x))
         with cached(layer) as held:
             assert held is layer
             outputs = [layer(x), layer(x)]
@@ -174,7 +167,7 @@ def test_inside_the_context_outputs_match_and_products_are_reused(name, mode):
                 layer.mask.data.zero_()
                 outputs.append(layer(x))
         for out in outputs:
-            torch.testing.assert_close(as_native(out), expected, rtol=1e-4, atol=1e-4)
+            torch.testing.assert_close(detached_native(out), expected, rtol=1e-4, atol=1e-4)
         check(layer, x, reference)  # on exit everything is dropped
     assert not _stores()
 
@@ -250,16 +243,16 @@ def test_nested_contexts_keep_the_cache_until_the_outermost_exits():
     model = torch.nn.Sequential(_masked(CplxLinearMasked(4, 4)), _masked(CplxLinearMasked(4, 2)))
     x = cplx.randn(3, 4)
     with torch.no_grad():
-        expected = as_native(model(x))
+        expected = detached_native(model(x))
         with cached(model):
             with cached(model[1]), cached(model):
                 model(x)
             model[1].mask.data.zero_()
             # the inner contexts' exit kept the outer one's cache
-            torch.testing.assert_close(as_native(model(x)), expected)
+            torch.testing.assert_close(detached_native(model(x)), expected)
         # the outermost exit dropped it
-        hidden = _linear_reference(model[0], native(x))
-        torch.testing.assert_close(as_native(model(x)), _linear_reference(model[1], hidden))
+        hidden = _linear_reference(model[0], as_native(x))
+        torch.testing.assert_close(detached_native(model(x)), _linear_reference(model[1], hidden))
     assert not _stores()
 
 
@@ -295,12 +288,12 @@ def test_one_context_object_entered_twice():
     layer, x, reference = make("linear-masked")
     context = cached(layer)
     with torch.no_grad():
-        expected = reference(layer, native(x))
+        expected = reference(layer, as_native(x))
         with context:
             with context:
                 layer(x)
             layer.mask.data.zero_()
-            torch.testing.assert_close(as_native(layer(x)), expected)
+            torch.testing.assert_close(detached_native(layer(x)), expected)
         check(layer, x, reference)
     assert not _stores()
 
@@ -351,7 +344,7 @@ def test_another_thread_outside_the_context_reads_its_own_weights():
 def test_a_context_of_another_thread_neither_shares_nor_drops_the_store():
     layer, x, reference = make("linear-masked")
     with torch.no_grad(), cached(layer):
-        expected = reference(layer, native(x))
+        expected = reference(layer, as_native(x))
         layer(x)
         store = dict(_stores()[layer])
 
@@ -365,7 +358,7 @@ def test_a_context_of_another_thread_neither_shares_nor_drops_the_store():
         # B's exit dropped its own store only: this thread's values are reused
         assert _stores()[layer] == store
         layer.mask.data.zero_()
-        torch.testing.assert_close(as_native(layer(x)), expected)
+        torch.testing.assert_close(detached_native(layer(x)), expected)
     assert not _stores()
 
 
@@ -373,7 +366,7 @@ def test_many_threads_enter_and_exit_concurrently():
     model = torch.nn.Sequential(_masked(CplxLinearMasked(4, 4)), _masked(CplxLinearMasked(4, 2)))
     x = cplx.randn(3, 4)
     with torch.no_grad():
-        expected = as_native(model(x))
+        expected = detached_native(model(x))
     barrier = threading.Barrier(4)
 
     def worker():
@@ -381,7 +374,7 @@ def test_many_threads_enter_and_exit_concurrently():
         outputs = []
         for _ in range(20):
             with torch.no_grad(), cached(model), cached(model[1]):
-                outputs.append(as_native(model(x)))
+                outputs.append(detached_native(model(x)))
         return outputs, not _stores()
 
     threads_results = []
@@ -434,17 +427,17 @@ def test_replicas_made_inside_compute_their_own_weights(monkeypatch):
     x = cplx.randn(2, 2, 5, 5)
     monkeypatch.setattr(replicate_module, "_broadcast_coalesced_reshape", _distinct_copies)
     with torch.no_grad(), cached(model):
-        expected = as_native(model(x))
+        expected = detached_native(model(x))
         replicas = replicate(model, [0, 1], detach=True)
         for replica in replicas:
-            torch.testing.assert_close(as_native(replica(x)), expected)
+            torch.testing.assert_close(detached_native(replica(x)), expected)
             assert not any(m in _stores() for m in replica.modules())
         # a replica reads its own tensors at every call
         first = replicas[1][0]
         first.mask.zero_()
-        hidden = _conv2d_reference(first, native(x))
+        hidden = _conv2d_reference(first, as_native(x))
         torch.testing.assert_close(
-            as_native(replicas[1](x)), _conv2d_reference(replicas[1][1], hidden)
+            detached_native(replicas[1](x)), _conv2d_reference(replicas[1][1], hidden)
         )
 
 
@@ -487,11 +480,11 @@ def test_packed_operands_give_the_native_product(case, strategy, bias_kind):
     torch.manual_seed(0)
     x, w = cplx.randn(*x_shape), cplx.randn(*w_shape)
     bias = {"complex": cplx.randn(*b_shape), "real": torch.randn(b_shape), "none": None}[bias_kind]
-    expected = native_op(native(x), native(w), None if bias is None else native(bias).to(torch.complex64))
+    expected = native_op(as_native(x), as_native(w), None if bias is None else as_native(bias).to(torch.complex64))
     packed_w = Packed(w)
     packed_b = Packed(bias) if isinstance(bias, Cplx) else bias
     for _ in range(2):  # the second call reuses the packed forms
-        torch.testing.assert_close(native(ours(x, packed_w, packed_b, strategy)), expected)
+        torch.testing.assert_close(as_native(ours(x, packed_w, packed_b, strategy)), expected)
 
 
 # ------------------------------------------------------------ compile and docs
@@ -501,7 +494,7 @@ def test_dynamo_traces_a_forward_inside_the_context():
     layer, x, reference = make("linear-masked")
     compiled = torch.compile(layer, backend="eager", fullgraph=True)
     with torch.no_grad(), cached(layer):
-        torch.testing.assert_close(as_native(compiled(x)), reference(layer, native(x)))
+        torch.testing.assert_close(detached_native(compiled(x)), reference(layer, as_native(x)))
 
 
 def test_docstring_examples():
@@ -525,8 +518,8 @@ def test_a_bayesian_layer_packs_its_mean_weight(training):
     x = cplx.randn(4, 5)
     with torch.no_grad():
         torch.manual_seed(1)
-        expected = as_native(layer(x))
+        expected = detached_native(layer(x))
         with cached(layer):
             torch.manual_seed(1)
-            torch.testing.assert_close(as_native(layer(x)), expected)
+            torch.testing.assert_close(detached_native(layer(x)), expected)
             assert any(isinstance(v, Packed) for v in _stores()[layer].values())

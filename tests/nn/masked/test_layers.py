@@ -42,6 +42,7 @@ from cplxmodule.nn.masked import (
     is_sparse,
     named_masks,
 )
+from ...helpers import cplx_to_native
 
 # (masked class, dense twin, constructor args, kwargs, input shapes)
 REAL = [
@@ -71,10 +72,6 @@ PADDING_MODES = ["zeros", "reflect", "replicate", "circular"]
 def random_mask(shape, seed=0):
     generator = torch.Generator().manual_seed(seed)
     return (torch.rand(shape, generator=generator) > 0.4).float()
-
-
-def native(z):
-    return torch.complex(z.real, z.imag)
 
 
 # ---------------------------------------------------------------- outputs
@@ -115,16 +112,16 @@ def test_real_conv_honours_padding_mode(n, padding_mode):
 def _native_reference(layer, torch_cls, args, kwargs, inputs):
     """The same layer built from torch's complex-dtype layer, weight masked by hand."""
     if torch_cls is None:  # bilinear: y_k = sum_ij conj(x1_i) W_kij x2_j + b_k
-        weight = native(layer.weight) * layer.mask
-        x1, x2 = map(native, inputs)
+        weight = cplx_to_native(layer.weight) * layer.mask
+        x1, x2 = map(cplx_to_native, inputs)
         out = torch.einsum("bi,kij,bj->bk", x1.conj(), weight, x2)
-        return out + native(layer.bias)
+        return out + cplx_to_native(layer.bias)
     reference = torch_cls(*args, **kwargs, dtype=torch.complex64)
     with torch.no_grad():
-        reference.weight.copy_(native(layer.weight) * layer.mask)
+        reference.weight.copy_(cplx_to_native(layer.weight) * layer.mask)
         if layer.bias is not None:
-            reference.bias.copy_(native(layer.bias))
-    return reference(*map(native, inputs))
+            reference.bias.copy_(cplx_to_native(layer.bias))
+    return reference(*map(cplx_to_native, inputs))
 
 
 @pytest.mark.parametrize("masked_cls, dense_cls, torch_cls, args, kwargs, shapes", COMPLEX, ids=lambda x: getattr(x, "__name__", None))
@@ -138,7 +135,7 @@ def test_complex_matches_native_complex(masked_cls, dense_cls, torch_cls, args, 
     assert layer.mask.shape == layer.weight.real.shape
     inputs = [cplx.randn(*shape) for shape in shapes]
     expected = _native_reference(layer, torch_cls, args, kwargs, inputs)
-    torch.testing.assert_close(native(layer(*inputs)), expected, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(cplx_to_native(layer(*inputs)), expected, rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize("n", [1, 2, 3])
@@ -152,7 +149,7 @@ def test_complex_conv_honours_padding_mode(n, padding_mode):
     layer.mask = random_mask(layer.weight.shape)
     x = cplx.randn(2, 2, *[5] * n)
     expected = _native_reference(layer, torch_cls, (2, 3, 3), kwargs, [x])
-    torch.testing.assert_close(native(layer(x)), expected, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(cplx_to_native(layer(x)), expected, rtol=1e-4, atol=1e-5)
 
 
 def test_masked_out_weights_get_zero_gradient():
@@ -516,5 +513,5 @@ def test_assign_load_into_meta_layer_puts_mask_next_to_weight(cls, dtype):
     x = cplx.randn(4, 3, dtype=dtype) if cls is CplxLinearMasked else torch.randn(4, 3, dtype=dtype)
     expected, output = source(x), target(x)
     if isinstance(output, Cplx):
-        expected, output = native(expected), native(output)
+        expected, output = cplx_to_native(expected), cplx_to_native(output)
     torch.testing.assert_close(output, expected)

@@ -21,7 +21,7 @@ import cplxmodule.cplx as cplx
 from cplxmodule.cplx import Cplx
 from cplxmodule.nn import CplxMultiheadAttention, cached
 
-from ...helpers import DOUBLE, native, native_mha, native_scores, native_softmax, randc
+from ...helpers import DOUBLE, detached_native, native_mha, native_scores, native_softmax, randc
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -36,7 +36,7 @@ def seq_first(z):
 
 
 def assert_cplx(z, reference, **tol):
-    torch.testing.assert_close(native(z), reference, **(tol or DOUBLE))
+    torch.testing.assert_close(detached_native(z), reference, **(tol or DOUBLE))
 
 
 # --- the layer against the native reference -----------------------------------
@@ -46,7 +46,7 @@ def assert_cplx(z, reference, **tol):
 def test_layer_matches_native(score, batch_first, average):
     layer = make(score=score, batch_first=batch_first)
     q, k, v = randc(3, 5, 8, seed=1), randc(3, 6, 8, seed=2), randc(3, 6, 8, seed=3)
-    ref, ref_weights = native_mha(layer, native(q), native(k), native(v), average=average)
+    ref, ref_weights = native_mha(layer, detached_native(q), detached_native(k), detached_native(v), average=average)
     args = (q, k, v) if batch_first else tuple(map(seq_first, (q, k, v)))
     out, weights = layer(*args, average_attn_weights=average)
     assert_cplx(out if batch_first else seq_first(out), ref)
@@ -78,7 +78,7 @@ def test_masks_match_native_and_both_paths_agree(score, masks):
     kwargs = MASKS[masks]()
     layer = make(score=score, batch_first=True)
     q, k, v = randc(2, 5, 8, seed=1), randc(2, 6, 8, seed=2), randc(2, 6, 8, seed=3)
-    ref, ref_weights = native_mha(layer, native(q), native(k), native(v), **kwargs)
+    ref, ref_weights = native_mha(layer, detached_native(q), detached_native(k), detached_native(v), **kwargs)
     out, weights = layer(q, k, v, **kwargs)
     assert_cplx(out, ref)
     torch.testing.assert_close(weights, ref_weights, **DOUBLE)
@@ -95,7 +95,7 @@ def test_appended_keys_match_native(score, extra, masks):
     kwargs = MASKS[masks]()
     layer = make(score=score, batch_first=True, **extra)
     q, k, v = randc(2, 5, 8, seed=1), randc(2, 6, 8, seed=2), randc(2, 6, 8, seed=3)
-    ref, ref_weights = native_mha(layer, native(q), native(k), native(v), **kwargs)
+    ref, ref_weights = native_mha(layer, detached_native(q), detached_native(k), detached_native(v), **kwargs)
     out, weights = layer(q, k, v, **kwargs)
     assert weights.shape == (2, 5, 6 + len(extra))
     assert_cplx(out, ref)
@@ -110,7 +110,7 @@ def test_kdim_vdim_and_unbatched(score):
     q, k, v = randc(4, 8, seed=1), randc(6, 3, seed=2), randc(6, 5, seed=3)
     head_mask = torch.randn(2, 4, 6, dtype=torch.float64)
     ref, ref_weights = native_mha(
-        layer, native(q)[None], native(k)[None], native(v)[None],
+        layer, detached_native(q)[None], detached_native(k)[None], detached_native(v)[None],
         key_padding_mask=torch.tensor([[False] * 5 + [True]]), attn_mask=head_mask, average=False,
     )
     out, weights = layer(q, k, v, key_padding_mask=torch.tensor([False] * 5 + [True]),
@@ -176,7 +176,7 @@ def test_functional_matches_native(length, size, features, vfeatures, score, mas
         "float": dict(attn_mask=torch.randn(length, size, generator=g, dtype=torch.float64)),
         "causal": dict(is_causal=True),
     }[mask]
-    scores = native_scores(native(q), native(k), score)
+    scores = native_scores(detached_native(q), detached_native(k), score)
     if mask == "bool":
         scores = scores.masked_fill(~masks["attn_mask"], -math.inf)
     elif mask == "float":
@@ -184,7 +184,7 @@ def test_functional_matches_native(length, size, features, vfeatures, score, mas
     elif mask == "causal":
         scores = scores.masked_fill(torch.ones(length, size, dtype=torch.bool).triu(1), -math.inf)
     weights = native_softmax(scores)
-    expected = weights.to(torch.complex128) @ native(v)
+    expected = weights.to(torch.complex128) @ detached_native(v)
     assert_cplx(cplx.scaled_dot_product_attention(q, k, v, score=score, **masks), expected)
     torch.testing.assert_close(
         cplx.attention_weights(q, k, score=score, **masks), weights, **DOUBLE
@@ -216,7 +216,7 @@ def test_gradcheck(score):
 def test_dropout_in_training_only():
     layer = make(dropout=0.5, batch_first=True)
     q = randc(2, 5, 8)
-    ref = native_mha(layer, native(q), native(q), native(q))[0]
+    ref = native_mha(layer, detached_native(q), detached_native(q), detached_native(q))[0]
     assert_cplx(layer(q, q, q)[0], ref)  # eval: no dropout
     layer.train()
     torch.manual_seed(0)
@@ -225,7 +225,7 @@ def test_dropout_in_training_only():
     assert (weights == 0).any() and (weights.sum(-1) > 1.01).any()
     torch.manual_seed(0)
     out, _ = layer(q, q, q, need_weights=False)
-    assert not torch.allclose(native(out), ref)
+    assert not torch.allclose(detached_native(out), ref)
 
 
 # --- bad input ----------------------------------------------------------------
@@ -302,7 +302,7 @@ def test_deepcopy_state_dict_and_to_double():
     double = layer.to(torch.float64)
     assert double.q_proj.weight.dtype == torch.float64
     xd = randc(2, 5, 8)
-    assert_cplx(double(xd, xd, xd)[0], native_mha(double, native(xd), native(xd), native(xd))[0])
+    assert_cplx(double(xd, xd, xd)[0], native_mha(double, detached_native(xd), detached_native(xd), detached_native(xd))[0])
 
 
 def test_cached_gives_the_same_output():
@@ -310,4 +310,4 @@ def test_cached_gives_the_same_output():
     x = randc(2, 5, 8)
     expected = layer(x, x, x)[0]
     with cached(layer):
-        assert_cplx(layer(x, x, x)[0], native(expected))
+        assert_cplx(layer(x, x, x)[0], detached_native(expected))

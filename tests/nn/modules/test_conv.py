@@ -6,10 +6,7 @@ import torch
 import cplxmodule.cplx as cplx
 import cplxmodule.nn as cnn
 from cplxmodule.cplx import Cplx
-
-
-def native(z):
-    return torch.complex(z.real, z.imag)
+from ...helpers import cplx_to_native
 
 
 CONV = {1: (cnn.CplxConv1d, torch.nn.Conv1d), 2: (cnn.CplxConv2d, torch.nn.Conv2d),
@@ -25,25 +22,25 @@ def twin(layer, cls, **kwargs):
     """The torch layer of complex128 dtype holding ``layer``'s parameters."""
     reference = cls(dtype=torch.complex128, **kwargs)
     with torch.no_grad():
-        reference.weight.copy_(native(layer.weight))
+        reference.weight.copy_(cplx_to_native(layer.weight))
         if layer.bias is not None:
-            reference.bias.copy_(native(layer.bias))
+            reference.bias.copy_(cplx_to_native(layer.bias))
     return reference
 
 
 def compare(layer, reference, x, **call):
     """Forward and backward (input and weight gradients) agree."""
     x = Cplx(x.real.requires_grad_(), x.imag.requires_grad_())
-    z = native(x).detach().requires_grad_()
+    z = cplx_to_native(x).detach().requires_grad_()
     out, ref = layer(x, **call), reference(z, **call)
     assert out.shape == ref.shape
-    assert torch.allclose(native(out), ref, atol=1e-10)
+    assert torch.allclose(cplx_to_native(out), ref, atol=1e-10)
     probe = torch.randn_like(ref)
-    (native(out) * probe.conj()).real.sum().backward()
+    (cplx_to_native(out) * probe.conj()).real.sum().backward()
     (ref * probe.conj()).real.sum().backward()
     # torch's complex gradient is d/d(re) + i d/d(im)
-    assert torch.allclose(native(Cplx(x.real.grad, x.imag.grad)), z.grad, atol=1e-10)
-    weight_grad = native(Cplx(layer.weight.real.grad, layer.weight.imag.grad))
+    assert torch.allclose(cplx_to_native(Cplx(x.real.grad, x.imag.grad)), z.grad, atol=1e-10)
+    weight_grad = cplx_to_native(Cplx(layer.weight.real.grad, layer.weight.imag.grad))
     assert torch.allclose(weight_grad, reference.weight.grad, atol=1e-10)
 
 
@@ -138,7 +135,7 @@ def test_conv_forward_entry_point():
                      padding=1, padding_mode="reflect")
     with torch.no_grad():
         reference.weight.mul_(2)
-    assert torch.allclose(native(layer(x)), reference(native(x)))
+    assert torch.allclose(cplx_to_native(layer(x)), reference(cplx_to_native(x)))
 
 
 def test_repr_and_factory_kwargs():

@@ -11,10 +11,7 @@ import torch
 import cplxmodule.cplx as cplx
 import cplxmodule.nn as cnn
 from cplxmodule.cplx import Cplx
-
-
-def native(z):
-    return torch.complex(z.real, z.imag)
+from ...helpers import cplx_to_native
 
 
 def leaf(*shape, dtype=torch.float64):
@@ -26,7 +23,7 @@ def check_backward(out, ref, leaves):
     """Compare gradients of a random real projection of ``out`` and ``ref``."""
     probe = torch.randn_like(ref)
     got = torch.autograd.grad(
-        (native(out) * probe.conj()).real.sum(), leaves, retain_graph=True
+        (cplx_to_native(out) * probe.conj()).real.sum(), leaves, retain_graph=True
     )
     want = torch.autograd.grad((ref * probe.conj()).real.sum(), leaves)
     for g, w in zip(got, want):
@@ -44,9 +41,9 @@ def test_linear(bias, batch):
     layer = cnn.CplxLinear(4, 3, bias=bias, dtype=torch.float64)
     x = leaf(*batch, 4)
     out = layer(x)
-    w = native(layer.weight)
-    ref = native(x) @ w.T + (native(layer.bias) if bias else 0)
-    assert torch.allclose(native(out), ref, atol=1e-12)
+    w = cplx_to_native(layer.weight)
+    ref = cplx_to_native(x) @ w.T + (cplx_to_native(layer.bias) if bias else 0)
+    assert torch.allclose(cplx_to_native(out), ref, atol=1e-12)
     leaves = [x.real, x.imag, layer.weight.real, layer.weight.imag]
     check_backward(out, ref, leaves)
 
@@ -57,10 +54,10 @@ def test_bilinear(conjugate):
     assert layer.weight.dtype == torch.float64
     x1, x2 = leaf(5, 3), leaf(5, 4)
     out = layer(x1, x2)
-    a = native(x1).conj() if conjugate else native(x1)
-    ref = torch.einsum("bi,kij,bj->bk", a, native(layer.weight), native(x2))
-    ref = ref + native(layer.bias)
-    assert torch.allclose(native(out), ref, atol=1e-12)
+    a = cplx_to_native(x1).conj() if conjugate else cplx_to_native(x1)
+    ref = torch.einsum("bi,kij,bj->bk", a, cplx_to_native(layer.weight), cplx_to_native(x2))
+    ref = ref + cplx_to_native(layer.bias)
+    assert torch.allclose(cplx_to_native(out), ref, atol=1e-12)
     check_backward(out, ref, [x1.real, x2.imag, layer.weight.imag])
 
 
@@ -69,16 +66,16 @@ def test_identity_real_imag_modulus_angle():
     assert cnn.CplxIdentity(1, key=2)(z) is z
     assert torch.equal(cnn.CplxReal()(z), z.real)
     assert torch.equal(cnn.CplxImag()(z), z.imag)
-    assert torch.allclose(cnn.CplxModulus()(z), native(z).abs())
-    assert torch.allclose(cnn.CplxAngle()(z), native(z).angle())
+    assert torch.allclose(cnn.CplxModulus()(z), cplx_to_native(z).abs())
+    assert torch.allclose(cnn.CplxAngle()(z), cplx_to_native(z).angle())
 
 
 def test_phase_shift():
     layer = cnn.CplxPhaseShift(3, dtype=torch.float64)
     x = leaf(2, 3)
     out = layer(x)
-    ref = native(x) * torch.exp(1j * layer.phi)
-    assert torch.allclose(native(out), ref)
+    ref = cplx_to_native(x) * torch.exp(1j * layer.phi)
+    assert torch.allclose(cplx_to_native(out), ref)
     check_backward(out, ref, [x.real, layer.phi])
     assert repr(layer) == "CplxPhaseShift(3)"
 
@@ -87,9 +84,9 @@ def test_phase_shift():
 def test_modrelu(threshold):
     x = cplx.randn(50, dtype=torch.float64)
     out = cnn.CplxModReLU(threshold)(x)
-    z = native(x)
+    z = cplx_to_native(x)
     ref = torch.where(z.abs() > threshold, z * (1 - threshold / z.abs()), 0)
-    assert torch.allclose(native(out), ref)
+    assert torch.allclose(cplx_to_native(out), ref)
 
 
 def test_adaptive_modrelu():
@@ -97,40 +94,40 @@ def test_adaptive_modrelu():
     with torch.no_grad():
         layer.threshold.copy_(torch.tensor([0.0, 0.3, 0.6, 1.0], dtype=torch.float64))
     x = cplx.randn(20, 4, dtype=torch.float64)
-    z, b = native(x), layer.threshold.detach()
+    z, b = cplx_to_native(x), layer.threshold.detach()
     ref = torch.where(z.abs() > b, z * (1 - b / z.abs()), 0)
-    assert torch.allclose(native(layer(x)), ref)
+    assert torch.allclose(cplx_to_native(layer(x)), ref)
     assert [n for n, _ in layer.named_parameters()] == ["threshold"]
 
 
 def test_zrelu():
     x = cplx.randn(200, dtype=torch.float64)
-    z = native(x)
+    z = cplx_to_native(x)
     angle = z.angle()
     ref = torch.where((angle >= 0) & (angle <= math.pi / 2), z, 0)
-    assert torch.equal(native(cnn.CplxZReLU()(x)), ref)
+    assert torch.equal(cplx_to_native(cnn.CplxZReLU()(x)), ref)
 
 
 def test_cardioid():
     x = leaf(100)
     out = cnn.CplxCardioid()(x)
-    z = native(x)
+    z = cplx_to_native(x)
     ref = z * (1 + torch.cos(z.angle())) / 2
-    assert torch.allclose(native(out), ref)
+    assert torch.allclose(cplx_to_native(out), ref)
     check_backward(out, ref, [x.real, x.imag])
     zero = cnn.CplxCardioid()(Cplx.zeros(3, requires_grad=True))
-    assert torch.equal(native(zero), torch.zeros(3, dtype=torch.complex64))
+    assert torch.equal(cplx_to_native(zero), torch.zeros(3, dtype=torch.complex64))
 
 
 def test_casting_layers():
     x = torch.randn(3, 8)
     z = cnn.InterleavedRealToCplx()(x)
-    assert torch.equal(native(z), torch.view_as_complex(x.reshape(3, 4, 2)))
+    assert torch.equal(cplx_to_native(z), torch.view_as_complex(x.reshape(3, 4, 2)))
     assert torch.equal(cnn.CplxToInterleavedReal()(z), x)
     assert cnn.RealToCplx is cnn.InterleavedRealToCplx
     assert cnn.CplxToReal is cnn.CplxToInterleavedReal
     z = cnn.ConcatenatedRealToCplx(dim=0)(x.T)
-    assert torch.equal(native(z), torch.complex(x.T[:4], x.T[4:]))
+    assert torch.equal(cplx_to_native(z), torch.complex(x.T[:4], x.T[4:]))
     assert torch.equal(cnn.CplxToConcatenatedReal(dim=0)(z), x.T)
     z = cnn.AsTypeCplx()(x)
     assert torch.equal(z.real, x) and torch.equal(z.imag, torch.zeros_like(x))
@@ -172,7 +169,7 @@ def test_split_classes_cached_and_picklable():
     loaded = torch.load(buffer, weights_only=False)
     assert type(loaded[1]) is ELU and loaded[1].alpha == 0.5
     x = cplx.randn(2, 3)
-    assert torch.equal(native(loaded(x)), native(model(x)))
+    assert torch.equal(cplx_to_native(loaded(x)), cplx_to_native(model(x)))
 
 
 def test_split_rejects_non_layers():
@@ -186,7 +183,7 @@ def test_sequential():
     model = cnn.CplxSequential(cnn.CplxLinear(3, 4), cnn.CplxModReLU(), cnn.CplxLinear(4, 2))
     x = cplx.randn(5, 3)
     ref = model[2](model[1](model[0](x)))
-    assert torch.equal(native(model(x)), native(ref))
+    assert torch.equal(cplx_to_native(model(x)), cplx_to_native(ref))
     assert isinstance(model, cnn.CplxToCplx)
     assert len(model.state_dict()) == 8
 
@@ -201,11 +198,11 @@ def test_factory_kwargs_and_repr():
 def test_default_init_variance():
     # E|W|^2 = 1 / (3 fan_in), as torch's kaiming_uniform_(a=sqrt(5)) for reals
     layer = cnn.CplxLinear(400, 300)
-    power = native(layer.weight).abs().pow(2).mean().item()
+    power = cplx_to_native(layer.weight).abs().pow(2).mean().item()
     real = torch.nn.Linear(400, 300).weight.pow(2).mean().item()
     assert power == pytest.approx(1 / 1200, rel=0.02)
     assert power == pytest.approx(real, rel=0.03)
-    bias = native(layer.bias).abs().pow(2).mean().item()
+    bias = cplx_to_native(layer.bias).abs().pow(2).mean().item()
     assert bias == pytest.approx(1 / 1200, rel=0.2)
     assert layer.weight.real.std().item() == pytest.approx(layer.weight.imag.std().item(), rel=0.03)
 
@@ -224,7 +221,7 @@ def test_default_init_matches_torch_twin_variance(complex_layer, real_layer):
     # default gives the twin's real weight (fans as the twin computes them)
     layer, twin = complex_layer(), real_layer()
     for name in ("weight", "bias"):
-        power = native(getattr(layer, name)).abs().pow(2).mean().item()
+        power = cplx_to_native(getattr(layer, name)).abs().pow(2).mean().item()
         real = getattr(twin, name).detach().pow(2).mean().item()
         n = getattr(twin, name).numel()
         # uniform samples: the relative standard error of a mean square is 0.89/sqrt(n)
@@ -235,8 +232,8 @@ def test_phase_shift_default_is_one_angle():
     layer = cnn.CplxPhaseShift()
     assert layer.phi.shape == (1,)
     z = cplx.randn(2, 3)
-    expected = native(z) * torch.exp(1j * layer.phi.detach())
-    torch.testing.assert_close(native(layer(z)), expected)
+    expected = cplx_to_native(z) * torch.exp(1j * layer.phi.detach())
+    torch.testing.assert_close(cplx_to_native(layer(z)), expected)
 
 
 def test_reset_parameters_in_place():

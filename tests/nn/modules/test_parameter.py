@@ -12,10 +12,7 @@ import torch
 import cplxmodule.cplx as cplx
 from cplxmodule.cplx import Cplx
 from cplxmodule.nn import CplxLinear, CplxParameter, CplxToCplx
-
-
-def native(z):
-    return torch.complex(z.real, z.imag)
+from ...helpers import cplx_to_native
 
 
 class Scale(CplxToCplx):
@@ -65,15 +62,15 @@ def test_inplace_init_changes_parameter(layer):
         layer.weight.real.fill_(2.0)
         layer.weight.imag.zero_()
     x = cplx.randn(5, 4)
-    expected = native(x) @ torch.full((4, 3), 2.0 + 0j) + native(layer.bias)
-    assert torch.allclose(native(layer(x)), expected, atol=1e-5)
+    expected = cplx_to_native(x) @ torch.full((4, 3), 2.0 + 0j) + cplx_to_native(layer.bias)
+    assert torch.allclose(cplx_to_native(layer(x)), expected, atol=1e-5)
 
 
 def test_cplx_arithmetic_and_value_methods(layer):
-    w = native(layer.weight)
-    assert torch.equal(native(layer.weight * 2j), w * 2j)
-    assert torch.equal(native(layer.weight.t()), w.t())
-    assert torch.equal(native(layer.weight.conj), w.conj())
+    w = cplx_to_native(layer.weight)
+    assert torch.equal(cplx_to_native(layer.weight * 2j), w * 2j)
+    assert torch.equal(cplx_to_native(layer.weight.t()), w.t())
+    assert torch.equal(cplx_to_native(layer.weight.conj), w.conj())
     assert layer.weight.shape == (3, 4) and len(layer.weight) == 3
     moved = layer.weight.to(torch.float64)  # a value: the parameter stays put
     assert type(moved) is Cplx and moved.dtype == torch.float64
@@ -90,7 +87,7 @@ def test_custom_layer_published_style():
     torch.manual_seed(1)
     layer = Scale(3)
     x = cplx.randn(2, 3)
-    assert torch.allclose(native(layer(x)), native(x) * native(layer.weight))
+    assert torch.allclose(cplx_to_native(layer(x)), cplx_to_native(x) * cplx_to_native(layer.weight))
     assert sorted(layer.state_dict()) == ["weight.imag", "weight.real"]
 
 
@@ -107,9 +104,9 @@ def test_gradients_and_optimizer(layer):
     loss = abs(layer(x)).pow(2).sum()
     loss.backward()
     # reference gradient from torch's complex autograd: d/d(re) and d/d(im)
-    w = native(layer.weight).detach().requires_grad_()
-    b = native(layer.bias).detach()
-    ref = (native(x) @ w.T + b).abs().pow(2).sum()
+    w = cplx_to_native(layer.weight).detach().requires_grad_()
+    b = cplx_to_native(layer.bias).detach()
+    ref = (cplx_to_native(x) @ w.T + b).abs().pow(2).sum()
     ref.backward()
     assert torch.allclose(layer.weight.real.grad, w.grad.real, atol=1e-4)
     assert torch.allclose(layer.weight.imag.grad, w.grad.imag, atol=1e-4)
@@ -123,12 +120,12 @@ def test_functional_call(layer):
     out = torch.func.functional_call(layer, params, (x,))
     w = torch.complex(params["weight.real"], params["weight.imag"])
     b = torch.complex(params["bias.real"], params["bias.imag"])
-    assert torch.allclose(native(out), native(x) @ w.T + b, atol=1e-5)
+    assert torch.allclose(cplx_to_native(out), cplx_to_native(x) @ w.T + b, atol=1e-5)
     # the layer's own parameters are back in place
     assert layer.weight.real is dict(layer.named_parameters())["weight.real"]
     # also through the state_dict keys
     out = torch.func.functional_call(layer, layer.state_dict(), (x,))
-    assert torch.allclose(native(out), native(layer(x)))
+    assert torch.allclose(cplx_to_native(out), cplx_to_native(layer(x)))
 
 
 def test_export():
@@ -146,7 +143,7 @@ def test_export():
 def test_compile_fullgraph(layer):
     x = cplx.randn(5, 4)
     compiled = torch.compile(layer, fullgraph=True, backend="eager")
-    assert torch.allclose(native(compiled(x)), native(layer(x)))
+    assert torch.allclose(cplx_to_native(compiled(x)), cplx_to_native(layer(x)))
 
 
 @pytest.mark.parametrize("how", ["deepcopy", "pickle", "torch.save"])
@@ -163,7 +160,7 @@ def test_copies(layer, how):
     assert clone.weight.real is not layer.weight.real
     assert isinstance(clone.weight.real, torch.nn.Parameter)
     x = cplx.randn(2, 4)
-    assert torch.equal(native(clone(x)), native(layer(x)))
+    assert torch.equal(cplx_to_native(clone(x)), cplx_to_native(layer(x)))
     with torch.no_grad():
         clone.weight.real.zero_()
     assert layer.weight.real.abs().sum() > 0
@@ -189,7 +186,7 @@ def test_dataparallel_replicate(layer):
             mock.patch.object(replicate, "_get_device_index", lambda d, optional=False: d):
         replicas = replicate.replicate(layer, devices)
     x = cplx.randn(2, 4)
-    assert torch.equal(native(replicas[0](x)), native(layer(x)))
+    assert torch.equal(cplx_to_native(replicas[0](x)), cplx_to_native(layer(x)))
     meta = replicas[1]
     assert meta.weight.real.device.type == "meta" and meta.weight.device.type == "meta"
     assert meta(x.to("meta")).real.device.type == "meta"
@@ -299,8 +296,8 @@ def test_native_complex_tensor_loads_as_both_parts():
     native_layer = torch.nn.Linear(3, 2, dtype=torch.cfloat)
     layer = CplxLinear(3, 2)
     layer.load_state_dict(native_layer.state_dict())
-    assert torch.equal(native(layer.weight), native_layer.weight.detach())
-    assert torch.equal(native(layer.bias), native_layer.bias.detach())
+    assert torch.equal(cplx_to_native(layer.weight), native_layer.weight.detach())
+    assert torch.equal(cplx_to_native(layer.bias), native_layer.bias.detach())
 
 
 def test_failed_assign_load_keeps_the_parameter_objects():

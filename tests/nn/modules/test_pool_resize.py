@@ -20,11 +20,7 @@ from hypothesis import given, settings, strategies as st
 import cplxmodule.cplx as cplx
 import cplxmodule.nn as cnn
 from cplxmodule.cplx import Cplx
-
-
-def native_randn(*shape, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    return torch.randn(*shape, dtype=torch.complex128, generator=g)
+from ...helpers import random_native
 
 
 def as_numpy(z):
@@ -107,7 +103,7 @@ def test_avg_pool_matches_numpy_windows(
     padding = min(padding, kernel // 2)  # torch's own limit
     divisor = None if n == 1 else divisor  # avg_pool1d has no divisor_override
     lead = (2, 3) if batched else (3,)
-    native = native_randn(*lead, *[5 if n == 3 else 7] * n, seed=seed)
+    native = random_native(*lead, *[5 if n == 3 else 7] * n, seed=seed)
     kwargs = {} if n == 1 else {"divisor_override": divisor}
     layer = AVG[n](kernel, stride, padding, ceil_mode, count_include_pad, **kwargs)
     out = layer(cplx.from_complex(native))
@@ -121,7 +117,7 @@ def test_avg_pool_matches_numpy_windows(
 @settings(max_examples=30, deadline=None)
 @given(n=st.sampled_from([1, 2, 3]), out_size=st.integers(1, 5), seed=st.integers(0, 2**16))
 def test_adaptive_avg_pool_matches_numpy_windows(n, out_size, seed):
-    native = native_randn(2, 3, *[5 if n == 3 else 7] * n, seed=seed)
+    native = random_native(2, 3, *[5 if n == 3 else 7] * n, seed=seed)
     out = ADAPTIVE_AVG[n](out_size)(cplx.from_complex(native))
     expected, _ = np_adaptive(native.numpy(), n, out_size, lambda block: (block.mean(), None))
     np.testing.assert_allclose(as_numpy(out), expected, rtol=1e-12, atol=1e-12)
@@ -134,7 +130,7 @@ def test_adaptive_avg_pool_matches_numpy_windows(n, out_size, seed):
 def test_adaptive_max_pool_picks_largest_modulus_per_plane(n, out_size, batched, channels, seed):
     # 8 channels: the modulus is pooled with its channels innermost in memory
     lead = (2, channels) if batched else (channels,)
-    native = native_randn(*lead, *[5 if n == 3 else 7] * n, seed=seed)
+    native = random_native(*lead, *[5 if n == 3 else 7] * n, seed=seed)
     out, indices = ADAPTIVE_MAX[n](out_size, return_indices=True)(cplx.from_complex(native))
 
     def largest(block):
@@ -157,7 +153,7 @@ def test_max_pool_indices_unpool_within_each_plane(n, layer):
     # batch x channels > 1: an index into another plane would put values in the
     # wrong sample or channel, which max_unpool reveals. On a side of 4, both
     # layers pool disjoint 2-wide windows.
-    native = native_randn(3, 4, *[4] * n, seed=n)
+    native = random_native(3, 4, *[4] * n, seed=n)
     out, indices = layer[n](2, return_indices=True)(cplx.from_complex(native))
     spatial = native.shape[-n:]
     restored = torch.complex(UNPOOL[n](out.real, indices, 2, output_size=spatial),
@@ -200,7 +196,7 @@ LINEAR = {1: "linear", 2: "bilinear", 3: "trilinear"}
 def test_upsample_split_and_polar_match_numpy(n, out, nearest, align_corners, seed):
     mode = "nearest" if nearest else LINEAR[n]
     align_corners = None if nearest else align_corners
-    native = native_randn(2, 2, *[4] * n, seed=seed)
+    native = random_native(2, 2, *[4] * n, seed=seed)
     z = cplx.from_complex(native)
     split = cnn.CplxUpsample(size=out, mode=mode, align_corners=align_corners)(z)
     polar = cnn.CplxUpsample(size=out, mode=mode, align_corners=align_corners, polar=True)(z)
@@ -243,7 +239,7 @@ def test_upsample_polar_bicubic_keeps_modulus_nonnegative_and_zero_where_undefin
 
 def test_upsample_polar_gradient_is_finite_on_zeros():
     # zero padding and masked inputs hold exact zeros, where the phase is undefined
-    native = native_randn(1, 2, 4, 4)
+    native = random_native(1, 2, 4, 4, seed=0)
     native[..., :2, :] = 0
     re, im = (part.clone().requires_grad_() for part in (native.real, native.imag))
     out = cnn.CplxUpsample(scale_factor=2, mode="bilinear", polar=True)(Cplx(re, im))
@@ -264,14 +260,14 @@ def test_upsample_rejects_wrong_input():
 # --- flattening ----------------------------------------------------------------------
 @pytest.mark.parametrize("start, end", [(1, -1), (0, 2), (2, 3)])
 def test_flatten_matches_native(start, end):
-    native = native_randn(2, 3, 4, 5)
+    native = random_native(2, 3, 4, 5, seed=0)
     out = cnn.CplxFlatten(start, end)(cplx.from_complex(native))
     assert torch.equal(cplx.to_complex(out), native.flatten(start, end))
 
 
 @pytest.mark.parametrize("dim, sizes", [(1, (3, 4)), (-1, (2, -1)), (0, (1, 2))])
 def test_unflatten_matches_native(dim, sizes):
-    native = native_randn(2, 12, 6)
+    native = random_native(2, 12, 6, seed=0)
     out = cnn.CplxUnflatten(dim, sizes)(cplx.from_complex(native))
     assert torch.equal(cplx.to_complex(out), native.unflatten(dim, sizes))
 

@@ -15,12 +15,9 @@ from cplxmodule.cplx import Cplx
 from cplxmodule.cplx.sequence import _fast_size
 from cplxmodule.nn.masked import to_masked
 from cplxmodule.nn.relevance import to_bayesian
+from ...helpers import detached_native
 
 pytestmark = pytest.mark.usefixtures("one_thread")
-
-
-def native(z):
-    return torch.complex(z.real.detach(), z.imag.detach()).to(torch.complex128)
 
 
 def as_numpy(z):
@@ -33,8 +30,8 @@ def reference_system(layer):
     a = a.to(torch.complex128)
     dt = torch.exp(layer.log_dt.detach()).double().unsqueeze(-1)
     abar = torch.exp(dt * a)
-    bbar = (abar - 1) / a * native(layer.B)
-    return abar, bbar, native(layer.C), native(layer.D)
+    bbar = (abar - 1) / a * detached_native(layer.B, torch.complex128)
+    return abar, bbar, detached_native(layer.C, torch.complex128), detached_native(layer.D, torch.complex128)
 
 
 def reference_recurrence(layer, u):
@@ -169,7 +166,7 @@ def test_forward_matches_the_recurrence(channels_last, out_proj):
     u = torch.randn(2, 3, 50, dtype=torch.complex128)
     expected = reference_recurrence(layer, u)
     if out_proj:
-        w, b = native(layer.out_proj.weight), native(layer.out_proj.bias)
+        w, b = detached_native(layer.out_proj.weight, torch.complex128), detached_native(layer.out_proj.bias, torch.complex128)
         expected = (expected.transpose(-1, -2) @ w.T + b).transpose(-1, -2)
     x = cplx.from_complex(u.transpose(-1, -2) if channels_last else u)
     got = layer(x)
@@ -202,7 +199,7 @@ def test_step_mode_gives_the_convolution_outputs(out_proj):
     abar, bbar, _, _ = reference_system(layer)
     x = torch.zeros(2, 3, 4, dtype=torch.complex128)
     for t in range(u.shape[-1]):
-        x = abar * x + bbar * native(u[..., t]).unsqueeze(-1)
+        x = abar * x + bbar * detached_native(u[..., t], torch.complex128).unsqueeze(-1)
     np.testing.assert_allclose(as_numpy(state), x.numpy(), atol=1e-10)
 
 

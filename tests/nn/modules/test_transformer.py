@@ -29,7 +29,7 @@ from cplxmodule.nn import (
 )
 from cplxmodule.nn.masked import compact, magnitude_masks, to_masked
 
-from ...helpers import DOUBLE, load_torch_transformer, native, native_linear, native_mha, randc
+from ...helpers import DOUBLE, detached_native, load_torch_transformer, native_linear, native_mha, randc
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -111,7 +111,7 @@ def test_encoder_layer_matches_native(norm_first):
     kpm = torch.tensor([[False] * 5, [False] * 3 + [True] * 2, [False] * 4 + [True]])
     mask = torch.randn(5, 5, dtype=torch.float64)
     out = layer(x, src_mask=mask, src_key_padding_mask=kpm)
-    torch.testing.assert_close(native(out), native_encoder_layer(layer, native(x), mask, kpm),
+    torch.testing.assert_close(detached_native(out), native_encoder_layer(layer, detached_native(x), mask, kpm),
                                **DOUBLE)
 
 
@@ -125,12 +125,12 @@ def test_decoder_layer_matches_native(norm_first):
     causal = CplxTransformer.generate_square_subsequent_mask(4, dtype=torch.float64)
     mkpm = torch.tensor([[False] * 6, [False] * 4 + [True] * 2])
     out = layer(tgt, memory, tgt_mask=causal, memory_key_padding_mask=mkpm)
-    expected = native_decoder_layer(layer, native(tgt).transpose(0, 1),
-                                    native(memory).transpose(0, 1), causal, mkpm)
-    torch.testing.assert_close(native(out).transpose(0, 1), expected, **DOUBLE)
+    expected = native_decoder_layer(layer, detached_native(tgt).transpose(0, 1),
+                                    detached_native(memory).transpose(0, 1), causal, mkpm)
+    torch.testing.assert_close(detached_native(out).transpose(0, 1), expected, **DOUBLE)
     # the causal flag alone gives the causal mask
     flagged = layer(tgt, memory, tgt_is_causal=True, memory_key_padding_mask=mkpm)
-    torch.testing.assert_close(native(flagged), native(out), **DOUBLE)
+    torch.testing.assert_close(detached_native(flagged), detached_native(out), **DOUBLE)
 
 
 def test_stacks_match_their_layers_and_copies_are_independent():
@@ -142,18 +142,18 @@ def test_stacks_match_their_layers_and_copies_are_independent():
     perturb_norms(encoder.norm)
     x = randc(2, 5, 8)
     mask = CplxTransformer.generate_square_subsequent_mask(5, dtype=torch.float64)
-    expected = native(x)
+    expected = detached_native(x)
     for sub in encoder.layers:
         expected = native_encoder_layer(sub, expected, mask)
     expected = native_layer_norm(encoder.norm, expected)
-    torch.testing.assert_close(native(encoder(x, mask=mask)), expected, **DOUBLE)
-    torch.testing.assert_close(native(encoder(x, is_causal=True)), expected, **DOUBLE)
+    torch.testing.assert_close(detached_native(encoder(x, mask=mask)), expected, **DOUBLE)
+    torch.testing.assert_close(detached_native(encoder(x, is_causal=True)), expected, **DOUBLE)
 
 
 def test_unbatched_equals_batch_of_one():
     layer = encoder_layer(batch_first=False)
     x = randc(5, 8)
-    torch.testing.assert_close(native(layer(x)), native(layer(x.unsqueeze(1)).squeeze(1)),
+    torch.testing.assert_close(detached_native(layer(x)), detached_native(layer(x.unsqueeze(1)).squeeze(1)),
                                **DOUBLE)
 
 
@@ -296,12 +296,12 @@ def test_masked_compact_and_cached_give_the_masked_output():
             weight = dense.get_submodule(key[: -len(".mask")]).weight
             weight.real.mul_(mask)
             weight.imag.mul_(mask)
-    torch.testing.assert_close(native(dense(x)), native(expected))
+    torch.testing.assert_close(detached_native(dense(x)), detached_native(expected))
     small = compact(masked)
     assert not any(type(m).__name__.endswith("Masked") for m in small.modules())
-    torch.testing.assert_close(native(small(x)), native(expected), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(detached_native(small(x)), detached_native(expected), rtol=1e-5, atol=1e-5)
     with cached(masked):
-        torch.testing.assert_close(native(masked(x)), native(expected))
+        torch.testing.assert_close(detached_native(masked(x)), detached_native(expected))
     assert all(isinstance(m, CplxLinear) or "Linear" not in type(m).__name__
                for m in model.modules())
 
@@ -311,5 +311,5 @@ def test_compiles_without_graph_breaks():
     x = cplx.randn(2, 5, 8)
     kpm = torch.tensor([[False] * 5, [False] * 3 + [True] * 2])
     compiled = torch.compile(layer, fullgraph=True, backend="eager")
-    torch.testing.assert_close(native(compiled(x, src_key_padding_mask=kpm)),
-                               native(layer(x, src_key_padding_mask=kpm)))
+    torch.testing.assert_close(detached_native(compiled(x, src_key_padding_mask=kpm)),
+                               detached_native(layer(x, src_key_padding_mask=kpm)))

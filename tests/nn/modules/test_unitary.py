@@ -10,12 +10,9 @@ import cplxmodule.nn as nn
 from cplxmodule import cplx
 from cplxmodule.cplx import Cplx
 from cplxmodule.nn.masked import to_masked
+from ...helpers import detached_native
 
 pytestmark = pytest.mark.usefixtures("one_thread")
-
-
-def native(z):
-    return torch.complex(z.real.detach(), z.imag.detach()).to(torch.complex128)
 
 
 def as_numpy(z):
@@ -23,16 +20,16 @@ def as_numpy(z):
 
 
 def reference_unitary(layer):
-    g = native(layer.generator)
+    g = detached_native(layer.generator, torch.complex128)
     return torch.linalg.matrix_exp((g - g.mH) / 2)
 
 
 def reference_step(layer, x, h, u):
     """modReLU(U h + W x + c) in complex128, from the layer's raw parameters."""
-    w = native(layer.input_proj.weight)
+    w = detached_native(layer.input_proj.weight, torch.complex128)
     z = h @ u.T + x @ w.T
     if layer.input_proj.bias is not None:
-        z = z + native(layer.input_proj.bias)
+        z = z + detached_native(layer.input_proj.bias, torch.complex128)
     b = layer.threshold.detach().double()
     return z * torch.relu(1 - b / z.abs())
 
@@ -65,7 +62,7 @@ def test_weight_hh_is_unitary(dtype, tol, n, seed):
         # any generator, not only the initial one
         cell.generator.real.normal_(std=2.0)
         cell.generator.imag.normal_(std=2.0)
-    u = native(cell.weight_hh)
+    u = detached_native(cell.weight_hh, torch.complex128)
     np.testing.assert_allclose((u.mH @ u).numpy(), np.eye(n), atol=tol)
     h = torch.randn(5, n, dtype=torch.complex128)
     np.testing.assert_allclose((h @ u.T).norm(dim=-1).numpy(), h.norm(dim=-1).numpy(),
@@ -75,7 +72,7 @@ def test_weight_hh_is_unitary(dtype, tol, n, seed):
 
 def test_initial_unitary_has_spread_eigenvalues():
     torch.manual_seed(0)
-    u = native(nn.CplxUnitaryRNNCell(2, 64).weight_hh)
+    u = detached_native(nn.CplxUnitaryRNNCell(2, 64).weight_hh, torch.complex128)
     phases = torch.linalg.eigvals(u).angle()
     # the eigenphases are theta, uniform on (-pi, pi): not clustered at 1
     assert phases.abs().mean() > 1.0
@@ -85,12 +82,12 @@ def test_initial_unitary_has_spread_eigenvalues():
 def test_cell_matches_reference(bias):
     cell = random_cell(nn.CplxUnitaryRNNCell, 3, 5, 0, bias=bias)
     x, h = cplx.randn(4, 3, dtype=torch.float64), cplx.randn(4, 5, dtype=torch.float64)
-    expected = reference_step(cell, native(x), native(h), reference_unitary(cell))
+    expected = reference_step(cell, detached_native(x, torch.complex128), detached_native(h, torch.complex128), reference_unitary(cell))
     np.testing.assert_allclose(as_numpy(cell(x, h)), expected.numpy(), atol=1e-12)
     # no hx: zeros; unbatched: the batch's first row
     zero = torch.zeros(4, 5, dtype=torch.complex128)
     np.testing.assert_allclose(
-        as_numpy(cell(x)), reference_step(cell, native(x), zero, reference_unitary(cell)).numpy(),
+        as_numpy(cell(x)), reference_step(cell, detached_native(x, torch.complex128), zero, reference_unitary(cell)).numpy(),
         atol=1e-12)
     np.testing.assert_allclose(as_numpy(cell(x[0], h[0])), as_numpy(cell(x, h)[0]), atol=1e-12)
 
@@ -103,10 +100,10 @@ def test_rnn_matches_the_looped_reference(batch_first):
     output, h_n = rnn(x if batch_first else x.transpose(0, 1), h0)
     if not batch_first:
         output = output.transpose(0, 1)
-    u, h = reference_unitary(rnn), native(h0)[0]
+    u, h = reference_unitary(rnn), detached_native(h0, torch.complex128)[0]
     expected = []
     for t in range(7):
-        h = reference_step(rnn, native(x)[:, t], h, u)
+        h = reference_step(rnn, detached_native(x, torch.complex128)[:, t], h, u)
         expected.append(h)
     expected = torch.stack(expected, 1)
     np.testing.assert_allclose(as_numpy(output), expected.numpy(), atol=1e-12)
