@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from .test_public_api import PUBLIC_MODULES, public_objects
+from ..helpers import public_modules, public_objects
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -163,7 +163,7 @@ NOT_LAYERS = {
 # published paths, next to their Gaussian bases (``LinearGaussian``...):
 # layers without a penalty, to derive from as the VD and ARD layers do.
 LAYER_MODULES = ["cplxmodule.nn", "cplxmodule.nn.masked"] + [
-    module for module in PUBLIC_MODULES if module.startswith("cplxmodule.nn.relevance")
+    module for module in public_modules() if module.startswith("cplxmodule.nn.relevance")
 ]
 
 

@@ -6,8 +6,6 @@ on the source device) and replica 1 on ``torch.device("meta")``, which
 makes any device mix-up an error.
 """
 
-import importlib
-
 import pytest
 import torch
 from torch.nn.parallel import replicate
@@ -23,11 +21,7 @@ from cplxmodule.nn.masked import (
     named_masks,
 )
 
-
-# the package attributes of these names are functions, not the modules
-replicate_module = importlib.import_module("torch.nn.parallel.replicate")
-data_parallel = importlib.import_module("torch.nn.parallel.data_parallel")
-scatter_gather = importlib.import_module("torch.nn.parallel.scatter_gather")
+from ..helpers import as_data_parallel, fake_broadcast, replicate_module
 
 
 class CplxFlatten(torch.nn.Module):
@@ -47,26 +41,6 @@ def complex_model():
     model[0].mask = torch.rand(3, 2, 3, 3) > 0.5
     model[2].mask = torch.rand(4, 12) > 0.5
     return model
-
-
-def fake_broadcast(second_device, buffers_device=None):
-    """A stand-in for ``_broadcast_coalesced_reshape``: replica 0 on the source
-    tensors, replica 1 on ``second_device``."""
-
-    def broadcast(tensors, devices, detach=False):
-        tensors = list(tensors)
-        if not tensors:
-            return []
-        first = list(tensors) if detach else [t.view_as(t) for t in tensors]
-        device = second_device
-        if buffers_device is not None and detach and not any(t.requires_grad for t in tensors):
-            device = buffers_device
-        second = [(t.detach() if detach else t).to(device) for t in tensors]
-        if device == torch.device("cpu"):
-            second = [t.clone() for t in second]
-        return [first, second][: len(devices)]
-
-    return broadcast
 
 
 def run(model, x):
@@ -148,50 +122,6 @@ def test_replica_assignment_order_does_not_matter(order):
 
 
 # ---------------------------------------------------------------- CplxDataParallel
-
-
-class FakeGather(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, target_device, dim, *inputs):
-        ctx.dim, ctx.sizes = dim, [t.shape[dim] for t in inputs]
-        return torch.cat(inputs, dim)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return (None, None) + grad.split(ctx.sizes, ctx.dim)
-
-
-def fake_scatter(tensor, devices=None, chunk_sizes=None, dim=0, streams=None):
-    return tensor.chunk(len(devices), dim)
-
-
-def fake_parallel_apply(modules, inputs, kwargs_tup=None, devices=None):
-    kwargs_tup = kwargs_tup or ({},) * len(modules)
-    return [module(*args, **kwargs) for module, args, kwargs in zip(modules, inputs, kwargs_tup)]
-
-
-@pytest.fixture
-def two_fake_devices(monkeypatch):
-    """DataParallel's machinery on two CPU 'devices' (distinct copies)."""
-    calls = []
-
-    def counting_scatter(tensor, *args, **kwargs):
-        calls.append(tensor.shape)
-        return fake_scatter(tensor, *args, **kwargs)
-
-    monkeypatch.setattr(torch.nn.parallel.comm, "scatter", counting_scatter)
-    monkeypatch.setattr(scatter_gather, "Gather", FakeGather)
-    monkeypatch.setattr(data_parallel, "parallel_apply", fake_parallel_apply)
-    monkeypatch.setattr(replicate_module, "_broadcast_coalesced_reshape", fake_broadcast(torch.device("cpu")))
-    return calls
-
-
-def as_data_parallel(cls, module):
-    parallel = cls(module)  # no accelerator: torch leaves device_ids empty
-    parallel.device_ids, parallel.output_device = [0, 1], 0
-    parallel.src_device_obj = torch.device("cpu")
-    parallel.dim = 0
-    return parallel
 
 
 def test_cplx_data_parallel_end_to_end(two_fake_devices):

@@ -1,27 +1,15 @@
 """The published import paths exist, and every public name is documented.
 
-Public modules are found by walking the package, so a new module is covered
-as soon as it exists: every module whose dotted name has no component that
-starts with an underscore.
+Public modules are found by walking the package (``public_modules`` of
+tests/helpers.py), so a new module is covered as soon as it exists.
 """
 
 import importlib
 import inspect
-import pkgutil
 
 import pytest
 
-import cplxmodule
-
-
-def public_modules():
-    """The names of every public module of cplxmodule, the package included."""
-    names = ["cplxmodule"]
-    for info in pkgutil.walk_packages(cplxmodule.__path__, "cplxmodule."):
-        # private modules include ``__main__``, which runs a program on import
-        if not any(part.startswith("_") for part in info.name.split(".")):
-            names.append(info.name)
-    return names
+from ..helpers import public_modules, public_objects
 
 
 PUBLIC_MODULES = public_modules()
@@ -69,16 +57,6 @@ def test_all_lists_existing_names(module):
     mod = importlib.import_module(module)
     missing = [name for name in getattr(mod, "__all__", []) if not hasattr(mod, name)]
     assert not missing, f"{module}.__all__ lists missing names {missing}"
-
-
-def public_objects():
-    """``(qualified name, object)`` for every class and function in an ``__all__``."""
-    for module in PUBLIC_MODULES:
-        mod = importlib.import_module(module)
-        for name in getattr(mod, "__all__", []):
-            obj = getattr(mod, name, None)
-            if inspect.isclass(obj) or inspect.isroutine(obj):
-                yield f"{module}.{name}", obj
 
 
 @pytest.mark.parametrize("qualname, obj", list(public_objects()))

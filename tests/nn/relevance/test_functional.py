@@ -7,66 +7,11 @@ the KL divergences integrated numerically with scipy.integrate.
 import numpy as np
 import pytest
 import torch
-from scipy import integrate, special
+from scipy import special
 
 import cplxmodule.nn.relevance.functional as F
 
-GAMMA = np.euler_gamma
-LOG_ALPHAS = [-6.0, -3.0, -1.0, 0.0, 0.5, 2.0, 4.0, 8.0]
-
-
-def real_vd_kl(la):
-    """KL(N(mu, alpha mu^2) || p(w) ~ 1/|w|), zero at alpha = infinity:
-    (gamma + log 2) / 2 - log(alpha) / 2 + E log|1 + sqrt(alpha) eps|."""
-    root = np.sqrt(np.exp(la))
-
-    def f(e):
-        return np.log(abs(1 + root * e)) * np.exp(-e * e / 2) / np.sqrt(2 * np.pi)
-
-    pole = -1 / root
-    expectation = sum(
-        integrate.quad(f, a, b, limit=200)[0] for a, b in [(-np.inf, pole), (pole, np.inf)]
-    )
-    return (GAMMA + np.log(2)) / 2 - la / 2 + expectation
-
-
-def cplx_log_modulus2(la):
-    """E log|1 + sqrt(alpha) eps|^2 for eps ~ CN(0, 1), integrating the phase
-    out by Jensen's formula: the mean over the circle is 2 log max(1, sqrt(alpha) r)."""
-    root = np.sqrt(np.exp(la))
-
-    def f(r):
-        return 4 * r * np.exp(-r * r) * np.log(root * r)
-
-    return integrate.quad(f, 1 / root, np.inf, limit=200)[0]
-
-
-def cplx_vd_kl(la):
-    """KL(CN(mu, alpha |mu|^2) || p(w) ~ 1/|w|^2), zero at alpha = infinity."""
-    return GAMMA - la + cplx_log_modulus2(la)
-
-
-def gaussian_kl_numeric(mean, var, prior_var):
-    """KL(N(mean, var) || N(0, prior_var)) by quadrature of q log(q / p)."""
-
-    def log_density(x, m, v):
-        return -0.5 * np.log(2 * np.pi * v) - (x - m) ** 2 / (2 * v)
-
-    def f(x):
-        lq = log_density(x, mean, var)
-        return np.exp(lq) * (lq - log_density(x, 0.0, prior_var))
-
-    sd = np.sqrt(var)
-    return integrate.quad(f, mean - 40 * sd, mean + 40 * sd, limit=400, points=[mean])[0]
-
-
-def ard_kl(la, parts):
-    """Empirical-Bayes ARD KL at mean 1 (complex: 1 + 0j), the prior variance
-    being |mu|^2 + sigma^2; a complex weight is two real parts of half the
-    variance each."""
-    var, prior_var = np.exp(la) / parts, (1.0 + np.exp(la)) / parts
-    return sum(gaussian_kl_numeric(mean, var, prior_var) for mean in [1.0, 0.0][:parts])
-
+from ...helpers import LOG_ALPHAS, ard_kl, cplx_log_modulus2, cplx_vd_kl, real_vd_kl
 
 def as_tensor(values, dtype=torch.float64):
     return torch.tensor(values, dtype=dtype)

@@ -1,7 +1,7 @@
 """Variational dropout and ARD layers, the whole-model helpers and model twins.
 
 References: numpy complex arithmetic and torch's own dense layers for
-outputs and variances, scipy.integrate (test_relevance_functional) for the
+outputs and variances, scipy.integrate (tests/helpers.py) for the
 penalties.
 """
 
@@ -26,8 +26,11 @@ from cplxmodule.nn.masked import (
 )
 from cplxmodule.nn.relevance import extensions as E
 from cplxmodule.nn.utils import named_sparsity, sparsity
-from ...integration.test_parallel import as_data_parallel, two_fake_devices  # noqa: F401 (a fixture)
-from .test_functional import ard_kl, cplx_log_modulus2, cplx_vd_kl, real_vd_kl
+
+from ...helpers import (
+    ard_kl, as_data_parallel, cplx_log_modulus2, cplx_vd_kl, fake_broadcast, real_vd_kl,
+    replicate_module,
+)
 
 REAL_LAYERS = {
     "Linear": ((5, 3), (4, 5)),
@@ -444,23 +447,13 @@ def test_magnitude_masks(scope):
 
 # ----------------------------------------------------------------- DataParallel
 
-replicate_module = importlib.import_module("torch.nn.parallel.replicate")
-
-
-def fake_broadcast(tensors, devices, detach=False):
-    """Replica 0 on the source tensors, replica 1 on the meta device."""
-    tensors = list(tensors)
-    if not tensors:
-        return []
-    first = tensors if detach else [t.view_as(t) for t in tensors]
-    second = [(t.detach() if detach else t).to("meta") for t in tensors]
-    return [first, second][: len(devices)]
-
 
 @pytest.mark.parametrize("make_model", [real_model, complex_model], ids=["real", "complex"])
 def test_replicate_bayesian_and_masked_twins(monkeypatch, make_model):
     torch.manual_seed(0)
-    monkeypatch.setattr(replicate_module, "_broadcast_coalesced_reshape", fake_broadcast)
+    monkeypatch.setattr(
+        replicate_module, "_broadcast_coalesced_reshape", fake_broadcast(torch.device("meta"))
+    )
     dense = make_model()
     x = model_input(dense)
     bayesian = R.to_bayesian(dense, kind="ard")

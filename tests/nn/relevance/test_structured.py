@@ -1,6 +1,6 @@
 """Structured (channel) variational dropout, ARD and L0 layers, real and complex.
 
-References: the KL divergences integrated with scipy (test_relevance_functional),
+References: the KL divergences integrated with scipy (tests/helpers.py),
 the root of the hard-concrete gate found with scipy.optimize, Monte Carlo of
 the weight-noise model with the dense torch ops (numpy complex arithmetic
 for complex layers), and torch's dense layers for outputs and masks.
@@ -20,8 +20,11 @@ from cplxmodule.nn import modules as M
 from cplxmodule.nn.masked import compact, convert_layers, to_masked
 from cplxmodule.nn.relevance import functional as F
 from cplxmodule.nn.utils import named_sparsity
-from .test_layers import fake_broadcast, replicate_module
-from .test_functional import LOG_ALPHAS, ard_kl, cplx_vd_kl, real_vd_kl
+
+from ...helpers import (
+    COMPLEX, KINDS, LOG_ALPHAS, REFERENCES, assert_training_gradcheck, dense_twin,
+    fake_broadcast, inputs_of, parts, replicate_module, set_gates,
+)
 
 FAMILIES = {
     "Linear": ((5, 3), (4, 5)),
@@ -33,48 +36,10 @@ FAMILIES = {
     "ConvTranspose2d": ((2, 4, 3), (2, 2, 4, 4)),
     "ConvTranspose3d": ((2, 4, 2), (1, 2, 3, 3, 3)),
 }
-KINDS = ["ChannelVD", "ChannelARD", "ChannelL0"]
-COMPLEX = pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
-
-
-def inputs_of(shape, complex_):
-    shapes = shape if isinstance(shape[0], tuple) else (shape,)
-    if complex_:
-        return tuple(cplx.randn(*s, dtype=torch.float64) for s in shapes)
-    return tuple(torch.randn(s, dtype=torch.float64) for s in shapes)
-
-
 def make(family, kind, complex_, **kwargs):
     args, shape = FAMILIES[family]
     cls = getattr(R, ("Cplx" if complex_ else "") + family + kind)
     return cls(*args, **kwargs).double(), inputs_of(shape, complex_)
-
-
-def parts(x):
-    return (x.real, x.imag) if isinstance(x, Cplx) else (x,)
-
-
-def dense_twin(layer, families=FAMILIES):
-    """The dense layer (torch's, or the complex one) with ``layer``'s weight and bias.
-
-    ``families`` is the table of arguments ``layer`` was built with.
-    """
-    name = type(layer).__name__
-    for kind in KINDS:
-        name = name.replace(kind, "")
-    module = M if name.startswith("Cplx") else torch.nn
-    kwargs = {k: getattr(layer, k) for k in ("stride", "padding", "groups") if hasattr(layer, k)}
-    args = families[name.replace("Cplx", "")][0]
-    dense = getattr(module, name)(*args, **kwargs).double()
-    dense.load_state_dict(layer.state_dict(), strict=False)
-    return dense
-
-
-def set_gates(layer, values):
-    with torch.no_grad():
-        (layer.log_alpha if isinstance(layer, R.structured.ChannelL0Mixin) else layer.log_sigma2).copy_(
-            torch.as_tensor(values, dtype=torch.float64)
-        )
 
 
 # ----------------------------------------------------------------- structure and penalties
@@ -91,14 +56,6 @@ def test_keys_shapes_and_initial_values(kind, complex_):
     expected = np.log(0.1 / 0.9) if kind == "ChannelL0" else -10.0
     np.testing.assert_allclose(getattr(layer, own).detach().numpy(), expected)
     assert isinstance(layer, R.BaseARD)
-
-
-REFERENCES = [
-    ("ChannelVD", False, real_vd_kl, 0.01),  # Molchanov et al.'s approximation: 0.01 nats
-    ("ChannelVD", True, cplx_vd_kl, 1e-8),
-    ("ChannelARD", False, lambda la: ard_kl(la, 1), 1e-6),
-    ("ChannelARD", True, lambda la: ard_kl(la, 2), 1e-6),
-]
 
 
 @pytest.mark.parametrize("kind, complex_, reference, tol", REFERENCES)
@@ -141,23 +98,6 @@ def test_l0_penalty_is_the_probability_of_an_open_gate():
 def test_training_output_gradcheck(kind, complex_):
     cls = getattr(R, ("Cplx" if complex_ else "") + "Conv1d" + kind)
     assert_training_gradcheck(cls(2, 2, 2).double(), inputs_of((2, 2, 3), complex_), kind, complex_)
-
-
-def assert_training_gradcheck(layer, inputs, kind, complex_):
-    """gradcheck of a training-mode output in the gates' parameters, the weight and the bias."""
-    own = "log_alpha" if kind == "ChannelL0" else "log_sigma2"
-    names = [own] + (["weight.real", "weight.imag", "bias.real"] if complex_ else ["weight", "bias"])
-    params = dict(layer.named_parameters())
-    start = tuple(
-        (torch.randn_like(params[n]) - (2.0 if n == own else 0.0)).requires_grad_() for n in names
-    )
-
-    def sample(*tensors):
-        # the same noise at every call: the sample is a smooth function of the parameters
-        torch.manual_seed(0)
-        return parts(torch.func.functional_call(layer, dict(zip(names, tensors)), inputs))
-
-    assert torch.autograd.gradcheck(sample, start, fast_mode=True)
 
 
 N_SAMPLES = 20000
@@ -220,7 +160,7 @@ def test_moments_match_the_weight_noise_model_complex():
 def test_eval_output_is_the_dense_output_with_the_gated_weight(family, kind, complex_):
     layer, inputs = make(family, kind, complex_)
     set_gates(layer, [-3.0, 0.0, 1.0, 5.0][: layer.n_channels] + [2.0] * (layer.n_channels - 4))
-    dense = dense_twin(layer)
+    dense = dense_twin(layer, FAMILIES)
     if kind == "ChannelL0":
         # Louizos et al.'s test-time gate, weight rows scaled
         la = layer.log_alpha.detach().numpy()
@@ -247,7 +187,7 @@ def test_masks_are_whole_output_channels(family, complex_):
     assert mask.shape == parts(layer.weight)[0].shape and set(mask.unique().tolist()) <= {0.0, 1.0}
     # the dense layer with the masked weight: dropped channels give their bias
     # alone, kept ones the dense output (mask 1 on everything they read)
-    dense = dense_twin(layer)
+    dense = dense_twin(layer, FAMILIES)
     full = dense(*inputs)
     with torch.no_grad():
         for part in parts(dense.weight):
@@ -364,7 +304,9 @@ def test_compact_removes_the_dropped_channels():
 
 def test_replicate_runs_on_a_meta_replica(monkeypatch):
     torch.manual_seed(0)
-    monkeypatch.setattr(replicate_module, "_broadcast_coalesced_reshape", fake_broadcast)
+    monkeypatch.setattr(
+        replicate_module, "_broadcast_coalesced_reshape", fake_broadcast(torch.device("meta"))
+    )
     for kind in ("channel_vd", "channel_l0"):
         model = R.to_bayesian(structured_model(), kind=kind)
         replicas = replicate(model, [0, 1])

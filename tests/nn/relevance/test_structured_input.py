@@ -1,6 +1,6 @@
 """Structured layers gating input channels (``gated="input"``), real and complex.
 
-References: the KL divergences integrated with scipy (test_relevance_functional),
+References: the KL divergences integrated with scipy (tests/helpers.py),
 the hard-concrete gate's mean integrated with scipy, Monte Carlo of the
 weight-noise model with weight columns scaled in numpy (numpy complex
 arithmetic for complex layers), and torch's dense layers fed inputs whose
@@ -19,10 +19,10 @@ from cplxmodule.nn import modules as M
 from cplxmodule.nn import relevance as R
 from cplxmodule.nn.masked import compact, convert_layers, to_masked
 from cplxmodule.nn.utils import named_sparsity
-from .test_functional import LOG_ALPHAS
-from .test_structured import (
-    COMPLEX, KINDS, REFERENCES, assert_training_gradcheck, dense_twin, inputs_of, parts,
-    set_gates,
+
+from ...helpers import (
+    COMPLEX, KINDS, LOG_ALPHAS, REFERENCES, assert_training_gradcheck, dense_twin, inputs_of,
+    parts, set_gates,
 )
 
 # arguments (input channels: 4, or 5 features) and input shapes; convolutions
