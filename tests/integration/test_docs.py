@@ -73,7 +73,7 @@ def test_python_is_written_as_examples(path):
     found = _unexecuted_code(path.read_text().splitlines())
     assert not found, (
         f"{path.name}: Python code at lines {found} would never run; write it "
-        "as `>>>` examples, which tests/test_docs.py runs"
+        "as `>>>` examples, which tests/integration/test_docs.py runs"
     )
 
 

@@ -23,8 +23,8 @@ layer's output, so that each mechanism captures one graph of all of them:
   fail there, each on its own: the TorchScript exporter has no complex dtype
   (``torch.complex`` and ``aten::fft_*`` on complex tensors have no ONNX
   symbolic). The FFT, STFT and Hilbert layers compute on real ops when
-  traced, and export. The default (dynamo) ONNX
-  exporter is covered by tests/test_onnx.py and tests/test_export_layers.py.
+  traced, and export. The default (dynamo) ONNX exporter is covered by
+  tests/integration/test_onnx.py and tests/integration/test_export_layers.py.
 
 A failure names the layer (the assertion message, or the source line in
 the capture's error).

@@ -10,9 +10,9 @@ always the eager model on the same input; the eager layers take torch's
 native complex kernels where they have them, the exported and compiled ones
 real ops only, so the comparison checks one against the other.
 
-As tests/test_layers_compile_export.py does, the models run side by side in
-one module (``Zoo``), so that each mechanism captures one graph for all of
-them (a capture costs seconds):
+As tests/integration/test_layers_compile_export.py does, the models run
+side by side in one module (``Zoo``), so that each mechanism captures one
+graph for all of them (a capture costs seconds):
 
 - the TorchScript ONNX exporter (``dynamo=False``) with ``dynamic_axes`` and
   the default one (``dynamo=True``, without its graph optimisations, which

@@ -5,9 +5,9 @@ multi-head attention, the transformer encoder layer, the S4D layer, the two
 positional encodings and the unitary RNN, each with settings off its
 defaults. The reference is always the eager layer on the same input.
 
-As tests/test_layers_compile_export.py does, each layer is wrapped in a
-module of real tensors (``Parts``: the parts of the complex inputs in, the
-parts of every output out), and:
+As tests/integration/test_layers_compile_export.py does, each layer is
+wrapped in a module of real tensors (``Parts``: the parts of the complex
+inputs in, the parts of every output out), and:
 
 - ``torch.compile(fullgraph=True)`` with the ``eager`` backend (dynamo's
   graph capture, where a graph break fails), in training mode with dropout
