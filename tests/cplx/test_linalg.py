@@ -457,6 +457,7 @@ def test_linear_default_both_regimes(shape, dtype):
     )
 
 
+@pytest.mark.inductor
 @pytest.mark.parametrize("strategy", ALL_STRATEGIES)
 def test_traces_without_graph_breaks(strategy):
     # dynamo traces the whole product (the inductor backend is too slow here)

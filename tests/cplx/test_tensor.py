@@ -727,6 +727,7 @@ def test_pytree_round_trip():
     assert [pytree.keystr(k) for k, _ in keyed][:2] == ["['a'].real", "['a'].imag"]
 
 
+@pytest.mark.inductor
 def test_compile_fullgraph_matches_eager():
     def f(z, w, x):
         # ``@`` is left out: dynamo does not trace a user-defined __matmul__.

@@ -9,9 +9,10 @@ from ._ddp import gathered, run_two_ranks
 from cplxmodule.cplx import Cplx
 from cplxmodule.nn.masked import CplxLinearMasked, LinearMasked, named_masks
 
-pytestmark = pytest.mark.skipif(
-    not dist.is_available(), reason="needs torch.distributed"
-)
+pytestmark = [
+    pytest.mark.distributed,
+    pytest.mark.skipif(not dist.is_available(), reason="needs torch.distributed"),
+]
 
 
 class Model(torch.nn.Module):

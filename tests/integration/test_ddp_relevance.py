@@ -11,7 +11,10 @@ from cplxmodule.nn import CplxLinear
 from cplxmodule.nn import relevance as R
 from cplxmodule.nn.masked import to_masked
 
-pytestmark = pytest.mark.skipif(not dist.is_available(), reason="needs torch.distributed")
+pytestmark = [
+    pytest.mark.distributed,
+    pytest.mark.skipif(not dist.is_available(), reason="needs torch.distributed"),
+]
 
 
 class Model(torch.nn.Module):

@@ -211,6 +211,7 @@ def test_command_line_bad_argument(argv, name, capsys, keep_threads):
     assert name in capsys.readouterr().err
 
 
+@pytest.mark.inductor
 @pytest.mark.skipif(shutil.which("g++") is None, reason="inductor needs a C++ compiler")
 @pytest.mark.parametrize("bayesian", [False, True], ids=["dense", "VD"])
 def test_compiled_model_trains_as_eager(bayesian):

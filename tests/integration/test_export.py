@@ -85,6 +85,7 @@ def assert_same_run(actual, expected):
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.inductor
 @pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
 def test_no_graph_breaks(training):
     net = make_net().train(training)
@@ -93,6 +94,7 @@ def test_no_graph_breaks(training):
     assert explanation.graph_count == 1
 
 
+@pytest.mark.inductor
 @pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
 def test_compiled_matches_eager(training):
     torch._dynamo.reset()

@@ -193,6 +193,7 @@ def test_torch_export_keys_dynamic_shapes_by_torch_names(cls):
         assert_matches((actual.real, actual.imag) if cls in COMPLEX else actual, expected)
 
 
+@pytest.mark.onnx
 @pytest.mark.parametrize("cls", REAL + COMPLEX, ids=lambda c: c.__name__)
 def test_torchscript_onnx_export_with_a_dynamic_batch(cls):
     if cls in REAL and family_of(cls) == "Bilinear":
@@ -200,6 +201,7 @@ def test_torchscript_onnx_export_with_a_dynamic_batch(cls):
     run_onnx(cls, make(cls), dynamo=False)
 
 
+@pytest.mark.onnx
 @pytest.mark.parametrize("cls", DYNAMO_SAMPLE, ids=lambda c: c.__name__)
 def test_default_onnx_export_with_dynamic_axes(cls):
     run_onnx(cls, make(cls), dynamo=True)

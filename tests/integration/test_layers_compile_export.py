@@ -214,6 +214,7 @@ def test_every_layer_of_the_issue_is_covered():
         assert layers - bases <= covered, sorted(c.__name__ for c in layers - bases - covered)
 
 
+@pytest.mark.inductor
 def test_compile_fullgraph_matches_eager():
     torch._dynamo.reset()
     eager, compiled = Zoo(SPECS), Zoo(SPECS)
@@ -267,11 +268,13 @@ def export_onnx(zoo, dynamic):
                              rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.onnx
 def test_torchscript_onnx_export_with_a_dynamic_batch():
     # .eval() before the export: the exporter puts the model back in the mode it found
     export_onnx(Zoo([n for n in SPECS if n not in NATIVE_COMPLEX]).eval(), True)
 
 
+@pytest.mark.onnx
 @pytest.mark.xfail(
     raises=Exception,
     strict=True,

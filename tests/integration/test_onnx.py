@@ -31,6 +31,8 @@ pytest.importorskip("onnx")
 pytest.importorskip("onnxscript")
 ort = pytest.importorskip("onnxruntime")
 
+pytestmark = pytest.mark.onnx
+
 EXPORTERS = {"torchscript": False, "dynamo": True}
 
 

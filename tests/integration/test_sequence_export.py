@@ -172,6 +172,7 @@ def assert_close(actual, expected, name):
         torch.testing.assert_close(a, e, rtol=1e-5, atol=1e-5, msg=lambda m: f"{name}: {m}")
 
 
+@pytest.mark.inductor
 @pytest.mark.parametrize("name", SPECS)
 def test_compile_fullgraph_matches_eager(name):
     torch._dynamo.reset()

@@ -490,6 +490,7 @@ def test_packed_operands_give_the_native_product(case, strategy, bias_kind):
 # ------------------------------------------------------------ compile and docs
 
 
+@pytest.mark.inductor
 def test_dynamo_traces_a_forward_inside_the_context():
     layer, x, reference = make("linear-masked")
     compiled = torch.compile(layer, backend="eager", fullgraph=True)

@@ -242,6 +242,7 @@ class Objective(torch.nn.Module):
         return sum(term(x, y) for term in self.terms) + losses.CplxL1Loss()(x, y)
 
 
+@pytest.mark.inductor
 def test_objective_compiles_fullgraph_with_gradients():
     model = Objective()
     x, y = torch.randn(2, 2, 2, 8, 8, requires_grad=True), torch.randn(2, 2, 2, 8, 8)
@@ -254,6 +255,7 @@ def test_objective_compiles_fullgraph_with_gradients():
     torch.testing.assert_close(compiled_grad, grad)
 
 
+@pytest.mark.onnx
 def test_objective_exports_to_onnx():
     ort = pytest.importorskip("onnxruntime")
     pytest.importorskip("onnx")

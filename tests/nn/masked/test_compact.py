@@ -421,6 +421,7 @@ def test_traced_sparse_product_matches_with_empty_rows(monkeypatch):
         assert_same(layer(x), want)
 
 
+@pytest.mark.inductor
 @pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
 def test_compact_sparse_model_exports_and_compiles(complex_):
     model, small, x = sparse_mlp(complex_)

@@ -464,6 +464,7 @@ def test_binarize_masks_keeps_weight_times_mask():
 # ---------------------------------------------------------------- torch.compile
 
 
+@pytest.mark.inductor
 def test_torch_compile_matches_eager():
     model = _model()
     x = torch.randn(3, 2, 5)

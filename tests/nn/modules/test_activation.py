@@ -284,6 +284,7 @@ class Everything(torch.nn.Module):
         return total
 
 
+@pytest.mark.inductor
 def test_everything_compiles_fullgraph_with_gradients():
     model = Everything()
     re, im = (t.float().requires_grad_() for t in _input())
@@ -296,6 +297,7 @@ def test_everything_compiles_fullgraph_with_gradients():
     torch.testing.assert_close(compiled_grads, grads)
 
 
+@pytest.mark.onnx
 def test_everything_exports_to_onnx():
     ort = pytest.importorskip("onnxruntime")
     pytest.importorskip("onnx")

@@ -431,6 +431,7 @@ class Stack(torch.nn.Module):
         return out.real, out.imag
 
 
+@pytest.mark.inductor
 def test_compile_fullgraph_matches_eager_in_both_modes():
     torch.manual_seed(0)
     eager = randomise(Stack())
@@ -448,6 +449,7 @@ def test_compile_fullgraph_matches_eager_in_both_modes():
         torch.testing.assert_close(a, b)
 
 
+@pytest.mark.onnx
 def test_onnx_export_in_eval_mode():
     onnx = pytest.importorskip("onnx")  # noqa: F841
     ort = pytest.importorskip("onnxruntime")

@@ -140,6 +140,7 @@ def test_export():
         assert torch.allclose(got, want)
 
 
+@pytest.mark.inductor
 def test_compile_fullgraph(layer):
     x = cplx.randn(5, 4)
     compiled = torch.compile(layer, fullgraph=True, backend="eager")

@@ -370,6 +370,7 @@ class Pipeline(torch.nn.Module):
         return torch.stack([z.real, z.imag], 1)
 
 
+@pytest.mark.inductor
 def test_pipeline_compiles_fullgraph():
     model = Pipeline()
     x = torch.randn(2, 2, 3, 10, 10)
@@ -377,6 +378,7 @@ def test_pipeline_compiles_fullgraph():
     torch.testing.assert_close(compiled(x), model(x))
 
 
+@pytest.mark.onnx
 def test_pipeline_exports_to_onnx():
     ort = pytest.importorskip("onnxruntime")
     pytest.importorskip("onnx")

@@ -306,6 +306,7 @@ def test_masked_compact_and_cached_give_the_masked_output():
                for m in model.modules())
 
 
+@pytest.mark.inductor
 def test_compiles_without_graph_breaks():
     layer = encoder_layer(dtype=torch.float32)
     x = cplx.randn(2, 5, 8)
