@@ -24,3 +24,13 @@ def test_docstring_examples_run_with_the_tests():
     pytest_section = config["tool:pytest"]
     assert "--doctest-modules" in pytest_section["addopts"].split()
     assert pytest_section["testpaths"].split() == ["tests", "cplxmodule"]
+
+
+def test_markers_are_registered_and_the_readme_skips_the_slow_ones():
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg")
+    pytest_section = config["tool:pytest"]
+    assert "--strict-markers" in pytest_section["addopts"].split()
+    registered = {line.split(":")[0] for line in pytest_section["markers"].strip().splitlines()}
+    assert {"slow", "distributed", "onnx", "inductor"} <= registered
+    assert 'python -m pytest -m "not slow"' in (ROOT / "README.rst").read_text()
