@@ -179,6 +179,7 @@ def test_gradient_of_one_part_matches_native(part):
     torch.testing.assert_close(z.imag.grad, native.grad.imag)
 
 
+@pytest.mark.slow
 def test_gradcheck_stft_istft_input_and_window():
     z, window = cplx64(20), torch.rand(8, dtype=torch.float64, requires_grad=True)
 

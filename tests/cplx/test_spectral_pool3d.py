@@ -43,6 +43,7 @@ def test_spectral_pool3d_matches_native_complex(sizes, seed):
     torch.testing.assert_close(cplx_to_native(got), expected, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_spectral_pool3d_layer_copies_and_gradcheck():
     layer = nn.CplxSpectralPool3d((2, 3, 4))
     x = cplx.randn(2, 3, 4, 5, 6, dtype=torch.float64)

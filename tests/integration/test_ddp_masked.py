@@ -10,6 +10,7 @@ from cplxmodule.cplx import Cplx
 from cplxmodule.nn.masked import CplxLinearMasked, LinearMasked, named_masks
 
 pytestmark = [
+    pytest.mark.slow,
     pytest.mark.distributed,
     pytest.mark.skipif(not dist.is_available(), reason="needs torch.distributed"),
 ]

@@ -12,6 +12,7 @@ from cplxmodule.nn import relevance as R
 from cplxmodule.nn.masked import to_masked
 
 pytestmark = [
+    pytest.mark.slow,
     pytest.mark.distributed,
     pytest.mark.skipif(not dist.is_available(), reason="needs torch.distributed"),
 ]

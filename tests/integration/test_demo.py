@@ -134,7 +134,9 @@ def test_as_input_layouts():
 TINY = dict(n_train=12, n_test=4, length=32, width=2, epochs=1, finetune_epochs=1, batch_size=24, progress=False)
 
 
-@pytest.mark.parametrize("complex", [True, False], ids=["complex", "real"])
+@pytest.mark.parametrize(
+    "complex", [pytest.param(True, marks=pytest.mark.slow), False], ids=["complex", "real"]
+)
 def test_pipeline_runs_every_stage(complex):
     # a threshold below 3 drops weights even after a few steps of training
     config = Config(threshold=-2.0, **TINY)
@@ -159,6 +161,7 @@ def keep_threads():
     torch.set_num_threads(threads)
 
 
+@pytest.mark.slow
 def test_pipeline_learns(keep_threads):
     # big enough to learn in a few seconds (a tenth of the demo's steps), at
     # the ELBO (KL weight 1): the dense, the VD and the fine-tuned masked
@@ -211,6 +214,7 @@ def test_command_line_bad_argument(argv, name, capsys, keep_threads):
     assert name in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @pytest.mark.inductor
 @pytest.mark.skipif(shutil.which("g++") is None, reason="inductor needs a C++ compiler")
 @pytest.mark.parametrize("bayesian", [False, True], ids=["dense", "VD"])

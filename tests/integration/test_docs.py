@@ -34,7 +34,14 @@ def _ids(paths):
     return [str(p.relative_to(ROOT)) for p in paths]
 
 
-@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=_ids(EXAMPLE_FILES))
+# pages whose examples train models: each takes more than a few seconds
+SLOW_PAGES = {"deploying.rst", "sequence.rst", "sparsifying.rst"}
+
+
+@pytest.mark.parametrize("path", [
+    pytest.param(path, marks=pytest.mark.slow) if path.name in SLOW_PAGES else path
+    for path in EXAMPLE_FILES
+], ids=_ids(EXAMPLE_FILES))
 def test_examples_run(path):
     text = path.read_text()
     test = doctest.DocTestParser().get_doctest(text, {}, path.name, str(path), 0)

@@ -208,6 +208,7 @@ def worker(rank):
     fsdp_part(rank, reference)
 
 
+@pytest.mark.slow
 @pytest.mark.distributed
 def test_ddp_and_fsdp2_train_and_checkpoint_like_single_process():
     # one pair of processes for both: starting them is most of the time

@@ -198,6 +198,7 @@ def test_layer_penalty_gradcheck(cls):
     assert torch.autograd.gradcheck(lambda ls2: penalty(ls2, None), (log_sigma2,))
 
 
+@pytest.mark.slow
 @pytest.mark.inductor
 def test_complex_vd_layer_and_penalty_compile_fullgraph():
     layer = R.CplxLinearVD(4, 3)
