@@ -4,7 +4,7 @@ import pytest
 import torch
 import torch.distributed as dist
 
-from ._ddp import gathered, run_two_ranks
+from .._ddp import gathered, run_two_ranks
 
 from cplxmodule.cplx import Cplx
 from cplxmodule.nn.masked import CplxLinearMasked, LinearMasked, named_masks

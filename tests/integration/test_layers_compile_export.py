@@ -214,6 +214,7 @@ def test_every_layer_of_the_issue_is_covered():
         assert layers - bases <= covered, sorted(c.__name__ for c in layers - bases - covered)
 
 
+@pytest.mark.slow
 @pytest.mark.inductor
 def test_compile_fullgraph_matches_eager():
     torch._dynamo.reset()
@@ -233,6 +234,7 @@ def test_compile_fullgraph_matches_eager():
     assert_outputs_close([y.grad for y in ys], [x.grad for x in xs], input_labels)
 
 
+@pytest.mark.slow
 def test_torch_export_with_a_dynamic_batch():
     zoo = Zoo(SPECS).eval()
     labels = zoo.labels()

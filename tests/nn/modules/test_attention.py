@@ -302,7 +302,7 @@ def test_deepcopy_state_dict_and_to_double():
     double = layer.to(torch.float64)
     assert double.q_proj.weight.dtype == torch.float64
     xd = randc(2, 5, 8)
-    assert_cplx(double(xd, xd, xd)[0], native_mha(double, detached_native(xd), detached_native(xd), detached_native(xd))[0])
+    assert_cplx(double(xd, xd, xd)[0], native_mha(double, *[detached_native(xd)] * 3)[0])
 
 
 def test_cached_gives_the_same_output():

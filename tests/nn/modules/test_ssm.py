@@ -166,7 +166,8 @@ def test_forward_matches_the_recurrence(channels_last, out_proj):
     u = torch.randn(2, 3, 50, dtype=torch.complex128)
     expected = reference_recurrence(layer, u)
     if out_proj:
-        w, b = detached_native(layer.out_proj.weight, torch.complex128), detached_native(layer.out_proj.bias, torch.complex128)
+        w = detached_native(layer.out_proj.weight, torch.complex128)
+        b = detached_native(layer.out_proj.bias, torch.complex128)
         expected = (expected.transpose(-1, -2) @ w.T + b).transpose(-1, -2)
     x = cplx.from_complex(u.transpose(-1, -2) if channels_last else u)
     got = layer(x)

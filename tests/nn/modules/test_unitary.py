@@ -82,12 +82,13 @@ def test_initial_unitary_has_spread_eigenvalues():
 def test_cell_matches_reference(bias):
     cell = random_cell(nn.CplxUnitaryRNNCell, 3, 5, 0, bias=bias)
     x, h = cplx.randn(4, 3, dtype=torch.float64), cplx.randn(4, 5, dtype=torch.float64)
-    expected = reference_step(cell, detached_native(x, torch.complex128), detached_native(h, torch.complex128), reference_unitary(cell))
+    x128, h128 = detached_native(x, torch.complex128), detached_native(h, torch.complex128)
+    expected = reference_step(cell, x128, h128, reference_unitary(cell))
     np.testing.assert_allclose(as_numpy(cell(x, h)), expected.numpy(), atol=1e-12)
     # no hx: zeros; unbatched: the batch's first row
     zero = torch.zeros(4, 5, dtype=torch.complex128)
     np.testing.assert_allclose(
-        as_numpy(cell(x)), reference_step(cell, detached_native(x, torch.complex128), zero, reference_unitary(cell)).numpy(),
+        as_numpy(cell(x)), reference_step(cell, x128, zero, reference_unitary(cell)).numpy(),
         atol=1e-12)
     np.testing.assert_allclose(as_numpy(cell(x[0], h[0])), as_numpy(cell(x, h)[0]), atol=1e-12)
 

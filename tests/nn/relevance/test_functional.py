@@ -13,6 +13,7 @@ import cplxmodule.nn.relevance.functional as F
 
 from ...helpers import LOG_ALPHAS, ard_kl, cplx_log_modulus2, cplx_vd_kl, real_vd_kl
 
+
 def as_tensor(values, dtype=torch.float64):
     return torch.tensor(values, dtype=dtype)
 

@@ -36,6 +36,8 @@ FAMILIES = {
     "ConvTranspose2d": ((2, 4, 3), (2, 2, 4, 4)),
     "ConvTranspose3d": ((2, 4, 2), (1, 2, 3, 3, 3)),
 }
+
+
 def make(family, kind, complex_, **kwargs):
     args, shape = FAMILIES[family]
     cls = getattr(R, ("Cplx" if complex_ else "") + family + kind)
