@@ -5,7 +5,7 @@ docs/_build/html``: warnings are errors and every cross-reference must
 resolve, except those into torch, numpy, scipy and the standard library,
 whose inventories cannot be fetched without network access (see
 ``nitpick_ignore_regex``). The guides' ``>>>`` examples run in the test suite
-(``tests/test_docs.py``).
+(``tests/integration/test_docs.py``).
 """
 
 import importlib

@@ -1,10 +1,15 @@
-"""Test-suite settings: hypothesis runs the same examples on every CI run; a one-thread fixture."""
+"""Test-suite settings: hypothesis runs the same examples on every CI run; shared fixtures."""
 
 import os
 
 import pytest
 import torch
 from hypothesis import settings
+
+from .helpers import (
+    FakeGather, data_parallel, fake_broadcast, fake_parallel_apply, fake_scatter, replicate_module,
+    scatter_gather,
+)
 
 # Locally each run explores new examples; CI (which sets CI=true) replays a
 # fixed set, so that its verdict depends on the change alone.
@@ -25,3 +30,21 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture
+def two_fake_devices(monkeypatch):
+    """DataParallel's machinery on two CPU 'devices' (distinct copies)."""
+    calls = []
+
+    def counting_scatter(tensor, *args, **kwargs):
+        calls.append(tensor.shape)
+        return fake_scatter(tensor, *args, **kwargs)
+
+    monkeypatch.setattr(torch.nn.parallel.comm, "scatter", counting_scatter)
+    monkeypatch.setattr(scatter_gather, "Gather", FakeGather)
+    monkeypatch.setattr(data_parallel, "parallel_apply", fake_parallel_apply)
+    monkeypatch.setattr(
+        replicate_module, "_broadcast_coalesced_reshape", fake_broadcast(torch.device("cpu"))
+    )
+    return calls

@@ -1,13 +1,21 @@
 """Helpers shared by the test modules: one definition each (test modules do not import each other)."""
 
+import functools
+import importlib
+import inspect
 import math
+import pkgutil
 
+import numpy as np
+import pytest
 import torch
 import torch.nn.functional as F
+from scipy import integrate
 
+import cplxmodule
 import cplxmodule.cplx as cplx
 from cplxmodule import Cplx
-from cplxmodule.nn import CplxLayerNorm
+from cplxmodule.nn import CplxLayerNorm, modules, relevance
 
 
 class Duck:
@@ -17,11 +25,33 @@ class Duck:
         self.real, self.imag = real, imag
 
 
+# --- torch's native complex dtype: the independent reference of most tests ----------------------
+# Built from the parts with torch's own ops, never with the conversions under test.
+def cplx_to_native(z):
+    """The :class:`Cplx` ``z`` (a complex parameter too) in torch's complex dtype, in the graph."""
+    return torch.complex(z.real, z.imag)
+
+
 def as_native(value):
     """``value`` in torch's complex dtype if it is a :class:`Cplx`, else unchanged."""
-    if isinstance(value, Cplx):
-        return torch.complex(value.real, value.imag)
-    return value
+    return cplx_to_native(value) if isinstance(value, Cplx) else value
+
+
+def detached_native(value, dtype=None):
+    """:func:`as_native` of ``value``, detached, and cast to ``dtype`` if given."""
+    value = as_native(value).detach()
+    return value if dtype is None else value.to(dtype)
+
+
+def random_native(*shape, dtype=torch.complex128, seed=None, generator=None):
+    """A standard normal tensor of torch's complex ``dtype``.
+
+    Drawn from ``generator``, or from a new generator seeded with ``seed``,
+    or else from torch's global one.
+    """
+    if seed is not None:
+        generator = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, dtype=dtype, generator=generator)
 
 
 def flat_outputs(output):
@@ -67,15 +97,10 @@ def randc(*shape, seed=0):
                 torch.randn(*shape, generator=g, dtype=torch.float64))
 
 
-def native(z):
-    """``z`` (a :class:`Cplx`, a complex parameter) detached, in torch's complex dtype."""
-    return cplx.to_complex(z).detach()
-
-
 def native_linear(proj, x):
     """The complex linear layer ``proj`` applied to the native complex ``x``."""
-    out = x @ native(proj.weight).T
-    return out if proj.bias is None else out + native(proj.bias)
+    out = x @ detached_native(proj.weight).T
+    return out if proj.bias is None else out + detached_native(proj.bias)
 
 
 def native_scores(q, k, score):
@@ -121,7 +146,7 @@ def native_mha(layer, query, key, value, key_padding_mask=None, attn_mask=None,
     # the appended keys: bias_k then a zero key, open to every query
     appended = []
     if layer.bias_k is not None:
-        appended.append((native(layer.bias_k), native(layer.bias_v)))
+        appended.append((detached_native(layer.bias_k), detached_native(layer.bias_v)))
     if layer.add_zero_attn:
         appended.append((torch.zeros(d * h, dtype=k.dtype),) * 2)
     for bias_k, bias_v in appended:
@@ -221,3 +246,217 @@ def native_rnn(layer, x, h0=None, c0=None):
             c_n.append(c)
         x = torch.cat(outputs, -1)
     return x, torch.stack(h_n), torch.stack(c_n)
+
+
+# --- the public API (tests of the API and of the docs) ------------------------------------------
+@functools.cache
+def public_modules():
+    """The names of every public module of cplxmodule, the package included.
+
+    Every module whose dotted name has no component that starts with an
+    underscore, found by walking the package, so a new module is covered as
+    soon as it exists.
+    """
+    names = ["cplxmodule"]
+    for info in pkgutil.walk_packages(cplxmodule.__path__, "cplxmodule."):
+        # private modules include ``__main__``, which runs a program on import
+        if not any(part.startswith("_") for part in info.name.split(".")):
+            names.append(info.name)
+    return tuple(names)
+
+
+def public_objects():
+    """``(qualified name, object)`` for every class and function in an ``__all__``."""
+    for module in public_modules():
+        mod = importlib.import_module(module)
+        for name in getattr(mod, "__all__", []):
+            obj = getattr(mod, name, None)
+            if inspect.isclass(obj) or inspect.isroutine(obj):
+                yield f"{module}.{name}", obj
+
+
+# --- DataParallel's machinery emulated on the CPU (tests of replication) ------------------------
+# the package attributes of these names are functions, not the modules
+replicate_module = importlib.import_module("torch.nn.parallel.replicate")
+data_parallel = importlib.import_module("torch.nn.parallel.data_parallel")
+scatter_gather = importlib.import_module("torch.nn.parallel.scatter_gather")
+
+
+def fake_broadcast(second_device, buffers_device=None):
+    """A stand-in for ``_broadcast_coalesced_reshape``: replica 0 on the source
+    tensors, replica 1 on ``second_device``."""
+
+    def broadcast(tensors, devices, detach=False):
+        tensors = list(tensors)
+        if not tensors:
+            return []
+        first = list(tensors) if detach else [t.view_as(t) for t in tensors]
+        device = second_device
+        if buffers_device is not None and detach and not any(t.requires_grad for t in tensors):
+            device = buffers_device
+        second = [(t.detach() if detach else t).to(device) for t in tensors]
+        if device == torch.device("cpu"):
+            second = [t.clone() for t in second]
+        return [first, second][: len(devices)]
+
+    return broadcast
+
+
+class FakeGather(torch.autograd.Function):
+    """DataParallel's gather on one device: a concatenation, and its split backward."""
+
+    @staticmethod
+    def forward(ctx, target_device, dim, *inputs):
+        ctx.dim, ctx.sizes = dim, [t.shape[dim] for t in inputs]
+        return torch.cat(inputs, dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (None, None) + grad.split(ctx.sizes, ctx.dim)
+
+
+def fake_scatter(tensor, devices=None, chunk_sizes=None, dim=0, streams=None):
+    """torch's ``comm.scatter`` on one device: equal chunks along ``dim``."""
+    return tensor.chunk(len(devices), dim)
+
+
+def fake_parallel_apply(replicas, inputs, kwargs_tup=None, devices=None):
+    """torch's ``parallel_apply`` run one replica after the other."""
+    kwargs_tup = kwargs_tup or ({},) * len(replicas)
+    return [module(*args, **kwargs) for module, args, kwargs in zip(replicas, inputs, kwargs_tup)]
+
+
+def as_data_parallel(cls, module):
+    """``cls(module)`` (a DataParallel class) set up for two devices, 0 and 1, on the CPU."""
+    parallel = cls(module)  # no accelerator: torch leaves device_ids empty
+    parallel.device_ids, parallel.output_device = [0, 1], 0
+    parallel.src_device_obj = torch.device("cpu")
+    parallel.dim = 0
+    return parallel
+
+
+# --- the KL divergences of the Bayesian layers, integrated with scipy (tests of relevance) -------
+GAMMA = np.euler_gamma
+LOG_ALPHAS = [-6.0, -3.0, -1.0, 0.0, 0.5, 2.0, 4.0, 8.0]
+
+
+def real_vd_kl(la):
+    """KL(N(mu, alpha mu^2) || p(w) ~ 1/|w|), zero at alpha = infinity:
+    (gamma + log 2) / 2 - log(alpha) / 2 + E log|1 + sqrt(alpha) eps|."""
+    root = np.sqrt(np.exp(la))
+
+    def f(e):
+        return np.log(abs(1 + root * e)) * np.exp(-e * e / 2) / np.sqrt(2 * np.pi)
+
+    pole = -1 / root
+    expectation = sum(
+        integrate.quad(f, a, b, limit=200)[0] for a, b in [(-np.inf, pole), (pole, np.inf)]
+    )
+    return (GAMMA + np.log(2)) / 2 - la / 2 + expectation
+
+
+def cplx_log_modulus2(la):
+    """E log|1 + sqrt(alpha) eps|^2 for eps ~ CN(0, 1), integrating the phase
+    out by Jensen's formula: the mean over the circle is 2 log max(1, sqrt(alpha) r)."""
+    root = np.sqrt(np.exp(la))
+
+    def f(r):
+        return 4 * r * np.exp(-r * r) * np.log(root * r)
+
+    return integrate.quad(f, 1 / root, np.inf, limit=200)[0]
+
+
+def cplx_vd_kl(la):
+    """KL(CN(mu, alpha |mu|^2) || p(w) ~ 1/|w|^2), zero at alpha = infinity."""
+    return GAMMA - la + cplx_log_modulus2(la)
+
+
+def gaussian_kl_numeric(mean, var, prior_var):
+    """KL(N(mean, var) || N(0, prior_var)) by quadrature of q log(q / p)."""
+
+    def log_density(x, m, v):
+        return -0.5 * np.log(2 * np.pi * v) - (x - m) ** 2 / (2 * v)
+
+    def f(x):
+        lq = log_density(x, mean, var)
+        return np.exp(lq) * (lq - log_density(x, 0.0, prior_var))
+
+    sd = np.sqrt(var)
+    return integrate.quad(f, mean - 40 * sd, mean + 40 * sd, limit=400, points=[mean])[0]
+
+
+def ard_kl(la, n_parts):
+    """Empirical-Bayes ARD KL at mean 1 (complex, ``n_parts=2``: 1 + 0j), the
+    prior variance being |mu|^2 + sigma^2; a complex weight is two real parts
+    of half the variance each."""
+    var, prior_var = np.exp(la) / n_parts, (1.0 + np.exp(la)) / n_parts
+    return sum(gaussian_kl_numeric(mean, var, prior_var) for mean in [1.0, 0.0][:n_parts])
+
+
+# --- the structured (channel) Bayesian layers (tests of tests/nn/relevance) ---------------------
+KINDS = ["ChannelVD", "ChannelARD", "ChannelL0"]
+COMPLEX = pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
+
+
+def inputs_of(shape, complex_):
+    """Random float64 inputs of ``shape`` (a tuple of shapes for a bilinear layer)."""
+    shapes = shape if isinstance(shape[0], tuple) else (shape,)
+    if complex_:
+        return tuple(cplx.randn(*s, dtype=torch.float64) for s in shapes)
+    return tuple(torch.randn(s, dtype=torch.float64) for s in shapes)
+
+
+def parts(x):
+    """The real tensors of ``x``: its parts if a :class:`Cplx`, else ``x`` alone."""
+    return (x.real, x.imag) if isinstance(x, Cplx) else (x,)
+
+
+def dense_twin(layer, families):
+    """The dense layer (torch's, or the complex one) with ``layer``'s weight and bias.
+
+    ``families`` is the table of arguments ``layer`` was built with.
+    """
+    name = type(layer).__name__
+    for kind in KINDS:
+        name = name.replace(kind, "")
+    module = modules if name.startswith("Cplx") else torch.nn
+    kwargs = {k: getattr(layer, k) for k in ("stride", "padding", "groups") if hasattr(layer, k)}
+    args = families[name.replace("Cplx", "")][0]
+    dense = getattr(module, name)(*args, **kwargs).double()
+    dense.load_state_dict(layer.state_dict(), strict=False)
+    return dense
+
+
+def set_gates(layer, values):
+    """Set the gates' parameters (``log_alpha`` of L0, else ``log_sigma2``) to ``values``."""
+    gates = relevance.structured.ChannelL0Mixin
+    with torch.no_grad():
+        (layer.log_alpha if isinstance(layer, gates) else layer.log_sigma2).copy_(
+            torch.as_tensor(values, dtype=torch.float64)
+        )
+
+
+# (kind, complex, reference KL of one gate, tolerance)
+REFERENCES = [
+    ("ChannelVD", False, real_vd_kl, 0.01),  # Molchanov et al.'s approximation: 0.01 nats
+    ("ChannelVD", True, cplx_vd_kl, 1e-8),
+    ("ChannelARD", False, lambda la: ard_kl(la, 1), 1e-6),
+    ("ChannelARD", True, lambda la: ard_kl(la, 2), 1e-6),
+]
+
+
+def assert_training_gradcheck(layer, inputs, kind, complex_):
+    """gradcheck of a training-mode output in the gates' parameters, the weight and the bias."""
+    own = "log_alpha" if kind == "ChannelL0" else "log_sigma2"
+    names = [own] + (["weight.real", "weight.imag", "bias.real"] if complex_ else ["weight", "bias"])
+    params = dict(layer.named_parameters())
+    start = tuple(
+        (torch.randn_like(params[n]) - (2.0 if n == own else 0.0)).requires_grad_() for n in names
+    )
+
+    def sample(*tensors):
+        # the same noise at every call: the sample is a smooth function of the parameters
+        torch.manual_seed(0)
+        return parts(torch.func.functional_call(layer, dict(zip(names, tensors)), inputs))
+
+    assert torch.autograd.gradcheck(sample, start, fast_mode=True)

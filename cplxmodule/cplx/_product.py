@@ -356,7 +356,7 @@ def check_strategy(strategy, where):
 
 # The default strategy, from benchmarks/test_bench_products.py and
 # benchmarks/test_bench_small.py (see the Notes of `linear`). Accuracy comes
-# first (docs/guides/products.rst, tests/test_product_accuracy.py): every
+# first (docs/guides/products.rst, tests/cplx/test_product_accuracy.py): every
 # strategy picked here stays within 4x of the error of torch's complex GEMM.
 #
 # Small linear maps (below 4M complex multiply-adds, rows times weight

@@ -104,7 +104,7 @@ def linear(
     (nearly real, nearly imaginary, or with parts that cancel): the error
     bounds of every strategy are tabulated in the products guide
     (``docs/guides/products.rst``) and tested in
-    ``tests/test_product_accuracy.py``. For float32 and float64 parts it
+    ``tests/cplx/test_product_accuracy.py``. For float32 and float64 parts it
     picks ``"native"`` below :math:`2^{22}` complex multiply-adds (rows of
     the input, the product of its sizes other than the feature dimension,
     times weight elements): packing the operands and viewing the output's

@@ -128,6 +128,7 @@ def test_a_recurrent_layer_on_cuda_computes_as_on_the_cpu():
     _close(h_gpu, h)
 
 
+@pytest.mark.inductor
 def test_compiled_on_cuda_equals_eager():
     model = torch.nn.Sequential(
         RealToCplx(), CplxLinear(16, 32), CplxModReLU(0.1), CplxLinear(32, 4), CplxToReal()

@@ -42,6 +42,8 @@ pytest.importorskip("onnx")
 pytest.importorskip("onnxscript")
 ort = pytest.importorskip("onnxruntime")
 
+pytestmark = pytest.mark.onnx
+
 EXPORT_BATCH, RUN_BATCHES = 4, (3, 7)
 
 

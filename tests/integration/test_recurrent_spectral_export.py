@@ -10,9 +10,9 @@ always the eager model on the same input; the eager layers take torch's
 native complex kernels where they have them, the exported and compiled ones
 real ops only, so the comparison checks one against the other.
 
-As tests/test_layers_compile_export.py does, the models run side by side in
-one module (``Zoo``), so that each mechanism captures one graph for all of
-them (a capture costs seconds):
+As tests/integration/test_layers_compile_export.py does, the models run
+side by side in one module (``Zoo``), so that each mechanism captures one
+graph for all of them (a capture costs seconds):
 
 - the TorchScript ONNX exporter (``dynamo=False``) with ``dynamic_axes`` and
   the default one (``dynamo=True``, without its graph optimisations, which
@@ -149,6 +149,7 @@ def run_onnx(zoo, model_bytes):
         assert_outputs_close([torch.from_numpy(o) for o in outputs], expected, labels)
 
 
+@pytest.mark.onnx
 def test_torchscript_onnx_export_with_a_dynamic_batch(zoo):
     pytest.importorskip("onnx")
     names = [f"x_{name}" for name in zoo.names]
@@ -167,6 +168,7 @@ def dynamic_shapes(names):
     return (tuple({SPECS[name][2]: batch} for name in names),)
 
 
+@pytest.mark.onnx
 def test_dynamo_onnx_export_with_a_dynamic_batch(zoo):
     pytest.importorskip("onnxscript")
     with warnings.catch_warnings():
@@ -195,6 +197,7 @@ def test_torch_export_with_a_dynamic_batch(zoo):
             assert_outputs_close(module(*xs), zoo(*xs), labels)
 
 
+@pytest.mark.inductor
 def test_compile_fullgraph_matches_eager():
     torch._dynamo.reset()
     eager = Zoo().train()

@@ -717,7 +717,7 @@ def _dense(module):
 
 _NO_REFERENCE = {
     "composite": "a composition of layers that have references of their own here, "
-                 "compared with torch's real layers in tests/test_nn_transformer.py",
+                 "compared with torch's real layers in tests/nn/modules/test_transformer.py",
     "own": "the layer's own parametrisation; no independent implementation to compare with",
 }
 
@@ -884,7 +884,7 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
     _entry(cnn.CplxSSIMLoss, _reductions(window_size=3),
            _inputs(("c", (2, 6, 6)), ("c", (2, 6, 6))),
            no_reference="SSIM's Gaussian-window statistics: compared with a direct SSIM in "
-                        "tests/test_nn_losses.py"),
+                        "tests/nn/test_losses.py"),
     # --- spectral
     _entry(cnn.CplxFFT, ((), Sample((), {"norm": "ortho", "n": 6}, "ortho")), _c(3, 5),
            _fft(False), unbatched=True),
@@ -938,7 +938,7 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
            atol=1e-6),
     _entry(cnn.CplxRotaryPositionalEncoding, (4,), _c(3, 4),
            no_reference="the rotation is the package's own (compared with the rotation of "
-                        "feature pairs in tests/test_nn_positional.py)"),
+                        "feature pairs in tests/nn/modules/test_positional.py)"),
     _entry(cnn.CplxS4D, (Sample((3,), {"d_state": 4}),), _c(3, 5),
            no_reference=_NO_REFERENCE["own"]),
     # --- recurrent

@@ -97,6 +97,7 @@ def test_a_layer_called_on_its_own_names_its_class():
         layer.weight_masked
 
 
+@pytest.mark.inductor
 def test_compiled_model_raises_the_same_error():
     model = with_masks_but(Real(), "blocks.1.proj")
     compiled = torch.compile(model, fullgraph=True, backend="eager")

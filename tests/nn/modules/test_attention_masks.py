@@ -33,7 +33,9 @@ from cplxmodule.nn import (
     CplxTransformerEncoderLayer,
 )
 
-from ...helpers import DOUBLE, load_torch_transformer, native, native_mha, native_scores, randc
+from ...helpers import (
+    DOUBLE, detached_native, load_torch_transformer, native_mha, native_scores, randc,
+)
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -75,9 +77,9 @@ def assert_causal(run, x):
 
     The later outputs must change, so that a run that ignores its input fails.
     """
-    out = native(run(x))
+    out = detached_native(run(x))
     for t in range(x.shape[1] - 1):
-        other = native(run(future_redrawn(x, t, seed=100 + t)))
+        other = detached_native(run(future_redrawn(x, t, seed=100 + t)))
         torch.testing.assert_close(other[:, : t + 1], out[:, : t + 1], **DOUBLE)
         assert not torch.allclose(other[:, t + 1:], out[:, t + 1:])
 
@@ -108,9 +110,9 @@ def test_attention_is_causal_with_any_padding(score, need_weights, padding, extr
 
     assert_causal(run, x)
     # the causal mask merged with the padding, written out in complex128
-    reference = native_mha(layer, native(x), native(x), native(x), key_padding_mask=kpm,
+    reference = native_mha(layer, *[detached_native(x)] * 3, key_padding_mask=kpm,
                            is_causal=True)[0]
-    torch.testing.assert_close(native(run(x)), reference, **DOUBLE)
+    torch.testing.assert_close(detached_native(run(x)), reference, **DOUBLE)
 
 
 @pytest.mark.parametrize("padding", ["none", "bool"])
@@ -240,11 +242,11 @@ def test_functions_give_zero_to_a_query_with_no_key(score, function):
     leaves = [q.real, q.imag, k.real, k.imag] + ([v.real, v.imag] if with_values else [])
     ours = grads(out, *leaves)
     assert all(torch.isfinite(g).all() for g in ours)
-    out = native(out) if isinstance(out, Cplx) else out.detach()
+    out = detached_native(out) if isinstance(out, Cplx) else out.detach()
     assert torch.equal(out[:, 1], torch.zeros_like(out[:, 1]))
     # the reference: the same problem without query 1, in native complex128
     kept = [0, 2, 3]
-    nq, nk, nv = (native(z).requires_grad_() for z in (q, k, v))
+    nq, nk, nv = (detached_native(z).requires_grad_() for z in (q, k, v))
     scores = native_scores(nq[:, kept], nk, score).masked_fill(~allowed[kept], float("-inf"))
     weights = torch.softmax(scores, dim=-1)
     expected = weights if function == "attention_weights" else weights.to(nv.dtype) @ nv
@@ -288,13 +290,13 @@ def test_attention_gives_zero_to_a_query_with_no_key(score, need_weights):
     xr, xi = x.real.requires_grad_(), x.imag.requires_grad_()
     out, weights = layer(x, x, x, key_padding_mask=kpm, attn_mask=attn_mask,
                          need_weights=need_weights)
-    reference, ref_weights = native_mha(layer, native(x), native(x), native(x),
+    reference, ref_weights = native_mha(layer, *[detached_native(x)] * 3,
                                         key_padding_mask=kpm, attn_mask=attn_mask)
-    torch.testing.assert_close(native(out), reference, **DOUBLE)
+    torch.testing.assert_close(detached_native(out), reference, **DOUBLE)
     # no attention: the output projection's bias
-    bias = native(layer.out_proj.bias)
-    torch.testing.assert_close(native(out)[1], bias.expand(LENGTH, 8), **DOUBLE)
-    torch.testing.assert_close(native(out)[0, 2], bias, **DOUBLE)
+    bias = detached_native(layer.out_proj.bias)
+    torch.testing.assert_close(detached_native(out)[1], bias.expand(LENGTH, 8), **DOUBLE)
+    torch.testing.assert_close(detached_native(out)[0, 2], bias, **DOUBLE)
     if need_weights:
         torch.testing.assert_close(weights, ref_weights, **DOUBLE)
         assert weights[1].abs().sum() == 0 and weights[0, 2].abs().sum() == 0
@@ -379,15 +381,15 @@ def test_projections_run_as_modules(need_weights):
         proj.register_forward_pre_hook(lambda module, args, name=name: calls.append(name))
     # a forward hook that replaces the keys' projection: the output must follow it
     layer.k_proj.register_forward_hook(lambda module, args, out: out * 0.5)
-    q, kv = randc(2, 4, 8, seed=1), randc(2, 6, 3, seed=2)
-    out = layer(q, kv, randc(2, 6, 8, seed=3), need_weights=need_weights)[0]
+    q, kv, value = randc(2, 4, 8, seed=1), randc(2, 6, 3, seed=2), randc(2, 6, 8, seed=3)
+    out = layer(q, kv, value, need_weights=need_weights)[0]
     assert sorted(calls) == ["k_proj", "out_proj", "q_proj", "v_proj"]
     # the reference: the keys' projection scaled by a half
     with torch.no_grad():
         for p in layer.k_proj.parameters():
             p.mul_(0.5)
-    expected = native_mha(layer, native(q), native(kv), native(randc(2, 6, 8, seed=3)))[0]
-    torch.testing.assert_close(native(out), expected, **DOUBLE)
+    expected = native_mha(layer, detached_native(q), detached_native(kv), detached_native(value))[0]
+    torch.testing.assert_close(detached_native(out), expected, **DOUBLE)
 
 
 def test_functional_with_plain_functions_equals_the_layer():
@@ -403,7 +405,7 @@ def test_functional_with_plain_functions_equals_the_layer():
         key_padding_mask=kpm, is_causal=True,
     )
     expected, ref_weights = layer(x, x, x, key_padding_mask=kpm, is_causal=True)
-    torch.testing.assert_close(native(out), native(expected), **DOUBLE)
+    torch.testing.assert_close(detached_native(out), detached_native(expected), **DOUBLE)
     torch.testing.assert_close(weights, ref_weights, **DOUBLE)
 
 
@@ -469,9 +471,10 @@ def test_half_precision_is_as_accurate_as_torch(dtype, need_weights):
     # complex inputs: within a few epsilons of the complex128 reference
     z = randc(2, LENGTH, 8).to(dtype)
     out = ours(z, z, z, key_padding_mask=kpm, need_weights=need_weights)[0]
-    expected = native_mha(exact, *[native(z.to(torch.float64))] * 3, key_padding_mask=kpm)[0]
+    native_z = detached_native(z.to(torch.float64))
+    expected = native_mha(exact, native_z, native_z, native_z, key_padding_mask=kpm)[0]
     scale = expected.abs().max()
-    torch.testing.assert_close(native(out.to(torch.float64)), expected, rtol=0,
+    torch.testing.assert_close(detached_native(out.to(torch.float64)), expected, rtol=0,
                                atol=4 * HALF[dtype] * scale)
 
 
@@ -513,7 +516,7 @@ def test_unbatched_inputs_as_torch(need_weights, average):
                   attn_mask=masks["attn_mask"], is_causal=True)[0]
     alone = ours(z, w, w, key_padding_mask=masks["key_padding_mask"], attn_mask=masks["attn_mask"],
                  is_causal=True)[0]
-    torch.testing.assert_close(native(alone), native(one)[0], **DOUBLE)
+    torch.testing.assert_close(detached_native(alone), detached_native(one)[0], **DOUBLE)
 
 
 def test_unbatched_transformers_equal_a_batch_of_one():
@@ -524,7 +527,7 @@ def test_unbatched_transformers_equal_a_batch_of_one():
     kpm = torch.tensor([False] * 4 + [True])
     alone = model(src, tgt, tgt_is_causal=True, tgt_key_padding_mask=kpm)
     one = model(src[:, None], tgt[:, None], tgt_is_causal=True, tgt_key_padding_mask=kpm[None])
-    torch.testing.assert_close(native(alone), native(one)[:, 0], **DOUBLE)
+    torch.testing.assert_close(detached_native(alone), detached_native(one)[:, 0], **DOUBLE)
 
 
 def test_unbatched_padding_mask_of_the_wrong_shape_names_it():
@@ -545,7 +548,7 @@ def test_dropout_acts_in_training_only():
     twin.load_state_dict(model.state_dict())
     src, tgt = randc(2, 6, 8, seed=1), randc(2, LENGTH, 8, seed=2)
     model.eval()
-    torch.testing.assert_close(native(model(src, tgt)), native(twin.eval()(src, tgt)),
-                               rtol=0, atol=0)
+    torch.testing.assert_close(detached_native(model(src, tgt)),
+                               detached_native(twin.eval()(src, tgt)), rtol=0, atol=0)
     model.train()
-    assert not torch.allclose(native(model(src, tgt)), native(twin(src, tgt)))
+    assert not torch.allclose(detached_native(model(src, tgt)), detached_native(twin(src, tgt)))

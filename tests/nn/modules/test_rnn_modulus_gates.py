@@ -17,7 +17,7 @@ from cplxmodule.nn import CplxGRU, CplxGRUCell, CplxLSTM, CplxLSTMCell, CplxRNN,
 from cplxmodule.nn.masked import compact, to_masked
 from cplxmodule.nn.relevance import compute_ard_masks, to_bayesian
 
-from ...helpers import native, native_linear
+from ...helpers import detached_native, native_linear
 
 INPUT, HIDDEN, LENGTH, BATCH = 3, 4, 6, 2
 LAYERS = [
@@ -69,7 +69,7 @@ def flat(output):
     """The outputs and states of a layer as one list of complex tensors."""
     out, states = output
     states = states if isinstance(states, tuple) else (states,)
-    return [native(z) for z in (out, *states)]
+    return [detached_native(z) for z in (out, *states)]
 
 
 @pytest.mark.parametrize("theta", ANGLES)
@@ -142,7 +142,7 @@ def test_layers_match_their_equations(cls, kwargs):
     layer = make(cls, kwargs)
     x = torch.randn(LENGTH, BATCH, INPUT, dtype=torch.complex128)
     hx = states_of(layer, BATCH, seed=3)
-    states = [native(s)[0] for s in (hx if isinstance(hx, tuple) else (hx,))]
+    states = [detached_native(s)[0] for s in (hx if isinstance(hx, tuple) else (hx,))]
     h, c = states[0], states[1] if len(states) > 1 else None
     bias, hr = layer.gate_bias_l0.detach(), getattr(layer, "hr_l0", None)
     outputs = []
@@ -165,13 +165,13 @@ def test_cells_match_their_equations_and_are_equivariant(cls, kwargs):
     lstm = cell.mode == "LSTM"
     hx = (cplx.from_complex(h), cplx.from_complex(c)) if lstm else cplx.from_complex(h)
     out = cell(cplx.from_complex(x), hx)
-    ours = [native(z) for z in (out if lstm else (out,))]
+    ours = [detached_native(z) for z in (out if lstm else (out,))]
     h_new, c_new = native_step(cell.mode, x, h, c, cell.ih, cell.hh, cell.gate_bias.detach())
     for got, want in zip(ours, [h_new, c_new]):
         torch.testing.assert_close(got, want.detach(), rtol=1e-10, atol=1e-12)
     turned = cell(cplx.from_complex(x * phase), rotated(hx, phase))
     for got, want in zip(turned if lstm else (turned,), ours):
-        torch.testing.assert_close(native(got), want * phase, rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(detached_native(got), want * phase, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("cls", [CplxRNN, CplxGRU, CplxLSTM])
@@ -224,7 +224,7 @@ def test_sparsify_mask_and_compact():
     masked = to_masked(vd, masks).eval()
     assert masked.gates == "modulus"
     small = compact(masked)
-    torch.testing.assert_close(native(small(x)[0]), native(masked(x)[0]))
+    torch.testing.assert_close(detached_native(small(x)[0]), detached_native(masked(x)[0]))
     # the masked model keeps the property
     phase = cmath.exp(1.1j)
-    torch.testing.assert_close(native(masked(x * phase)[0]), native(masked(x)[0]) * phase)
+    torch.testing.assert_close(detached_native(masked(x * phase)[0]), detached_native(masked(x)[0]) * phase)

@@ -170,6 +170,7 @@ def worker(rank):
     _eval_without_running_statistics_is_per_process(rank)
 
 
+@pytest.mark.slow
 @pytest.mark.distributed
 @pytest.mark.skipif(not dist.is_available(), reason="needs torch.distributed")
 def test_two_processes_normalise_as_one_on_the_whole_batch():
