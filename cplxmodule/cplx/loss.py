@@ -24,7 +24,7 @@ from ._shared import (
     checked_cplx,
 )
 from ._typing import CplxLike
-from .tensor import Cplx
+from .tensor import Cplx, _binary_scale
 __all__ = [
     "mse_loss",
     "l1_loss",
@@ -342,19 +342,27 @@ def phase_aware_loss(
     where = "phase_aware_loss"
     input, target = _checked_pair(input, target, reduction, where)
     check_weights(where, modulus_weight=modulus_weight, phase_weight=phase_weight)
-    size_x, size_y = abs(input), abs(target)
-    defined = (size_x > 0) & (size_y > 0)
-    # the division only where it is defined, so that no NaN reaches the
-    # gradient; each number scaled to modulus one before the product, as
-    # the product of the moduli (and its square in the gradient) of small
-    # numbers underflows (in float32 below ~1e-19) where these do not
-    safe_x, safe_y = torch.where(defined, size_x, 1), torch.where(defined, size_y, 1)
-    dot = ((input.real / safe_x) * (target.real / safe_y)
-           + (input.imag / safe_x) * (target.imag / safe_y))
-    cos = torch.where(defined, dot, 1)
-    difference = size_x - size_y
+    # the cosine is the same for each operand scaled by a power of two,
+    # which brings its modulus near 1: the product of two moduli below about
+    # 1e-19 (above 1e19) underflows to 0 (overflows) in single precision,
+    # and the terms of the cosine's gradient, each of the order of
+    # 1 / modulus, overflow below about 3e-39 before they cancel; the
+    # division by an exact power of two changes no other value
+    x, y = _binary_scaled(input), _binary_scaled(target)
+    dot = x.real * y.real + x.imag * y.imag
+    product = abs(x) * abs(y)
+    defined = product > 0
+    # the division only where it is defined, so that no NaN reaches the gradient
+    cos = torch.where(defined, dot / torch.where(defined, product, 1), 1)
+    difference = abs(input) - abs(target)
     loss = modulus_weight * difference * difference + phase_weight * (1 - cos)
     return _reduce(loss, reduction)
+
+
+def _binary_scaled(z):
+    """``z`` divided by a power of two that brings its larger part into :math:`[1, 2]`."""
+    scale = _binary_scale(z.real, z.imag)
+    return Cplx(z.real / scale, z.imag / scale)
 
 
 def _gaussian_window(size, sigma, dtype, device):
