@@ -415,6 +415,8 @@ def ssim_loss(
     Returns
     -------
     torch.Tensor
+        The reduced loss, or the map. Images of no channels give an empty
+        map, whose mean is NaN and sum 0, as for torch's losses.
 
     Raises
     ------
@@ -450,6 +452,11 @@ def ssim_loss(
     # a Python int, not the traced size: the exporters then see a kernel of a
     # known shape, and export the loss with a dynamic batch
     channels = int(a.shape[1])
+    if channels == 0:
+        # a convolution takes no zero groups; the map of no channels is
+        # empty, and reduces as torch's losses reduce an empty input (a mean
+        # of NaN, a sum of 0), with empty gradients for both operands
+        return _reduce((a - b)[..., window_size - 1:, window_size - 1:], reduction)
     rows = _gaussian_window(window_size, sigma, a.dtype, a.device).view(1, 1, -1, 1)
     rows = rows.repeat(channels, 1, 1, 1)
     columns = rows.transpose(2, 3)
