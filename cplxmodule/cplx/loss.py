@@ -20,6 +20,7 @@ from ._shared import (
     check_positive,
     check_reduction,
     check_ssim_options,
+    check_ssim_shape,
     check_weights,
     checked_cplx,
 )
@@ -443,11 +444,7 @@ def ssim_loss(
     where = "ssim_loss"
     input, target = _checked_pair(input, target, reduction, where)
     check_ssim_options(window_size, sigma, data_range, k1, k2, where)
-    if input.dim() != 4 or min(input.shape[-2:]) < window_size:
-        raise ValueError(
-            f"{where}: `input` must have shape (N, C, H, W) with H and W at least"
-            f" `window_size`={window_size}, got {tuple(input.shape)}"
-        )
+    check_ssim_shape(input.shape, window_size, where)
     a, b = abs(input), abs(target)
     # a Python int, not the traced size: the exporters then see a kernel of a
     # known shape, and export the loss with a dynamic batch

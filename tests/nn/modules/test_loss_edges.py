@@ -30,6 +30,10 @@ def test_ssim_of_empty_images_reduces_as_mse_loss(shape, reduction):
         assert part.grad is not None and part.grad.shape == shape
 
 
-def test_ssim_of_no_channels_still_checks_the_window():
-    with pytest.raises(ValueError, match=r"`input` must have shape \(N, C, H, W\) with H and W at least"):
-        nn.CplxSSIMLoss(window_size=7)(cplx.randn(2, 0, 6, 6), cplx.randn(2, 0, 6, 6))
+@pytest.mark.parametrize("shape", [(2, 0, 6, 6), (2, 3, 0, 6), (2, 3, 6, 0), (2, 3, 6, 5), (3, 6, 6)])
+def test_ssim_refuses_images_without_room_for_the_window_naming_the_caller(shape):
+    message = r"`input` must have shape \(N, C, H, W\) with H and W at least `window_size`=7, got"
+    with pytest.raises(ValueError, match=rf"^CplxSSIMLoss: {message}"):
+        nn.CplxSSIMLoss(window_size=7)(cplx.randn(*shape), cplx.randn(*shape))
+    with pytest.raises(ValueError, match=rf"^ssim_loss: {message}"):
+        cplx.ssim_loss(cplx.randn(*shape), cplx.randn(*shape), window_size=7)
