@@ -462,3 +462,12 @@ def check_ssim_options(window_size, sigma, data_range, k1, k2, where):
         _fail(window_size, "window_size", where, "an odd positive int", error)
     for name, value in (("sigma", sigma), ("data_range", data_range), ("k1", k1), ("k2", k2)):
         check_positive(value, name, where)
+
+
+def check_ssim_shape(shape, window_size, where):
+    """Raise a ``ValueError`` unless ``shape`` is ``(N, C, H, W)`` with room for the window in H and W."""
+    if len(shape) != 4 or min(shape[-2:]) < window_size:
+        raise ValueError(
+            f"{where}: `input` must have shape (N, C, H, W) with H and W at least"
+            f" `window_size`={window_size}, got {tuple(shape)}"
+        )

@@ -20,11 +20,12 @@ from ._shared import (
     check_positive,
     check_reduction,
     check_ssim_options,
+    check_ssim_shape,
     check_weights,
     checked_cplx,
 )
 from ._typing import CplxLike
-from .tensor import Cplx
+from .tensor import Cplx, _binary_scale
 __all__ = [
     "mse_loss",
     "l1_loss",
@@ -342,19 +343,27 @@ def phase_aware_loss(
     where = "phase_aware_loss"
     input, target = _checked_pair(input, target, reduction, where)
     check_weights(where, modulus_weight=modulus_weight, phase_weight=phase_weight)
-    size_x, size_y = abs(input), abs(target)
-    defined = (size_x > 0) & (size_y > 0)
-    # the division only where it is defined, so that no NaN reaches the
-    # gradient; each number scaled to modulus one before the product, as
-    # the product of the moduli (and its square in the gradient) of small
-    # numbers underflows (in float32 below ~1e-19) where these do not
-    safe_x, safe_y = torch.where(defined, size_x, 1), torch.where(defined, size_y, 1)
-    dot = ((input.real / safe_x) * (target.real / safe_y)
-           + (input.imag / safe_x) * (target.imag / safe_y))
-    cos = torch.where(defined, dot, 1)
-    difference = size_x - size_y
+    # the cosine is the same for each operand scaled by a power of two,
+    # which brings its modulus near 1: the product of two moduli below about
+    # 1e-19 (above 1e19) underflows to 0 (overflows) in single precision,
+    # and the terms of the cosine's gradient, each of the order of
+    # 1 / modulus, overflow below about 3e-39 before they cancel; the
+    # division by an exact power of two changes no other value
+    x, y = _binary_scaled(input), _binary_scaled(target)
+    dot = x.real * y.real + x.imag * y.imag
+    product = abs(x) * abs(y)
+    defined = product > 0
+    # the division only where it is defined, so that no NaN reaches the gradient
+    cos = torch.where(defined, dot / torch.where(defined, product, 1), 1)
+    difference = abs(input) - abs(target)
     loss = modulus_weight * difference * difference + phase_weight * (1 - cos)
     return _reduce(loss, reduction)
+
+
+def _binary_scaled(z):
+    """``z`` divided by a power of two that brings its larger part into :math:`[1, 2]`."""
+    scale = _binary_scale(z.real, z.imag)
+    return Cplx(z.real / scale, z.imag / scale)
 
 
 def _gaussian_window(size, sigma, dtype, device):
@@ -407,6 +416,8 @@ def ssim_loss(
     Returns
     -------
     torch.Tensor
+        The reduced loss, or the map. Images of no channels give an empty
+        map, whose mean is NaN and sum 0, as for torch's losses.
 
     Raises
     ------
@@ -433,15 +444,16 @@ def ssim_loss(
     where = "ssim_loss"
     input, target = _checked_pair(input, target, reduction, where)
     check_ssim_options(window_size, sigma, data_range, k1, k2, where)
-    if input.dim() != 4 or min(input.shape[-2:]) < window_size:
-        raise ValueError(
-            f"{where}: `input` must have shape (N, C, H, W) with H and W at least"
-            f" `window_size`={window_size}, got {tuple(input.shape)}"
-        )
+    check_ssim_shape(input.shape, window_size, where)
     a, b = abs(input), abs(target)
     # a Python int, not the traced size: the exporters then see a kernel of a
     # known shape, and export the loss with a dynamic batch
     channels = int(a.shape[1])
+    if channels == 0:
+        # a convolution takes no zero groups; the map of no channels is
+        # empty, and reduces as torch's losses reduce an empty input (a mean
+        # of NaN, a sum of 0), with empty gradients for both operands
+        return _reduce((a - b)[..., window_size - 1:, window_size - 1:], reduction)
     rows = _gaussian_window(window_size, sigma, a.dtype, a.device).view(1, 1, -1, 1)
     rows = rows.repeat(channels, 1, 1, 1)
     columns = rows.transpose(2, 3)

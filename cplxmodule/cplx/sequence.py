@@ -390,6 +390,10 @@ def causal_fftconv(input: CplxLike, kernel: CplxLike) -> Cplx:
             )
     length = input.shape[-1]
     taps = min(kernel.shape[-1], length)
+    if taps == 0 or 0 in torch.broadcast_shapes(input.shape[:-1], kernel.shape[:-1]):
+        # torch's FFT fails on an empty batch, and a kernel of no taps gives
+        # zeros (NaN where the input is not finite, as a convolution's)
+        return input * kernel.sum(-1, keepdim=True)
     n = _fast_size(length + taps - 1)
     spectrum = torch.fft.fft(to_complex(input), n=n) * torch.fft.fft(
         to_complex(kernel[..., :taps]), n=n

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy
@@ -487,7 +488,12 @@ class Cplx:
     @property
     def angle(self) -> torch.Tensor:
         """torch.Tensor: the argument, in :math:`[-\\pi, \\pi]` (:func:`torch.atan2` of the parts)."""
-        return torch.atan2(self._imag, self._real)
+        # ``atan2``'s gradient divides by ``real^2 + imag^2``, which underflows
+        # (an infinite gradient) below a modulus of about 1e-19 in single
+        # precision and overflows (a zero one) above 1e19; the parts scaled
+        # by a power of two have the same argument and a square near 1
+        scale = _binary_scale(self._real, self._imag)
+        return torch.atan2(self._imag / scale, self._real / scale)
 
     def abs(self) -> torch.Tensor:
         """torch.Tensor: the modulus :math:`|z|`, as ``abs(z)``."""
@@ -741,6 +747,28 @@ def _scaled_modulus(real, imag):
     u, v = real / scale, imag / scale
     modulus = scale * torch.sqrt(torch.where(regular, u * u + v * v, 1))
     return torch.where(regular, modulus, big)
+
+
+def _binary_scale(real, imag):
+    """A detached power of two near ``max(|real|, |imag|)``; 1 where that is 0 or not finite.
+
+    Dividing by it is exact (but for parts far smaller than the other,
+    which may round to a subnormal) and brings the larger part into
+    :math:`[1/2, 2]`, so that a function of the parts that is invariant under
+    scaling neither underflows nor overflows in its squares. Made of ops
+    every exporter knows (``frexp`` and ``exp2`` have no ONNX symbolic in
+    the TorchScript exporter); the floor of ``log2`` may be one too high
+    just below a power of two, which the clamp keeps from overflowing at
+    the top of the range.
+    """
+    if not real.is_floating_point():
+        # integer parts: no gradient, and ``atan2`` of them is taken in floats anyway
+        return 1
+    big = torch.maximum(real.abs(), imag.abs()).detach()
+    top = math.frexp(torch.finfo(big.dtype).max)[1] - 1
+    regular = (big > 0) & torch.isfinite(big)
+    exponent = torch.floor(torch.log2(torch.where(regular, big, 1))).clamp(max=top)
+    return torch.pow(2.0, exponent)
 
 
 def _add(z, other, sign):

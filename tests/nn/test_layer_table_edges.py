@@ -64,7 +64,7 @@ _RESHAPE = ("the table's reference reshapes with -1, which torch cannot resolve 
 EDGE_SKIPS = {
     **{(layer, "empty_batch"): _NO_EMPTY_FFT
        for layer in ("CplxSpectralPool1d", "CplxSpectralPool2d", "CplxSpectralPool3d",
-                     "CplxAnalytic", "CplxS4D")},
+                     "CplxAnalytic")},
     **{(layer, "zero_length"): _NO_EMPTY_FFT
        for layer in ("CplxSpectralPool1d", "CplxSpectralPool2d", "CplxSpectralPool3d")},
     ("InterleavedRealToCplx", "empty_batch"): _RESHAPE,
@@ -85,31 +85,14 @@ EDGE_SKIPS = {
        for layer in ("SparseLinear", "CplxSparseLinear") for dtype in ("float16", "bfloat16")},
 }
 
-_ATAN2 = ("Cplx.angle is torch.atan2 of the parts, whose backward divides by re^2 + im^2: "
-          "it underflows in float32 for moduli below ~1e-19, and the gradient (1/|z|, "
-          "finite in float32) comes out inf or 0")
-
 #: ``{(layer id, check): reason}``: a known failure, expected strictly
 EDGE_XFAILS = {
-    ("CplxAngle", "grad_tiny20"): _ATAN2,
-    ("CplxAngle", "grad_tiny38"): _ATAN2,
     ("CplxCardioid", "grad_tiny38"): (
         "cos(arg z) is re / max(|z|, finfo.tiny): for subnormal moduli the clamp, not |z|, "
         "divides, and the output and gradient are off (by 26%)"),
-    ("CplxLogErrorLoss", "grad_tiny20"): _ATAN2,
-    ("CplxLogErrorLoss", "grad_tiny38"): _ATAN2,
     ("CplxPhaseSoftmax", "grad_tiny38"): (
         "the gradient of softmax(|z|) z/|z| is ~1/|z|, 4e37 at moduli of 1e-38 (some "
         "subnormal): its float32 intermediate quotients lose the digits (off by 60%)"),
-    ("CplxPhaseAwareLoss", "grad_tiny38"): (
-        "the gradient of x/|x| goes through (x/|x|)/|x|, beyond float32's range for "
-        "subnormal moduli, before its cancellation with the direct term: inf - inf, NaN"),
-    ("CplxSSIMLoss", "zero_length"): (
-        "zero channels reach conv2d as groups=0: torch's 'non-positive groups is not "
-        "supported', not a ValueError naming the layer"),
-    ("CplxS4D", "zero_length"): (
-        "a sequence of length 0: ValueError 'ssm_kernel: `length` must be a positive int', "
-        "naming the function, not the layer"),
 }
 
 _unknown = {key for key in {**EDGE_SKIPS, **EDGE_XFAILS} if key[1] not in CHECKS}

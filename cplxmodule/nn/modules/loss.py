@@ -19,6 +19,7 @@ from ...cplx._shared import (
     check_positive,
     check_reduction,
     check_ssim_options,
+    check_ssim_shape,
     check_weights,
     checked_cplx,
 )
@@ -354,6 +355,12 @@ class CplxSSIMLoss(_CplxLoss):
         super().__init__(reduction)
         self.window_size, self.sigma, self.data_range = window_size, sigma, data_range
         self.k1, self.k2 = k1, k2
+
+    def forward(self, input: CplxLike, target: CplxLike) -> torch.Tensor:
+        # the function's own check would name the function, not the layer
+        where = self._get_name()
+        check_ssim_shape(checked_cplx(input, "input", where=where).shape, self.window_size, where)
+        return super().forward(input, target)
 
 
 for _cls in (CplxMSELoss, CplxL1Loss, CplxCauchyLoss, CplxLogCoshLoss, CplxLogErrorLoss,

@@ -100,7 +100,7 @@ class CplxS4D(CplxToCplx):
     -----
     - Input: ``(N, H, L)`` or ``(H, L)``, or ``(N, L, H)`` or ``(L, H)`` with
       ``channels_last``, a :class:`~cplxmodule.cplx.Cplx` with
-      ``H = d_model``.
+      ``H = d_model`` and ``L >= 1``.
     - Output: the input's shape.
 
     Notes
@@ -255,10 +255,15 @@ class CplxS4D(CplxToCplx):
         h = self.d_model
         shape = f"(N, L, {h}) or (L, {h})" if self.channels_last else f"(N, {h}, L) or ({h}, L)"
         input = self._check_input(input, "input", shape)
-        channel_dim = -1 if self.channels_last else -2
+        channel_dim, length_dim = (-1, -2) if self.channels_last else (-2, -1)
         if input.dim() not in (2, 3) or input.shape[channel_dim] != h:
             raise ValueError(
                 f"{self._get_name()}: `input` must have shape {shape},"
+                f" got {describe(input.real)}"
+            )
+        if input.shape[length_dim] < 1:
+            raise ValueError(
+                f"{self._get_name()}: `input` must have a length L of at least 1 in {shape},"
                 f" got {describe(input.real)}"
             )
         if self.channels_last:
