@@ -31,7 +31,7 @@ import torch
 from ...cplx import Cplx
 from ...cplx._shared import check_real
 from .. import _families
-from . import _channels
+from . import _channels, recurrent
 from ._channels import Unit, _parts
 from .base import BaseMasked
 from .report import CompactReport, compact_report
@@ -232,20 +232,27 @@ def compact(
         for sequential in model.modules():
             if type(sequential) in _channels.SEQUENTIAL and id(sequential) not in inner:
                 _channels.shrink_chain(_channels.chain(sequential, uses), units, uses)
+        shrunk = recurrent.shrink(model, units)
         new = {
             key: _rebuild(unit, max_density).train(False)
             for key, unit in units.items()
             if unit.changed
         }
-    if id(model) in new:
-        return new[id(model)]
-    # every place that holds a layer, a layer used twice included
+    _replace(model, new)
+    model = new.get(id(model), model)
+    # built once their projections are rebuilt, which they take along
+    new = {key: recurrent.CompactRecurrent(*plan).train(False) for key, plan in shrunk.items()}
+    _replace(model, new)
+    return new.get(id(model), model)
+
+
+def _replace(model, new):
+    """Put ``new[id(module)]`` in every place of ``model`` that holds ``module``."""
     for parent in list(model.modules()):
         # ``named_children`` would yield a layer used twice once only
         for name, child in list(parent._modules.items()):
             if id(child) in new:
                 setattr(parent, name, new[id(child)])
-    return model
 
 
 def _warn_if_masked_or_bayesian(name, layer):
