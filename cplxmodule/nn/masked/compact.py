@@ -31,16 +31,18 @@ import torch
 from ...cplx import Cplx
 from ...cplx._shared import check_real
 from .. import _families
-from . import _channels, recurrent
+from . import _channels, _recurrent
 from ._channels import Unit, _parts
 from .base import BaseMasked
+from ._recurrent import CompactRecurrent
 from .report import CompactReport, compact_report
 from .sparse_linear import CplxSparseLinear, SparseLinear
 from typing import Optional
 
 # ``compact_report``, ``CompactReport`` and the CSR layers were defined here
 # once: they stay importable from this module
-__all__ = ["compact", "compact_report", "CompactReport", "SparseLinear", "CplxSparseLinear"]
+__all__ = ["compact", "compact_report", "CompactReport", "SparseLinear", "CplxSparseLinear",
+           "CompactRecurrent"]
 
 
 # Where a CSR weight beats the dense one (benchmarks/csr_study.py; the table
@@ -232,7 +234,7 @@ def compact(
         for sequential in model.modules():
             if type(sequential) in _channels.SEQUENTIAL and id(sequential) not in inner:
                 _channels.shrink_chain(_channels.chain(sequential, uses), units, uses)
-        shrunk = recurrent.shrink(model, units)
+        shrunk = _recurrent.shrink(model, units)
         new = {
             key: _rebuild(unit, max_density).train(False)
             for key, unit in units.items()
@@ -241,7 +243,7 @@ def compact(
     _replace(model, new)
     model = new.get(id(model), model)
     # built once their projections are rebuilt, which they take along
-    new = {key: recurrent.CompactRecurrent(*plan).train(False) for key, plan in shrunk.items()}
+    new = {key: _recurrent.CompactRecurrent(*plan).train(False) for key, plan in shrunk.items()}
     _replace(model, new)
     return new.get(id(model), model)
 

@@ -1,36 +1,6 @@
-r"""The hidden units that :func:`~cplxmodule.nn.masked.compact` removes from the recurrent layers.
+"""How :func:`~cplxmodule.nn.masked.compact` removes the dead hidden units of the recurrent layers.
 
-A hidden unit ``j`` of one layer and direction of a
-:class:`~cplxmodule.nn.CplxRNN`, :class:`~cplxmodule.nn.CplxGRU` or
-:class:`~cplxmodule.nn.CplxLSTM` is *dead* when its state is exactly zero at
-every step of every sequence, whatever the input, from a zero initial state.
-That holds exactly when its *candidate* pre-activation (the RNN's only
-gate, the GRU's :math:`n`, the LSTM's :math:`g`) is zero at every step:
-
-- its candidate row ``j`` of ``ih`` and of ``hh`` reads no live input: every
-  entry is zero (masked) but those of columns that read dead units of the
-  layer below or, through ``hh``, of its own layer and direction;
-- with split gates, the candidate biases of ``ih`` and ``hh`` are zero
-  there: :math:`\tanh(0) = \mathrm{relu}(0) = 0`, so the RNN's state is
-  0; the GRU's :math:`n = 0` makes :math:`h' = z \odot h = 0` whatever
-  :math:`r` and :math:`z`; the LSTM's :math:`g = 0` makes
-  :math:`c' = f \odot c = 0` and :math:`h' = o \odot \tanh(0) = 0`
-  whatever :math:`i, f, o`;
-- with modulus gates the radial activation maps 0 to 0 whatever its real
-  bias, so no condition on ``gate_bias`` but for the ReLU RNN, whose
-  :math:`\mathrm{relu}(b) / \text{tiny}` must be finite (else the masked
-  layer computes :math:`0 \cdot \infty`).
-
-Its other gates' rows are then read by nothing (they gate a zero state)
-and go with it; so do its columns of ``hh`` and of the next layer's ``ih``
-(or of the LSTM's ``hr`` with ``proj_size``), which read a zero. A unit
-that is only *unread* (its columns zero everywhere, its rows not) is not
-dead: its state still appears in ``h_n`` (and ``c_n``), so it stays.
-
-One ``hidden_size`` serves every layer and direction: the compact layer
-has the largest number of live units of any of them (at least 1, and above
-``proj_size``); a layer and direction with fewer fills its places with
-copies of one of its dead units, which stay zero.
+Which units are dead is told in the Notes of :class:`CompactRecurrent`.
 """
 
 from __future__ import annotations
@@ -64,9 +34,8 @@ class CompactRecurrent(_CplxRNNBase):
     :class:`~cplxmodule.nn.CplxLSTM`, whose attributes and projections it
     keeps) on the live units only, and takes and returns outputs and
     states of the original shapes: a dead unit's output and state are
-    zero, as they are in the original layer (see
-    :mod:`cplxmodule.nn.masked.recurrent`). Built by :func:`compact`, not
-    by hand.
+    zero, as they are in the original layer (see the Notes). Built by
+    :func:`compact`, not by hand.
 
     Parameters
     ----------
@@ -89,6 +58,38 @@ class CompactRecurrent(_CplxRNNBase):
 
     Notes
     -----
+    A hidden unit ``j`` of one layer and direction of a
+    :class:`~cplxmodule.nn.CplxRNN`, :class:`~cplxmodule.nn.CplxGRU` or
+    :class:`~cplxmodule.nn.CplxLSTM` is *dead* when its state is exactly zero at
+    every step of every sequence, whatever the input, from a zero initial state.
+    That holds exactly when its *candidate* pre-activation (the RNN's only
+    gate, the GRU's :math:`n`, the LSTM's :math:`g`) is zero at every step:
+
+    - its candidate row ``j`` of ``ih`` and of ``hh`` reads no live input: every
+      entry is zero (masked) but those of columns that read dead units of the
+      layer below or, through ``hh``, of its own layer and direction;
+    - with split gates, the candidate biases of ``ih`` and ``hh`` are zero
+      there: :math:`\tanh(0) = \mathrm{relu}(0) = 0`, so the RNN's state is
+      0; the GRU's :math:`n = 0` makes :math:`h' = z \odot h = 0` whatever
+      :math:`r` and :math:`z`; the LSTM's :math:`g = 0` makes
+      :math:`c' = f \odot c = 0` and :math:`h' = o \odot \tanh(0) = 0`
+      whatever :math:`i, f, o`;
+    - with modulus gates the radial activation maps 0 to 0 whatever its real
+      bias, so no condition on ``gate_bias`` but for the ReLU RNN, whose
+      :math:`\mathrm{relu}(b) / \text{tiny}` must be finite (else the masked
+      layer computes :math:`0 \cdot \infty`).
+
+    Its other gates' rows are then read by nothing (they gate a zero state)
+    and go with it; so do its columns of ``hh`` and of the next layer's ``ih``
+    (or of the LSTM's ``hr`` with ``proj_size``), which read a zero. A unit
+    that is only *unread* (its columns zero everywhere, its rows not) is not
+    dead: its state still appears in ``h_n`` (and ``c_n``), so it stays.
+
+    One ``hidden_size`` serves every layer and direction: the compact layer
+    has the largest number of live units of any of them (at least 1, and above
+    ``proj_size``); a layer and direction with fewer fills its places with
+    copies of one of its dead units, which stay zero.
+
     An initial state's entries of dead units are not read (the compact
     layer has no place for them): the output equals the original layer's
     when those are zero, as they are in every state either layer returns
@@ -203,24 +204,24 @@ def _plan(layer, projections):
     gates, candidate = _GATES[layer.mode], _CANDIDATE[layer.mode]
     rows = slice(candidate * size, (candidate + 1) * size)
     suffixes = layer._suffixes()
-    # whether the candidate's rows and biases leave the unit's pre-activation zero,
-    # each row read on the columns of live inputs only
-    biased = [_zero_biases(layer, suffix, units, rows) for suffix, units in
-              zip(suffixes, projections)]
-    dead = [torch.zeros(size, dtype=torch.bool) for _ in suffixes]
+    # the largest set of units whose candidate biases allow a zero and whose
+    # candidate rows read units of the set only: zero at the start, they stay
+    # zero (a unit reading its own state included)
+    dead = [_zero_biases(layer, suffix, units, rows) for suffix, units in
+            zip(suffixes, projections)]
     changed = True
     while changed:
         changed = False
         for k, (ih, hh, *_) in enumerate(projections):
             reads = [(ih, _input_dead(layer, dead, k)), (hh, None if layer.proj_size else dead[k])]
-            now = biased[k].clone()
+            now = dead[k].clone()
             for unit, ignore in reads:
                 weight = _map(unit.weight, lambda part: part[rows])
                 if ignore is not None:
                     weight = _map(weight, lambda part: part[:, ~ignore.to(part.device)])
                 now &= _all_zero(weight, 0).cpu()
-            if bool((now & ~dead[k]).any()):
-                dead[k] |= now
+            if bool((dead[k] & ~now).any()):
+                dead[k] = now
                 changed = True
     live = [int((~d).sum()) for d in dead]
     new = max(max(live), layer.proj_size + 1, 1)
