@@ -15,7 +15,7 @@ from .. import _families
 from ..modules.linear import CplxLinear
 from ..modules.rnn import _GATES, CplxGRU, CplxLSTM, CplxRNN, _CplxRNNBase
 from ._channels import _all_zero, _map, _parts
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
 __all__ = ["CompactRecurrent"]
 
@@ -39,8 +39,9 @@ class CompactRecurrent(_CplxRNNBase):
 
     Parameters
     ----------
-    layer : CplxRNN or CplxGRU or CplxLSTM
-        The layer, its projections and gate biases already reduced to
+    layer : torch.nn.Module
+        The :class:`~cplxmodule.nn.CplxRNN`, :class:`~cplxmodule.nn.CplxGRU`
+        or :class:`~cplxmodule.nn.CplxLSTM` replaced, its projections and gate biases already reduced to
         ``len(slots[k])`` units per layer and direction ``k``; its modules
         and parameters become this layer's.
     slots : list of torch.Tensor
@@ -106,7 +107,9 @@ class CompactRecurrent(_CplxRNNBase):
                      "bidirectional", "proj_size", "gates", "nonlinearity"):
             if hasattr(layer, name):
                 setattr(self, name, getattr(layer, name))
-        self._mode, self._kind = type(layer)._mode, type(layer).__name__
+        # the mode is the replaced layer's: its class's, kept per instance here
+        self.__dict__["_mode"] = type(layer)._mode
+        self._kind = type(layer).__name__
         self.full_size, self.hidden_size = layer.hidden_size, len(slots[0])
         full, size = self.full_size, self.hidden_size
         # each index reads one place past the end for a zero: the state
@@ -139,7 +142,8 @@ class CompactRecurrent(_CplxRNNBase):
                 hx = (h0, self._into(where, "c_0", hx[1]))
             else:
                 hx = self._into(where, "hx", hx)
-        output, states = super().forward(input, hx)
+        # the base's annotation names one state; an LSTM's is a pair
+        output, states = super().forward(input, cast(Any, hx))
         if self.proj_size:
             pass  # the output is the projection's, which keeps its features
         elif isinstance(output, PackedSequence):

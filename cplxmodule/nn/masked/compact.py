@@ -176,6 +176,18 @@ def compact(
     convolution, channels are dimension 1: convolutions must take batched
     ``(N, C, *)`` inputs there.
 
+    A :class:`~cplxmodule.nn.CplxRNN`, :class:`~cplxmodule.nn.CplxGRU` or
+    :class:`~cplxmodule.nn.CplxLSTM` (exactly these classes, its
+    projections all of the linear family and used once) whose masks kill
+    whole hidden units becomes a :class:`CompactRecurrent` computing only
+    the live ones, each projection losing the dead units' rows of every
+    gate and their columns. A unit is dead when its candidate gate's rows
+    read no live input and, with split gates, its candidate biases are
+    zero: its state is then zero at every step (the exact condition is in
+    the Notes of :class:`CompactRecurrent`). The layer's outputs and states
+    keep their shapes, the dead units' entries zero, so whatever reads them
+    (a read-out in a custom ``forward``) is left as it is.
+
     Convolutions stay dense (with their dead channels removed): torch has no
     sparse convolution, so the zeros scattered inside their kernels are
     computed (:func:`compact_report` says so). When the CSR product of a

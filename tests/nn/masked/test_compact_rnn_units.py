@@ -103,6 +103,8 @@ def test_compact_layer_equals_the_masked_one_with_fewer_units(cls, kwargs):
     assert_same(small(x, states), layer(x, states))
     # unbatched
     assert_same(small(x[:, 0]), layer(x[:, 0]))
+    # projections stored as CSR
+    assert_same(compact(layer, max_density=1.0)(x), expected)
 
 
 @pytest.mark.parametrize("cls, kwargs", SAMPLES[2:5], ids=IDS[2:5])
