@@ -57,6 +57,32 @@ class CompactRecurrent(_CplxRNNBase):
         The original ``hidden_size``; ``hidden_size`` is the number of
         units computed.
 
+    Shape
+    -----
+    - Input, states and output: those of the layer replaced, ``full_size``
+      standing for its ``hidden_size``.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> from cplxmodule.nn import CplxGRU
+    >>> from cplxmodule.nn.masked import compact, to_masked
+    >>> gru = to_masked(CplxGRU(4, 8)).eval()
+    >>> for projection in (gru.ih_l0, gru.hh_l0):  # the candidate n of units 0-4
+    ...     projection.mask = torch.ones(24, projection.in_features)
+    ...     projection.mask[16:21] = 0
+    ...     _ = torch.nn.init.zeros_(projection.bias.real[16:21])
+    ...     _ = torch.nn.init.zeros_(projection.bias.imag[16:21])
+    >>> small = compact(gru)
+    >>> small.hidden_size, small.hh_l0.weight.shape
+    (3, torch.Size([9, 3]))
+    >>> x = cplx.randn(5, 2, 4)
+    >>> output, h_n = small(x)
+    >>> output.shape, bool(output[..., :5].real.abs().max() == 0)
+    (torch.Size([5, 2, 8]), True)
+    >>> torch.allclose(output.real, gru(x)[0].real, atol=1e-6)
+    True
+
     Notes
     -----
     A hidden unit ``j`` of one layer and direction of a
