@@ -148,9 +148,11 @@ class CompactRecurrent(_CplxRNNBase):
         directions = 2 if self.bidirectional else 1
         last = out[-directions:] + size * torch.arange(directions)[:, None]
         last[out[-directions:] == size] = directions * size
-        self.register_buffer("state_into", into)
-        self.register_buffer("state_out", out)
-        self.register_buffer("output_out", last.flatten())
+        # where the projections are (a CSR one holds buffers only)
+        device = next(iter(layer.state_dict().values())).device
+        self.register_buffer("state_into", into.to(device))
+        self.register_buffer("state_out", out.to(device))
+        self.register_buffer("output_out", last.flatten().to(device))
 
     def extra_repr(self) -> str:
         return f"{self._kind} {super().extra_repr()} (of {self.full_size} hidden units)"
