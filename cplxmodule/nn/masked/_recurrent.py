@@ -14,13 +14,19 @@ from ...cplx._shared import checked_cplx, describe
 from .. import _families
 from ..modules.linear import CplxLinear
 from ..modules.rnn import _GATES, CplxGRU, CplxLSTM, CplxRNN, _CplxRNNBase
-from ._channels import _all_zero, _map, _parts
+from ._channels import _all_zero, _parts
 from typing import Any, Optional, cast
 
 __all__ = ["CompactRecurrent"]
 
 #: the recurrent layers whose units :func:`compact` removes, exactly these classes
 RECURRENT = (CplxRNN, CplxGRU, CplxLSTM)
+
+
+def _map(x, fn):
+    """``fn`` on a tensor, or on each part of a :class:`Cplx`."""
+    return Cplx(fn(x.real), fn(x.imag)) if isinstance(x, Cplx) else fn(x)
+
 
 # the candidate's place among the gates, in torch's order
 _CANDIDATE = {"RNN_TANH": 0, "RNN_RELU": 0, "GRU": 2, "LSTM": 2}
