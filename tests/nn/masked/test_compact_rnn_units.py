@@ -192,3 +192,12 @@ def test_bad_state_names_the_layer():
     small = compact(masked_layer(CplxLSTM, {}))
     with pytest.raises(TypeError, match="CompactRecurrent: `hx` must be a tuple"):
         small(x, cplx.randn(4, 2, HIDDEN, dtype=torch.float64))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_on_cuda():
+    layer = masked_layer(CplxLSTM, {}).cuda()
+    small = compact(layer)
+    assert small.state_out.device.type == "cuda"
+    x = cplx.from_complex(torch.randn(4, 3, INPUT, dtype=torch.complex128, device="cuda"))
+    assert_same(small(x), layer(x))
