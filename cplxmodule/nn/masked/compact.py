@@ -31,16 +31,18 @@ import torch
 from ...cplx import Cplx
 from ...cplx._shared import check_real
 from .. import _families
-from . import _channels
+from . import _channels, _recurrent
 from ._channels import Unit, _parts
 from .base import BaseMasked
+from ._recurrent import CompactRecurrent
 from .report import CompactReport, compact_report
 from .sparse_linear import CplxSparseLinear, SparseLinear
 from typing import Optional
 
 # ``compact_report``, ``CompactReport`` and the CSR layers were defined here
 # once: they stay importable from this module
-__all__ = ["compact", "compact_report", "CompactReport", "SparseLinear", "CplxSparseLinear"]
+__all__ = ["compact", "compact_report", "CompactReport", "SparseLinear", "CplxSparseLinear",
+           "CompactRecurrent"]
 
 
 # Where a CSR weight beats the dense one (benchmarks/csr_study.py; the table
@@ -174,6 +176,18 @@ def compact(
     convolution, channels are dimension 1: convolutions must take batched
     ``(N, C, *)`` inputs there.
 
+    A :class:`~cplxmodule.nn.CplxRNN`, :class:`~cplxmodule.nn.CplxGRU` or
+    :class:`~cplxmodule.nn.CplxLSTM` (exactly these classes, its
+    projections all of the linear family and used once) whose masks kill
+    whole hidden units becomes a :class:`CompactRecurrent` computing only
+    the live ones, each projection losing the dead units' rows of every
+    gate and their columns. A unit is dead when its candidate gate's rows
+    read no live input and, with split gates, its candidate biases are
+    zero: its state is then zero at every step (the exact condition is in
+    the Notes of :class:`CompactRecurrent`). The layer's outputs and states
+    keep their shapes, the dead units' entries zero, so whatever reads them
+    (a read-out in a custom ``forward``) is left as it is.
+
     Convolutions stay dense (with their dead channels removed): torch has no
     sparse convolution, so the zeros scattered inside their kernels are
     computed (:func:`compact_report` says so). When the CSR product of a
@@ -232,20 +246,27 @@ def compact(
         for sequential in model.modules():
             if type(sequential) in _channels.SEQUENTIAL and id(sequential) not in inner:
                 _channels.shrink_chain(_channels.chain(sequential, uses), units, uses)
+        shrunk = _recurrent.shrink(model, units)
         new = {
             key: _rebuild(unit, max_density).train(False)
             for key, unit in units.items()
             if unit.changed
         }
-    if id(model) in new:
-        return new[id(model)]
-    # every place that holds a layer, a layer used twice included
+    _replace(model, new)
+    model = new.get(id(model), model)
+    # built once their projections are rebuilt, which they take along
+    new = {key: _recurrent.CompactRecurrent(*plan).train(False) for key, plan in shrunk.items()}
+    _replace(model, new)
+    return new.get(id(model), model)
+
+
+def _replace(model, new):
+    """Put ``new[id(module)]`` in every place of ``model`` that holds ``module``."""
     for parent in list(model.modules()):
         # ``named_children`` would yield a layer used twice once only
         for name, child in list(parent._modules.items()):
             if id(child) in new:
                 setattr(parent, name, new[id(child)])
-    return model
 
 
 def _warn_if_masked_or_bayesian(name, layer):
