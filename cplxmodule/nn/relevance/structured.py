@@ -62,7 +62,7 @@ from typing import Any
 __all__ = ["ChannelGateMixin", "ChannelGaussianMixin", "ChannelL0Mixin", "channel_layer_doc"]
 
 
-class _ChannelGeometry:
+class _ChannelGeometry(SparsityStats):
     """Gates on a layer's input or output channels, mapped onto its weight, and the forward pass.
 
     The one mechanism of every gated layer: the structured layers
