@@ -216,10 +216,9 @@ def test_family_traces_to_aten(family):
 @needs_compiler
 @pytest.mark.parametrize("family", [dense, bayesian], ids=lambda f: f.__name__)
 def test_family_compiles_with_inductor(family):
-    training = True
     # inductor draws its own random numbers unless told to fall back to torch's
     with torch._inductor.config.patch(fallback_random=True):
-        check(family, "inductor", training)
+        check(family, "inductor", True)
 
 
 @pytest.mark.parametrize(
