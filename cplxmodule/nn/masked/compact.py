@@ -93,9 +93,9 @@ def compact(
         with the mask multiplied into the weight. ``0`` keeps every weight
         dense, for runtimes (an ONNX one, say) without fast sparse products.
         By default a linear layer becomes CSR only where that was measured
-        to be faster than its dense twin at every batch size: on the CPU,
-        keeping at most 3 % of a weight of at least :math:`2^{20}` entries
-        (:math:`2^{18}` complex ones); see the Notes.
+        to be faster than its dense twin at every batch size: large and very
+        sparse layers on the CPU (the measured rule:
+        :doc:`/guides/deploying`).
     threshold : float, optional
         For the Bayesian layers whose eval-mode forward uses their plain
         weight (variational dropout, ARD, LASSO): their mask is
