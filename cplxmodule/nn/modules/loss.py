@@ -365,5 +365,6 @@ class CplxSSIMLoss(_CplxLoss):
 
 for _cls in (CplxMSELoss, CplxL1Loss, CplxCauchyLoss, CplxLogCoshLoss, CplxLogErrorLoss,
              CplxPhaseAwareLoss):
-    _cls.__doc__ = _cls.__doc__.replace("    {shape}\n", _SHAPE + "\n")
+    if _cls.__doc__:  # not under python -OO
+        _cls.__doc__ = _cls.__doc__.replace("    {shape}\n", _SHAPE + "\n")
 del _cls
