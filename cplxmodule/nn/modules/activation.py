@@ -131,8 +131,12 @@ class CplxAdaptiveModReLU(CplxToCplx):
 
     Notes
     -----
-    The threshold is initialised from :math:`\mathcal{N}(0, 0.02^2)`, as in
-    the published package.
+    The threshold is initialised to the moduli of draws from
+    :math:`\mathcal{N}(0, 0.02^2)`: the published package's scale, but
+    non-negative, so that every feature starts as a (slight) shrinkage, as
+    modReLU is meant. The published package kept the signs, which starts
+    half the features lifting the modulus of a tiny :math:`z` to
+    :math:`|b|` with an arbitrary phase.
 
     Examples
     --------
@@ -151,9 +155,9 @@ class CplxAdaptiveModReLU(CplxToCplx):
         self.reset_parameters()
 
     def reset_parameters(self):
-        """Draw the threshold from :math:`\\mathcal{N}(0, 0.02^2)`."""
+        """Draw the threshold as the moduli of :math:`\\mathcal{N}(0, 0.02^2)` draws."""
         with torch.no_grad():
-            torch.nn.init.normal_(self.threshold, std=0.02)
+            torch.nn.init.normal_(self.threshold, std=0.02).abs_()
 
     def forward(self, input: CplxLike) -> Cplx:
         return cplx.modrelu(_check_cplx(self, input), self.threshold)
