@@ -158,6 +158,10 @@ def _tanh_parts(a, b):
     return t / denom, s * c * w / denom
 
 
+# the least fixed modReLU threshold whose square is a normal float32 number
+_SHRINK_FLOOR = 1e-18
+
+
 def modrelu(input: CplxLike, threshold: Union[float, torch.Tensor] = 0.5) -> Cplx:
     r"""The modulus ReLU of Arjovsky et al. (2016).
 
@@ -199,6 +203,12 @@ def modrelu(input: CplxLike, threshold: Union[float, torch.Tensor] = 0.5) -> Cpl
     # float32 ``threshold`` (a layer's parameter under autocast) then does
     # not promote
     wide = input.float() if input.dtype in HALF_DTYPES else input
+    if isinstance(threshold, (int, float)) and threshold >= _SHRINK_FLOOR:
+        # the common fixed threshold b > 0, at the cost of the published
+        # form: |z| clamped at b is exact (the scale is 0 below b), and the
+        # gradient's b / |z|^2 has |z|^2 >= b^2, a normal number
+        scale = torch.relu(1.0 - threshold / torch.clamp(abs(wide), min=threshold))
+        return input * (scale if wide is input else scale.to(input.dtype))
     # ReLU(|z| - b) z / |z| on the parts rescaled by c, where it reads
     # ReLU(|cz| - cb) (cz / |cz|) / c: exact for any modulus and any sign of
     # b (a negative one lifts the modulus of a tiny z to |b|), and neither
