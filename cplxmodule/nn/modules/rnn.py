@@ -22,13 +22,14 @@ from ...cplx import _rnn
 from ...cplx._dtypes import NATIVE_DTYPES, real_dtype
 from ...cplx._rnn import from_pairs, pairs
 from ...cplx._shared import (
+    ArgumentTypeError,
     check_choice,
     check_dtype,
-    check_non_negative_int,
     check_positive_int,
     check_probability,
     checked_cplx,
     describe,
+    is_int,
 )
 from ...cplx._views import _eager
 from ...cplx.conversions import _to_complex
@@ -178,9 +179,10 @@ class _CplxRNNBase(_CplxRecurrentBase):
         check_positive_int(hidden_size, "hidden_size", where)
         check_positive_int(num_layers, "num_layers", where)
         check_probability(dropout, "dropout", where)
-        if check_non_negative_int(proj_size, "proj_size", where) >= hidden_size:
-            raise ValueError(
-                f"{where}: `proj_size` must be less than `hidden_size` ({hidden_size}),"
+        if not is_int(proj_size) or not 0 <= proj_size < hidden_size:
+            error = ValueError if is_int(proj_size) else ArgumentTypeError
+            raise error(
+                f"{where}: `proj_size` must be an int in [0, hidden_size) = [0, {hidden_size}),"
                 f" got {proj_size!r}"
             )
         if nonlinearity is not None:
