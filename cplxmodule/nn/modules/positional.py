@@ -6,7 +6,6 @@ import torch
 
 from ... import cplx
 from ...cplx._shared import (
-    check_bool,
     check_choice,
     check_non_negative_int,
     check_positive,
@@ -77,9 +76,9 @@ class CplxSinusoidalPositionalEncoding(CplxToCplx):
     ------
     ValueError
         If ``d_model`` or ``max_len`` is not a positive int, ``dropout`` is
-        not in :math:`[0, 1]`, ``batch_first`` is not a bool, ``mode`` is
-        not one of the two or ``base`` is not a positive number; in the
-        forward, if the input's shape is not one of the Shape's, or it has
+        not in :math:`[0, 1]`, ``mode`` is not one of the two or ``base``
+        is not a positive number; in the forward, if the input's shape is
+        not one of the Shape's, or it has
         more than ``max_len`` positions from ``offset`` on (a non-negative
         int).
     TypeError
@@ -121,7 +120,6 @@ class CplxSinusoidalPositionalEncoding(CplxToCplx):
         check_positive_int(d_model, "d_model", name)
         check_positive_int(max_len, "max_len", name)
         check_probability(dropout, "dropout", name)
-        check_bool(batch_first, "batch_first", name)
         check_choice(mode, "mode", name, _MODES)
         check_positive(base, "base", name)
         super().__init__()
@@ -243,7 +241,6 @@ class CplxRotaryPositionalEncoding(CplxToCplx):
         name = type(self).__name__
         check_positive_int(d_model, "d_model", name)
         check_positive(base, "base", name)
-        check_bool(batch_first, "batch_first", name)
         super().__init__()
         self.d_model, self.base, self.batch_first = d_model, base, batch_first
 

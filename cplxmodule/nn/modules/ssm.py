@@ -10,7 +10,6 @@ from ... import cplx
 from ...cplx import Cplx
 from ...cplx._shared import (
     ArgumentTypeError,
-    check_bool,
     check_choice,
     check_positive,
     check_positive_int,
@@ -172,7 +171,6 @@ class CplxS4D(CplxToCplx):
                 f"{name}: `dt_min` must be at most `dt_max`, got {dt_min!r} > {dt_max!r}"
             )
         check_choice(init, "init", name, _INITS)
-        check_bool(channels_last, "channels_last", name)
         super().__init__()
         self.d_model, self.d_state = d_model, d_state
         self.dt_min, self.dt_max, self.init = dt_min, dt_max, init
