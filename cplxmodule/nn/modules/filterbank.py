@@ -128,8 +128,8 @@ _FILTERBANK_DOC = r"""A complex 1d convolution with learnable {name} filters.
     for the ``kernel_size`` :math:`K` and ``sample_rate`` :math:`r` (1 if
     ``None``: time in samples and frequency in cycles per sample; otherwise
     seconds and Hz). Its passband is around :math:`+f_c`: a complex tone
-    :math:`e^{{i 2\pi f t}}` passes with gain :math:`\sum_k g_c(t_k)
-    e^{{-i 2\pi f t_k}}`, largest at :math:`f = f_c`. As every convolution of
+    :math:`e^{{i 2\pi f t}}` passes with the gain :math:`|\sum_k g_c(t_k)
+    e^{{-i 2\pi f t_k}}|`, largest at :math:`f = f_c`. As every convolution of
     torch, the layer correlates,
     :math:`y_c[n] = b_c + \sum_{{j, k}} x_j[s n + d k] \, w_{{c j}}[k]`, so
     its ``weight`` is the conjugate filter :math:`w_c = \overline{{g_c}}`
