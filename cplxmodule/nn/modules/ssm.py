@@ -11,6 +11,7 @@ from ...cplx import Cplx
 from ...cplx._shared import (
     ArgumentTypeError,
     check_choice,
+    check_dtype,
     check_positive,
     check_positive_int,
     describe,
@@ -235,11 +236,7 @@ class CplxS4D(CplxToCplx):
 
     def _check_input(self, input: object, name: str, shape: str) -> Cplx:
         input = _check_cplx(self, input, shape=shape, name=name)
-        if input.dtype != self.log_dt.dtype:
-            raise TypeError(
-                f"{self._get_name()}: `{name}` must have the dtype of the layer's parameters,"
-                f" {self.log_dt.dtype}, got {input.dtype}"
-            )
+        check_dtype(input, self.log_dt.dtype, name, self._get_name())
         return input
 
     def forward(self, input: CplxLike) -> Cplx:
