@@ -25,7 +25,7 @@ _MODES = ("add", "multiply")
 
 
 def _positions_dim(layer, input, batch_first, d_model, shape, dims=None):
-    """The dimension of positions of ``input``, after checking its features and its ``dims``."""
+    """``input`` as a Cplx and its dimension of positions, after checking its features and ``dims``."""
     input = _check_cplx(layer, input, shape=shape)
     if (
         input.dim() < 2
@@ -36,7 +36,7 @@ def _positions_dim(layer, input, batch_first, d_model, shape, dims=None):
             f"{layer._get_name()}: `input` must have shape {shape},"
             f" got {describe(input.real)}"
         )
-    return 1 if batch_first and input.dim() > 2 else 0
+    return input, 1 if batch_first and input.dim() > 2 else 0
 
 
 class CplxSinusoidalPositionalEncoding(CplxToCplx):
@@ -156,7 +156,7 @@ class CplxSinusoidalPositionalEncoding(CplxToCplx):
         Cplx
         """
         shape = "(N, L, E)" if self.batch_first else "(L, N, E)"
-        dim = _positions_dim(self, input, self.batch_first, self.d_model, f"{shape} or (L, E)"
+        input, dim = _positions_dim(self, input, self.batch_first, self.d_model, f"{shape} or (L, E)"
                              f" with E = {self.d_model}", dims=(2, 3))
         check_non_negative_int(offset, "offset", self._get_name())
         length = input.shape[dim]
@@ -259,7 +259,7 @@ class CplxRotaryPositionalEncoding(CplxToCplx):
         Cplx
         """
         shape = "(N, L, *, E)" if self.batch_first else "(L, *, E)"
-        dim = _positions_dim(self, input, self.batch_first, self.d_model, f"{shape} or (L, E)"
+        input, dim = _positions_dim(self, input, self.batch_first, self.d_model, f"{shape} or (L, E)"
                              f" with E = {self.d_model}")
         check_non_negative_int(offset, "offset", self._get_name())
         return cplx.rotary(input, dim=dim, base=self.base, offset=offset)
