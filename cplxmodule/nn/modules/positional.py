@@ -156,8 +156,8 @@ class CplxSinusoidalPositionalEncoding(CplxToCplx):
         Cplx
         """
         shape = "(N, L, E)" if self.batch_first else "(L, N, E)"
-        input, dim = _positions_dim(self, input, self.batch_first, self.d_model, f"{shape} or (L, E)"
-                             f" with E = {self.d_model}", dims=(2, 3))
+        input, dim = _positions_dim(self, input, self.batch_first, self.d_model,
+                                    f"{shape} or (L, E) with E = {self.d_model}", dims=(2, 3))
         check_non_negative_int(offset, "offset", self._get_name())
         length = input.shape[dim]
         if offset + length > self.max_len:
@@ -259,8 +259,8 @@ class CplxRotaryPositionalEncoding(CplxToCplx):
         Cplx
         """
         shape = "(N, L, *, E)" if self.batch_first else "(L, *, E)"
-        input, dim = _positions_dim(self, input, self.batch_first, self.d_model, f"{shape} or (L, E)"
-                             f" with E = {self.d_model}")
+        input, dim = _positions_dim(self, input, self.batch_first, self.d_model,
+                                    f"{shape} or (L, E) with E = {self.d_model}")
         check_non_negative_int(offset, "offset", self._get_name())
         return cplx.rotary(input, dim=dim, base=self.base, offset=offset)
 
