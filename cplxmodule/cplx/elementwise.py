@@ -11,7 +11,7 @@ import torch
 
 from ._dtypes import HALF_DTYPES
 from ._shared import checked_cplx
-from .tensor import Cplx
+from .tensor import Cplx, _modulus, _rescaled
 from typing import Union
 from ._typing import CplxLike
 
@@ -68,7 +68,12 @@ def log(input: CplxLike) -> Cplx:
     negative real axis, as :func:`torch.log`.
     """
     input = checked_cplx(input, where="log")
-    return Cplx(torch.log(abs(input)), input.angle)
+    # log|z| = log|cz| - log c on the rescaled parts: the gradient of
+    # log|cz|, of size one, does not overflow as ``1 / |z|`` times the
+    # modulus's gradient would for a tiny z
+    re, im, scale = _rescaled(input.real, input.imag)
+    modulus = torch.log(_modulus(re, im)) - torch.log(scale)
+    return Cplx(modulus.to(input.dtype), input.angle)
 
 
 def sin(input: CplxLike) -> Cplx:
@@ -153,6 +158,10 @@ def _tanh_parts(a, b):
     return t / denom, s * c * w / denom
 
 
+# the least fixed modReLU threshold whose square is a normal float32 number
+_SHRINK_FLOOR = 1e-18
+
+
 def modrelu(input: CplxLike, threshold: Union[float, torch.Tensor] = 0.5) -> Cplx:
     r"""The modulus ReLU of Arjovsky et al. (2016).
 
@@ -161,9 +170,12 @@ def modrelu(input: CplxLike, threshold: Union[float, torch.Tensor] = 0.5) -> Cpl
         \operatorname{modReLU}(z) = z \max\Bigl(0, 1 - \frac{b}{|z|}\Bigr),
 
     which shrinks the modulus by ``threshold`` :math:`b` and keeps the phase.
-    The modulus is clamped below at ``1e-5`` so that the result and its
-    gradient stay finite at zero. A float16 or bfloat16 input gets its
-    scale computed in float32 and keeps its dtype.
+    A negative :math:`b` lifts the modulus instead, to :math:`|z| + |b|`,
+    which is the bias form :math:`\operatorname{ReLU}(|z| + \beta) \, z / |z|`
+    of the paper with :math:`\beta = -b`; the output at :math:`z = 0` is 0.
+    The result is exact for any modulus, and its gradient finite wherever
+    the exact one is. A float16 or bfloat16 input is computed in float32
+    and keeps its dtype.
 
     Parameters
     ----------
@@ -187,13 +199,25 @@ def modrelu(input: CplxLike, threshold: Union[float, torch.Tensor] = 0.5) -> Cpl
     """
     input = checked_cplx(input, where="modrelu")
     # ``1 - b / |z|`` cancels near the threshold, which half precision
-    # feels: there the scale is computed in float32 and applied in the
-    # input's dtype, which a float32 ``threshold`` (a layer's parameter
-    # under autocast) then does not promote
+    # feels: there the output is computed in float32 and cast back, which a
+    # float32 ``threshold`` (a layer's parameter under autocast) then does
+    # not promote
     wide = input.float() if input.dtype in HALF_DTYPES else input
-    modulus = torch.clamp(abs(wide), min=1e-5)
-    scale = torch.relu(1.0 - threshold / modulus)
-    return input * (scale if wide is input else scale.to(input.dtype))
+    if isinstance(threshold, (int, float)) and threshold >= _SHRINK_FLOOR:
+        # the common fixed threshold b > 0, at the cost of the published
+        # form: |z| clamped at b is exact (the scale is 0 below b), and the
+        # gradient's b / |z|^2 has |z|^2 >= b^2, a normal number
+        scale = torch.relu(1.0 - threshold / torch.clamp(abs(wide), min=threshold))
+        return input * (scale if wide is input else scale.to(input.dtype))
+    # ReLU(|z| - b) z / |z| on the parts rescaled by c, where it reads
+    # ReLU(|cz| - cb) (cz / |cz|) / c: exact for any modulus and any sign of
+    # b (a negative one lifts the modulus of a tiny z to |b|), and neither
+    # the value nor the gradient divides by a tiny modulus or its square
+    re, im, scale = _rescaled(wide.real, wide.imag)
+    unit_re, unit_im, modulus = _phasor_parts(re, im)
+    magnitude = torch.relu(modulus - scale * threshold) / scale
+    out = Cplx(unit_re * magnitude, unit_im * magnitude)
+    return out if out.dtype == input.dtype else out.to(input.dtype)
 
 
 def phaseshift(input: CplxLike, phi: Union[float, torch.Tensor] = 0.0) -> Cplx:
@@ -235,10 +259,11 @@ def cardioid(input: CplxLike) -> Cplx:
     than real: complex-valued neural nets for MRI fingerprinting", ICIP 2017.
     """
     input = checked_cplx(input, where="cardioid")
-    re = input.real
-    # cos(arg z) = Re z / |z|; the clamp keeps z = 0 (output 0) finite.
-    modulus = torch.clamp(abs(input), min=torch.finfo(input.dtype).tiny)
-    return input * (0.5 * (1 + re / modulus))
+    # cos(arg z) = Re z / |z|, from the rescaled parts: exact for tiny
+    # moduli; 0 at zero, where the scale 1/2 averages the ReLU's slopes
+    re, im, _ = _rescaled(input.real, input.imag)
+    cos, _, _ = _phasor_parts(re, im)
+    return input * (0.5 * (1 + cos.to(input.dtype)))
 
 
 def sigmoid(input: CplxLike) -> Cplx:
@@ -265,14 +290,42 @@ def sigmoid(input: CplxLike) -> Cplx:
     return Cplx(0.5 + 0.5 * u, 0.5 * v)
 
 
-def _radial(input, scale):
-    r"""``input`` times the real ``scale`` :math:`f(|z|) / |z|`, that is :math:`f(|z|) e^{i \arg z}`."""
-    return Cplx(input.real * scale, input.imag * scale)
+def _radial(input, f, ratio):
+    r"""The radial map :math:`f(|z|) \, z / |z|` of an :math:`f` with :math:`f(0) = 0`.
+
+    Below :math:`|z| = 1` it is :math:`z \cdot` ``ratio`` :math:`(|z|)`,
+    ``ratio`` :math:`= f(r) / r` (continued at zero by :math:`f'(0)`, which
+    is then the gradient there); above, :math:`f(|z|)` times the unit
+    phasor of the rescaled parts, whose gradient :math:`f(|z|) / |z|` the
+    chain rule does not form from a huge and a tiny factor. Each branch
+    sees a harmless modulus where the other is taken, so the one discarded
+    adds no ``0 * inf`` to the gradient.
+    """
+    modulus = abs(input)
+    large = modulus > 1
+    small = torch.clamp(torch.where(large, 1, modulus), min=torch.finfo(modulus.dtype).tiny)
+    scale = ratio(small)
+    value = f(torch.where(large, modulus, 2))
+    re, im, _ = _rescaled(input.real, input.imag)
+    unit_re, unit_im, _ = _phasor_parts(re, im)
+    unit_re, unit_im = unit_re.to(input.dtype), unit_im.to(input.dtype)
+    return Cplx(
+        torch.where(large, unit_re * value, input.real * scale),
+        torch.where(large, unit_im * value, input.imag * scale),
+    )
 
 
-def _safe_modulus(input):
-    """The modulus clamped below at the smallest normal number: ``f(r) / r`` is finite at zero."""
-    return torch.clamp(abs(input), min=torch.finfo(input.dtype).tiny)
+def _phasor_parts(re, im):
+    """The parts of ``z / |z|`` (0 at zero) and ``|z|``, for parts rescaled by :func:`_rescaled`.
+
+    On the rescaled parts the modulus is about one, so the gradient of the
+    quotient is that of ``z / |z|`` without a square of a tiny modulus.
+    """
+    modulus = _modulus(re, im)
+    zero = modulus == 0
+    # the quotient's gradient at zero must not be 0 * inf: it divides by one there
+    safe = torch.where(zero, 1, modulus)
+    return torch.where(zero, 0, re / safe), torch.where(zero, 0, im / safe), modulus
 
 
 def modtanh(input: CplxLike) -> Cplx:
@@ -294,8 +347,7 @@ def modtanh(input: CplxLike) -> Cplx:
     World Scientific, 2003 (amplitude-phase type activations).
     """
     input = checked_cplx(input, where="modtanh")
-    modulus = _safe_modulus(input)
-    return _radial(input, torch.tanh(modulus) / modulus)
+    return _radial(input, torch.tanh, lambda r: torch.tanh(r) / r)
 
 
 def modsquash(input: CplxLike) -> Cplx:
@@ -315,8 +367,8 @@ def modsquash(input: CplxLike) -> Cplx:
     NeurIPS 2017 (eq. 1, here with the modulus of a complex number).
     """
     input = checked_cplx(input, where="modsquash")
-    modulus = abs(input)
-    return _radial(input, modulus / (1 + modulus * modulus))
+    # r^2 / (1 + r^2) as 1 / (1 + r^-2) above r = 1, where r^2 overflows
+    return _radial(input, lambda r: 1 / (1 + (1 / r) ** 2), lambda r: r / (1 + r * r))
 
 
 def modlog(input: CplxLike) -> Cplx:
@@ -331,8 +383,7 @@ def modlog(input: CplxLike) -> Cplx:
     tensor([1.7918])
     """
     input = checked_cplx(input, where="modlog")
-    modulus = _safe_modulus(input)
-    return _radial(input, torch.log1p(modulus) / modulus)
+    return _radial(input, torch.log1p, lambda r: torch.log1p(r) / r)
 
 
 def zabsrelu(input: CplxLike, threshold: Union[float, torch.Tensor] = 0.5) -> Cplx:
@@ -401,7 +452,9 @@ def phase_softmax(input: CplxLike, dim: int) -> Cplx:
         = \frac{e^{|z_k|}}{\sum_j e^{|z_j|}} \frac{z_k}{|z_k|},
 
     so the moduli along ``dim`` sum to one. The phase of zero is taken as
-    zero (the output there is real).
+    zero (the output there is real). The gradient of the phase, of size
+    :math:`1 / |z_k|`, is exact for tiny moduli and 0 at zero, as that of
+    :func:`torch.sgn`.
 
     Parameters
     ----------
@@ -420,12 +473,12 @@ def phase_softmax(input: CplxLike, dim: int) -> Cplx:
     tensor([1.])
     """
     input = checked_cplx(input, where="phase_softmax")
-    re, im = input.real, input.imag
-    modulus = _safe_modulus(input)
-    weight = torch.softmax(modulus, dim=dim)
-    # where z == 0 the unit phasor z / |z| is taken as 1
-    zero = (re == 0) & (im == 0)
-    return Cplx(torch.where(zero, weight, weight * re / modulus), weight * im / modulus)
+    weight = torch.softmax(abs(input), dim=dim)
+    re, im, _ = _rescaled(input.real, input.imag)
+    unit_re, unit_im, modulus = _phasor_parts(re, im)
+    # where z == 0 the unit phasor z / |z| is taken as 1, with gradient 0
+    unit_re = torch.where(modulus == 0, 1, unit_re).to(input.dtype)
+    return Cplx(weight * unit_re, weight * unit_im.to(input.dtype))
 
 
 def ratio_mask(mask: CplxLike, input: CplxLike, bounded: bool = True) -> Cplx:

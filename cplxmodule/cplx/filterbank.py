@@ -12,7 +12,7 @@ import math
 
 import torch
 
-from ._shared import describe
+from ._shared import check_positive, check_positive_int, describe
 from .tensor import Cplx
 from typing import Optional
 
@@ -32,14 +32,8 @@ def _grid_and_parts(center, width, kernel_size, sample_rate, where):
             f"{where}: `width` must have the shape of `center`, {tuple(center.shape)},"
             f" got {tuple(width.shape)}"
         )
-    if isinstance(kernel_size, bool) or not isinstance(kernel_size, int) or kernel_size < 1:
-        raise ValueError(f"{where}: `kernel_size` must be a positive integer, got {kernel_size!r}")
-    if sample_rate is not None and not (
-        isinstance(sample_rate, (int, float)) and sample_rate > 0
-    ):
-        raise ValueError(
-            f"{where}: `sample_rate` must be a positive number or None, got {sample_rate!r}"
-        )
+    check_positive_int(kernel_size, "kernel_size", where)
+    check_positive(sample_rate, "sample_rate", where, optional=True)
     t = torch.arange(kernel_size, dtype=center.dtype, device=center.device)
     t = t - (kernel_size - 1) / 2
     if sample_rate is not None:

@@ -441,7 +441,12 @@ def ssim_loss(
     >>> cplx.ssim_loss(x, x * 1j, reduction="none").shape  # the phase plays no part
     torch.Size([2, 3, 6, 6])
     """
-    where = "ssim_loss"
+    return _ssim_loss(input, target, window_size, sigma, data_range, k1, k2, reduction,
+                      where="ssim_loss")
+
+
+def _ssim_loss(input, target, window_size, sigma, data_range, k1, k2, reduction, where):
+    """:func:`ssim_loss`, whose messages start with ``where`` (a layer's name)."""
     input, target = _checked_pair(input, target, reduction, where)
     check_ssim_options(window_size, sigma, data_range, k1, k2, where)
     check_ssim_shape(input.shape, window_size, where)

@@ -22,7 +22,7 @@ import math
 import torch
 
 from ._dtypes import HALF_DTYPES, real_dtype
-from ._shared import _prefix, checked_cplx, describe
+from ._shared import check_int, check_positive, checked_cplx, describe, is_int
 from .conversions import from_complex, to_complex
 from .elementwise import exp, phaseshift
 from .tensor import Cplx
@@ -30,19 +30,6 @@ from typing import Optional, Union
 from ._typing import CplxLike, Device
 
 __all__ = ["sinusoid", "rotary", "zoh", "ssm_kernel", "causal_fftconv", "matrix_exp"]
-
-
-def _check_int(value, name, where, minimum):
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        kind = "a positive int" if minimum == 1 else f"an int >= {minimum}"
-        raise ValueError(f"{_prefix(where)}`{name}` must be {kind}, got {value!r}")
-    return value
-
-
-def _check_base(base, where):
-    if isinstance(base, bool) or not isinstance(base, (int, float)) or not base > 0:
-        raise ValueError(f"{_prefix(where)}`base` must be a positive number, got {base!r}")
-    return base
 
 
 def _angles(length, features, base, offset, dtype, device):
@@ -114,10 +101,10 @@ def sinusoid(
     >>> torch.allclose(abs(table), torch.ones(4, 2))
     True
     """
-    _check_int(length, "length", "sinusoid", 0)
-    _check_int(features, "features", "sinusoid", 1)
-    _check_int(offset, "offset", "sinusoid", 0)
-    _check_base(base, "sinusoid")
+    check_int(length, "length", "sinusoid", 0)
+    check_int(features, "features", "sinusoid", 1)
+    check_int(offset, "offset", "sinusoid", 0)
+    check_positive(base, "base", "sinusoid")
     dtype = torch.get_default_dtype() if dtype is None else real_dtype(dtype)
     angles = _angles(length, features, base, offset, dtype, device)
     return Cplx(torch.cos(angles), torch.sin(angles))
@@ -174,15 +161,15 @@ def rotary(input: CplxLike, dim: int = 0, base: float = 10000.0, offset: int = 0
     True
     """
     input = checked_cplx(input, where="rotary")
-    _check_base(base, "rotary")
-    _check_int(offset, "offset", "rotary", 0)
+    check_positive(base, "base", "rotary")
+    check_int(offset, "offset", "rotary", 0)
     ndim = input.dim()
     if ndim < 2:
         raise ValueError(
             f"rotary: `input` must have positions and features (2 or more dimensions),"
             f" got {describe(input.real)}"
         )
-    valid = isinstance(dim, int) and not isinstance(dim, bool) and -ndim <= dim < ndim - 1
+    valid = is_int(dim) and -ndim <= dim < ndim - 1
     if not valid or dim == -1:
         raise ValueError(
             f"rotary: `dim` must be a dimension of `input` other than the last"
@@ -301,7 +288,7 @@ def ssm_kernel(
     c = checked_cplx(c, "c", where="ssm_kernel")
     if d is not None:
         d = checked_cplx(d, "d", where="ssm_kernel")
-    _check_int(length, "length", "ssm_kernel", 1)
+    check_int(length, "length", "ssm_kernel", 1)
     abar, bbar = zoh(a, b, step)
     step = torch.as_tensor(step, dtype=a.dtype, device=a.device).unsqueeze(-1)
     log_abar = to_complex(a) * step

@@ -35,7 +35,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from ._shared import check_positive_int, checked_cplx, checked_real, describe
+from ._shared import check_choice, check_positive_int, checked_cplx, checked_real, describe
 from .conversions import _from_complex, to_complex
 from .tensor import Cplx
 from typing import Optional
@@ -43,14 +43,8 @@ from ._typing import CplxLike
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "stft", "istft", "hilbert"]
 
-_NORMS = (None, "backward", "forward", "ortho")
-
-
-def _check_norm(norm, where):
-    if norm not in _NORMS:
-        raise ValueError(
-            f"{where}: `norm` must be None, 'backward', 'forward' or 'ortho', got {norm!r}"
-        )
+#: The normalisations of :mod:`torch.fft`, besides ``None``.
+NORMS = ("backward", "forward", "ortho")
 
 
 def _exporting():
@@ -65,7 +59,7 @@ def _exporting():
 def _transform(op, parts_op, inverse, input, where, norm, **kwargs):
     """``op`` of torch on the native complex input, or ``parts_op`` on its parts for an export."""
     input = checked_cplx(input, where=where)
-    _check_norm(norm, where)
+    check_choice(norm, "norm", where, NORMS, optional=True)
     if not _exporting():
         return _from_complex(op(to_complex(input), norm=norm, **kwargs))
     return Cplx(*parts_op(input.real, input.imag, norm=norm, inverse=inverse, **kwargs))
@@ -335,15 +329,15 @@ def _check_window(window, length, input, where):
 
 def _check_stft_lengths(n_fft, hop_length, win_length, where):
     check_positive_int(n_fft, "n_fft", where)
-    win_length = n_fft if win_length is None else win_length
-    if not isinstance(win_length, int) or not 0 < win_length <= n_fft:
+    win_length = n_fft if win_length is None else check_positive_int(
+        win_length, "win_length", where
+    )
+    if win_length > n_fft:
         raise ValueError(
-            f"{where}: `win_length` must be an int in [1, n_fft={n_fft}], got {win_length!r}"
+            f"{where}: `win_length` must be at most `n_fft` ({n_fft}), got {win_length!r}"
         )
     hop_length = n_fft // 4 if hop_length is None else hop_length
-    if not isinstance(hop_length, int) or hop_length < 1:
-        raise ValueError(f"{where}: `hop_length` must be a positive int, got {hop_length!r}")
-    return hop_length, win_length
+    return check_positive_int(hop_length, "hop_length", where), win_length
 
 
 def stft(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from ._shared import checked_cplx
+from ._shared import checked_cplx, ntuple
 from .conversions import _from_complex, _to_complex
 from ._typing import CplxLike
 from torch.nn.common_types import _size_1_t, _size_2_t, _size_3_t
@@ -14,25 +14,21 @@ __all__ = ["spectral_pool1d", "spectral_pool2d", "spectral_pool3d"]
 
 
 def _spectral_pool(input, output_size, n, where):
-    """Crop the centred spectrum of the last ``n`` dimensions of ``input`` to ``output_size``."""
+    """Crop the centred spectrum of the last ``n`` dimensions of ``input`` to ``output_size``.
+
+    ``where`` names the function, or the layer that calls it, in messages.
+    """
     input = checked_cplx(input, where=where)
-    if isinstance(output_size, int) and not isinstance(output_size, bool):
-        output_size = (output_size,) * n
-    output_size = tuple(output_size) if isinstance(output_size, (tuple, list)) else None
-    spatial = tuple(input.shape[-n:]) if input.dim() >= n else None
-    if spatial is None:
+    output_size = ntuple(output_size, n, "output_size", where, minimum=1)
+    if input.dim() < n:
         raise ValueError(
             f"{where}: `input` must have at least {n} dimensions, got shape {tuple(input.shape)}"
         )
-    if (
-        output_size is None
-        or len(output_size) != n
-        or any(isinstance(m, bool) or not isinstance(m, int) for m in output_size)
-        or any(not 1 <= m <= size for m, size in zip(output_size, spatial))
-    ):
+    spatial = tuple(input.shape[-n:])
+    if any(m > size for m, size in zip(output_size, spatial)):
         raise ValueError(
-            f"{where}: `output_size` must be a positive integer or {n} of them, none above"
-            f" the input's spatial size {spatial}, got {output_size!r}"
+            f"{where}: `output_size` must be at most the input's spatial size {spatial},"
+            f" got {output_size!r}"
         )
     dims = tuple(range(-n, 0))
     # norm="forward" divides by the input's size before the crop and not after,

@@ -727,6 +727,34 @@ class _HypotEager(torch.autograd.Function):
     backward = _Hypot.backward
 
 
+def _scale_floor(dtype):
+    """The least scale :func:`_rescaled` divides by, for a float32 or wider ``dtype``.
+
+    ``tiny ** 0.75``: the parts of a subnormal number divided by it are at
+    least ``tiny ** 0.5``, whose square is normal, and those of the largest
+    number multiplied by it square to a finite number.
+    """
+    return torch.finfo(dtype).tiny ** 0.75
+
+
+def _rescaled(real, imag):
+    """``(real * c, imag * c, c)``: the parts scaled by a detached ``c > 0`` to about one.
+
+    The phase, and a function of it such as ``z / |z|``, does not change
+    under the scaling; computed from the scaled parts its gradient neither
+    squares a tiny part to zero nor a huge one to infinity (the chain rule
+    then multiplies it by ``c``). ``c`` is bounded (see :func:`_scale_floor`)
+    and 1 at zero. float16, whose range is too narrow for the scaling, is
+    computed in float32 (the caller casts the result back).
+    """
+    if real.dtype == torch.float16:
+        real, imag = real.float(), imag.float()
+    floor = _scale_floor(real.dtype)
+    big = torch.maximum(real.abs(), imag.abs()).detach()
+    scale = torch.where(big == 0, 1, torch.clamp(big, floor, 1 / floor).reciprocal())
+    return real * scale, imag * scale, scale
+
+
 def _scaled_modulus(real, imag):
     """The modulus by real elementwise ops that every exporter knows.
 

@@ -341,13 +341,9 @@ LAYERS = [
     (cnn.CplxCauchyLoss, "c", dict(), [0, -1.0, NAN, INF, True]),
     (cnn.CplxSSIMLoss, "window_size", dict(), [4, 0, True, 7.0]),
     (cnn.CplxSSIMLoss, "sigma", dict(), [0, NAN, "1.5"]),
-    # known gaps, in files being reworked elsewhere: they fail until checked
-    *[pytest.param(*case, marks=pytest.mark.xfail(strict=True, reason=reason)) for *case, reason in [
-        (cnn.CplxSTFT, "hop_length", dict(n_fft=8), [True],
-         "nn/modules/spectral.py takes a bool for an int"),
-        (cnn.CplxSpectralPool2d, "output_size", dict(output_size=4), [0, True, 2.5],
-         "nn/modules/filterbank.py checks output_size only in forward"),
-    ]],
+    (cnn.CplxSTFT, "hop_length", dict(n_fft=8), [True]),
+    (cnn.CplxSpectralPool2d, "output_size", dict(output_size=4), [0, True, 2.5, (4, 0)]),
+    (cnn.CplxSpectralPool1d, "output_size", dict(output_size=4), [0, -1, (2, 2)]),
 ]
 
 

@@ -791,7 +791,7 @@ def test_modrelu_threshold_none_is_learnable():
 
 @pytest.mark.parametrize("threshold", ["0.1", [0.1], True, 1j])
 def test_modrelu_refuses_non_number_thresholds(threshold):
-    with pytest.raises(TypeError, match="CplxModReLU: `threshold` must be a real number or None"):
+    with pytest.raises(TypeError, match="CplxModReLU: `threshold` must be a number or None"):
         cnn.CplxModReLU(threshold)
 
 

@@ -988,8 +988,6 @@ KNOWN = {
     cnn.CplxGRU: {"xfails": {"test_hooks": _RNN_HOOKS}},
     cnn.CplxLSTM: {"xfails": {"test_hooks": _RNN_HOOKS}},
     cnn.CplxSinusoidalPositionalEncoding: {"xfails": {
-        "test_duck_complex": "the input is read as a tensor before the input check converts "
-                             "it: an object with .real/.imag raises AttributeError ('shape')",
         "test_meta_to_empty": "the table of sinusoids is a non-persistent buffer filled at "
                               "construction: on the meta device it is lost, and to_empty() "
                               "leaves it uninitialised (no reset method refills it)",

@@ -87,12 +87,6 @@ EDGE_SKIPS = {
 
 #: ``{(layer id, check): reason}``: a known failure, expected strictly
 EDGE_XFAILS = {
-    ("CplxCardioid", "grad_tiny38"): (
-        "cos(arg z) is re / max(|z|, finfo.tiny): for subnormal moduli the clamp, not |z|, "
-        "divides, and the output and gradient are off (by 26%)"),
-    ("CplxPhaseSoftmax", "grad_tiny38"): (
-        "the gradient of softmax(|z|) z/|z| is ~1/|z|, 4e37 at moduli of 1e-38 (some "
-        "subnormal): its float32 intermediate quotients lose the digits (off by 60%)"),
 }
 
 _unknown = {key for key in {**EDGE_SKIPS, **EDGE_XFAILS} if key[1] not in CHECKS}

@@ -7,7 +7,9 @@ it by overriding ``_weighted_forward`` alone, and the table of families is
 declared in the class statements of these layers.
 """
 
+import sys
 from typing import Any, ClassVar
+
 import torch
 
 from .. import _families
@@ -42,7 +44,8 @@ class _WeightedForward:
             cls._family = _families.declare(
                 cls, family, kind, twin=twin, convertible=convertible
             )
-        if kind is not None and cls.__doc__ is None:
+        # under python -OO every class lacks its docstring, and none is made
+        if kind is not None and cls.__doc__ is None and sys.flags.optimize < 2:
             cls.__doc__ = cls._member_doc(kind)
 
     @classmethod

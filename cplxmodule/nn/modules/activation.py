@@ -8,6 +8,13 @@ import torch
 
 from .._kinds import ELEMENTWISE, Channelwise, Elementwise
 from ... import cplx
+from ...cplx._shared import (
+    check_bool,
+    check_choice,
+    check_int,
+    check_positive_int,
+    check_real,
+)
 from .base import BaseCplxToReal, CplxToCplx, _check_cplx
 from .parameter import _factory_kwargs
 from typing import Optional
@@ -61,6 +68,8 @@ class CplxModReLU(CplxToCplx, compact=Elementwise(when=_scalar_threshold)):
     TypeError
         If ``threshold`` is neither a real number nor ``None`` (a string
         such as ``"0.1"`` included).
+    ValueError
+        If ``threshold`` is NaN or infinite.
 
     Shape
     -----
@@ -85,12 +94,7 @@ class CplxModReLU(CplxToCplx, compact=Elementwise(when=_scalar_threshold)):
     """
 
     def __init__(self, threshold: Optional[float] = 0.5) -> None:
-        if threshold is not None and (
-            isinstance(threshold, bool) or not isinstance(threshold, numbers.Real)
-        ):
-            raise TypeError(
-                f"CplxModReLU: `threshold` must be a real number or None, got {threshold!r}"
-            )
+        check_real(threshold, "threshold", type(self).__name__, optional=True)
         super().__init__()
         if threshold is None:
             self.threshold = torch.nn.Parameter(torch.empty(1))
@@ -131,8 +135,12 @@ class CplxAdaptiveModReLU(CplxToCplx):
 
     Notes
     -----
-    The threshold is initialised from :math:`\mathcal{N}(0, 0.02^2)`, as in
-    the published package.
+    The threshold is initialised to the moduli of draws from
+    :math:`\mathcal{N}(0, 0.02^2)`: the published package's scale, but
+    non-negative, so that every feature starts as a (slight) shrinkage, as
+    modReLU is meant. The published package kept the signs, which starts
+    half the features lifting the modulus of a tiny :math:`z` to
+    :math:`|b|` with an arbitrary phase.
 
     Examples
     --------
@@ -144,6 +152,7 @@ class CplxAdaptiveModReLU(CplxToCplx):
     def __init__(
         self, *dim: int, device: Device = None, dtype: Optional[torch.dtype] = None
     ) -> None:
+        dim = tuple(check_positive_int(d, "dim", type(self).__name__) for d in dim)
         super().__init__()
         self.dim = dim if dim else (1,)
         kwargs = _factory_kwargs(device, dtype)
@@ -151,12 +160,21 @@ class CplxAdaptiveModReLU(CplxToCplx):
         self.reset_parameters()
 
     def reset_parameters(self):
-        """Draw the threshold from :math:`\\mathcal{N}(0, 0.02^2)`."""
+        """Draw the threshold as the moduli of :math:`\\mathcal{N}(0, 0.02^2)` draws."""
         with torch.no_grad():
-            torch.nn.init.normal_(self.threshold, std=0.02)
+            torch.nn.init.normal_(self.threshold, std=0.02).abs_()
 
     def forward(self, input: CplxLike) -> Cplx:
-        return cplx.modrelu(_check_cplx(self, input), self.threshold)
+        input = _check_cplx(self, input)
+        shape, k = tuple(input.shape), len(self.dim)
+        if len(shape) < k or any(
+            d != 1 and d != n for d, n in zip(self.dim, shape[len(shape) - k :])
+        ):
+            raise ValueError(
+                f"{self._get_name()}: `input` must have trailing dimensions that the"
+                f" threshold's {tuple(self.dim)} broadcasts against, got shape {shape}"
+            )
+        return cplx.modrelu(input, self.threshold)
 
     def extra_repr(self):
         return ", ".join(map(str, self.dim))
@@ -251,19 +269,6 @@ class CplxAngle(BaseCplxToReal):
         return _check_cplx(self, input).angle
 
 
-def _real_number(value, layer, name):
-    """``float(value)`` if ``value`` is a real number (not a bool), else the house ``TypeError``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{layer}: `{name}` must be a real number, got {value!r}")
-    return float(value)
-
-
-def _integer(value, layer, name):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{layer}: `{name}` must be an int, got {value!r}")
-    return int(value)
-
-
 # The split family: named subclasses of the ``CplxToCplx[...]`` promotions,
 # without torch's ``inplace`` flag, since an in-place activation of a part
 # would overwrite a tensor that autograd saved for the backward pass.
@@ -323,7 +328,8 @@ class CplxSplitELU(CplxToCplx[torch.nn.ELU], compact=ELEMENTWISE):
     """
 
     def __init__(self, alpha: float = 1.0) -> None:
-        super().__init__(alpha=_real_number(alpha, "CplxSplitELU", "alpha"), inplace=False)
+        alpha = float(check_real(alpha, "alpha", type(self).__name__))
+        super().__init__(alpha=alpha, inplace=False)
 
 
 class CplxSplitGELU(CplxToCplx[torch.nn.GELU], compact=ELEMENTWISE):
@@ -353,10 +359,7 @@ class CplxSplitGELU(CplxToCplx[torch.nn.GELU], compact=ELEMENTWISE):
     """
 
     def __init__(self, approximate: str = "none") -> None:
-        if approximate not in ("none", "tanh"):
-            raise ValueError(
-                f"CplxSplitGELU: `approximate` must be 'none' or 'tanh', got {approximate!r}"
-            )
+        check_choice(approximate, "approximate", type(self).__name__, ("none", "tanh"))
         super().__init__(approximate=approximate)
 
 
@@ -572,9 +575,7 @@ class CplxZAbsReLU(CplxToCplx, compact=ELEMENTWISE):
     """
 
     def __init__(self, threshold: float = 0.5) -> None:
-        threshold = _real_number(threshold, "CplxZAbsReLU", "threshold")
-        if threshold < 0:
-            raise ValueError(f"CplxZAbsReLU: `threshold` must be >= 0, got {threshold!r}")
+        threshold = float(check_real(threshold, "threshold", type(self).__name__, low=0))
         super().__init__()
         self.threshold = threshold
 
@@ -619,7 +620,7 @@ class CplxZLeakyReLU(CplxToCplx, compact=ELEMENTWISE):
     """
 
     def __init__(self, negative_slope: float = 0.01) -> None:
-        negative_slope = _real_number(negative_slope, "CplxZLeakyReLU", "negative_slope")
+        negative_slope = float(check_real(negative_slope, "negative_slope", type(self).__name__))
         super().__init__()
         self.negative_slope = negative_slope
 
@@ -683,11 +684,7 @@ class CplxChannelModReLU(CplxToCplx, compact=Channelwise("num_channels", None)):
     def __init__(
         self, num_channels: int, device: Device = None, dtype: Optional[torch.dtype] = None,
     ) -> None:
-        num_channels = _integer(num_channels, "CplxChannelModReLU", "num_channels")
-        if num_channels < 1:
-            raise ValueError(
-                f"CplxChannelModReLU: `num_channels` must be positive, got {num_channels!r}"
-            )
+        num_channels = check_positive_int(num_channels, "num_channels", type(self).__name__)
         super().__init__()
         self.num_channels = num_channels
         kwargs = _factory_kwargs(device, dtype)
@@ -712,6 +709,18 @@ class CplxChannelModReLU(CplxToCplx, compact=Channelwise("num_channels", None)):
 
     def extra_repr(self):
         return f"{self.num_channels}"
+
+
+def _check_softmax_input(layer, input):
+    """``input`` as a Cplx that has the layer's dimension ``dim``, else raise."""
+    input = _check_cplx(layer, input)
+    dims = max(input.dim(), 1)  # a 0-dim input has dimensions -1 and 0, as in torch
+    if not -dims <= layer.dim < dims:
+        raise ValueError(
+            f"{layer._get_name()}: `input` must have dimension `dim`={layer.dim},"
+            f" got shape {tuple(input.shape)}"
+        )
+    return input
 
 
 class CplxPhaseSoftmax(CplxToCplx):
@@ -749,10 +758,10 @@ class CplxPhaseSoftmax(CplxToCplx):
 
     def __init__(self, dim: int) -> None:
         super().__init__()
-        self.dim = _integer(dim, "CplxPhaseSoftmax", "dim")
+        self.dim = check_int(dim, "dim", type(self).__name__)
 
     def forward(self, input: CplxLike) -> Cplx:
-        return cplx.phase_softmax(_check_cplx(self, input), self.dim)
+        return cplx.phase_softmax(_check_softmax_input(self, input), self.dim)
 
     def extra_repr(self):
         return f"dim={self.dim}"
@@ -784,10 +793,10 @@ class CplxMagSoftmax(BaseCplxToReal):
 
     def __init__(self, dim: int) -> None:
         super().__init__()
-        self.dim = _integer(dim, "CplxMagSoftmax", "dim")
+        self.dim = check_int(dim, "dim", type(self).__name__)
 
     def forward(self, input: CplxLike) -> torch.Tensor:
-        return torch.softmax(abs(_check_cplx(self, input)), dim=self.dim)
+        return torch.softmax(abs(_check_softmax_input(self, input)), dim=self.dim)
 
     def extra_repr(self):
         return f"dim={self.dim}"
@@ -832,8 +841,7 @@ class CplxRatioMask(CplxToCplx):
     """
 
     def __init__(self, bounded: bool = True) -> None:
-        if not isinstance(bounded, bool):
-            raise TypeError(f"CplxRatioMask: `bounded` must be a bool, got {bounded!r}")
+        check_bool(bounded, "bounded", type(self).__name__)
         super().__init__()
         self.bounded = bounded
 

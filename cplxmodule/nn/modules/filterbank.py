@@ -8,6 +8,8 @@ import torch
 
 from ... import cplx
 from ...cplx import Cplx
+from ...cplx._shared import check_positive, ntuple
+from ...cplx.spectral_pooling import _spectral_pool
 from .base import CplxToCplx, _check_cplx, _dtypes_mix
 from .conv import CplxConv1d
 from .parameter import _factory_kwargs
@@ -44,15 +46,7 @@ class _CplxFilterbankConv1d(CplxConv1d):
         device: Device = None,
         dtype: Optional[torch.dtype] = None,
     ) -> None:
-        if sample_rate is not None and (
-            isinstance(sample_rate, bool)
-            or not isinstance(sample_rate, (int, float))
-            or not sample_rate > 0
-        ):
-            raise ValueError(
-                f"{type(self).__name__}: `sample_rate` must be a positive number or None,"
-                f" got {sample_rate!r}"
-            )
+        check_positive(sample_rate, "sample_rate", type(self).__name__, optional=True)
         super().__init__(
             in_channels,
             out_channels,
@@ -77,11 +71,13 @@ class _CplxFilterbankConv1d(CplxConv1d):
 
     @property
     def weight(self):
-        """The kernels, of shape ``(out_channels, in_channels / groups, kernel_size)``."""
+        """The conjugate filters, of shape ``(out_channels, in_channels / groups, kernel_size)``."""
         kernel = self._kernel(self.center, self.width, self.kernel_size[0], self.sample_rate)
         shape = (self.out_channels, self.in_channels // self.groups, self.kernel_size[0])
+        # torch's convolution correlates: with the conjugate filter it takes
+        # the inner product with the filter, whose passband is around +f_c
         return Cplx(
-            kernel.real.unsqueeze(1).expand(shape), kernel.imag.unsqueeze(1).expand(shape)
+            kernel.real.unsqueeze(1).expand(shape), -kernel.imag.unsqueeze(1).expand(shape)
         )
 
     def reset_parameters(self):
@@ -118,12 +114,11 @@ class _CplxFilterbankConv1d(CplxConv1d):
 
 _FILTERBANK_DOC = r"""A complex 1d convolution with learnable {name} filters.
 
-    Its kernels are those of :func:`~cplxmodule.cplx.{kernel}`.
+    Its filters are those of :func:`~cplxmodule.cplx.{kernel}`.
 
-    Output channel :math:`c` correlates its input channels (those of its
-    group) with the same kernel, a {name} filter of learnable centre
-    frequency :math:`f_c` = ``center[c]`` and width :math:`\sigma_c` =
-    ``width[c]``:
+    Output channel :math:`c` filters its input channels (those of its
+    group) with the same {name} filter of learnable centre frequency
+    :math:`f_c` = ``center[c]`` and width :math:`\sigma_c` = ``width[c]``:
 
     .. math::
 
@@ -132,9 +127,14 @@ _FILTERBANK_DOC = r"""A complex 1d convolution with learnable {name} filters.
     sampled at :math:`t = (k - (K - 1)/2) / r`, :math:`k = 0, \dots, K - 1`,
     for the ``kernel_size`` :math:`K` and ``sample_rate`` :math:`r` (1 if
     ``None``: time in samples and frequency in cycles per sample; otherwise
-    seconds and Hz). As every convolution of torch, the layer correlates:
-    :math:`y_c[n] = b_c + \sum_{{j, k}} x_j[s n + d k] \, w_{{c j}}[k]`, with no
-    conjugation of the kernel. The ``weight`` is computed from ``center``
+    seconds and Hz). Its passband is around :math:`+f_c`: a complex tone
+    :math:`e^{{i 2\pi f t}}` passes with the gain :math:`|\sum_k g_c(t_k)
+    e^{{-i 2\pi f t_k}}|`, largest at :math:`f = f_c`. As every convolution of
+    torch, the layer correlates,
+    :math:`y_c[n] = b_c + \sum_{{j, k}} x_j[s n + d k] \, w_{{c j}}[k]`, so
+    its ``weight`` is the conjugate filter :math:`w_c = \overline{{g_c}}`
+    (the filter reversed in time): the output is the inner product of each
+    window with :math:`g_c`. The ``weight`` is computed from ``center``
     and ``width`` on each read, through :class:`~cplxmodule.nn.CplxConv1d`'s
     forward: :func:`~cplxmodule.nn.cached` computes it once for many calls.
 
@@ -154,7 +154,8 @@ _FILTERBANK_DOC = r"""A complex 1d convolution with learnable {name} filters.
     center, width : torch.nn.Parameter
         Real, of shape ``(out_channels,)``.
     weight : Cplx
-        Read-only, of shape ``(out_channels, in_channels / groups, kernel_size)``.
+        Read-only, the conjugate filters :math:`\overline{{g_c}}`, of shape
+        ``(out_channels, in_channels / groups, kernel_size)``.
     bias : CplxParameter or None
         Of shape ``(out_channels,)``.
 
@@ -199,7 +200,7 @@ class CplxGaborConv1d(_CplxFilterbankConv1d):
         name="Gabor",
         kernel="gabor_kernel",
         cls="CplxGaborConv1d",
-        formula=r"w_c(t) = \exp\left(-\frac{t^2}{2\sigma_c^2}\right) e^{i 2\pi f_c t},",
+        formula=r"g_c(t) = \exp\left(-\frac{t^2}{2\sigma_c^2}\right) e^{i 2\pi f_c t},",
         references=_REFERENCES,
     )
     _kernel = staticmethod(cplx.gabor_kernel)
@@ -210,7 +211,7 @@ class CplxMorletConv1d(_CplxFilterbankConv1d):
         name="Morlet",
         kernel="morlet_kernel",
         cls="CplxMorletConv1d",
-        formula=r"w_c(t) = \exp\left(-\frac{t^2}{2\sigma_c^2}\right)"
+        formula=r"g_c(t) = \exp\left(-\frac{t^2}{2\sigma_c^2}\right)"
         r" \left(e^{i 2\pi f_c t} - e^{-2\pi^2 f_c^2 \sigma_c^2}\right),",
         references=_REFERENCES
         + """
@@ -223,15 +224,16 @@ class CplxMorletConv1d(_CplxFilterbankConv1d):
 class _CplxSpectralPoolNd(CplxToCplx):
     """Shared ``__init__`` and ``forward`` of the spectral pooling layers."""
 
-    _pool: ClassVar[Any] = None
+    _n: ClassVar[Any] = None
 
     def __init__(self, output_size: Union[int, Sequence[int]]) -> None:
+        ntuple(output_size, self._n, "output_size", type(self).__name__, minimum=1)
         super().__init__()
         self.output_size = output_size
 
     def forward(self, input: CplxLike) -> Cplx:
         input = _check_cplx(self, input)
-        return self._pool(input, self.output_size)
+        return _spectral_pool(input, self.output_size, self._n, where=self._get_name())
 
     def extra_repr(self):
         return f"output_size={self.output_size}"
@@ -279,7 +281,7 @@ class CplxSpectralPool1d(_CplxSpectralPoolNd):
         shape_in="2, 3, 16",
         shape_out="2, 3, 5",
     )
-    _pool = staticmethod(cplx.spectral_pool1d)
+    _n = 1
 
 
 class CplxSpectralPool2d(_CplxSpectralPoolNd):
@@ -294,7 +296,7 @@ class CplxSpectralPool2d(_CplxSpectralPoolNd):
         shape_in="2, 3, 8, 9",
         shape_out="2, 3, 4, 6",
     )
-    _pool = staticmethod(cplx.spectral_pool2d)
+    _n = 2
 
 
 class CplxSpectralPool3d(_CplxSpectralPoolNd):
@@ -309,4 +311,4 @@ class CplxSpectralPool3d(_CplxSpectralPoolNd):
         shape_in="2, 3, 5, 8, 9",
         shape_out="2, 3, 2, 4, 6",
     )
-    _pool = staticmethod(cplx.spectral_pool3d)
+    _n = 3

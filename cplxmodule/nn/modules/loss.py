@@ -23,6 +23,7 @@ from ...cplx._shared import (
     check_weights,
     checked_cplx,
 )
+from ...cplx.loss import _ssim_loss
 from .base import BaseCplxToReal
 from ...cplx._typing import CplxLike
 
@@ -339,7 +340,9 @@ class CplxSSIMLoss(_CplxLoss):
     (True, True)
     """
 
-    _loss = staticmethod(cplx.ssim_loss)
+    def _loss(self, input, target, **options):
+        # the functional's checks, in the layer's name
+        return _ssim_loss(input, target, **options, where=self._get_name())
     _options = ("window_size", "sigma", "data_range", "k1", "k2")
 
     def __init__(
@@ -365,5 +368,6 @@ class CplxSSIMLoss(_CplxLoss):
 
 for _cls in (CplxMSELoss, CplxL1Loss, CplxCauchyLoss, CplxLogCoshLoss, CplxLogErrorLoss,
              CplxPhaseAwareLoss):
-    _cls.__doc__ = _cls.__doc__.replace("    {shape}\n", _SHAPE + "\n")
+    if _cls.__doc__:  # not under python -OO
+        _cls.__doc__ = _cls.__doc__.replace("    {shape}\n", _SHAPE + "\n")
 del _cls

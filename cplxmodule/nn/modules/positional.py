@@ -5,7 +5,14 @@ from __future__ import annotations
 import torch
 
 from ... import cplx
-from ...cplx._shared import check_positive_int, describe
+from ...cplx._shared import (
+    check_choice,
+    check_non_negative_int,
+    check_positive,
+    check_positive_int,
+    check_probability,
+    describe,
+)
 from .base import CplxToCplx, _check_cplx
 from .parameter import _factory_kwargs
 from typing import Optional
@@ -17,25 +24,19 @@ __all__ = ["CplxSinusoidalPositionalEncoding", "CplxRotaryPositionalEncoding"]
 _MODES = ("add", "multiply")
 
 
-def _check_base(layer, base):
-    if isinstance(base, bool) or not isinstance(base, (int, float)) or not base > 0:
-        raise ValueError(f"{layer}: `base` must be a positive number, got {base!r}")
-
-
-def _check_offset(layer, offset):
-    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-        raise ValueError(f"{layer}: `offset` must be an int >= 0, got {offset!r}")
-
-
-def _positions_dim(layer, input, batch_first, d_model, shape):
-    """The dimension of positions of ``input``, after checking its features."""
+def _positions_dim(layer, input, batch_first, d_model, shape, dims=None):
+    """``input`` as a Cplx and its dimension of positions, after checking its features and ``dims``."""
     input = _check_cplx(layer, input, shape=shape)
-    if input.dim() < 2 or input.shape[-1] != d_model:
+    if (
+        input.dim() < 2
+        or input.shape[-1] != d_model
+        or (dims is not None and input.dim() not in dims)
+    ):
         raise ValueError(
             f"{layer._get_name()}: `input` must have shape {shape},"
             f" got {describe(input.real)}"
         )
-    return 1 if batch_first and input.dim() > 2 else 0
+    return input, 1 if batch_first and input.dim() > 2 else 0
 
 
 class CplxSinusoidalPositionalEncoding(CplxToCplx):
@@ -75,13 +76,22 @@ class CplxSinusoidalPositionalEncoding(CplxToCplx):
     ------
     ValueError
         If ``d_model`` or ``max_len`` is not a positive int, ``dropout`` is
-        not in :math:`[0, 1]`, ``mode`` is not one of the two or ``base`` is
-        not a positive number.
+        not in :math:`[0, 1]`, ``mode`` is not one of the two or ``base``
+        is not a positive number; in the forward, if the input's shape is
+        not one of the Shape's, or it has
+        more than ``max_len`` positions from ``offset`` on (a non-negative
+        int).
+    TypeError
+        If the input is not complex (a :class:`~cplxmodule.cplx.Cplx` or a
+        tensor of torch's complex dtype).
 
     Shape
     -----
     - Input: ``(L, N, E)``, ``(N, L, E)`` with ``batch_first``, or ``(L, E)``,
-      a :class:`~cplxmodule.cplx.Cplx` with ``E = d_model``.
+      a :class:`~cplxmodule.cplx.Cplx` with ``E = d_model``, :math:`L` at
+      most ``max_len - offset``; no other number of dimensions (the encoding
+      of one position is shared by the ``N`` elements of a batch, never by
+      more dimensions: :class:`CplxRotaryPositionalEncoding` takes them).
     - Output: the input's shape.
 
     Examples
@@ -109,13 +119,9 @@ class CplxSinusoidalPositionalEncoding(CplxToCplx):
         name = type(self).__name__
         check_positive_int(d_model, "d_model", name)
         check_positive_int(max_len, "max_len", name)
-        if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not (
-            0 <= dropout <= 1
-        ):
-            raise ValueError(f"{name}: `dropout` must be a number in [0, 1], got {dropout!r}")
-        if mode not in _MODES:
-            raise ValueError(f"{name}: `mode` must be 'add' or 'multiply', got {mode!r}")
-        _check_base(name, base)
+        check_probability(dropout, "dropout", name)
+        check_choice(mode, "mode", name, _MODES)
+        check_positive(base, "base", name)
         super().__init__()
         self.d_model, self.max_len, self.dropout = d_model, max_len, float(dropout)
         self.batch_first, self.mode, self.base = batch_first, mode, base
@@ -150,9 +156,9 @@ class CplxSinusoidalPositionalEncoding(CplxToCplx):
         Cplx
         """
         shape = "(N, L, E)" if self.batch_first else "(L, N, E)"
-        dim = _positions_dim(self, input, self.batch_first, self.d_model, f"{shape} or (L, E)"
-                             f" with E = {self.d_model}")
-        _check_offset(self._get_name(), offset)
+        input, dim = _positions_dim(self, input, self.batch_first, self.d_model,
+                                    f"{shape} or (L, E) with E = {self.d_model}", dims=(2, 3))
+        check_non_negative_int(offset, "offset", self._get_name())
         length = input.shape[dim]
         if offset + length > self.max_len:
             raise ValueError(
@@ -234,7 +240,7 @@ class CplxRotaryPositionalEncoding(CplxToCplx):
     def __init__(self, d_model: int, base: float = 10000.0, batch_first: bool = False) -> None:
         name = type(self).__name__
         check_positive_int(d_model, "d_model", name)
-        _check_base(name, base)
+        check_positive(base, "base", name)
         super().__init__()
         self.d_model, self.base, self.batch_first = d_model, base, batch_first
 
@@ -253,9 +259,9 @@ class CplxRotaryPositionalEncoding(CplxToCplx):
         Cplx
         """
         shape = "(N, L, *, E)" if self.batch_first else "(L, *, E)"
-        dim = _positions_dim(self, input, self.batch_first, self.d_model, f"{shape} or (L, E)"
-                             f" with E = {self.d_model}")
-        _check_offset(self._get_name(), offset)
+        input, dim = _positions_dim(self, input, self.batch_first, self.d_model,
+                                    f"{shape} or (L, E) with E = {self.d_model}")
+        check_non_negative_int(offset, "offset", self._get_name())
         return cplx.rotary(input, dim=dim, base=self.base, offset=offset)
 
     def extra_repr(self):

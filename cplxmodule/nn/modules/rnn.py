@@ -12,7 +12,6 @@ functional core (``cplxmodule.cplx._rnn``), which runs the sequence.
 
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import torch
@@ -22,7 +21,16 @@ from torch.nn.utils.rnn import PackedSequence
 from ...cplx import _rnn
 from ...cplx._dtypes import NATIVE_DTYPES, real_dtype
 from ...cplx._rnn import from_pairs, pairs
-from ...cplx._shared import check_choice, check_positive_int, checked_cplx, describe
+from ...cplx._shared import (
+    ArgumentTypeError,
+    check_choice,
+    check_dtype,
+    check_positive_int,
+    check_probability,
+    checked_cplx,
+    describe,
+    is_int,
+)
 from ...cplx._views import _eager
 from ...cplx.conversions import _to_complex
 from ._rnn_names import _TorchNames
@@ -47,12 +55,8 @@ _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "GRU": 3, "LSTM": 4}
 GATES = ("split", "modulus")
 
 
-# argument checks, in the house format
-def _check_nonlinearity(where, nonlinearity):
-    if nonlinearity not in ("tanh", "relu"):
-        raise ValueError(
-            f"{where}: `nonlinearity` must be 'tanh' or 'relu', got {nonlinearity!r}"
-        )
+_NONLINEARITIES = ("tanh", "relu")
+_DTYPE_HINT = "cast one to the other, e.g. `layer.to(input.dtype)`"
 
 
 def _check_state(where, name, state, shape):
@@ -65,14 +69,14 @@ def _check_state(where, name, state, shape):
     return state
 
 
-def _check_input_dtype(where, name, input, weight):
-    # a projection that :func:`~cplxmodule.nn.masked.compact` made sparse
-    # has no ``weight``: its own forward checks the dtype
-    if weight is not None and input.dtype != weight.dtype:
-        raise TypeError(
-            f"{where}: `{name}` must have the dtype of the layer's weights, {weight.dtype},"
-            f" got {input.dtype} (cast one to the other, e.g. `layer.to(input.dtype)`)"
-        )
+def _weights_dtype(projection, value):
+    """The dtype ``value`` must have: that of ``projection``'s weight.
+
+    A projection that :func:`~cplxmodule.nn.masked.compact` made sparse has
+    no ``weight`` and checks the dtype in its own forward: then ``value``'s.
+    """
+    weight = getattr(projection, "weight", None)
+    return value.dtype if weight is None else weight.dtype
 
 
 class _Projection:
@@ -174,23 +178,15 @@ class _CplxRNNBase(_CplxRecurrentBase):
         check_positive_int(input_size, "input_size", where)
         check_positive_int(hidden_size, "hidden_size", where)
         check_positive_int(num_layers, "num_layers", where)
-        if (
-            isinstance(dropout, bool)
-            or not isinstance(dropout, numbers.Real)
-            or not 0 <= dropout <= 1
-        ):
-            raise ValueError(f"{where}: `dropout` must be a number in [0, 1], got {dropout!r}")
-        if (
-            isinstance(proj_size, bool)
-            or not isinstance(proj_size, numbers.Integral)
-            or not 0 <= proj_size < hidden_size
-        ):
-            raise ValueError(
+        check_probability(dropout, "dropout", where)
+        if not is_int(proj_size) or not 0 <= proj_size < hidden_size:
+            error = ValueError if is_int(proj_size) else ArgumentTypeError
+            raise error(
                 f"{where}: `proj_size` must be an int in [0, hidden_size) = [0, {hidden_size}),"
                 f" got {proj_size!r}"
             )
         if nonlinearity is not None:
-            _check_nonlinearity(where, nonlinearity)
+            check_choice(nonlinearity, "nonlinearity", where, _NONLINEARITIES)
         if dropout > 0 and num_layers == 1:
             warnings.warn(
                 f"{where}: dropout applies between recurrent layers, so a non-zero"
@@ -332,7 +328,8 @@ class _CplxRNNBase(_CplxRecurrentBase):
                 f" {self.input_size}) (see cplxmodule.cplx.to_interleaved_real),"
                 f" got data {describe(data)}"
             )
-        _check_input_dtype(where, "input", data, getattr(self.ih_l0, "weight", None))
+        check_dtype(data, _weights_dtype(self.ih_l0, data), "input", where,
+                    owner="the layer's weights", hint=_DTYPE_HINT)
         x = data.reshape(-1, self.input_size, 2)
         return x, batch_sizes, sorted_indices, unsorted_indices
 
@@ -350,7 +347,8 @@ class _CplxRNNBase(_CplxRecurrentBase):
                 f"{where}: `input` must have at least one time step, got shape"
                 f" {tuple(input.shape)}"
             )
-        _check_input_dtype(where, "input", input, getattr(self.ih_l0, "weight", None))
+        check_dtype(input, _weights_dtype(self.ih_l0, input), "input", where,
+                    owner="the layer's weights", hint=_DTYPE_HINT)
         if not batched:
             input = input.unsqueeze(1)
         elif self.batch_first:
@@ -380,7 +378,8 @@ class _CplxRNNBase(_CplxRecurrentBase):
         for (name, state), size in zip(states, sizes):
             shape = (stacked, batch, size) if batched else (stacked, size)
             state = _check_state(where, name, state, shape)
-            _check_input_dtype(where, name, state, getattr(self.ih_l0, "weight", None))
+            check_dtype(state, _weights_dtype(self.ih_l0, state), name, where,
+                        owner="the layer's weights", hint=_DTYPE_HINT)
             out.append(pairs(state if batched else state.unsqueeze(1)))
         return out[0], out[1] if lstm else None
 
@@ -407,7 +406,7 @@ class _CplxCellBase(_CplxRecurrentBase):
         check_positive_int(input_size, "input_size", where)
         check_positive_int(hidden_size, "hidden_size", where)
         if nonlinearity is not None:
-            _check_nonlinearity(where, nonlinearity)
+            check_choice(nonlinearity, "nonlinearity", where, _NONLINEARITIES)
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bool(bias)
         if nonlinearity is not None:
@@ -442,7 +441,8 @@ class _CplxCellBase(_CplxRecurrentBase):
         input = checked_cplx(input, where=where, shape=shape)
         if input.dim() not in (1, 2) or input.shape[-1] != self.input_size:
             raise ValueError(f"{where}: `input` must have shape {shape}, got {tuple(input.shape)}")
-        _check_input_dtype(where, "input", input, getattr(self.ih, "weight", None))
+        check_dtype(input, _weights_dtype(self.ih, input), "input", where,
+                    owner="the layer's weights", hint=_DTYPE_HINT)
         batched = input.dim() == 2
         if not batched:
             input = input.unsqueeze(0)
@@ -453,7 +453,8 @@ class _CplxCellBase(_CplxRecurrentBase):
                 out.append(input.real.new_zeros(input.shape[0], self.hidden_size, 2))
                 continue
             state = _check_state(where, name, state, shape)
-            _check_input_dtype(where, name, state, getattr(self.ih, "weight", None))
+            check_dtype(state, _weights_dtype(self.ih, state), name, where,
+                        owner="the layer's weights", hint=_DTYPE_HINT)
             out.append(pairs(state if batched else state.unsqueeze(0)))
         return input, out, batched
 

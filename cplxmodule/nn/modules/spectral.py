@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 
 from ...cplx import spectral
-from ...cplx._shared import describe
+from ...cplx._shared import check_choice, check_int, check_positive_int, describe
 from .base import BaseRealToCplx, CplxToCplx, _check_cplx
 from typing import Optional, Union
 from ...cplx._typing import CplxLike, Device
@@ -34,11 +34,9 @@ class _CplxFourierBase(CplxToCplx):
     def __init__(self, dim: int = -1, norm: Optional[str] = None, n: Optional[int] = None) -> None:
         super().__init__()
         where = self._get_name()
-        if not isinstance(dim, int) or isinstance(dim, bool):
-            raise ValueError(f"{where}: `dim` must be an int, got {dim!r}")
-        if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
-            raise ValueError(f"{where}: `n` must be None or a positive int, got {n!r}")
-        spectral._check_norm(norm, where)
+        check_int(dim, "dim", where)
+        check_positive_int(n, "n", where, optional=True)
+        check_choice(norm, "norm", where, spectral.NORMS, optional=True)
         self.dim, self.norm, self.n = dim, norm, n
 
     def forward(self, input: CplxLike) -> Cplx:
@@ -371,8 +369,7 @@ class CplxAnalytic(BaseRealToCplx):
 
     def __init__(self, dim: int = -1) -> None:
         super().__init__()
-        if not isinstance(dim, int) or isinstance(dim, bool):
-            raise ValueError(f"{self._get_name()}: `dim` must be an int, got {dim!r}")
+        check_int(dim, "dim", self._get_name())
         self.dim = dim
 
     def forward(self, input: CplxLike) -> Cplx:

@@ -8,7 +8,15 @@ import torch
 
 from ... import cplx
 from ...cplx import Cplx
-from ...cplx._shared import check_positive_int, describe
+from ...cplx._shared import (
+    ArgumentTypeError,
+    check_choice,
+    check_dtype,
+    check_positive,
+    check_positive_int,
+    describe,
+    is_int,
+)
 from .base import CplxToCplx, _check_cplx
 from .linear import CplxLinear
 from .parameter import CplxParameter, _factory_kwargs
@@ -153,22 +161,17 @@ class CplxS4D(CplxToCplx):
     ) -> None:
         name = type(self).__name__
         check_positive_int(d_model, "d_model", name)
-        if (
-            isinstance(d_state, bool)
-            or not isinstance(d_state, int)
-            or d_state < 2
-            or d_state % 2
-        ):
-            raise ValueError(f"{name}: `d_state` must be a positive even int, got {d_state!r}")
-        for arg, value in (("dt_min", dt_min), ("dt_max", dt_max)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-                raise ValueError(f"{name}: `{arg}` must be a positive number, got {value!r}")
+        # the modes come in conjugate pairs
+        if not is_int(d_state) or d_state < 2 or d_state % 2:
+            error = ValueError if is_int(d_state) else ArgumentTypeError
+            raise error(f"{name}: `d_state` must be a positive even int, got {d_state!r}")
+        check_positive(dt_min, "dt_min", name)
+        check_positive(dt_max, "dt_max", name)
         if dt_min > dt_max:
             raise ValueError(
                 f"{name}: `dt_min` must be at most `dt_max`, got {dt_min!r} > {dt_max!r}"
             )
-        if init not in _INITS:
-            raise ValueError(f"{name}: `init` must be 'lin' or 'inv', got {init!r}")
+        check_choice(init, "init", name, _INITS)
         super().__init__()
         self.d_model, self.d_state = d_model, d_state
         self.dt_min, self.dt_max, self.init = dt_min, dt_max, init
@@ -233,11 +236,7 @@ class CplxS4D(CplxToCplx):
 
     def _check_input(self, input: object, name: str, shape: str) -> Cplx:
         input = _check_cplx(self, input, shape=shape, name=name)
-        if input.dtype != self.log_dt.dtype:
-            raise TypeError(
-                f"{self._get_name()}: `{name}` must have the dtype of the layer's parameters,"
-                f" {self.log_dt.dtype}, got {input.dtype}"
-            )
+        check_dtype(input, self.log_dt.dtype, name, self._get_name())
         return input
 
     def forward(self, input: CplxLike) -> Cplx:

@@ -8,7 +8,7 @@ import torch
 
 from ... import cplx
 from ...cplx import Cplx
-from ...cplx._shared import check_positive_int, describe
+from ...cplx._shared import check_dtype, check_positive_int, describe
 from ..cache import _cached_attr
 from .base import CplxToCplx, _check_cplx
 from .linear import CplxLinear
@@ -74,11 +74,7 @@ class _CplxUnitaryBase(CplxToCplx):
 
     def _check_input(self, input: object, name: str, shape: str, dims: tuple[int, ...], size: int) -> Cplx:
         input = _check_cplx(self, input, shape=shape, name=name)
-        if input.dtype != self.threshold.dtype:
-            raise TypeError(
-                f"{self._get_name()}: `{name}` must have the dtype of the layer's parameters,"
-                f" {self.threshold.dtype}, got {input.dtype}"
-            )
+        check_dtype(input, self.threshold.dtype, name, self._get_name())
         if input.dim() not in dims or input.shape[-1] != size:
             raise ValueError(
                 f"{self._get_name()}: `{name}` must have shape {shape},"

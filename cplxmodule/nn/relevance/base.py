@@ -16,12 +16,12 @@ lands after torch's layer, whose ``__init__`` calls it without arguments.
 
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import torch
 
 from ...cplx import Cplx
+from ...cplx._shared import ArgumentTypeError, is_real
 from ..modules._weighted import _check_forward_calls_base, _weight_and_bias
 from ._doc import layer_doc
 from ..utils.sparsity import SparsityStats, _weight_counts
@@ -242,16 +242,16 @@ def _modulus2(input):
 
 
 def _check_threshold(threshold, where):
-    if (
+    """A real number, or a 0-dim float tensor (a threshold that is itself learnt or scheduled)."""
+    if is_real(threshold) or (
         isinstance(threshold, torch.Tensor)
         and threshold.dim() == 0
         and threshold.is_floating_point()
     ):
         return
-    if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
-        raise TypeError(
-            f"{where}: `threshold` must be a real number or a 0-dim float tensor, got {threshold!r}."
-        )
+    raise ArgumentTypeError(
+        f"{where}: `threshold` must be a real number or a 0-dim float tensor, got {threshold!r}"
+    )
 
 
 _REDUCTIONS = {"sum": torch.sum, "mean": torch.mean, None: None}

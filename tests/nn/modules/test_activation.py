@@ -338,10 +338,10 @@ def test_functions_refuse_a_real_tensor(function):
 
 
 @pytest.mark.parametrize("make, error, message", [
-    (lambda: cnn.CplxSplitELU(alpha="1"), TypeError, "CplxSplitELU: `alpha` must be a real number"),
+    (lambda: cnn.CplxSplitELU(alpha="1"), TypeError, "CplxSplitELU: `alpha` must be a number"),
     (lambda: cnn.CplxSplitGELU("erf"), ValueError, "CplxSplitGELU: `approximate` must be"),
-    (lambda: cnn.CplxZAbsReLU(-1.0), ValueError, "CplxZAbsReLU: `threshold` must be >= 0"),
-    (lambda: cnn.CplxZAbsReLU(True), TypeError, "CplxZAbsReLU: `threshold` must be a real"),
+    (lambda: cnn.CplxZAbsReLU(-1.0), ValueError, "CplxZAbsReLU: `threshold` must be a number >= 0"),
+    (lambda: cnn.CplxZAbsReLU(True), TypeError, "CplxZAbsReLU: `threshold` must be a number"),
     (lambda: cnn.CplxZLeakyReLU(None), TypeError, "CplxZLeakyReLU: `negative_slope` must be"),
     (lambda: cnn.CplxChannelModReLU(0), ValueError, "CplxChannelModReLU: `num_channels` must be"),
     (lambda: cnn.CplxChannelModReLU(2.0), TypeError, "CplxChannelModReLU: `num_channels` must be"),

@@ -121,7 +121,8 @@ def test_layer_matches_numpy_convolution(kind, in_channels, out_channels, kwargs
         11,
         kwargs.get("sample_rate"),
     )
-    w = np.repeat(kernel[:, None], in_channels // kwargs.get("groups", 1), axis=1)
+    # the layer correlates with the conjugate filter (its passband is +f_c)
+    w = np.repeat(np.conj(kernel)[:, None], in_channels // kwargs.get("groups", 1), axis=1)
     b = None if layer.bias is None else as_numpy(Cplx(layer.bias.real, layer.bias.imag))
     expected = numpy_conv1d(
         as_numpy(x),
