@@ -1,0 +1,160 @@
+r"""Activations in polar form: a real function of the modulus, the phase kept or mapped.
+
+:func:`phase_sigmoid` is :math:`\sigma(|z|) \, e^{i \arg z}`;
+:func:`polar_activation` is the general :math:`f(|z|) \, e^{i g(\arg z)}` for
+real functions :math:`f` and :math:`g`. Both are defined at :math:`z = 0`,
+where the phase is not, and have a finite gradient there.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import torch
+
+from ._shared import checked_cplx, describe
+from .tensor import Cplx
+from ._typing import CplxLike
+
+__all__ = ["phase_sigmoid", "polar_activation"]
+
+
+def phase_sigmoid(input: CplxLike) -> Cplx:
+    r"""The sigmoid of the modulus with the phase kept: :math:`\sigma(|z|) \, e^{i \arg z}`.
+
+    The modulus goes into :math:`[1/2, 1)`, the phase is kept. At
+    :math:`z = 0`, where the phase is undefined and the limit of the modulus
+    is :math:`1/2`, the value is zero, as in complextorch's ``PhaseSigmoid``,
+    and so is the gradient (complextorch's is :math:`\sigma(0) / 10^{-12}`
+    there).
+
+    Parameters
+    ----------
+    input : Cplx
+
+    Returns
+    -------
+    Cplx
+        Of the input's shape.
+
+    References
+    ----------
+    A. Hirose, "Complex-valued neural networks: theories and applications",
+    World Scientific, 2003 (amplitude-phase type activations); the
+    ``PhaseSigmoid`` (or ``ComplexRatioMask``) of J. Smith, complextorch,
+    2023.
+
+    Examples
+    --------
+    >>> z = Cplx(torch.tensor([3.0, 0.0]), torch.tensor([4.0, 0.0]))
+    >>> phase_sigmoid(z).real, phase_sigmoid(z).imag
+    (tensor([0.5960, 0.0000]), tensor([0.7946, 0.0000]))
+    """
+    input = checked_cplx(input, where="phase_sigmoid")
+    modulus = abs(input)
+    zero = modulus == 0
+    # the quotient on a modulus of one where it is zero: the branch ``where``
+    # drops there gets no gradient, and a finite quotient keeps it from
+    # sending 0 * inf = nan back through the product with the input
+    scale = torch.where(zero, 0, torch.sigmoid(modulus) / torch.where(zero, 1, modulus))
+    return Cplx(input.real * scale, input.imag * scale)
+
+
+def _applied(fn, value, name, where):
+    """``fn(value)``, checked to be a floating tensor of the same shape."""
+    out = fn(value)
+    if not isinstance(out, torch.Tensor) or not out.is_floating_point():
+        raise TypeError(
+            f"{where}: `{name}` must return a real floating tensor, got {describe(out)}"
+        )
+    if out.shape != value.shape:
+        raise ValueError(
+            f"{where}: `{name}` must return a tensor of its input's shape"
+            f" {tuple(value.shape)}, got shape {tuple(out.shape)}"
+        )
+    return out
+
+
+def polar_activation(
+    input: CplxLike,
+    modulus_fn: Callable[[torch.Tensor], torch.Tensor],
+    phase_fn: Optional[Callable[[torch.Tensor], torch.Tensor]] = None,
+) -> Cplx:
+    r"""The polar activation :math:`f(|z|) \, e^{i g(\arg z)}`.
+
+    Parameters
+    ----------
+    input : Cplx
+    modulus_fn : callable
+        :math:`f`: a real tensor of moduli to a real tensor of the same
+        shape (a torch function or a module, e.g. :func:`torch.tanh` or
+        :class:`torch.nn.Softplus`). It is called once per call.
+    phase_fn : callable, optional
+        :math:`g`: a real tensor of phases in :math:`[-\pi, \pi]` to a real
+        tensor of the same shape; ``None`` keeps the phase
+        (:math:`g(\theta) = \theta`) without computing it.
+
+    Returns
+    -------
+    Cplx
+        Of the input's shape.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is not complex, or a function returns no real floating
+        tensor.
+    ValueError
+        If a function changes the shape.
+
+    Notes
+    -----
+    At :math:`z = 0` the phase is taken to be zero, as :func:`torch.angle`
+    gives it, so the value there is :math:`f(0) \, e^{i g(0)}`: the limit of
+    the map where :math:`f(0) = 0`. The gradient there is finite. With the
+    phase kept and :math:`f(0) = 0` the map is tangent to
+    :math:`f'(0) \, z` at zero and its gradient there is that of
+    :math:`f'(0) \, z` (so ``polar_activation(z, torch.tanh)`` equals
+    :func:`~cplxmodule.cplx.modtanh`, gradient included); otherwise the map
+    jumps at zero (or, with a phase map, has no derivative there) and the
+    gradient with respect to :math:`z` is zero there, while the gradient
+    with respect to the parameters of :math:`f` is that of :math:`f(0)`.
+    complextorch's ``GeneralizedPolarActivation`` gives the same values;
+    with the phase kept its gradient at zero is zero whatever :math:`f`.
+
+    References
+    ----------
+    A. Hirose, "Complex-valued neural networks: theories and applications",
+    World Scientific, 2003 (amplitude-phase type activations); G. M.
+    Georgiou, C. Koutsougeras, "Complex domain backpropagation", IEEE Trans.
+    Circuits and Systems II 39(5), 1992.
+
+    Examples
+    --------
+    >>> z = Cplx(torch.tensor([3.0]), torch.tensor([4.0]))
+    >>> w = polar_activation(z, torch.sqrt, lambda phase: 2 * phase)
+    >>> abs(w), w.angle / z.angle
+    (tensor([2.2361]), tensor([2.]))
+    """
+    where = "polar_activation"
+    input = checked_cplx(input, where=where)
+    re, im = input.real, input.imag
+    modulus = abs(input)
+    zero = modulus == 0
+    if phase_fn is not None:
+        # atan2(0, 1) = 0 at zero, whose gradient there is zero, not 0 / 0
+        phase = torch.atan2(torch.where(zero, 0, im), torch.where(zero, 1, re))
+        radius = _applied(modulus_fn, modulus, "modulus_fn", where)
+        phase = _applied(phase_fn, phase, "phase_fn", where)
+        return Cplx(radius * torch.cos(phase), radius * torch.sin(phase))
+
+    # f(r) / r on the modulus nudged off zero: at zero it is f'(0) where
+    # f(0) = 0 (the slope of the tangent f'(0) z), and otherwise f(0) over
+    # the smallest normal number, which marks a jump
+    tiny = torch.finfo(modulus.dtype).tiny
+    nudged = torch.clamp(modulus, min=tiny)
+    radius = _applied(modulus_fn, nudged, "modulus_fn", where)
+    scale = radius / nudged
+    jump = zero & ~(scale.abs() * torch.finfo(modulus.dtype).eps <= 1)
+    scale = torch.where(jump, 0, scale)
+    return Cplx(re * scale + torch.where(jump, radius, 0), im * scale)
