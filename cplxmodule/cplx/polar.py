@@ -136,7 +136,11 @@ def polar_activation(
     >>> abs(w), w.angle / z.angle
     (tensor([2.2361]), tensor([2.]))
     """
-    where = "polar_activation"
+    return _polar_activation(input, modulus_fn, phase_fn, "polar_activation")
+
+
+def _polar_activation(input, modulus_fn, phase_fn, where):
+    """:func:`polar_activation`, its errors naming ``where`` (a layer's name)."""
     input = checked_cplx(input, where=where)
     re, im = input.real, input.imag
     modulus = abs(input)
@@ -144,7 +148,12 @@ def polar_activation(
     if phase_fn is not None:
         # atan2(0, 1) = 0 at zero, whose gradient there is zero, not 0 / 0
         phase = torch.atan2(torch.where(zero, 0, im), torch.where(zero, 1, re))
-        radius = _applied(modulus_fn, modulus, "modulus_fn", where)
+        # f(0) itself at zero, but no gradient back through it there: an
+        # infinite f'(0) (a square root) times the zero of the modulus's
+        # gradient would be nan
+        radius = _applied(
+            modulus_fn, torch.where(zero, modulus.detach(), modulus), "modulus_fn", where
+        )
         phase = _applied(phase_fn, phase, "phase_fn", where)
         return Cplx(radius * torch.cos(phase), radius * torch.sin(phase))
 

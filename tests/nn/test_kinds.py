@@ -74,6 +74,10 @@ OPAQUE = {
     "CplxS4D": "mixes positions (a causal convolution) and, with a projection, features",
     "CplxSinusoidalPositionalEncoding": "adds a table over positions and features",
     "CplxRotaryPositionalEncoding": "rotates pairs of features by position",
+    "CplxPolar": "its maps may do anything, e.g. mix channels",
+    "CplxECA1d": "each channel's gate reads its neighbouring channels",
+    "CplxECA2d": "each channel's gate reads its neighbouring channels",
+    "CplxECA3d": "each channel's gate reads its neighbouring channels",
 }
 
 

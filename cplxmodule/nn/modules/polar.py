@@ -10,6 +10,7 @@ from .._kinds import ELEMENTWISE
 from ... import cplx
 from ...cplx._shared import describe
 from ...cplx._typing import CplxLike
+from ...cplx.polar import _polar_activation
 from ...cplx.tensor import Cplx
 from .base import CplxToCplx, _check_cplx
 
@@ -114,7 +115,8 @@ class CplxPolar(CplxToCplx):
         self.phase_fn = phase_fn
 
     def forward(self, input: CplxLike) -> Cplx:
-        return cplx.polar_activation(_check_cplx(self, input), self.modulus_fn, self.phase_fn)
+        input = _check_cplx(self, input)
+        return _polar_activation(input, self.modulus_fn, self.phase_fn, self._get_name())
 
     def extra_repr(self):
         parts = []
