@@ -66,6 +66,7 @@ OPAQUE = {
     "CplxUnitaryRNN": "recurrent",
     "CplxUnitaryRNNCell": "recurrent",
     "CplxMultiheadAttention": "mixes positions and features",
+    "CplxScaledDotProductAttention": "mixes positions and features",
     "CplxTransformer": "mixes positions and features",
     "CplxTransformerEncoder": "mixes positions and features",
     "CplxTransformerDecoder": "mixes positions and features",
