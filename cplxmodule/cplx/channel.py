@@ -157,8 +157,7 @@ def efficient_channel_attention(
         raise ValueError(
             f"{where}: `weight` must have shape (k,) with k odd, got {tuple(weight.shape)}"
         )
-    dims = tuple(range(2, input.dim()))
-    means = input.mean(dim=dims) if dims else input
+    means = input.reshape(*input.shape[:2], -1).mean(dim=-1)
     k = weight.shape[0]
     scores = conv1d(means.unsqueeze(1), weight.reshape(1, 1, k), padding=k // 2).squeeze(1)
     if gate == "phase":

@@ -2,8 +2,9 @@ r"""Activations in polar form: a real function of the modulus, the phase kept or
 
 :func:`phase_sigmoid` is :math:`\sigma(|z|) \, e^{i \arg z}`;
 :func:`polar_activation` is the general :math:`f(|z|) \, e^{i g(\arg z)}` for
-real functions :math:`f` and :math:`g`. Both are defined at :math:`z = 0`,
-where the phase is not, and have a finite gradient there.
+real functions :math:`f` and :math:`g`; :func:`magnitude_minmax_norm` maps
+the moduli onto :math:`[0, 1]` by their extremes. All are defined at
+:math:`z = 0`, where the phase is not, and have a finite gradient there.
 """
 
 from __future__ import annotations
@@ -12,11 +13,11 @@ from typing import Callable, Optional
 
 import torch
 
-from ._shared import checked_cplx, describe
+from ._shared import check_int, checked_cplx, describe
 from .tensor import Cplx
 from ._typing import CplxLike
 
-__all__ = ["phase_sigmoid", "polar_activation"]
+__all__ = ["phase_sigmoid", "polar_activation", "magnitude_minmax_norm"]
 
 
 def phase_sigmoid(input: CplxLike) -> Cplx:
@@ -167,3 +168,67 @@ def _polar_activation(input, modulus_fn, phase_fn, where):
     jump = zero & ~(scale.abs() * torch.finfo(modulus.dtype).eps <= 1)
     scale = torch.where(jump, 0, scale)
     return Cplx(re * scale + torch.where(jump, radius, 0), im * scale)
+
+
+def magnitude_minmax_norm(input: CplxLike, dim: Optional[int] = None) -> Cplx:
+    r"""The moduli mapped onto :math:`[0, 1]` by their extremes, the phases kept.
+
+    .. math::
+
+        \frac{|z| - \min |z|}{\max |z| - \min |z|} \, e^{i \arg z},
+
+    the minimum and the maximum over every element (``dim=None``) or along
+    ``dim``. Where they are equal the output is zero; so it is at
+    :math:`z = 0`, with a zero gradient.
+
+    Parameters
+    ----------
+    input : Cplx
+    dim : int, optional
+        The dimension of the extremes; all of them if ``None``.
+
+    Returns
+    -------
+    Cplx
+        Of the input's shape.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is not complex or ``dim`` is not an int.
+    IndexError
+        If ``dim`` is out of range.
+
+    Notes
+    -----
+    The values are those of complextorch's ``MagMinMaxNorm``, which divides
+    by zero where the extremes agree.
+
+    Examples
+    --------
+    >>> z = Cplx(torch.tensor([3.0, 0.0, -1.0]), torch.tensor([4.0, 1.0, 0.0]))
+    >>> w = magnitude_minmax_norm(z)
+    >>> abs(w), w.real
+    (tensor([1., 0., 0.]), tensor([0.6000, 0.0000, -0.0000]))
+    """
+    where = "magnitude_minmax_norm"
+    input = checked_cplx(input, where=where)
+    check_int(dim, "dim", where, optional=True)
+    modulus = abs(input)
+    if dim is None:
+        low, high = modulus.min(), modulus.max()
+    else:
+        if not -modulus.dim() <= dim < max(modulus.dim(), 1):
+            raise IndexError(
+                f"{where}: `dim` must be in [{-modulus.dim()}, {modulus.dim() - 1}], got {dim}"
+            )
+        low = modulus.amin(dim=dim, keepdim=True)
+        high = modulus.amax(dim=dim, keepdim=True)
+    span = high - low
+    # the quotients by ones where they would divide by zero, dropped by the
+    # ``where``: a finite dropped branch sends no nan back; two quotients,
+    # since the product of a small span and a small modulus may underflow
+    flat, zero = span == 0, modulus == 0
+    ratio = (modulus - low) / torch.where(flat, 1, span)
+    scale = torch.where(flat | zero, 0, ratio / torch.where(zero, 1, modulus))
+    return Cplx(input.real * scale, input.imag * scale)

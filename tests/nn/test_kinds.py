@@ -76,6 +76,7 @@ OPAQUE = {
     "CplxSinusoidalPositionalEncoding": "adds a table over positions and features",
     "CplxRotaryPositionalEncoding": "rotates pairs of features by position",
     "CplxPolar": "its maps may do anything, e.g. mix channels",
+    "CplxMagMinMaxNorm": "normalises by the extremes across elements: channels mix",
     "CplxECA1d": "each channel's gate reads its neighbouring channels",
     "CplxECA2d": "each channel's gate reads its neighbouring channels",
     "CplxECA3d": "each channel's gate reads its neighbouring channels",

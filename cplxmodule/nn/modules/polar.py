@@ -1,4 +1,4 @@
-"""Activations in polar form: a real map of the modulus, the phase kept or mapped."""
+"""Polar maps: a real map of the modulus, the phase kept or mapped; the min-max norm of the moduli."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import torch
 
 from .._kinds import ELEMENTWISE
 from ... import cplx
-from ...cplx._shared import describe
+from ...cplx._shared import check_int, describe
 from ...cplx._typing import CplxLike
 from ...cplx.polar import _polar_activation
 from ...cplx.tensor import Cplx
 from .base import CplxToCplx, _check_cplx
 
-__all__ = ["CplxPhaseSigmoid", "CplxPolar"]
+__all__ = ["CplxPhaseSigmoid", "CplxPolar", "CplxMagMinMaxNorm"]
 
 
 class CplxPhaseSigmoid(CplxToCplx, compact=ELEMENTWISE):
@@ -125,3 +125,59 @@ class CplxPolar(CplxToCplx):
             if value is not None and not isinstance(value, torch.nn.Module):
                 parts.append(f"{name}={getattr(value, '__name__', value)}")
         return ", ".join(parts)
+
+
+class CplxMagMinMaxNorm(CplxToCplx):
+    r"""Min-max normalisation of the moduli, the phases kept.
+
+    .. math::
+
+        \frac{|z| - \min |z|}{\max |z| - \min |z|} \, e^{i \arg z},
+
+    the extremes over every element of the input (``dim=None``) or along
+    ``dim``; zero where they agree. See
+    :func:`cplxmodule.cplx.magnitude_minmax_norm`.
+
+    Parameters
+    ----------
+    dim : int, optional
+        The dimension of the extremes; all of them if ``None``.
+
+    Raises
+    ------
+    TypeError
+        If ``dim`` is neither an int nor ``None``.
+
+    Shape
+    -----
+    - Input and output: any shape, the same.
+
+    Notes
+    -----
+    complextorch's ``MagMinMaxNorm`` computes the same map; it divides by
+    zero where the extremes agree.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> out = CplxMagMinMaxNorm(dim=-1)(cplx.randn(8, 4))
+    >>> bool(torch.allclose(abs(out).amax(dim=-1), torch.ones(8)))
+    True
+    """
+
+    def __init__(self, dim: Optional[int] = None) -> None:
+        check_int(dim, "dim", "CplxMagMinMaxNorm", optional=True)
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: CplxLike) -> Cplx:
+        input = _check_cplx(self, input)
+        if self.dim is not None and not -input.dim() <= self.dim < max(input.dim(), 1):
+            raise IndexError(
+                f"{self._get_name()}: `dim` must be in [{-input.dim()}, {input.dim() - 1}]"
+                f" for an input of shape {tuple(input.shape)}, got {self.dim}"
+            )
+        return cplx.magnitude_minmax_norm(input, self.dim)
+
+    def extra_repr(self):
+        return "" if self.dim is None else f"dim={self.dim}"

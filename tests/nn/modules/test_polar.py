@@ -158,3 +158,43 @@ def test_polar_refuses_bad_maps_naming_the_layer():
 def test_layers_refuse_a_real_input_naming_themselves(layer):
     with pytest.raises(TypeError, match=f"{type(layer).__name__}: `input`"):
         layer(torch.ones(3))
+
+
+# --- min-max normalisation of the moduli ----------------------------------------------------
+
+
+def _native_minmax(z, dim):
+    r = z.abs()
+    low = r.min() if dim is None else r.amin(dim=dim, keepdim=True)
+    high = r.max() if dim is None else r.amax(dim=dim, keepdim=True)
+    return torch.polar((r - low) / (high - low), z.angle())
+
+
+@pytest.mark.parametrize("dim", [None, 0, -1])
+def test_minmax_norm_matches_native(dim):
+    z = _native_input()
+    layer = cnn.CplxMagMinMaxNorm(dim)
+    out = layer(cplx.from_complex(z))
+    torch.testing.assert_close(cplx.to_complex(out), _native_minmax(z, dim), rtol=1e-12, atol=1e-12)
+    ours, ref = _ours_and_native_grads(layer, lambda zn: _native_minmax(zn, dim), z)
+    torch.testing.assert_close(ours, ref, rtol=1e-9, atol=1e-9)
+
+
+def test_minmax_norm_is_zero_where_the_extremes_agree_and_at_zero():
+    re = torch.tensor([[3.0, -3.0], [0.0, 1.0]], dtype=F64, requires_grad=True)
+    im = torch.tensor([[4.0, 4.0], [0.0, 1.0]], dtype=F64, requires_grad=True)
+    out = cplx.magnitude_minmax_norm(Cplx(re, im), dim=1)
+    # row 0: equal moduli; row 1: zero is the minimum
+    torch.testing.assert_close(out.real, torch.tensor([[0.0, 0.0], [0.0, 2 ** -0.5]], dtype=F64))
+    (out.real + out.imag).sum().backward()
+    assert torch.isfinite(re.grad).all() and torch.isfinite(im.grad).all()
+    assert re.grad[1, 0] == 0 and im.grad[1, 0] == 0
+
+
+def test_minmax_norm_refuses_bad_dims_naming_the_layer():
+    with pytest.raises(TypeError, match=r"CplxMagMinMaxNorm: `dim`"):
+        cnn.CplxMagMinMaxNorm(1.0)
+    with pytest.raises(IndexError, match=r"CplxMagMinMaxNorm: `dim`"):
+        cnn.CplxMagMinMaxNorm(2)(cplx.randn(3, 4))
+    with pytest.raises(IndexError, match=r"magnitude_minmax_norm: `dim`"):
+        cplx.magnitude_minmax_norm(cplx.randn(3, 4), dim=-3)
