@@ -25,6 +25,7 @@ from ._shared import (
     checked_cplx,
 )
 from ._typing import CplxLike
+from .spectral import _hilbert
 from .tensor import Cplx, _binary_scale
 __all__ = [
     "mse_loss",
@@ -34,6 +35,8 @@ __all__ = [
     "log_error_loss",
     "phase_aware_loss",
     "ssim_loss",
+    "fourth_power_loss",
+    "analytic_signal_loss",
 ]
 
 
@@ -477,3 +480,103 @@ def _ssim_loss(input, target, window_size, sigma, data_range, k1, k2, reduction,
         (2 * (ab - mu_ab) + c2) / ((aa - mu_aa) + (bb - mu_bb) + c2)
     )
     return _reduce(1 - ssim, reduction)
+
+
+def fourth_power_loss(input: CplxLike, target: CplxLike, reduction: str = "mean") -> torch.Tensor:
+    r"""The mean fourth power of the modulus of the error, :math:`|x - y|^4`.
+
+    Large errors weigh more, small ones less, than in :func:`mse_loss`.
+
+    Parameters
+    ----------
+    input, target : Cplx
+        The prediction and the target, of the same shape.
+    reduction : {"mean", "sum", "none"}
+        As for :func:`torch.nn.functional.mse_loss`.
+
+    Returns
+    -------
+    torch.Tensor
+        A real scalar, or the loss per element with ``reduction="none"``.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` or ``target`` is not a :class:`Cplx`.
+    ValueError
+        If the shapes differ or ``reduction`` is unknown.
+
+    Notes
+    -----
+    complextorch's ``CVFourthPowError`` is half of this loss, as its
+    ``CVQuadError`` is half of :func:`mse_loss`.
+
+    References
+    ----------
+    R. Hänsch, "Complex-valued multi-layer perceptrons - an application to
+    polarimetric SAR data", Photogrammetric Engineering & Remote Sensing
+    76(9), 2010.
+
+    Examples
+    --------
+    >>> x = Cplx(torch.tensor([1.0, 0.0]), torch.tensor([0.0, 2.0]))
+    >>> cplx.fourth_power_loss(x, Cplx.zeros(2), reduction="none")
+    tensor([ 1., 16.])
+    """
+    input, target = _checked_pair(input, target, reduction, "fourth_power_loss")
+    squared = _squared_error(input, target)
+    return _reduce(squared * squared, reduction)
+
+
+def analytic_signal_loss(input: CplxLike, dim: int = -1, reduction: str = "mean") -> torch.Tensor:
+    r"""How far a signal is from analytic: :math:`|\operatorname{Im} z - \mathcal{H}\{\operatorname{Re} z\}|^2`.
+
+    A signal is analytic when its imaginary part is the Hilbert transform
+    :math:`\mathcal{H}` of its real part (its spectrum has no negative
+    frequencies); the loss is the squared distance from that, per element,
+    reduced. It takes one argument, the signal, not a prediction and a
+    target.
+
+    Parameters
+    ----------
+    input : Cplx
+        The signal.
+    dim : int, default -1
+        The time dimension, along which the Hilbert transform is taken (see
+        :func:`~cplxmodule.cplx.hilbert`).
+    reduction : {"mean", "sum", "none"}
+        As for :func:`torch.nn.functional.mse_loss`.
+
+    Returns
+    -------
+    torch.Tensor
+        A real scalar, or the loss per element with ``reduction="none"``.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is not a :class:`Cplx`.
+    ValueError
+        If ``reduction`` is unknown or ``input`` is a scalar.
+
+    References
+    ----------
+    The consistency penalty of analytic neural networks, arXiv:2409.10075
+    (2024), as complextorch's ``AnalyticSignalLoss``; D. Gabor, "Theory of
+    communication", J. IEE 93(26), 1946 (the analytic signal).
+
+    Examples
+    --------
+    >>> t = torch.arange(16.0)
+    >>> z = Cplx(torch.cos(torch.pi * t / 4), torch.sin(torch.pi * t / 4))
+    >>> float(cplx.analytic_signal_loss(z)) < 1e-10
+    True
+    >>> round(float(cplx.analytic_signal_loss(z.conj)), 4)  # a negative frequency: mean |2 sin|^2
+    2.0
+    """
+    where = "analytic_signal_loss"
+    input = checked_cplx(input, where=where)
+    check_reduction(reduction, where)
+    transform = _hilbert(input.real, dim, where).imag
+    error = input.imag - transform
+    return _reduce(error * error, reduction)

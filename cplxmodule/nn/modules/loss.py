@@ -16,6 +16,7 @@ from torch.nn.modules.loss import _Loss
 
 from ... import cplx
 from ...cplx._shared import (
+    check_int,
     check_positive,
     check_reduction,
     check_ssim_options,
@@ -35,6 +36,8 @@ __all__ = [
     "CplxLogErrorLoss",
     "CplxPhaseAwareLoss",
     "CplxSSIMLoss",
+    "CplxFourthPowerLoss",
+    "CplxAnalyticSignalLoss",
 ]
 
 
@@ -366,8 +369,104 @@ class CplxSSIMLoss(_CplxLoss):
         return super().forward(input, target)
 
 
+class CplxFourthPowerLoss(_CplxLoss):
+    r"""The mean fourth power of the modulus of the error, :math:`|x - y|^4`.
+
+    See :func:`cplxmodule.cplx.fourth_power_loss`; complextorch's
+    ``CVFourthPowError`` is half of it.
+
+    Parameters
+    ----------
+    reduction : {"mean", "sum", "none"}
+        As for torch's losses.
+    {shape}
+
+    Raises
+    ------
+    ValueError
+        If ``reduction`` is unknown, or the shapes differ in a call.
+    TypeError
+        If the input or the target is not a :class:`~cplxmodule.cplx.Cplx`.
+
+    References
+    ----------
+    R. Hänsch, "Complex-valued multi-layer perceptrons - an application to
+    polarimetric SAR data", Photogrammetric Engineering & Remote Sensing
+    76(9), 2010.
+
+    Examples
+    --------
+    >>> loss = CplxFourthPowerLoss()
+    >>> loss(Cplx(torch.tensor([1.0]), torch.tensor([1.0])), Cplx.zeros(1))
+    tensor(4.)
+    """
+
+    _loss = staticmethod(cplx.fourth_power_loss)
+
+
+class CplxAnalyticSignalLoss(BaseCplxToReal, _Loss):
+    r"""How far a complex signal is from analytic, a loss of one argument.
+
+    :math:`|\operatorname{Im} z - \mathcal{H}\{\operatorname{Re} z\}|^2`
+    along ``dim``, reduced: zero when the imaginary part is the Hilbert
+    transform of the real part. See
+    :func:`cplxmodule.cplx.analytic_signal_loss`.
+
+    Parameters
+    ----------
+    dim : int, default -1
+        The time dimension.
+    reduction : {"mean", "sum", "none"}
+        As for torch's losses.
+
+    Shape
+    -----
+    - Input: ``(*)``, at least one dimension.
+    - Output: a scalar; with ``reduction="none"``, ``(*)``.
+
+    Raises
+    ------
+    TypeError
+        If ``dim`` is not an int, or in a call the input is not a
+        :class:`~cplxmodule.cplx.Cplx`.
+    ValueError
+        If ``reduction`` is unknown.
+
+    References
+    ----------
+    The consistency penalty of analytic neural networks, arXiv:2409.10075
+    (2024), with complextorch's ``AnalyticSignalLoss`` the same loss.
+
+    Examples
+    --------
+    >>> t = torch.arange(16.0)
+    >>> z = Cplx(torch.cos(torch.pi * t / 4), torch.sin(torch.pi * t / 4))
+    >>> float(CplxAnalyticSignalLoss()(z)) < 1e-10
+    True
+    """
+
+    def __init__(self, dim: int = -1, reduction: str = "mean") -> None:
+        check_int(dim, "dim", type(self).__name__)
+        check_reduction(reduction, type(self).__name__)
+        super().__init__(reduction=reduction)
+        self.dim = dim
+
+    def forward(self, input: CplxLike) -> torch.Tensor:
+        where = self._get_name()
+        input = checked_cplx(input, "input", where=where)
+        if not -input.dim() <= self.dim < input.dim():
+            raise IndexError(
+                f"{where}: `dim` must be in [{-input.dim()}, {input.dim() - 1}]"
+                f" for an input of shape {tuple(input.shape)}, got {self.dim}"
+            )
+        return cplx.analytic_signal_loss(input, self.dim, self.reduction)
+
+    def extra_repr(self):
+        return f"dim={self.dim}, reduction={self.reduction!r}"
+
+
 for _cls in (CplxMSELoss, CplxL1Loss, CplxCauchyLoss, CplxLogCoshLoss, CplxLogErrorLoss,
-             CplxPhaseAwareLoss):
+             CplxPhaseAwareLoss, CplxFourthPowerLoss):
     if _cls.__doc__:  # not under python -OO
         _cls.__doc__ = _cls.__doc__.replace("    {shape}\n", _SHAPE + "\n")
 del _cls
