@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from ._shared import (
+    check_bool,
     check_positive,
     check_reduction,
     check_ssim_options,
@@ -384,8 +385,9 @@ def ssim_loss(
     k1: float = 0.01,
     k2: float = 0.03,
     reduction: str = "mean",
+    split: bool = False,
 ) -> torch.Tensor:
-    r"""One minus the structural similarity (SSIM) of the moduli :math:`|x|` and :math:`|y|`.
+    r"""One minus the structural similarity (SSIM) of the moduli :math:`|x|` and :math:`|y|`, or of the parts.
 
     SSIM (Wang et al. 2004) compares local means, variances and the
     covariance of two images in a Gaussian window:
@@ -415,6 +417,11 @@ def ssim_loss(
     reduction : {"mean", "sum", "none"}
         ``"mean"`` gives one minus the mean SSIM; ``"none"`` the map
         :math:`1 - \mathrm{SSIM}` of shape ``(N, C, H - w + 1, W - w + 1)``.
+    split : bool, default False
+        Compare the real parts and the imaginary parts apart, each as an
+        image, and average their SSIM maps: :math:`1 - (\mathrm{SSIM}(\Re x,
+        \Re y) + \mathrm{SSIM}(\Im x, \Im y)) / 2`. ``data_range`` is then
+        the range of the parts (e.g. 2 for parts in :math:`[-1, 1]`).
 
     Returns
     -------
@@ -434,7 +441,9 @@ def ssim_loss(
     ----------
     Z. Wang, A. C. Bovik, H. R. Sheikh and E. P. Simoncelli, "Image quality
     assessment: from error visibility to structural similarity", IEEE Trans.
-    Image Processing 13(4), 2004.
+    Image Processing 13(4), 2004. The split form is complextorch's
+    ``SplitSSIM`` (J. Smith, 2023), which returns the sum of the two SSIMs,
+    a similarity, where this is a loss.
 
     Examples
     --------
@@ -443,17 +452,31 @@ def ssim_loss(
     True
     >>> cplx.ssim_loss(x, x * 1j, reduction="none").shape  # the phase plays no part
     torch.Size([2, 3, 6, 6])
+    >>> float(cplx.ssim_loss(x, x * 1j, split=True)) > 0.5  # unless split
+    True
     """
     return _ssim_loss(input, target, window_size, sigma, data_range, k1, k2, reduction,
-                      where="ssim_loss")
+                      split, where="ssim_loss")
 
 
-def _ssim_loss(input, target, window_size, sigma, data_range, k1, k2, reduction, where):
+def _ssim_loss(input, target, window_size, sigma, data_range, k1, k2, reduction, split=False,
+               *, where):
     """:func:`ssim_loss`, whose messages start with ``where`` (a layer's name)."""
     input, target = _checked_pair(input, target, reduction, where)
     check_ssim_options(window_size, sigma, data_range, k1, k2, where)
     check_ssim_shape(input.shape, window_size, where)
-    a, b = abs(input), abs(target)
+    check_bool(split, "split", where)
+    if split:
+        options = (window_size, sigma, data_range, k1, k2)
+        real = _ssim(input.real, target.real, *options)
+        imag = _ssim(input.imag, target.imag, *options)
+        return _reduce(1 - (real + imag) / 2, reduction)
+    return _reduce(1 - _ssim(abs(input), abs(target), window_size, sigma, data_range, k1, k2),
+                   reduction)
+
+
+def _ssim(a, b, window_size, sigma, data_range, k1, k2):
+    """The SSIM map of the real images ``a`` and ``b``, of shape ``(N, C, H, W)``."""
     # a Python int, not the traced size: the exporters then see a kernel of a
     # known shape, and export the loss with a dynamic batch
     channels = int(a.shape[1])
@@ -461,7 +484,7 @@ def _ssim_loss(input, target, window_size, sigma, data_range, k1, k2, reduction,
         # a convolution takes no zero groups; the map of no channels is
         # empty, and reduces as torch's losses reduce an empty input (a mean
         # of NaN, a sum of 0), with empty gradients for both operands
-        return _reduce((a - b)[..., window_size - 1:, window_size - 1:], reduction)
+        return (a - b)[..., window_size - 1:, window_size - 1:]
     rows = _gaussian_window(window_size, sigma, a.dtype, a.device).view(1, 1, -1, 1)
     rows = rows.repeat(channels, 1, 1, 1)
     columns = rows.transpose(2, 3)
@@ -476,10 +499,9 @@ def _ssim_loss(input, target, window_size, sigma, data_range, k1, k2, reduction,
     mu_ab, mu_aa, mu_bb = mu_a * mu_b, mu_a * mu_a, mu_b * mu_b
     # a product of two ratios, not the ratio of two products, which overflow
     # float32 for moduli above ~1e9
-    ssim = ((2 * mu_ab + c1) / (mu_aa + mu_bb + c1)) * (
+    return ((2 * mu_ab + c1) / (mu_aa + mu_bb + c1)) * (
         (2 * (ab - mu_ab) + c2) / ((aa - mu_aa) + (bb - mu_bb) + c2)
     )
-    return _reduce(1 - ssim, reduction)
 
 
 def fourth_power_loss(input: CplxLike, target: CplxLike, reduction: str = "mean") -> torch.Tensor:

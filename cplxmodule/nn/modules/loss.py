@@ -16,6 +16,7 @@ from torch.nn.modules.loss import _Loss
 
 from ... import cplx
 from ...cplx._shared import (
+    check_bool,
     check_int,
     check_positive,
     check_reduction,
@@ -300,7 +301,7 @@ class CplxPhaseAwareLoss(_CplxLoss):
 
 
 class CplxSSIMLoss(_CplxLoss):
-    r"""One minus the structural similarity (SSIM) of the moduli of two complex images.
+    r"""One minus the structural similarity (SSIM) of the moduli of two complex images, or of their parts.
 
     SSIM (Wang et al. 2004) of :math:`|x|` and :math:`|y|` in a Gaussian
     window, per channel, where the window fits in the image; the phase
@@ -319,6 +320,10 @@ class CplxSSIMLoss(_CplxLoss):
     reduction : {"mean", "sum", "none"}
         ``"mean"`` is one minus the mean SSIM; ``"none"`` the map
         :math:`1 - \mathrm{SSIM}`.
+    split : bool, default False
+        The SSIM of the real parts and of the imaginary parts, averaged,
+        in place of that of the moduli (complextorch's ``SplitSSIM`` as a
+        loss); ``data_range`` is then the range of the parts.
 
     Shape
     -----
@@ -346,7 +351,7 @@ class CplxSSIMLoss(_CplxLoss):
     def _loss(self, input, target, **options):
         # the functional's checks, in the layer's name
         return _ssim_loss(input, target, **options, where=self._get_name())
-    _options = ("window_size", "sigma", "data_range", "k1", "k2")
+    _options = ("window_size", "sigma", "data_range", "k1", "k2", "split")
 
     def __init__(
         self,
@@ -356,11 +361,13 @@ class CplxSSIMLoss(_CplxLoss):
         k1: float = 0.01,
         k2: float = 0.03,
         reduction: str = "mean",
+        split: bool = False,
     ) -> None:
         check_ssim_options(window_size, sigma, data_range, k1, k2, type(self).__name__)
+        check_bool(split, "split", type(self).__name__)
         super().__init__(reduction)
         self.window_size, self.sigma, self.data_range = window_size, sigma, data_range
-        self.k1, self.k2 = k1, k2
+        self.k1, self.k2, self.split = k1, k2, split
 
     def forward(self, input: CplxLike, target: CplxLike) -> torch.Tensor:
         # the function's own check would name the function, not the layer
