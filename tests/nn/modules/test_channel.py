@@ -173,3 +173,24 @@ def test_eca_refuses_bad_arguments_naming_the_layer():
         cnn.CplxECA1d(4)(cplx.randn(2, 5, 3))
     with pytest.raises(ValueError, match=r"efficient_channel_attention: `weight`"):
         cplx.efficient_channel_attention(cplx.randn(2, 4, 3), cplx.randn(2))
+
+
+def test_compact_removes_channels_through_a_scaling():
+    from cplxmodule.nn.masked import compact
+
+    torch.manual_seed(0)
+    model = cnn.CplxSequential(
+        cnn.CplxConv1d(2, 6, 3), cnn.CplxScaling(6), cnn.CplxConv1d(6, 3, 1)
+    ).double().eval()
+    with torch.no_grad():
+        _set(model[1].weight, _native(6, seed=7))
+        for part in (model[0].weight.real, model[0].weight.imag):
+            part[[1, 4]] = 0  # constant channels (the bias): folded into the next bias
+        for part in (model[2].weight.real, model[2].weight.imag):
+            part[:, 2] = 0  # a channel never read
+        x = cplx.from_complex(_native(4, 2, 7, seed=8))
+        expected = model(x)
+        small = compact(model)
+        out = small(x)
+    assert (small[0].out_channels, small[1].num_features, small[2].in_channels) == (3, 3, 3)
+    torch.testing.assert_close(cplx.to_complex(out), cplx.to_complex(expected))
