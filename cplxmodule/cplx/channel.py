@@ -157,7 +157,8 @@ def efficient_channel_attention(
         raise ValueError(
             f"{where}: `weight` must have shape (k,) with k odd, got {tuple(weight.shape)}"
         )
-    means = input.reshape(*input.shape[:2], -1).mean(dim=-1)
+    # the size of the trailing dimensions spelt out: -1 is ambiguous for an empty batch
+    means = input.reshape(*input.shape[:2], math.prod(input.shape[2:])).mean(dim=-1)
     k = weight.shape[0]
     scores = conv1d(means.unsqueeze(1), weight.reshape(1, 1, k), padding=k // 2).squeeze(1)
     if gate == "phase":

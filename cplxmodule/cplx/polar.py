@@ -14,7 +14,7 @@ from typing import Callable, Optional
 import torch
 
 from ._shared import check_int, checked_cplx, describe
-from .tensor import Cplx
+from .tensor import Cplx, _binary_scale
 from ._typing import CplxLike
 
 __all__ = ["phase_sigmoid", "polar_activation", "magnitude_minmax_norm"]
@@ -52,13 +52,32 @@ def phase_sigmoid(input: CplxLike) -> Cplx:
     (tensor([0.5960, 0.0000]), tensor([0.7946, 0.0000]))
     """
     input = checked_cplx(input, where="phase_sigmoid")
-    modulus = abs(input)
+    unit, _, _ = _unit(input)
+    gate = torch.sigmoid(abs(input))
+    return Cplx(gate * unit[0], gate * unit[1])
+
+
+def _unit(input):
+    r"""``(z / |z|, 0 at zero)`` as parts, the parts scaled by a power of two; also ``zero`` and the scaled parts.
+
+    ``z / |z|`` of the parts as they are has a gradient of the order of
+    :math:`1 / |z|` made of terms of the order of :math:`1 / |z|^2`, which
+    overflow in single precision below a modulus of about :math:`10^{-19}`
+    (and the square underflows); on parts scaled into :math:`[1/2, 2]` the
+    terms are of the order of one, and the gradient is finite wherever
+    :math:`1 / |z|` is. Where the modulus is zero the direction is zero,
+    with a zero gradient.
+    """
+    scale = _binary_scale(input.real, input.imag)
+    re, im = input.real / scale, input.imag / scale
+    modulus = abs(Cplx(re, im))
     zero = modulus == 0
-    # the quotient on a modulus of one where it is zero: the branch ``where``
-    # drops there gets no gradient, and a finite quotient keeps it from
-    # sending 0 * inf = nan back through the product with the input
-    scale = torch.where(zero, 0, torch.sigmoid(modulus) / torch.where(zero, 1, modulus))
-    return Cplx(input.real * scale, input.imag * scale)
+    # a divisor of one where the modulus is zero: the branch ``where`` drops
+    # there gets no gradient, and a finite quotient keeps it from sending
+    # 0 * inf = nan back
+    safe = torch.where(zero, 1, modulus)
+    unit = (torch.where(zero, 0, re / safe), torch.where(zero, 0, im / safe))
+    return unit, zero, (re, im)
 
 
 def _applied(fn, value, name, where):
@@ -143,11 +162,11 @@ def polar_activation(
 def _polar_activation(input, modulus_fn, phase_fn, where):
     """:func:`polar_activation`, its errors naming ``where`` (a layer's name)."""
     input = checked_cplx(input, where=where)
-    re, im = input.real, input.imag
     modulus = abs(input)
-    zero = modulus == 0
+    unit, zero, (re, im) = _unit(input)
     if phase_fn is not None:
-        # atan2(0, 1) = 0 at zero, whose gradient there is zero, not 0 / 0
+        # atan2(0, 1) = 0 at zero, whose gradient there is zero, not 0 / 0;
+        # of the scaled parts, whose squares neither underflow nor overflow
         phase = torch.atan2(torch.where(zero, 0, im), torch.where(zero, 1, re))
         # f(0) itself at zero, but no gradient back through it there: an
         # infinite f'(0) (a square root) times the zero of the modulus's
@@ -158,16 +177,19 @@ def _polar_activation(input, modulus_fn, phase_fn, where):
         phase = _applied(phase_fn, phase, "phase_fn", where)
         return Cplx(radius * torch.cos(phase), radius * torch.sin(phase))
 
-    # f(r) / r on the modulus nudged off zero: at zero it is f'(0) where
-    # f(0) = 0 (the slope of the tangent f'(0) z), and otherwise f(0) over
-    # the smallest normal number, which marks a jump
+    # f on the modulus, zero nudged to the smallest normal number: there
+    # f(tiny) / tiny is f'(0) where f(0) = 0 (the slope of the tangent
+    # f'(0) z), and otherwise huge, which marks a jump; the divisor is a
+    # constant, so the quotient's gradient is finite where it is dropped
     tiny = torch.finfo(modulus.dtype).tiny
-    nudged = torch.clamp(modulus, min=tiny)
-    radius = _applied(modulus_fn, nudged, "modulus_fn", where)
-    scale = radius / nudged
-    jump = zero & ~(scale.abs() * torch.finfo(modulus.dtype).eps <= 1)
-    scale = torch.where(jump, 0, scale)
-    return Cplx(re * scale + torch.where(jump, radius, 0), im * scale)
+    radius = _applied(modulus_fn, torch.where(zero, tiny, modulus), "modulus_fn", where)
+    slope = torch.where(zero, radius / tiny, 0)
+    jump = zero & ~(slope.abs() * torch.finfo(modulus.dtype).eps <= 1)
+    slope = torch.where(jump, 0, slope)
+    return Cplx(
+        torch.where(zero, input.real * slope + torch.where(jump, radius, 0), radius * unit[0]),
+        torch.where(zero, input.imag * slope, radius * unit[1]),
+    )
 
 
 def magnitude_minmax_norm(input: CplxLike, dim: Optional[int] = None) -> Cplx:
@@ -225,10 +247,8 @@ def magnitude_minmax_norm(input: CplxLike, dim: Optional[int] = None) -> Cplx:
         low = modulus.amin(dim=dim, keepdim=True)
         high = modulus.amax(dim=dim, keepdim=True)
     span = high - low
-    # the quotients by ones where they would divide by zero, dropped by the
-    # ``where``: a finite dropped branch sends no nan back; two quotients,
-    # since the product of a small span and a small modulus may underflow
-    flat, zero = span == 0, modulus == 0
-    ratio = (modulus - low) / torch.where(flat, 1, span)
-    scale = torch.where(flat | zero, 0, ratio / torch.where(zero, 1, modulus))
-    return Cplx(input.real * scale, input.imag * scale)
+    # a divisor of one where the extremes agree, for the dropped branch
+    flat = span == 0
+    ratio = torch.where(flat, 0, (modulus - low) / torch.where(flat, 1, span))
+    unit, _, _ = _unit(input)
+    return Cplx(ratio * unit[0], ratio * unit[1])

@@ -19,6 +19,12 @@ import cplxmodule.cplx as cplx
 import cplxmodule.nn as cnn
 from cplxmodule.cplx import Cplx
 from cplxmodule.nn import _kinds
+from tests.helpers import as_native
+
+
+def _from_native(z):
+    return Cplx(z.real, z.imag)
+
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -61,7 +67,7 @@ def test_scaling_matches_native(shape):
     xr, xi = x.real.clone().requires_grad_(), x.imag.clone().requires_grad_()
     out = layer(Cplx(xr, xi))
     view = (4,) + (1,) * (len(shape) - 2)
-    torch.testing.assert_close(cplx.to_complex(out), x * s.reshape(view), rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(as_native(out), x * s.reshape(view), rtol=1e-12, atol=1e-12)
 
     weights = _loss_weights(shape)
     _loss(out, weights).backward()
@@ -82,7 +88,7 @@ def test_scaling_starts_as_the_identity_with_complex_state():
 def test_scaling_slices_with_its_channels():
     layer = cnn.CplxScaling(5).double()
     _set(layer.weight, _native(5, seed=4))
-    x = cplx.from_complex(_native(2, 5, 3))
+    x = _from_native(_native(2, 5, 3))
     (kind,) = _kinds.kinds_of(cnn.CplxScaling)
     index = torch.tensor([0, 3, 4])
     sliced = copy.deepcopy(layer)
@@ -133,7 +139,7 @@ def test_eca_matches_native(cls, shape, gate):
     _set(layer.weight, w)
     xr, xi = x.real.clone().requires_grad_(), x.imag.clone().requires_grad_()
     out = layer(Cplx(xr, xi))
-    torch.testing.assert_close(cplx.to_complex(out), _native_eca(x, w, gate), rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(as_native(out), _native_eca(x, w, gate), rtol=1e-12, atol=1e-12)
 
     weights = _loss_weights(shape)
     _loss(out, weights).backward()
@@ -145,8 +151,8 @@ def test_eca_matches_native(cls, shape, gate):
 
 def test_eca_wide_kernel_reaches_the_padded_edges():
     x, w = _native(2, 4, 3), _native(5, seed=6)
-    out = cplx.efficient_channel_attention(cplx.from_complex(x), cplx.from_complex(w))
-    torch.testing.assert_close(cplx.to_complex(out), _native_eca(x, w, "phase"))
+    out = cplx.efficient_channel_attention(_from_native(x), _from_native(w))
+    torch.testing.assert_close(as_native(out), _native_eca(x, w, "phase"))
 
 
 @pytest.mark.parametrize("channels", [1, 16, 64, 256, 512, 1024, 2048])
@@ -188,9 +194,9 @@ def test_compact_removes_channels_through_a_scaling():
             part[[1, 4]] = 0  # constant channels (the bias): folded into the next bias
         for part in (model[2].weight.real, model[2].weight.imag):
             part[:, 2] = 0  # a channel never read
-        x = cplx.from_complex(_native(4, 2, 7, seed=8))
+        x = _from_native(_native(4, 2, 7, seed=8))
         expected = model(x)
         small = compact(model)
         out = small(x)
     assert (small[0].out_channels, small[1].num_features, small[2].in_channels) == (3, 3, 3)
-    torch.testing.assert_close(cplx.to_complex(out), cplx.to_complex(expected))
+    torch.testing.assert_close(as_native(out), as_native(expected))

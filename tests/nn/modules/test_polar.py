@@ -13,6 +13,12 @@ import torch
 import cplxmodule.cplx as cplx
 import cplxmodule.nn as cnn
 from cplxmodule.cplx import Cplx
+from tests.helpers import as_native
+
+
+def _from_native(z):
+    return Cplx(z.real, z.imag)
+
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -44,8 +50,8 @@ def _native_phase_sigmoid(z):
 
 def test_phase_sigmoid_matches_native_away_from_zero():
     z = _native_input()
-    out = cnn.CplxPhaseSigmoid()(cplx.from_complex(z))
-    torch.testing.assert_close(cplx.to_complex(out), _native_phase_sigmoid(z), rtol=1e-12, atol=1e-12)
+    out = cnn.CplxPhaseSigmoid()(_from_native(z))
+    torch.testing.assert_close(as_native(out), _native_phase_sigmoid(z), rtol=1e-12, atol=1e-12)
     ours, ref = _ours_and_native_grads(cplx.phase_sigmoid, _native_phase_sigmoid, z)
     torch.testing.assert_close(ours, ref, rtol=1e-10, atol=1e-10)
 
@@ -77,8 +83,8 @@ def _native_polar(f, g):
 def test_polar_matches_native(f, g):
     z = _native_input()
     layer = cnn.CplxPolar(f, g)
-    out = layer(cplx.from_complex(z))
-    torch.testing.assert_close(cplx.to_complex(out), _native_polar(f, g)(z), rtol=1e-12, atol=1e-12)
+    out = layer(_from_native(z))
+    torch.testing.assert_close(as_native(out), _native_polar(f, g)(z), rtol=1e-12, atol=1e-12)
     ours, ref = _ours_and_native_grads(layer, _native_polar(f, g), z)
     torch.testing.assert_close(ours, ref, rtol=1e-9, atol=1e-9)
 
@@ -99,7 +105,7 @@ def test_polar_trains_the_parameters_of_its_maps():
     power = _Power()
     layer = cnn.CplxPolar(power)
     assert [name for name, _ in layer.named_parameters()] == ["modulus_fn.a"]
-    layer(cplx.from_complex(z)).real.sum().backward()
+    layer(_from_native(z)).real.sum().backward()
     a = power.a.detach().clone().requires_grad_()
     torch.polar(a * z.abs() ** 2, z.angle()).real.sum().backward()
     torch.testing.assert_close(power.a.grad, a.grad, rtol=1e-12, atol=1e-12)
@@ -108,8 +114,8 @@ def test_polar_trains_the_parameters_of_its_maps():
 @pytest.mark.parametrize("f, g", MAPS.values(), ids=list(MAPS))
 def test_polar_at_zero_is_the_native_value_with_a_finite_gradient(f, g):
     z = torch.zeros(3, dtype=torch.complex128)
-    out = cnn.CplxPolar(f, g)(cplx.from_complex(z))
-    torch.testing.assert_close(cplx.to_complex(out), _native_polar(f, g)(z), rtol=0, atol=1e-300)
+    out = cnn.CplxPolar(f, g)(_from_native(z))
+    torch.testing.assert_close(as_native(out), _native_polar(f, g)(z), rtol=0, atol=1e-300)
     re, im = torch.zeros(3, dtype=F64, requires_grad=True), torch.zeros(3, dtype=F64, requires_grad=True)
     out = cplx.polar_activation(Cplx(re, im), f, g)
     (out.real + out.imag).sum().backward()
@@ -174,8 +180,8 @@ def _native_minmax(z, dim):
 def test_minmax_norm_matches_native(dim):
     z = _native_input()
     layer = cnn.CplxMagMinMaxNorm(dim)
-    out = layer(cplx.from_complex(z))
-    torch.testing.assert_close(cplx.to_complex(out), _native_minmax(z, dim), rtol=1e-12, atol=1e-12)
+    out = layer(_from_native(z))
+    torch.testing.assert_close(as_native(out), _native_minmax(z, dim), rtol=1e-12, atol=1e-12)
     ours, ref = _ours_and_native_grads(layer, lambda zn: _native_minmax(zn, dim), z)
     torch.testing.assert_close(ours, ref, rtol=1e-9, atol=1e-9)
 

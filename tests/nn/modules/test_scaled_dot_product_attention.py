@@ -12,7 +12,7 @@ import torch
 
 import cplxmodule.cplx as cplx
 import cplxmodule.nn as cnn
-from tests.helpers import native, native_scores, native_softmax, randc
+from tests.helpers import detached_native as native, native_scores, native_softmax, randc
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -79,3 +79,12 @@ def test_refuses_bad_arguments_naming_the_layer():
         layer(torch.ones(2, 3), cplx.randn(2, 3), cplx.randn(2, 3))
     with pytest.raises(ValueError, match=f"{name}: `key`"):
         layer(cplx.randn(2, 3), cplx.randn(2, 4), cplx.randn(2, 3))
+
+
+@pytest.mark.parametrize("score", ["real", "modulus"])
+def test_queries_of_no_features_average_the_values_as_torch(score):
+    # the scores are all zero: uniform weights (torch's real function gives the same)
+    q, k, v = randc(2, 3, 0, seed=10), randc(2, 5, 0, seed=11), randc(2, 5, 2, seed=12)
+    out = cnn.CplxScaledDotProductAttention(score=score)(q, k, v)
+    expected = native(v).mean(dim=-2, keepdim=True).expand(2, 3, 2)
+    torch.testing.assert_close(native(out), expected)
