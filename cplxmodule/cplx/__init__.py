@@ -14,7 +14,9 @@ maps, einsum and the complex-product strategies), :mod:`~cplxmodule.cplx.conv`,
 :mod:`~cplxmodule.cplx.dropout`, :mod:`~cplxmodule.cplx.spectral` (Fourier
 transforms), :mod:`~cplxmodule.cplx.filterbank` (Gabor and Morlet kernels),
 :mod:`~cplxmodule.cplx.spectral_pooling` and :mod:`~cplxmodule.cplx.sequence`
-(positional phases, state-space kernels, the matrix exponential); everything
+(positional phases, state-space kernels, the matrix exponential),
+:mod:`~cplxmodule.cplx.polar` (activations of the modulus and the phase) and
+:mod:`~cplxmodule.cplx.channel` (per-channel scales, channel attention); everything
 is importable from here.
 """
 
@@ -54,6 +56,10 @@ from .spectral_pooling import *  # noqa: F401,F403
 from .spectral_pooling import __all__ as _spectral_pooling_all
 from .sequence import *  # noqa: F401,F403
 from .sequence import __all__ as _sequence_all
+from .polar import *  # noqa: F401,F403
+from .polar import __all__ as _polar_all
+from .channel import *  # noqa: F401,F403
+from .channel import __all__ as _channel_all
 
 # Pickles made with the published package name the class by this path.
 Cplx.__module__ = __name__  # noqa: F405
@@ -77,4 +83,6 @@ __all__ = (
     + _filterbank_all
     + _spectral_pooling_all
     + _sequence_all
+    + _polar_all
+    + _channel_all
 )

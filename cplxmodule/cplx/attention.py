@@ -99,8 +99,12 @@ def _check_operands(query, key, value, attn_mask, dropout_p, is_causal, scale, s
 
 def _scale(query, scale):
     # 1/sqrt(d) with d the *complex* feature size, not 1/sqrt(2d) of the
-    # concatenated parts: a real input then gets torch's real attention
-    return 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    # concatenated parts: a real input then gets torch's real attention; of
+    # no features, the scores are all zero whatever the scale, and the
+    # weights uniform, as torch's
+    if scale is not None:
+        return scale
+    return 1.0 / math.sqrt(query.shape[-1]) if query.shape[-1] else 1.0
 
 
 def _cat(z):

@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from ._shared import (
+    check_bool,
     check_positive,
     check_reduction,
     check_ssim_options,
@@ -25,6 +26,7 @@ from ._shared import (
     checked_cplx,
 )
 from ._typing import CplxLike
+from .spectral import _hilbert
 from .tensor import Cplx, _binary_scale
 __all__ = [
     "mse_loss",
@@ -34,6 +36,8 @@ __all__ = [
     "log_error_loss",
     "phase_aware_loss",
     "ssim_loss",
+    "fourth_power_loss",
+    "analytic_signal_loss",
 ]
 
 
@@ -381,8 +385,9 @@ def ssim_loss(
     k1: float = 0.01,
     k2: float = 0.03,
     reduction: str = "mean",
+    split: bool = False,
 ) -> torch.Tensor:
-    r"""One minus the structural similarity (SSIM) of the moduli :math:`|x|` and :math:`|y|`.
+    r"""One minus the structural similarity (SSIM) of the moduli :math:`|x|` and :math:`|y|`, or of the parts.
 
     SSIM (Wang et al. 2004) compares local means, variances and the
     covariance of two images in a Gaussian window:
@@ -412,6 +417,11 @@ def ssim_loss(
     reduction : {"mean", "sum", "none"}
         ``"mean"`` gives one minus the mean SSIM; ``"none"`` the map
         :math:`1 - \mathrm{SSIM}` of shape ``(N, C, H - w + 1, W - w + 1)``.
+    split : bool, default False
+        Compare the real parts and the imaginary parts apart, each as an
+        image, and average their SSIM maps: :math:`1 - (\mathrm{SSIM}(\Re x,
+        \Re y) + \mathrm{SSIM}(\Im x, \Im y)) / 2`. ``data_range`` is then
+        the range of the parts (e.g. 2 for parts in :math:`[-1, 1]`).
 
     Returns
     -------
@@ -431,7 +441,9 @@ def ssim_loss(
     ----------
     Z. Wang, A. C. Bovik, H. R. Sheikh and E. P. Simoncelli, "Image quality
     assessment: from error visibility to structural similarity", IEEE Trans.
-    Image Processing 13(4), 2004.
+    Image Processing 13(4), 2004. The split form is complextorch's
+    ``SplitSSIM`` (J. Smith, 2023), which returns the sum of the two SSIMs,
+    a similarity, where this is a loss.
 
     Examples
     --------
@@ -440,17 +452,31 @@ def ssim_loss(
     True
     >>> cplx.ssim_loss(x, x * 1j, reduction="none").shape  # the phase plays no part
     torch.Size([2, 3, 6, 6])
+    >>> float(cplx.ssim_loss(x, x * 1j, split=True)) > 0.5  # unless split
+    True
     """
     return _ssim_loss(input, target, window_size, sigma, data_range, k1, k2, reduction,
-                      where="ssim_loss")
+                      split, where="ssim_loss")
 
 
-def _ssim_loss(input, target, window_size, sigma, data_range, k1, k2, reduction, where):
+def _ssim_loss(input, target, window_size, sigma, data_range, k1, k2, reduction, split=False,
+               *, where):
     """:func:`ssim_loss`, whose messages start with ``where`` (a layer's name)."""
     input, target = _checked_pair(input, target, reduction, where)
     check_ssim_options(window_size, sigma, data_range, k1, k2, where)
     check_ssim_shape(input.shape, window_size, where)
-    a, b = abs(input), abs(target)
+    check_bool(split, "split", where)
+    if split:
+        options = (window_size, sigma, data_range, k1, k2)
+        real = _ssim(input.real, target.real, *options)
+        imag = _ssim(input.imag, target.imag, *options)
+        return _reduce(1 - (real + imag) / 2, reduction)
+    return _reduce(1 - _ssim(abs(input), abs(target), window_size, sigma, data_range, k1, k2),
+                   reduction)
+
+
+def _ssim(a, b, window_size, sigma, data_range, k1, k2):
+    """The SSIM map of the real images ``a`` and ``b``, of shape ``(N, C, H, W)``."""
     # a Python int, not the traced size: the exporters then see a kernel of a
     # known shape, and export the loss with a dynamic batch
     channels = int(a.shape[1])
@@ -458,7 +484,7 @@ def _ssim_loss(input, target, window_size, sigma, data_range, k1, k2, reduction,
         # a convolution takes no zero groups; the map of no channels is
         # empty, and reduces as torch's losses reduce an empty input (a mean
         # of NaN, a sum of 0), with empty gradients for both operands
-        return _reduce((a - b)[..., window_size - 1:, window_size - 1:], reduction)
+        return (a - b)[..., window_size - 1:, window_size - 1:]
     rows = _gaussian_window(window_size, sigma, a.dtype, a.device).view(1, 1, -1, 1)
     rows = rows.repeat(channels, 1, 1, 1)
     columns = rows.transpose(2, 3)
@@ -473,7 +499,106 @@ def _ssim_loss(input, target, window_size, sigma, data_range, k1, k2, reduction,
     mu_ab, mu_aa, mu_bb = mu_a * mu_b, mu_a * mu_a, mu_b * mu_b
     # a product of two ratios, not the ratio of two products, which overflow
     # float32 for moduli above ~1e9
-    ssim = ((2 * mu_ab + c1) / (mu_aa + mu_bb + c1)) * (
+    return ((2 * mu_ab + c1) / (mu_aa + mu_bb + c1)) * (
         (2 * (ab - mu_ab) + c2) / ((aa - mu_aa) + (bb - mu_bb) + c2)
     )
-    return _reduce(1 - ssim, reduction)
+
+
+def fourth_power_loss(input: CplxLike, target: CplxLike, reduction: str = "mean") -> torch.Tensor:
+    r"""The mean fourth power of the modulus of the error, :math:`|x - y|^4`.
+
+    Large errors weigh more, small ones less, than in :func:`mse_loss`.
+
+    Parameters
+    ----------
+    input, target : Cplx
+        The prediction and the target, of the same shape.
+    reduction : {"mean", "sum", "none"}
+        As for :func:`torch.nn.functional.mse_loss`.
+
+    Returns
+    -------
+    torch.Tensor
+        A real scalar, or the loss per element with ``reduction="none"``.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` or ``target`` is not a :class:`Cplx`.
+    ValueError
+        If the shapes differ or ``reduction`` is unknown.
+
+    Notes
+    -----
+    complextorch's ``CVFourthPowError`` is half of this loss, as its
+    ``CVQuadError`` is half of :func:`mse_loss`.
+
+    References
+    ----------
+    R. Hänsch, "Complex-valued multi-layer perceptrons - an application to
+    polarimetric SAR data", Photogrammetric Engineering & Remote Sensing
+    76(9), 2010.
+
+    Examples
+    --------
+    >>> x = Cplx(torch.tensor([1.0, 0.0]), torch.tensor([0.0, 2.0]))
+    >>> cplx.fourth_power_loss(x, Cplx.zeros(2), reduction="none")
+    tensor([ 1., 16.])
+    """
+    input, target = _checked_pair(input, target, reduction, "fourth_power_loss")
+    squared = _squared_error(input, target)
+    return _reduce(squared * squared, reduction)
+
+
+def analytic_signal_loss(input: CplxLike, dim: int = -1, reduction: str = "mean") -> torch.Tensor:
+    r"""How far a signal is from analytic: :math:`|\operatorname{Im} z - \mathcal{H}\{\operatorname{Re} z\}|^2`.
+
+    A signal is analytic when its imaginary part is the Hilbert transform
+    :math:`\mathcal{H}` of its real part (its spectrum has no negative
+    frequencies); the loss is the squared distance from that, per element,
+    reduced. It takes one argument, the signal, not a prediction and a
+    target.
+
+    Parameters
+    ----------
+    input : Cplx
+        The signal.
+    dim : int, default -1
+        The time dimension, along which the Hilbert transform is taken (see
+        :func:`~cplxmodule.cplx.hilbert`).
+    reduction : {"mean", "sum", "none"}
+        As for :func:`torch.nn.functional.mse_loss`.
+
+    Returns
+    -------
+    torch.Tensor
+        A real scalar, or the loss per element with ``reduction="none"``.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is not a :class:`Cplx`.
+    ValueError
+        If ``reduction`` is unknown or ``input`` is a scalar.
+
+    References
+    ----------
+    The consistency penalty of analytic neural networks, arXiv:2409.10075
+    (2024), as complextorch's ``AnalyticSignalLoss``; D. Gabor, "Theory of
+    communication", J. IEE 93(26), 1946 (the analytic signal).
+
+    Examples
+    --------
+    >>> t = torch.arange(16.0)
+    >>> z = Cplx(torch.cos(torch.pi * t / 4), torch.sin(torch.pi * t / 4))
+    >>> float(cplx.analytic_signal_loss(z)) < 1e-10
+    True
+    >>> round(float(cplx.analytic_signal_loss(z.conj)), 4)  # a negative frequency: mean |2 sin|^2
+    2.0
+    """
+    where = "analytic_signal_loss"
+    input = checked_cplx(input, where=where)
+    check_reduction(reduction, where)
+    transform = _hilbert(input.real, dim, where).imag
+    error = input.imag - transform
+    return _reduce(error * error, reduction)

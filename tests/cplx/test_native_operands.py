@@ -143,6 +143,13 @@ SAMPLES = {
     "ssm_kernel": ((c(3, 2), c(3, 2), c(3, 2), r(3), 7), {"d": c(3)}),
     "causal_fftconv": ((c(2, 3, 7), c(3, 7)), {}),
     "matrix_exp": ((c(2, 3, 3),), {}),
+    "phase_sigmoid": ((c(3, 4),), {}),
+    "polar_activation": ((c(3, 4), torch.tanh, torch.sin), {}),
+    "magnitude_minmax_norm": ((c(3, 4),), {"dim": 1}),
+    "scale_channels": ((c(2, 3, 4), c(3)), {}),
+    "efficient_channel_attention": ((c(2, 5, 4), c(3)), {}),
+    "fourth_power_loss": ((c(3, 4), c(3, 4)), {}),
+    "analytic_signal_loss": ((c(3, 8),), {}),
 }
 
 # Public names that take no complex operand, with the reason.
@@ -158,6 +165,7 @@ NO_COMPLEX_OPERAND = {
     "gabor_kernel": "takes real centres and widths",
     "morlet_kernel": "takes real centres and widths",
     "sinusoid": "takes sizes",
+    "eca_kernel_size": "takes a number of channels",
 }
 
 

@@ -715,6 +715,56 @@ def _dense(module):
                                    check_invariants=True).to_dense()
 
 
+def _polar_maps_reference(module, x):
+    """``f(|z|) exp(i g(arg z))`` by torch.polar, ``g`` the identity if the layer has none."""
+    z = native(x)
+    phase = z.angle() if module.phase_fn is None else module.phase_fn(z.angle())
+    return torch.polar(module.modulus_fn(z.abs()), phase)
+
+
+def _minmax_reference(module, x):
+    z = native(x)
+    r = z.abs()
+    if module.dim is None:
+        low, high = r.min(), r.max()
+    else:
+        low, high = r.amin(module.dim, keepdim=True), r.amax(module.dim, keepdim=True)
+    return torch.polar((r - low) / (high - low), z.angle())
+
+
+def _eca_reference(module, x):
+    """Channel means, a zero-padded correlation across channels (shifted copies), the gate."""
+    z = native(x)
+    means = z.flatten(2).mean(-1)
+    w = native(module.weight).detach()
+    k, c = len(w), z.shape[1]
+    padded = torch.cat([torch.zeros_like(means[:, :k // 2]), means,
+                        torch.zeros_like(means[:, :k // 2])], 1)
+    scores = sum(w[j] * padded[:, j:j + c] for j in range(k))
+    gate = (torch.polar(torch.sigmoid(scores.abs()), scores.angle()) if module.gate == "phase"
+            else torch.sigmoid(scores.abs()).to(z.dtype))
+    return z * gate.reshape(*gate.shape, *[1] * (z.dim() - 2))
+
+
+def _sdpa_reference(module, query, key, value):
+    q, k, v = (native(t) for t in (query, key, value))
+    product = q @ k.conj().transpose(-2, -1)
+    scores = product.real if module.score == "real" else product.abs()
+    # torch's default scale, and uniform weights of no features
+    features = q.shape[-1]
+    scale = module.scale or (features ** -0.5 if features else 1.0)
+    return helpers.native_softmax(scores * scale).to(v.dtype) @ v
+
+
+def _analytic_loss_reference(module, x):
+    z = native(x)
+    transform = np.imag(scipy.signal.hilbert(z.real.numpy(), axis=module.dim))
+    value = (z.imag - torch.from_numpy(transform)) ** 2
+    if module.reduction == "mean":
+        return value.mean()
+    return value.sum() if module.reduction == "sum" else value
+
+
 _NO_REFERENCE = {
     "composite": "a composition of layers that have references of their own here, "
                  "compared with torch's real layers in tests/nn/modules/test_transformer.py",
@@ -755,6 +805,7 @@ _ELEMENTWISE = [
     (cnn.CplxModReLU, (), lambda z: _modrelu(z, 0.5)),
     (cnn.CplxZAbsReLU, (), lambda z: torch.where(z.abs() >= 0.5, z, 0)),
     (cnn.CplxZLeakyReLU, (), lambda z: torch.where(_first_quadrant(z), z, 0.01 * z)),
+    (cnn.CplxPhaseSigmoid, (), _polar(torch.sigmoid)),
 ]
 
 LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
@@ -795,6 +846,17 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
            _inputs(("c", (3, 4)), ("c", (3, 4))),
            lambda m, mask, y: (_polar(torch.tanh)(native(mask)) if m.bounded else native(mask))
            * native(y), unbatched=True),
+    _entry(cnn.CplxPolar, (Sample((torch.tanh,)),
+                           Sample((_Lazy(torch.nn.Softplus), torch.sin), note="softplus-sin")),
+           _c(3, 4), _polar_maps_reference, unbatched=True),
+    _entry(cnn.CplxMagMinMaxNorm, ((), Sample((-1,), note="dim-1")), _c(3, 4),
+           _minmax_reference, unbatched=True),
+    _entry(cnn.CplxScaling, (3,), _c(3, 4),
+           lambda m, x: native(x) * native(m.weight).detach()[:, None],
+           setup=_parameters_setup),
+    *[_entry(cls, ((3,), Sample((3,), {"kernel_size": 3, "gate": "modulus"}, "k3-modulus")),
+             _c(3, *[4] * d), _eca_reference, setup=_parameters_setup)
+      for d, cls in ((1, cnn.CplxECA1d), (2, cnn.CplxECA2d), (3, cnn.CplxECA3d))],
     _entry(cnn.CplxSequential, Sample((_Lazy(lambda: cnn.CplxLinear(3, 4)),
                                        _Lazy(cnn.CplxTanh))), _c(3),
            lambda m, x: torch.tanh(native(x) @ native(m[0].weight).detach().T
@@ -881,7 +943,12 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
            _loss(lambda m, x, y: m.modulus_weight * (x.abs() - y.abs()) ** 2
                  + m.phase_weight * (1 - torch.cos(torch.angle(x) - torch.angle(y)))),
            unbatched=True),
-    _entry(cnn.CplxSSIMLoss, _reductions(window_size=3),
+    _entry(cnn.CplxFourthPowerLoss, _reductions(), _inputs(("c", (3, 4)), ("c", (3, 4))),
+           _loss(lambda m, x, y: (x - y).abs() ** 4), unbatched=True),
+    _entry(cnn.CplxAnalyticSignalLoss, _reductions() + (Sample((), {"dim": 0}, "dim0"),),
+           _c(8), _analytic_loss_reference, unbatched=True),
+    _entry(cnn.CplxSSIMLoss, _reductions(window_size=3)
+           + (Sample((), {"window_size": 3, "split": True}, "split"),),
            _inputs(("c", (2, 6, 6)), ("c", (2, 6, 6))),
            no_reference="SSIM's Gaussian-window statistics: compared with a direct SSIM in "
                         "tests/nn/test_losses.py"),
@@ -905,6 +972,10 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
     _entry(cnn.CplxMultiheadAttention, ((4, 2), Sample((4, 2), {"batch_first": True}, "bf")),
            _inputs(("c", (3, 4)), ("c", (3, 4)), ("c", (3, 4))), _mha_reference,
            unbatched=True),
+    _entry(cnn.CplxScaledDotProductAttention,
+           ((), Sample((), {"score": "modulus", "scale": 0.3}, "modulus")),
+           _inputs(("c", (3, 4)), ("c", (5, 4)), ("c", (5, 2))),
+           _sdpa_reference, unbatched=True),
     _entry(cnn.CplxTransformerEncoderLayer, Sample((4, 2, 6), {"dropout": 0.0}),
            _c(3, 4), no_reference=_NO_REFERENCE["composite"], stochastic=True,
            unbatched=True, batch_dim=1),
@@ -1046,6 +1117,10 @@ BAD_SHAPES = {
     cnn.ConcatenatedRealToCplx: _r(3, 5),
     cnn.CplxSTFT: _c(3, 16),
     cnn.CplxMSELoss: _inputs(("c", (3, 4)), ("c", (3, 5))),
+    cnn.CplxFourthPowerLoss: _inputs(("c", (3, 4)), ("c", (3, 5))),
+    cnn.CplxScaling: _c(),  # no channel dimension
+    cnn.CplxECA1d: _spatial(1, 1), cnn.CplxECA2d: _spatial(2, 1), cnn.CplxECA3d: _spatial(3, -1),
+    cnn.CplxScaledDotProductAttention: _inputs(("c", (3, 4)), ("c", (5, 3)), ("c", (5, 2))),
 }
 
 for _info in LAYERS:

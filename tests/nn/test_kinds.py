@@ -66,6 +66,7 @@ OPAQUE = {
     "CplxUnitaryRNN": "recurrent",
     "CplxUnitaryRNNCell": "recurrent",
     "CplxMultiheadAttention": "mixes positions and features",
+    "CplxScaledDotProductAttention": "mixes positions and features",
     "CplxTransformer": "mixes positions and features",
     "CplxTransformerEncoder": "mixes positions and features",
     "CplxTransformerDecoder": "mixes positions and features",
@@ -74,6 +75,11 @@ OPAQUE = {
     "CplxS4D": "mixes positions (a causal convolution) and, with a projection, features",
     "CplxSinusoidalPositionalEncoding": "adds a table over positions and features",
     "CplxRotaryPositionalEncoding": "rotates pairs of features by position",
+    "CplxPolar": "its maps may do anything, e.g. mix channels",
+    "CplxMagMinMaxNorm": "normalises by the extremes across elements: channels mix",
+    "CplxECA1d": "each channel's gate reads its neighbouring channels",
+    "CplxECA2d": "each channel's gate reads its neighbouring channels",
+    "CplxECA3d": "each channel's gate reads its neighbouring channels",
 }
 
 

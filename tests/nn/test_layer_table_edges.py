@@ -64,7 +64,7 @@ _RESHAPE = ("the table's reference reshapes with -1, which torch cannot resolve 
 EDGE_SKIPS = {
     **{(layer, "empty_batch"): _NO_EMPTY_FFT
        for layer in ("CplxSpectralPool1d", "CplxSpectralPool2d", "CplxSpectralPool3d",
-                     "CplxAnalytic")},
+                     "CplxAnalytic", "CplxAnalyticSignalLoss")},
     **{(layer, "zero_length"): _NO_EMPTY_FFT
        for layer in ("CplxSpectralPool1d", "CplxSpectralPool2d", "CplxSpectralPool3d")},
     ("InterleavedRealToCplx", "empty_batch"): _RESHAPE,
@@ -77,7 +77,8 @@ EDGE_SKIPS = {
     ("CplxLogErrorLoss", "grad_zeros"): "log|x| is -inf at zero (documented): no gradient",
     **{(layer, dtype): _NO_HALF_FFT
        for layer in ("CplxSpectralPool1d", "CplxSpectralPool2d", "CplxSpectralPool3d",
-                     "CplxFFT", "CplxIFFT", "CplxSTFT", "CplxISTFT", "CplxAnalytic", "CplxS4D")
+                     "CplxFFT", "CplxIFFT", "CplxSTFT", "CplxISTFT", "CplxAnalytic", "CplxS4D",
+                     "CplxAnalyticSignalLoss")
        for dtype in ("float16", "bfloat16")},
     **{("CplxAvgPool3d", dtype): "torch's avg_pool3d has no float16 or bfloat16 CPU kernel"
        for dtype in ("float16", "bfloat16")},

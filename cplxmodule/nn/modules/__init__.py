@@ -23,6 +23,8 @@ from .positional import *  # noqa: F401,F403
 from .ssm import *  # noqa: F401,F403
 from .unitary import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
+from .polar import *  # noqa: F401,F403
+from .channel import *  # noqa: F401,F403
 from . import (  # noqa: F401  (`extra`: the published module path, kept importable)
     parameter,
     base,
@@ -47,6 +49,8 @@ from . import (  # noqa: F401  (`extra`: the published module path, kept importa
     ssm,
     unitary,
     rnn,
+    polar,
+    channel,
     extra,
 )
 
@@ -76,6 +80,8 @@ __all__ = [
         ssm,
         unitary,
         rnn,
+        polar,
+        channel,
     )
     for name in module.__all__
 ]

@@ -5,11 +5,17 @@ from __future__ import annotations
 import torch
 
 from ...cplx import Cplx
-from ...cplx.attention import _multi_head_attention_forward, check_score
+from ...cplx.attention import (
+    _attention,
+    _check_operands,
+    _multi_head_attention_forward,
+    check_score,
+)
 from ...cplx._shared import (
     check_bool,
     check_divides,
     check_positive_int,
+    check_positive,
     check_probability,
 )
 from ..init import cplx_xavier_normal_
@@ -19,7 +25,7 @@ from .parameter import CplxParameter, _factory_kwargs
 from typing import Any, Optional
 from ...cplx._typing import CplxLike, Device
 
-__all__ = ["CplxMultiheadAttention"]
+__all__ = ["CplxMultiheadAttention", "CplxScaledDotProductAttention"]
 
 
 def _torch_in_proj(state_dict, prefix):
@@ -305,3 +311,94 @@ class CplxMultiheadAttention(CplxToCplx):
         if self.score != "real":
             text += f", score={self.score!r}"
         return text
+
+
+class CplxScaledDotProductAttention(CplxToCplx):
+    r"""Complex scaled dot-product attention as a layer, without projections.
+
+    The layer form of :func:`cplxmodule.cplx.scaled_dot_product_attention`:
+
+    .. math::
+
+        \operatorname{softmax}_s\bigl(\text{scale} \cdot
+        \operatorname{score}\langle q_l, k_s \rangle + \text{mask}_{ls}\bigr) v_s,
+        \qquad \langle q, k \rangle = \sum_j q_j \overline{k_j},
+
+    real weights from the real part (``score="real"``) or the modulus
+    (``"modulus"``) of the Hermitian product, averaging complex values. The
+    weights are dropped out with probability ``dropout`` in training mode
+    only.
+
+    Parameters
+    ----------
+    score : {"real", "modulus"}, default "real"
+        How the Hermitian product of a query and a key is made real.
+    dropout : float, default 0.0
+        The probability of zeroing a weight when training.
+    scale : float, optional
+        The factor of the scores; :math:`1/\sqrt{E}` by default, :math:`E`
+        the complex feature size of the queries.
+
+    Raises
+    ------
+    ValueError
+        If ``score`` is unknown, ``dropout`` is not in :math:`[0, 1]` or
+        ``scale`` is not positive.
+
+    Shape
+    -----
+    - query: :math:`(*, L, E)`; key: :math:`(*, S, E)`; value: :math:`(*, S, E_v)`.
+    - Output: :math:`(*, L, E_v)`.
+
+    Notes
+    -----
+    complextorch's ``ScaledDotProductAttention`` takes a ``temperature`` (the
+    inverse of ``scale``) and by default applies a softmax to the complex
+    scores, so its weights are complex: a different map.
+
+    References
+    ----------
+    F. Eilers and X. Jiang, "Building blocks for a complex-valued transformer
+    architecture", ICASSP 2023.
+
+    M. Yang, M. Q. Ma, D. Li, Y.-H. H. Tsai and R. Salakhutdinov, "Complex
+    transformer: a framework for modeling complex-valued sequence", ICASSP 2020.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> q, k, v = cplx.randn(2, 5, 8), cplx.randn(2, 7, 8), cplx.randn(2, 7, 3)
+    >>> CplxScaledDotProductAttention(score="modulus")(q, k, v).shape
+    torch.Size([2, 5, 3])
+    """
+
+    def __init__(
+        self, score: str = "real", dropout: float = 0.0, scale: Optional[float] = None
+    ) -> None:
+        where = type(self).__name__
+        check_score(score, where)
+        check_probability(dropout, "dropout", where)
+        check_positive(scale, "scale", where, optional=True)
+        super().__init__()
+        self.score, self.dropout, self.scale = score, float(dropout), scale
+
+    def forward(
+        self,
+        query: CplxLike,
+        key: CplxLike,
+        value: CplxLike,
+        attn_mask: Optional[torch.Tensor] = None,
+        is_causal: bool = False,
+    ) -> Cplx:
+        """Attend ``query`` to ``key``; ``attn_mask`` as for the function (``True``: may attend)."""
+        dropout = self.dropout if self.training else 0.0
+        query, key, value = _check_operands(
+            query, key, value, attn_mask, dropout, is_causal, self.scale, self.score,
+            self._get_name(),
+        )
+        return _attention(query, key, value, attn_mask, dropout, is_causal, self.scale,
+                          self.score)[0]
+
+    def extra_repr(self):
+        scale = "" if self.scale is None else f", scale={self.scale}"
+        return f"score={self.score!r}, dropout={self.dropout}{scale}"

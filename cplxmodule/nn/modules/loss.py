@@ -16,6 +16,8 @@ from torch.nn.modules.loss import _Loss
 
 from ... import cplx
 from ...cplx._shared import (
+    check_bool,
+    check_int,
     check_positive,
     check_reduction,
     check_ssim_options,
@@ -35,6 +37,8 @@ __all__ = [
     "CplxLogErrorLoss",
     "CplxPhaseAwareLoss",
     "CplxSSIMLoss",
+    "CplxFourthPowerLoss",
+    "CplxAnalyticSignalLoss",
 ]
 
 
@@ -297,7 +301,7 @@ class CplxPhaseAwareLoss(_CplxLoss):
 
 
 class CplxSSIMLoss(_CplxLoss):
-    r"""One minus the structural similarity (SSIM) of the moduli of two complex images.
+    r"""One minus the structural similarity (SSIM) of the moduli of two complex images, or of their parts.
 
     SSIM (Wang et al. 2004) of :math:`|x|` and :math:`|y|` in a Gaussian
     window, per channel, where the window fits in the image; the phase
@@ -316,6 +320,10 @@ class CplxSSIMLoss(_CplxLoss):
     reduction : {"mean", "sum", "none"}
         ``"mean"`` is one minus the mean SSIM; ``"none"`` the map
         :math:`1 - \mathrm{SSIM}`.
+    split : bool, default False
+        The SSIM of the real parts and of the imaginary parts, averaged,
+        in place of that of the moduli (complextorch's ``SplitSSIM`` as a
+        loss); ``data_range`` is then the range of the parts.
 
     Shape
     -----
@@ -343,7 +351,7 @@ class CplxSSIMLoss(_CplxLoss):
     def _loss(self, input, target, **options):
         # the functional's checks, in the layer's name
         return _ssim_loss(input, target, **options, where=self._get_name())
-    _options = ("window_size", "sigma", "data_range", "k1", "k2")
+    _options = ("window_size", "sigma", "data_range", "k1", "k2", "split")
 
     def __init__(
         self,
@@ -353,11 +361,13 @@ class CplxSSIMLoss(_CplxLoss):
         k1: float = 0.01,
         k2: float = 0.03,
         reduction: str = "mean",
+        split: bool = False,
     ) -> None:
         check_ssim_options(window_size, sigma, data_range, k1, k2, type(self).__name__)
+        check_bool(split, "split", type(self).__name__)
         super().__init__(reduction)
         self.window_size, self.sigma, self.data_range = window_size, sigma, data_range
-        self.k1, self.k2 = k1, k2
+        self.k1, self.k2, self.split = k1, k2, split
 
     def forward(self, input: CplxLike, target: CplxLike) -> torch.Tensor:
         # the function's own check would name the function, not the layer
@@ -366,8 +376,104 @@ class CplxSSIMLoss(_CplxLoss):
         return super().forward(input, target)
 
 
+class CplxFourthPowerLoss(_CplxLoss):
+    r"""The mean fourth power of the modulus of the error, :math:`|x - y|^4`.
+
+    See :func:`cplxmodule.cplx.fourth_power_loss`; complextorch's
+    ``CVFourthPowError`` is half of it.
+
+    Parameters
+    ----------
+    reduction : {"mean", "sum", "none"}
+        As for torch's losses.
+    {shape}
+
+    Raises
+    ------
+    ValueError
+        If ``reduction`` is unknown, or the shapes differ in a call.
+    TypeError
+        If the input or the target is not a :class:`~cplxmodule.cplx.Cplx`.
+
+    References
+    ----------
+    R. Hänsch, "Complex-valued multi-layer perceptrons - an application to
+    polarimetric SAR data", Photogrammetric Engineering & Remote Sensing
+    76(9), 2010.
+
+    Examples
+    --------
+    >>> loss = CplxFourthPowerLoss()
+    >>> loss(Cplx(torch.tensor([1.0]), torch.tensor([1.0])), Cplx.zeros(1))
+    tensor(4.)
+    """
+
+    _loss = staticmethod(cplx.fourth_power_loss)
+
+
+class CplxAnalyticSignalLoss(BaseCplxToReal, _Loss):
+    r"""How far a complex signal is from analytic, a loss of one argument.
+
+    :math:`|\operatorname{Im} z - \mathcal{H}\{\operatorname{Re} z\}|^2`
+    along ``dim``, reduced: zero when the imaginary part is the Hilbert
+    transform of the real part. See
+    :func:`cplxmodule.cplx.analytic_signal_loss`.
+
+    Parameters
+    ----------
+    dim : int, default -1
+        The time dimension.
+    reduction : {"mean", "sum", "none"}
+        As for torch's losses.
+
+    Shape
+    -----
+    - Input: ``(*)``, at least one dimension.
+    - Output: a scalar; with ``reduction="none"``, ``(*)``.
+
+    Raises
+    ------
+    TypeError
+        If ``dim`` is not an int, or in a call the input is not a
+        :class:`~cplxmodule.cplx.Cplx`.
+    ValueError
+        If ``reduction`` is unknown.
+
+    References
+    ----------
+    The consistency penalty of analytic neural networks, arXiv:2409.10075
+    (2024), with complextorch's ``AnalyticSignalLoss`` the same loss.
+
+    Examples
+    --------
+    >>> t = torch.arange(16.0)
+    >>> z = Cplx(torch.cos(torch.pi * t / 4), torch.sin(torch.pi * t / 4))
+    >>> float(CplxAnalyticSignalLoss()(z)) < 1e-10
+    True
+    """
+
+    def __init__(self, dim: int = -1, reduction: str = "mean") -> None:
+        check_int(dim, "dim", type(self).__name__)
+        check_reduction(reduction, type(self).__name__)
+        super().__init__(reduction=reduction)
+        self.dim = dim
+
+    def forward(self, input: CplxLike) -> torch.Tensor:
+        where = self._get_name()
+        input = checked_cplx(input, "input", where=where)
+        if not -input.dim() <= self.dim < input.dim():
+            raise IndexError(
+                f"{where}: `dim` must be in [{-input.dim()}, {input.dim() - 1}]"
+                f" for an input of shape {tuple(input.shape)}, got {self.dim}"
+            )
+        return cplx.analytic_signal_loss(input, self.dim, self.reduction)
+
+    def extra_repr(self):
+        return f"dim={self.dim}, reduction={self.reduction!r}"
+
+
 for _cls in (CplxMSELoss, CplxL1Loss, CplxCauchyLoss, CplxLogCoshLoss, CplxLogErrorLoss,
-             CplxPhaseAwareLoss):
+             CplxPhaseAwareLoss, CplxFourthPowerLoss):
     if _cls.__doc__:  # not under python -OO
         _cls.__doc__ = _cls.__doc__.replace("    {shape}\n", _SHAPE + "\n")
 del _cls
