@@ -400,6 +400,9 @@ NOT_LAYERS = {
     masked.BaseMasked: "abstract masking base; each masked layer has a row",
     relevance.BaseARD: "abstract base of the layers with a relevance",
     cnn.CplxParameter: "a complex parameter (a module holding its two parts), no forward",
+    masked.CompactRecurrent: "built only by compact() from a masked recurrent layer and its "
+                             "live units; checked against that layer in "
+                             "tests/nn/masked/test_compact_rnn_units.py",
 }
 
 _FAMILY_CLASSES = [cls for cls in _public_classes()

@@ -55,6 +55,10 @@ __all__ = [
     "gaussian_gate",
 ]
 
+# Documented, and published, here: the reference and pickles name this module.
+for _public in (expi, ExpiFunction, BogusExpiFunction):
+    _public.__module__ = __name__
+
 # The complex VD KL is the series P(z) of E1 itself, without E1's
 # cancellation (see ``_expint``), and switches to the continued fraction at
 # 2, where the fraction converges faster. The term counts give 1e-11
