@@ -22,7 +22,22 @@ the best that native complex does. Run with::
 
 ``benchmarks/conftest.py`` prints each time over the reference's. On a
 busy machine add ``--benchmark-timer=time.process_time``.
+
+Each model is also timed under ``torch.compile`` (inductor, the default
+mode, ``fullgraph=True``): ours (``cplxmodule-compiled``) and the reference
+(``torch-complex64-compiled``). Only the model is compiled, as a user
+would: the modulus, the loss, the VD penalty, the backward call and the
+SGD step stay eager (the backward graph is compiled with the forward by
+AOTAutograd). Compilation happens before timing, in warm-up calls whose
+first call's wall-clock time, compilation included, is kept in the
+benchmark's ``extra_info["first_call_s"]`` (``--benchmark-json``). Inductor
+has no complex kernels: in the native model it falls back to torch's
+eager complex ops, which is part of what is measured. Should the native
+model fail to compile, its compiled variant is skipped with the error as
+the reason, rather than failing the run.
 """
+
+import time
 
 import pytest
 import torch
@@ -37,6 +52,10 @@ from cplxmodule.nn.relevance.functional import kl_cplx_vd
 
 NATIVE = "torch-complex64"
 NATIVE_VIEW = "torch-complex64-view-relu"
+NATIVE_COMPILED = "torch-complex64-compiled"
+OURS = "cplxmodule"
+OURS_COMPILED = "cplxmodule-compiled"
+VARIANTS = [NATIVE, NATIVE_VIEW, NATIVE_COMPILED, OURS, OURS_COMPILED]
 SIZES = (32, 64, 10)
 BATCH = 64
 KL_WEIGHT = 1e-3
@@ -93,7 +112,10 @@ class _NativeLinearMasked(torch.nn.Linear):
         return F.linear(input, self.weight * self.mask, self.bias)
 
 
-_NATIVE_RELU = {NATIVE: _NativeSplitReLU, NATIVE_VIEW: _NativeViewReLU}
+_NATIVE_RELU = {NATIVE: _NativeSplitReLU, NATIVE_VIEW: _NativeViewReLU, NATIVE_COMPILED: _NativeSplitReLU}
+# warm-up calls before timing: the first compiles (forward and, in training,
+# backward), the next ones run the cached code
+WARMUP = 3
 
 
 def _mlp(sequential, linear, relu):
@@ -133,12 +155,38 @@ def _data():
     return x, torch.randint(0, SIZES[-1], (BATCH,))
 
 
-def _step(model, input, target, modulus, vd):
+def _compile(model, variant):
+    """``model``, compiled for the ``-compiled`` variants: inductor, default mode, whole graph."""
+    if not variant.endswith("-compiled"):
+        return model
+    torch._dynamo.reset()  # each test compiles afresh, far from dynamo's recompilation limit
+    return torch.compile(model, fullgraph=True)
+
+
+def _warm_up(benchmark, variant, call):
+    """Run ``call`` before timing; keep the first call's wall-clock time.
+
+    A native model that does not compile skips its variant with the error.
+    """
+    start = time.perf_counter()
+    try:
+        call()
+    except Exception as error:  # noqa: BLE001 - any compile failure of the reference is a finding
+        if variant != NATIVE_COMPILED:
+            raise
+        pytest.skip(f"torch.compile of the native complex64 model fails: {type(error).__name__}: "
+                    f"{str(error).splitlines()[0] if str(error) else ''}")
+    benchmark.extra_info["first_call_s"] = time.perf_counter() - start
+    for _ in range(WARMUP - 1):
+        call()
+
+
+def _step(model, forward, input, target, modulus, vd):
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
 
     def step():
         optimizer.zero_grad(set_to_none=True)
-        loss = F.cross_entropy(modulus(model(input)), target)
+        loss = F.cross_entropy(modulus(forward(input)), target)
         if vd:
             loss = loss + KL_WEIGHT * sum(m.penalty.sum() for m in model if hasattr(m, "penalty"))
         loss.backward()
@@ -147,21 +195,23 @@ def _step(model, input, target, modulus, vd):
     return step
 
 
-@pytest.mark.parametrize("variant", [NATIVE, NATIVE_VIEW, "cplxmodule"])
+@pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("kind", ["dense", "vd"])
 def test_training_step(benchmark, threads, kind, variant):
     ours, native = _models(kind, _NATIVE_RELU.get(variant, _NativeSplitReLU))
     x, target = _data()
     if variant in _NATIVE_RELU:
-        step = _step(native, x.to(torch.complex64), target, torch.abs, kind == "vd")
+        model, input, modulus = native, x.to(torch.complex64), torch.abs
     else:
-        step = _step(ours, Cplx(x), target, abs, kind == "vd")
+        model, input, modulus = ours, Cplx(x), abs
+    step = _step(model, _compile(model, variant), input, target, modulus, kind == "vd")
     benchmark.group = _group(f"{kind} training step", threads)
     benchmark.extra_info.update(variant=variant, reference=NATIVE)
+    _warm_up(benchmark, variant, step)
     benchmark(step)
 
 
-@pytest.mark.parametrize("variant", [NATIVE, NATIVE_VIEW, "cplxmodule"])
+@pytest.mark.parametrize("variant", VARIANTS)
 def test_masked_inference(benchmark, threads, variant):
     ours, native = _models("masked", _NATIVE_RELU.get(variant, _NativeSplitReLU))
     x, _ = _data()
@@ -169,6 +219,7 @@ def test_masked_inference(benchmark, threads, variant):
         model, input = native, x.to(torch.complex64)
     else:
         model, input = ours, Cplx(x)
+    model = _compile(model, variant)
     benchmark.group = _group("masked inference", threads)
     benchmark.extra_info.update(variant=variant, reference=NATIVE)
 
@@ -176,6 +227,7 @@ def test_masked_inference(benchmark, threads, variant):
         with torch.inference_mode():
             return model(input)
 
+    _warm_up(benchmark, variant, forward)
     benchmark(forward)
 
 
