@@ -113,6 +113,8 @@ SPECS = {
         [(C, (3, 4)), (C, (3, 4))],
     ),
     "SSIMLoss": (lambda: nn.CplxSSIMLoss(window_size=3), [(C, (1, 6, 6)), (C, (1, 6, 6))]),
+    "FourthPowerLoss": (nn.CplxFourthPowerLoss, [(C, (3, 4)), (C, (3, 4))]),
+    "AnalyticSignalLoss": (nn.CplxAnalyticSignalLoss, [(C, (3, 8))]),
     # spectral front ends and filterbanks
     "FFT": (lambda: nn.CplxFFT(norm="ortho"), [(C, (3, 8))]),
     "IFFT": (lambda: nn.CplxIFFT(dim=1, n=4), [(C, (3, 8))]),
