@@ -470,9 +470,9 @@ def symmetric_circular_padding(input: CplxLike, padding: Union[int, tuple[int, .
 
     Notes
     -----
-    The published function padded by :math:`\lceil p/2 \rceil` and
-    :math:`\lfloor p/2 \rfloor` (a total of ``p``, not ``2p``), which is why
-    its circular convolutions came out too small.
+    Circular padding adds ``p`` on each side, as torch's ``padding_mode``
+    does (how this differs from the published package:
+    :doc:`/guides/migrating`).
 
     Examples
     --------

@@ -488,10 +488,9 @@ def cplx_trabelsi_independent_(cplx, kind="glorot", generator=None):
 
     Notes
     -----
-    The published implementation keeps the filters orthogonal too, but its
-    weight falls short of the variance its criterion asks for (about half
-    of it for a 4 x 4 Glorot weight); one common scale, from the Frobenius
-    norm of :math:`Q`, gives the variance exactly.
+    One common scale, from the Frobenius norm of :math:`Q`, gives the weight
+    exactly the variance its criterion asks for (how this differs from the
+    published package: :doc:`/guides/migrating`).
 
     Examples
     --------

@@ -674,9 +674,8 @@ def whitendxd(
 
     Notes
     -----
-    The published function multiplied by the inverse of the upper Cholesky
-    factor, which does not decorrelate the parts unless they are
-    uncorrelated already; this one does. {note}
+    The parts are decorrelated whatever their covariance (how this differs
+    from the published package: :doc:`/guides/migrating`). {note}
 
     Examples
     --------
