@@ -1045,9 +1045,6 @@ _CONTAINER = "a container: the error names the layer inside that refuses the inp
 _RNN_HOOKS = ("the layer reads the weights of its projections ih_l*/hh_l* in its fused "
               "sequence loop, not through their Module.__call__: their forward hooks never fire")
 
-_ATTENTION_CHECKS = ("the width of `src` is checked only by the attention inside: the "
-                     "ValueError names CplxMultiheadAttention and `query`, not the layer "
-                     "and its argument")
 
 #: what the generic tests found, per layer: skipped (not applicable) or expected to fail
 KNOWN = {
@@ -1066,8 +1063,6 @@ KNOWN = {
                               "construction: on the meta device it is lost, and to_empty() "
                               "leaves it uninitialised (no reset method refills it)",
     }},
-    cnn.CplxTransformerEncoderLayer: {"xfails": {"test_bad_shape": _ATTENTION_CHECKS}},
-    cnn.CplxTransformerEncoder: {"xfails": {"test_bad_shape": _ATTENTION_CHECKS}},
     masked.SparseLinear: {"skips": {"test_meta_to_empty": (
         "built from a dense weight's nonzeros: a size that depends on the data, which a meta "
         "tensor cannot give")}},

@@ -8,6 +8,7 @@ import torch
 
 from ...cplx._shared import (
     check_divides,
+    check_features,
     check_positive_int,
     check_probability,
     checked_cplx,
@@ -194,6 +195,7 @@ class CplxTransformerEncoderLayer(_FeedForward, CplxToCplx):
     ) -> Cplx:
         """Run the layer on ``src``; see the class docstring."""
         x = checked_cplx(src, "src", self._get_name())
+        check_features(x, self.self_attn.embed_dim, "src", self._get_name())
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
             return x + self._ff_block(self.norm2(x))
@@ -391,6 +393,7 @@ class CplxTransformerEncoder(CplxToCplx):
     ) -> Cplx:
         """Run every layer in turn on ``src``, then ``norm``."""
         x = checked_cplx(src, "src", self._get_name())
+        check_features(x, self.layers[0].self_attn.embed_dim, "src", self._get_name())
         for layer in self.layers:
             x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
                       is_causal=bool(is_causal))
