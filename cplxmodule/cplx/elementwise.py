@@ -11,7 +11,7 @@ import torch
 
 from ._dtypes import HALF_DTYPES
 from ._shared import checked_cplx
-from .tensor import Cplx, _modulus, _rescaled
+from .tensor import Cplx, _modulus, _phasor_parts, _rescaled
 from typing import Union
 from ._typing import CplxLike
 
@@ -313,19 +313,6 @@ def _radial(input, f, ratio):
         torch.where(large, unit_re * value, input.real * scale),
         torch.where(large, unit_im * value, input.imag * scale),
     )
-
-
-def _phasor_parts(re, im):
-    """The parts of ``z / |z|`` (0 at zero) and ``|z|``, for parts rescaled by :func:`_rescaled`.
-
-    On the rescaled parts the modulus is about one, so the gradient of the
-    quotient is that of ``z / |z|`` without a square of a tiny modulus.
-    """
-    modulus = _modulus(re, im)
-    zero = modulus == 0
-    # the quotient's gradient at zero must not be 0 * inf: it divides by one there
-    safe = torch.where(zero, 1, modulus)
-    return torch.where(zero, 0, re / safe), torch.where(zero, 0, im / safe), modulus
 
 
 def modtanh(input: CplxLike) -> Cplx:

@@ -27,7 +27,7 @@ from ._shared import (
 )
 from ._typing import CplxLike
 from .spectral import _hilbert
-from .tensor import Cplx, _binary_scale
+from .tensor import Cplx, _binary_scaled
 __all__ = [
     "mse_loss",
     "l1_loss",
@@ -362,12 +362,6 @@ def phase_aware_loss(
     difference = abs(input) - abs(target)
     loss = modulus_weight * difference * difference + phase_weight * (1 - cos)
     return _reduce(loss, reduction)
-
-
-def _binary_scaled(z):
-    """``z`` divided by a power of two that brings its larger part into :math:`[1, 2]`."""
-    scale = _binary_scale(z.real, z.imag)
-    return Cplx(z.real / scale, z.imag / scale)
 
 
 def _gaussian_window(size, sigma, dtype, device):

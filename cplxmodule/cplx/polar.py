@@ -14,7 +14,7 @@ from typing import Callable, Optional
 import torch
 
 from ._shared import check_int, checked_cplx, describe
-from .tensor import Cplx, _binary_scale
+from .tensor import Cplx, _binary_scaled, _phasor_parts
 from ._typing import CplxLike
 
 __all__ = ["phase_sigmoid", "polar_activation", "magnitude_minmax_norm"]
@@ -68,16 +68,10 @@ def _unit(input):
     :math:`1 / |z|` is. Where the modulus is zero the direction is zero,
     with a zero gradient.
     """
-    scale = _binary_scale(input.real, input.imag)
-    re, im = input.real / scale, input.imag / scale
-    modulus = abs(Cplx(re, im))
-    zero = modulus == 0
-    # a divisor of one where the modulus is zero: the branch ``where`` drops
-    # there gets no gradient, and a finite quotient keeps it from sending
-    # 0 * inf = nan back
-    safe = torch.where(zero, 1, modulus)
-    unit = (torch.where(zero, 0, re / safe), torch.where(zero, 0, im / safe))
-    return unit, zero, (re, im)
+    scaled = _binary_scaled(input)
+    re, im = scaled.real, scaled.imag
+    unit_re, unit_im, modulus = _phasor_parts(re, im)
+    return (unit_re, unit_im), modulus == 0, (re, im)
 
 
 def _applied(fn, value, name, where):

@@ -799,6 +799,25 @@ def _binary_scale(real, imag):
     return torch.pow(2.0, exponent)
 
 
+def _binary_scaled(z):
+    """``z`` divided by a power of two that brings its larger part into :math:`[1, 2]`."""
+    scale = _binary_scale(z.real, z.imag)
+    return Cplx(z.real / scale, z.imag / scale)
+
+
+def _phasor_parts(re, im):
+    """The parts of ``z / |z|`` (0 at zero) and ``|z|``, of parts scaled near modulus one.
+
+    The parts come from :func:`_rescaled` or :func:`_binary_scaled`. On them the modulus is about one, so the gradient of the
+    quotient is that of ``z / |z|`` without a square of a tiny modulus.
+    """
+    modulus = _modulus(re, im)
+    zero = modulus == 0
+    # the quotient's gradient at zero must not be 0 * inf: it divides by one there
+    safe = torch.where(zero, 1, modulus)
+    return torch.where(zero, 0, re / safe), torch.where(zero, 0, im / safe), modulus
+
+
 def _add(z, other, sign):
     """``z + sign * other`` with broadcasting of the part ``other`` lacks."""
     parts = _operand_parts(other)
