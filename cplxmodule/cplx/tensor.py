@@ -808,8 +808,9 @@ def _binary_scaled(z):
 def _phasor_parts(re, im):
     """The parts of ``z / |z|`` (0 at zero) and ``|z|``, of parts scaled near modulus one.
 
-    The parts come from :func:`_rescaled` or :func:`_binary_scaled`. On them the modulus is about one, so the gradient of the
-    quotient is that of ``z / |z|`` without a square of a tiny modulus.
+    The parts come from :func:`_rescaled` or :func:`_binary_scaled`. On
+    them the modulus is about one, so the gradient of the quotient is that
+    of ``z / |z|`` without a square of a tiny modulus.
     """
     modulus = _modulus(re, im)
     zero = modulus == 0
