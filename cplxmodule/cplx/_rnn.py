@@ -13,8 +13,8 @@ a copy.
 hidden projections, ``(..., gates * hidden_size, 2)``, in torch's order of
 the gates; states are ``(..., hidden_size, 2)``.
 
-With a ``gate_bias`` the updates are those of the *modulus* gates instead
-(``gates="modulus"`` of the layers): every gate is the sigmoid of the
+With ``gates="modulus"`` the updates are those of the *modulus* gates
+instead: every gate is the sigmoid of the
 modulus of its pre-activation plus a real bias, and every activation of a
 state scales its modulus and keeps its phase, so that a global phase of the
 inputs and the initial state passes to every state (see the Notes of
@@ -113,7 +113,13 @@ def _moduli(pairs):
 
 def _gate(pairs, bias):
     """``sigmoid(|a| + b)``: a real gate in ``(sigmoid(b), 1)``, broadcast over both parts."""
-    return torch.sigmoid(_moduli(pairs) + bias).unsqueeze(-1)
+    moduli = _moduli(pairs)
+    return torch.sigmoid(moduli if bias is None else moduli + bias).unsqueeze(-1)
+
+
+def _bias_parts(bias, sizes):
+    """``bias`` split as the gates are; Nones where the layer has no bias."""
+    return [None] * len(sizes) if bias is None else bias.split(sizes)
 
 
 def _radial(pairs, bias, activation):
@@ -148,7 +154,7 @@ def gru_modulus_update(input_gates, hidden_gates, hx, bias):
     hidden = hx.shape[-2]
     input_rz, input_n = input_gates.split([2 * hidden, hidden], dim=-2)
     hidden_rz, hidden_n = hidden_gates.split([2 * hidden, hidden], dim=-2)
-    bias_rz, bias_n = bias.split([2 * hidden, hidden])
+    bias_rz, bias_n = _bias_parts(bias, [2 * hidden, hidden])
     r, z = _gate(input_rz + hidden_rz, bias_rz).split(hidden, dim=-2)
     n = _radial(torch.addcmul(input_n, r, hidden_n), bias_n, torch.tanh)
     return torch.lerp(n, hx, z)
@@ -164,25 +170,26 @@ def lstm_modulus_update(input_gates, hidden_gates, cx, bias):
     hidden = cx.shape[-2]
     sizes = [2 * hidden, hidden, hidden]
     gates_if, gates_g, gates_o = (input_gates + hidden_gates).split(sizes, dim=-2)
-    bias_if, bias_g, bias_o = bias.split(sizes)
+    bias_if, bias_g, bias_o = _bias_parts(bias, sizes)
     i, f = _gate(gates_if, bias_if).split(hidden, dim=-2)
     cy = torch.addcmul(f * cx, i, _radial(gates_g, bias_g, torch.tanh))
     return _gate(gates_o, bias_o) * _radial(cy, None, torch.tanh), cy
 
 
-def step(mode, input_gates, hidden_gates, hx, cx=None, gate_bias=None):
+def step(mode, input_gates, hidden_gates, hx, cx=None, gates="split", gate_bias=None):
     """One update of ``mode`` (``RNN_TANH``, ``RNN_RELU``, ``GRU`` or ``LSTM``): ``(h', c')``.
 
-    The split update, or with a real ``gate_bias`` (``(gates * hidden_size,)``)
-    the modulus one. The state keeps its dtype: gates that a product under
+    The split update, or with ``gates="modulus"`` the modulus one, whose
+    real ``gate_bias`` (``(gates * hidden_size,)``) may be None. The state keeps its dtype: gates that a product under
     autocast returns in a lower precision are brought to it, so that every
     step of a recurrence (and the cell's output) has the state's dtype.
     """
     if input_gates.dtype != hx.dtype or hidden_gates.dtype != hx.dtype:
         input_gates, hidden_gates = input_gates.to(hx.dtype), hidden_gates.to(hx.dtype)
     nonlinearity = "relu" if mode == "RNN_RELU" else "tanh"
-    if gate_bias is not None:
-        gate_bias = gate_bias.to(hx.dtype)
+    if gates == "modulus":
+        if gate_bias is not None:
+            gate_bias = gate_bias.to(hx.dtype)
         if mode == "LSTM":
             return lstm_modulus_update(input_gates, hidden_gates, cx, gate_bias)
         if mode == "GRU":
@@ -197,7 +204,7 @@ def step(mode, input_gates, hidden_gates, hx, cx=None, gate_bias=None):
 
 # the sequence loop
 def rnn(mode, input, hx, cx, projections, bidirectional, dropout=0.0, training=False,
-        batch_sizes=None, sorted_indices=None, unsorted_indices=None):
+        batch_sizes=None, sorted_indices=None, unsorted_indices=None, gates="split"):
     """The stacked layers of ``mode`` over a padded or a packed sequence, in the pairs layout.
 
     Parameters
@@ -214,7 +221,7 @@ def rnn(mode, input, hx, cx, projections, bidirectional, dropout=0.0, training=F
         ``(ih, hh, hr, gate_bias)`` per layer and direction, in torch's
         order: the input, hidden and (``LSTM`` with ``proj_size``, else
         None) state projections, callables on the pairs layout, and the
-        real bias of the modulus gates (None for the split gates).
+        real bias of the modulus gates (or None).
     bidirectional : bool
     dropout : float
         The probability of the dropout on the output of every layer but the
@@ -222,6 +229,8 @@ def rnn(mode, input, hx, cx, projections, bidirectional, dropout=0.0, training=F
     batch_sizes, sorted_indices, unsorted_indices : torch.Tensor, optional
         Those of a packed sequence: the states given and returned are in the
         batch's order, the sequences run in the sorted one.
+    gates : {"split", "modulus"}
+        The gates of the updates.
 
     Returns
     -------
@@ -245,7 +254,7 @@ def rnn(mode, input, hx, cx, projections, bidirectional, dropout=0.0, training=F
             output, h, c = recurrence(
                 mode, input_projection(x), sizes, hidden_projection, state_projection,
                 hx[k], None if cx is None else cx[k], reverse=k % directions == 1,
-                gate_bias=gate_bias,
+                gates=gates, gate_bias=gate_bias,
             )
             outputs.append(output)
             h_n.append(h)
@@ -260,7 +269,7 @@ def rnn(mode, input, hx, cx, projections, bidirectional, dropout=0.0, training=F
 
 
 def recurrence(mode, input_gates, sizes, hidden_projection, state_projection, h0, c0, reverse,
-               gate_bias=None):
+               gates="split", gate_bias=None):
     """One direction of one layer over the sequence: ``(output, h_n, c_n)`` as pairs.
 
     ``input_gates`` are ``(L, N, gates, 2)`` where ``sizes`` is None, else
@@ -269,7 +278,7 @@ def recurrence(mode, input_gates, sizes, hidden_projection, state_projection, h0
     forward run hold their final state, and a reverse run takes the rows of
     ``h0`` (and ``c0``) of the sequences that join it. ``state_projection``,
     where not None, projects each new ``h`` (the LSTM's ``proj_size``);
-    ``gate_bias``, where not None, makes the gates modulus gates.
+    ``gates`` and ``gate_bias`` are those of :func:`step`.
     """
     # one unbind or split, whose backward is one stack or concatenation: a
     # slice per step would fill a zero gradient of the whole sequence per step
@@ -295,7 +304,7 @@ def recurrence(mode, input_gates, sizes, hidden_projection, state_projection, h0
                 if c is not None:
                     finished_c.append(c[size:])
                     c = c[:size]
-        h, c = step(mode, input_step, hidden_projection(h), h, c, gate_bias)
+        h, c = step(mode, input_step, hidden_projection(h), h, c, gates, gate_bias)
         if state_projection is not None:
             h = state_projection(h)
         outputs.append(h)

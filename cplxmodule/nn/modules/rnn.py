@@ -137,16 +137,6 @@ class _CplxRecurrentBase(_TorchNames, CplxToCplx):
         else:
             self.register_parameter(name, None)
 
-    def _gate_bias(self, name):
-        # the modulus update needs a bias, zeros where the layer has none
-        if self.gates == "split":
-            return None
-        bias = getattr(self, name)
-        if bias is None:
-            weight = getattr(self, "ih" + name[len("gate_bias"):]).weight
-            bias = weight.real.new_zeros(weight.shape[0])
-        return bias
-
     @property
     def mode(self):
         """torch's name of the recurrence: ``RNN_TANH``, ``RNN_RELU``, ``GRU`` or ``LSTM``."""
@@ -298,6 +288,7 @@ class _CplxRNNBase(_CplxRecurrentBase):
         output, h_n, c_n = _rnn.rnn(
             self.mode, x, h0, c0, self._projections(), self.bidirectional,
             self.dropout, self.training, batch_sizes, sorted_indices, unsorted_indices,
+            gates=self.gates,
         )
         if packed:
             output = PackedSequence(output.flatten(-2), batch_sizes, sorted_indices,
@@ -390,7 +381,7 @@ class _CplxRNNBase(_CplxRecurrentBase):
                 _Projection(getattr(self, "ih" + suffix)),
                 _Projection(getattr(self, "hh" + suffix)),
                 _Projection(getattr(self, "hr" + suffix)) if self.proj_size else None,
-                self._gate_bias("gate_bias" + suffix),
+                getattr(self, "gate_bias" + suffix),
             )
             for suffix in self._suffixes()
         ]
@@ -461,7 +452,7 @@ class _CplxCellBase(_CplxRecurrentBase):
     def _step(self, input, hx, cx=None):
         """The cell's update of the checked ``input`` and states: ``(h', c')`` as pairs."""
         input_gates, hidden_gates = pairs(self.ih(input)), pairs(self.hh(from_pairs(hx)))
-        return _rnn.step(self.mode, input_gates, hidden_gates, hx, cx, self._gate_bias("gate_bias"))
+        return _rnn.step(self.mode, input_gates, hidden_gates, hx, cx, self.gates, self.gate_bias)
 
 
 def _unbatch(state, batched):
