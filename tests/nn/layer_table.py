@@ -1058,11 +1058,6 @@ KNOWN = {
     cnn.CplxRNN: {"xfails": {"test_hooks": _RNN_HOOKS}},
     cnn.CplxGRU: {"xfails": {"test_hooks": _RNN_HOOKS}},
     cnn.CplxLSTM: {"xfails": {"test_hooks": _RNN_HOOKS}},
-    cnn.CplxSinusoidalPositionalEncoding: {"xfails": {
-        "test_meta_to_empty": "the table of sinusoids is a non-persistent buffer filled at "
-                              "construction: on the meta device it is lost, and to_empty() "
-                              "leaves it uninitialised (no reset method refills it)",
-    }},
     masked.SparseLinear: {"skips": {"test_meta_to_empty": (
         "built from a dense weight's nonzeros: a size that depends on the data, which a meta "
         "tensor cannot give")}},

@@ -219,6 +219,10 @@ def test_meta_to_empty(info, sample):
     for name, t in [*module.named_parameters(), *module.named_buffers()]:
         assert t.device.type == "meta", name
     module.to_empty(device="cpu")
+    # torch's meta-device init (as FSDP's): reset every submodule, then load the checkpoint
+    for sub in module.modules():
+        if hasattr(sub, "reset_parameters"):
+            sub.reset_parameters()
     module.load_state_dict(info.make().state_dict())
     module.eval()
     inputs = info.inputs()

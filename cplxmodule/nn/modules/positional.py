@@ -127,9 +127,20 @@ class CplxSinusoidalPositionalEncoding(CplxToCplx):
         self.batch_first, self.mode, self.base = batch_first, mode, base
         kwargs = _factory_kwargs(device, dtype)
         kwargs["dtype"] = kwargs["dtype"] or torch.get_default_dtype()
-        table = cplx.sinusoid(max_len, d_model, base, dtype=torch.float64)
-        self.register_buffer("pe_real", table.real.to(**kwargs), persistent=False)
-        self.register_buffer("pe_imag", table.imag.to(**kwargs), persistent=False)
+        self.register_buffer("pe_real", torch.empty(max_len, d_model, **kwargs),
+                             persistent=False)
+        self.register_buffer("pe_imag", torch.empty(max_len, d_model, **kwargs),
+                             persistent=False)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Fill the table :attr:`pe` (after ``to_empty()``, as for torch's meta-device init)."""
+        if self.pe_real.is_meta:
+            return
+        table = cplx.sinusoid(self.max_len, self.d_model, self.base, dtype=torch.float64)
+        with torch.no_grad():
+            self.pe_real.copy_(table.real)
+            self.pe_imag.copy_(table.imag)
 
     @property
     def pe(self):

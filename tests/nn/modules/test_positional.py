@@ -118,6 +118,15 @@ def test_sinusoidal_layer_dropout_and_state():
     assert layer.double().pe.dtype == torch.float64
 
 
+def test_sinusoidal_table_refilled_after_meta_init():
+    layer = nn.CplxSinusoidalPositionalEncoding(5, max_len=30, base=100.0, device="meta",
+                                                dtype=torch.float64)
+    layer.to_empty(device="cpu")
+    layer.pe_real.fill_(float("nan"))
+    layer.reset_parameters()
+    np.testing.assert_allclose(as_numpy(layer.pe), numpy_phases(30, 5, base=100.0), atol=1e-12)
+
+
 @pytest.mark.parametrize("batch_first", [False, True])
 def test_rotary_layer_with_heads(batch_first):
     rope = nn.CplxRotaryPositionalEncoding(4, base=100.0, batch_first=batch_first)
