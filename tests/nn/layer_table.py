@@ -1038,9 +1038,10 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
            lambda m, x: native(x) @ _dense(m).T),
 ]
 
-_INT_PASSES = ("an integer tensor passes the input check: a Cplx of integer parts comes out "
-               "(torch.view_as_complex and torch.complex refuse one); the check is the "
-               "argument-check helpers' (cplx/_shared.py)")
+_INT_PARTS = ("reads an integer tensor as integer parts, as the published package's casting "
+              "layers do (tests/nn/modules/test_layers.py::test_casting_layers_keep_integer_parts)")
+_INT_PROMOTED = ("promotes an integer signal to the default float dtype, as torch.fft does "
+                 "(tests/nn/modules/test_layers.py::test_analytic_signal_of_an_integer_signal)")
 _CONTAINER = "a container: the error names the layer inside that refuses the input, as torch's"
 _RNN_HOOKS = ("the layer reads the weights of its projections ih_l*/hh_l* in its fused "
               "sequence loop, not through their Module.__call__: their forward hooks never fire")
@@ -1048,11 +1049,11 @@ _RNN_HOOKS = ("the layer reads the weights of its projections ih_l*/hh_l* in its
 
 #: what the generic tests found, per layer: skipped (not applicable) or expected to fail
 KNOWN = {
-    cnn.InterleavedRealToCplx: {"xfails": {"test_bad_dtype": _INT_PASSES}},
-    cnn.ConcatenatedRealToCplx: {"xfails": {"test_bad_dtype": _INT_PASSES}},
-    cnn.AsTypeCplx: {"xfails": {"test_bad_dtype": _INT_PASSES}},
-    cnn.TensorToCplx: {"xfails": {"test_bad_dtype": _INT_PASSES}},
-    cnn.CplxAnalytic: {"xfails": {"test_bad_dtype": _INT_PASSES}},
+    cnn.InterleavedRealToCplx: {"skips": {"test_bad_dtype": _INT_PARTS}},
+    cnn.ConcatenatedRealToCplx: {"skips": {"test_bad_dtype": _INT_PARTS}},
+    cnn.AsTypeCplx: {"skips": {"test_bad_dtype": _INT_PARTS}},
+    cnn.TensorToCplx: {"skips": {"test_bad_dtype": _INT_PARTS}},
+    cnn.CplxAnalytic: {"skips": {"test_bad_dtype": _INT_PROMOTED}},
     cnn.CplxSequential: {"skips": {"test_bad_input": _CONTAINER, "test_bad_dtype": _CONTAINER}},
     cnn.CplxDataParallel: {"skips": {"test_bad_input": _CONTAINER, "test_bad_dtype": _CONTAINER}},
     cnn.CplxRNN: {"xfails": {"test_hooks": _RNN_HOOKS}},

@@ -271,6 +271,30 @@ def test_astype_cplx_takes_complex_values_as_they_are():
         cnn.AsTypeCplx()("z")
 
 
+def test_casting_layers_keep_integer_parts():
+    # the published package's casting layers read an integer tensor as integer parts
+    x = torch.arange(8).reshape(2, 4)
+    cases = [(cnn.AsTypeCplx(), x, torch.zeros_like(x)),
+             (cnn.InterleavedRealToCplx(), x[:, ::2], x[:, 1::2]),
+             (cnn.ConcatenatedRealToCplx(), x[:, :2], x[:, 2:]),
+             (cnn.TensorToCplx(), x[:, 0::2], x[:, 1::2])]
+    for layer, real, imag in cases:
+        out = layer(x if not isinstance(layer, cnn.TensorToCplx) else x.reshape(2, 2, 2))
+        assert out.real.dtype == torch.int64, type(layer).__name__
+        assert torch.equal(out.real, real) and torch.equal(out.imag, imag), type(layer).__name__
+
+
+def test_analytic_signal_of_an_integer_signal():
+    # as torch.fft.fft: an integer signal is promoted to the default float dtype
+    scipy_signal = pytest.importorskip("scipy.signal")
+    x = torch.tensor([[3, -1, 4, 1, -5, 9, 2, -6]])
+    out = cnn.CplxAnalytic()(x)
+    assert out.real.dtype == torch.get_default_dtype()
+    expected = scipy_signal.hilbert(x.numpy().astype(float), axis=-1)
+    torch.testing.assert_close(cplx_to_native(out).to(torch.complex128),
+                               torch.from_numpy(expected), rtol=1e-6, atol=1e-5)
+
+
 @pytest.mark.parametrize("layer", [cnn.InterleavedRealToCplx(), cnn.ConcatenatedRealToCplx()])
 def test_cplx_into_real_layer(layer):
     with pytest.raises(TypeError, match=type(layer).__name__):
