@@ -6,7 +6,8 @@ import torch
 
 from ..cplx._shared import _fail, checked_cplx, ntuple
 from ..cplx.tensor import Cplx
-from ..nn import CplxModulus, CplxToConcatenatedReal
+from ..nn.modules.activation import CplxModulus
+from ..nn.modules.casting import CplxToConcatenatedReal
 
 __all__: list[str] = []
 

@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Union
 
 import torch
 
 from ..cplx._shared import check_choice, check_positive_int
 from ..cplx._typing import CplxLike, Device
 from ..cplx.tensor import Cplx
-from ..nn import (
-    CplxAdaptiveAvgPool2d,
-    CplxBatchNorm2d,
-    CplxConv2d,
-    CplxFlatten,
-    CplxSplitReLU,
-)
+from ..nn.modules.activation import CplxSplitReLU
+from ..nn.modules.batchnorm import CplxBatchNorm2d
+from ..nn.modules.conv import CplxConv2d
+from ..nn.modules.flatten import CplxFlatten
+from ..nn.modules.pooling import CplxAdaptiveAvgPool2d
 from ._common import READOUTS, check_image, check_sizes, readout_layer
 
 __all__ = ["CplxResNet"]
+
 
 class _PreActivationBlock(torch.nn.Module):
     """Batch norm, CReLU, 3x3 convolution, twice, plus the shortcut (He et al., 2016)."""
@@ -142,16 +141,16 @@ class CplxResNet(torch.nn.Module):
         name = type(self).__name__
         check_positive_int(in_channels, "in_channels", name)
         check_positive_int(num_classes, "num_classes", name)
-        widths = check_sizes(widths, "widths", name)
-        blocks = check_sizes(blocks, "blocks", name, n=len(widths))
+        stage_widths = check_sizes(widths, "widths", name)
+        stage_blocks = check_sizes(blocks, "blocks", name, n=len(stage_widths))
         check_choice(readout, "readout", name, READOUTS)
         super().__init__()
         self.in_channels, self.num_classes = in_channels, num_classes
-        self.widths, self.blocks, self.readout = widths, blocks, readout
-        kwargs = dict(device=device, dtype=dtype)
-        self.stem = CplxConv2d(in_channels, widths[0], 3, padding=1, bias=False, **kwargs)
-        layers, channels = [], widths[0]
-        for stage, (width, count) in enumerate(zip(widths, blocks)):
+        self.widths, self.blocks, self.readout = stage_widths, stage_blocks, readout
+        kwargs: dict[str, Any] = dict(device=device, dtype=dtype)
+        self.stem = CplxConv2d(in_channels, stage_widths[0], 3, padding=1, bias=False, **kwargs)
+        layers, channels = [], stage_widths[0]
+        for stage, (width, count) in enumerate(zip(stage_widths, stage_blocks)):
             for block in range(count):
                 stride = 2 if stage > 0 and block == 0 else 1
                 layers.append(_PreActivationBlock(channels, width, stride, kwargs))

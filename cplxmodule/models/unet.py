@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Union
 
 import torch
 
@@ -10,7 +10,10 @@ from .. import cplx
 from ..cplx._shared import check_bool, check_positive, check_positive_int
 from ..cplx._typing import CplxLike, Device
 from ..cplx.tensor import Cplx
-from ..nn import CplxBatchNorm2d, CplxConv2d, CplxConvTranspose2d, CplxRatioMask, CplxToCplx
+from ..nn.modules.activation import CplxRatioMask
+from ..nn.modules.base import CplxToCplx
+from ..nn.modules.batchnorm import CplxBatchNorm2d
+from ..nn.modules.conv import CplxConv2d, CplxConvTranspose2d
 from ._common import check_image, check_sizes
 
 __all__ = ["CplxUNet"]
@@ -18,7 +21,8 @@ __all__ = ["CplxUNet"]
 
 def _leaky_crelu(negative_slope: float) -> torch.nn.Module:
     """The leaky ReLU of each part: DCUNet's leaky :math:`\\mathbb{C}\\mathrm{ReLU}`."""
-    return CplxToCplx[torch.nn.LeakyReLU](negative_slope)
+    # the class is made by the metaclass's __getitem__, which mypy does not model
+    return CplxToCplx[torch.nn.LeakyReLU](negative_slope)  # type: ignore[misc]
 
 
 class _Down(torch.nn.Module):
@@ -51,9 +55,9 @@ class _Up(torch.nn.Module):
         # the size of the encoder's level: an odd size halved rounds up, and the
         # transposed convolution's output_padding takes it back exactly
         h = self.conv(input, output_size=size)
-        if self.bn is not None:
-            h = self.act(self.bn(h))
-        return h
+        if self.bn is None or self.act is None:
+            return h
+        return self.act(self.bn(h))
 
 
 class CplxUNet(torch.nn.Module):
@@ -158,26 +162,26 @@ class CplxUNet(torch.nn.Module):
     ) -> None:
         name = type(self).__name__
         check_positive_int(in_channels, "in_channels", name)
-        channels = check_sizes(channels, "channels", name)
+        levels = check_sizes(channels, "channels", name)
         check_positive_int(kernel_size, "kernel_size", name)
         if kernel_size % 2 == 0:
             raise ValueError(f"{name}: `kernel_size` must be an odd positive int, got {kernel_size}")
         check_positive(negative_slope, "negative_slope", name)
         check_bool(bounded, "bounded", name)
         super().__init__()
-        self.in_channels, self.channels, self.kernel_size = in_channels, channels, kernel_size
+        self.in_channels, self.channels, self.kernel_size = in_channels, levels, kernel_size
         self.negative_slope, self.bounded = negative_slope, bounded
-        kwargs = dict(device=device, dtype=dtype)
-        sizes = (in_channels,) + channels
+        kwargs: dict[str, Any] = dict(device=device, dtype=dtype)
+        sizes = (in_channels,) + levels
         self.encoder = torch.nn.ModuleList(
             _Down(c_in, c_out, kernel_size, negative_slope, kwargs)
             for c_in, c_out in zip(sizes[:-1], sizes[1:])
         )
         # level k maps to the channels of encoder level k's input; every level
         # but the innermost reads its input concatenated with the skip
-        depth = len(channels)
+        depth = len(levels)
         self.decoder = torch.nn.ModuleList(
-            _Up(channels[k] * (1 if k == depth - 1 else 2), sizes[k], kernel_size,
+            _Up(levels[k] * (1 if k == depth - 1 else 2), sizes[k], kernel_size,
                 negative_slope, k == 0, kwargs)
             for k in range(depth)
         )

@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 import math
-from typing import Optional, Tuple, Union
+from typing import Any, Optional, Tuple, Union
 
 import torch
 
 from .. import cplx
 from ..cplx._shared import check_choice, check_divides, check_positive_int, check_probability, ntuple
 from ..cplx._typing import CplxLike, Device
-from ..nn import (
-    CplxConv2d,
-    CplxFlatten,
-    CplxLayerNorm,
-    CplxParameter,
-    CplxTransformerEncoder,
-    CplxTransformerEncoderLayer,
-)
+from ..nn.modules.conv import CplxConv2d
+from ..nn.modules.flatten import CplxFlatten
+from ..nn.modules.normalization import CplxLayerNorm
+from ..nn.modules.parameter import CplxParameter
+from ..nn.modules.transformer import CplxTransformerEncoder, CplxTransformerEncoderLayer
 from ._common import READOUTS, check_image, readout_layer
 
 __all__ = ["CplxVisionTransformer"]
@@ -127,10 +124,10 @@ class CplxVisionTransformer(torch.nn.Module):
         name = type(self).__name__
         check_positive_int(in_channels, "in_channels", name)
         check_positive_int(num_classes, "num_classes", name)
-        image_size = ntuple(image_size, 2, "image_size", name, minimum=1)
-        patch_size = ntuple(patch_size, 2, "patch_size", name, minimum=1)
-        for size, patch in zip(image_size, patch_size):
-            check_divides(patch, "patch_size", size, f"`image_size` {image_size}", name)
+        image_hw = ntuple(image_size, 2, "image_size", name, minimum=1)
+        patch_hw = ntuple(patch_size, 2, "patch_size", name, minimum=1)
+        for size, patch in zip(image_hw, patch_hw):
+            check_divides(patch, "patch_size", size, f"`image_size` {image_hw}", name)
         check_positive_int(d_model, "d_model", name)
         check_positive_int(nhead, "nhead", name)
         check_divides(nhead, "nhead", d_model, "`d_model`", name)
@@ -142,12 +139,12 @@ class CplxVisionTransformer(torch.nn.Module):
         check_choice(readout, "readout", name, READOUTS)
         super().__init__()
         self.in_channels, self.num_classes = in_channels, num_classes
-        self.image_size, self.patch_size = image_size, patch_size
+        self.image_size, self.patch_size = image_hw, patch_hw
         self.d_model, self.pool, self.readout = d_model, pool, readout
-        kwargs = dict(device=device, dtype=dtype)
-        self.patches = CplxConv2d(in_channels, d_model, patch_size, stride=patch_size, **kwargs)
+        kwargs: dict[str, Any] = dict(device=device, dtype=dtype)
+        self.patches = CplxConv2d(in_channels, d_model, patch_hw, stride=patch_hw, **kwargs)
         self.flatten = CplxFlatten(2)
-        tokens = math.prod(s // p for s, p in zip(image_size, patch_size)) + (pool == "cls")
+        tokens = math.prod(s // p for s, p in zip(image_hw, patch_hw)) + int(pool == "cls")
         self.class_token = (
             CplxParameter(cplx.Cplx.zeros(1, 1, d_model, **kwargs)) if pool == "cls" else None
         )
