@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import torch
 
 from ..cplx._shared import _fail, checked_cplx, ntuple
@@ -12,18 +14,20 @@ from ..nn.modules.casting import CplxToConcatenatedReal
 __all__: list[str] = []
 
 
-def check_image(model: object, input: object, channels: int, size: object = None) -> Cplx:
+def check_image(
+    model: object, input: object, channels: int, size: Optional[tuple[int, ...]] = None
+) -> Cplx:
     """``input`` as a :class:`Cplx` of shape ``(N, channels, H, W)``, else raise naming it.
 
     ``H`` and ``W`` must be positive, and equal ``size`` (a pair) when given.
     """
     where = type(model).__name__
-    hw = "H, W" if size is None else ", ".join(map(str, size))  # type: ignore[call-overload]
+    hw = "H, W" if size is None else ", ".join(map(str, size))
     shape = f"(N, {channels}, {hw})"
     input = checked_cplx(input, where=where, shape=shape)
     spatial = tuple(input.shape[2:])
     if (input.dim() != 4 or input.shape[1] != channels or 0 in spatial
-            or (size is not None and spatial != tuple(size))):  # type: ignore[arg-type]
+            or (size is not None and spatial != size)):
         qualifier = "" if size is not None else " with H, W > 0"
         raise ValueError(
             f"{where}: `input` must have shape {shape}{qualifier}, got {tuple(input.shape)}"

@@ -122,10 +122,12 @@ class CplxUNet(torch.nn.Module):
 
     Notes
     -----
-    The paper's networks are deeper (10 to 20 levels) with kernels of
-    7x5 down to 5x3 and strides of 2 along one or both axes; this one
-    keeps the structure at a size that trains in seconds: set
-    ``channels`` and ``kernel_size`` for more. Its skip connections
+    The paper's networks are deeper (DCUNet-10 to DCUNet-20: 10 to 20
+    convolutions, encoder and decoder together), with rectangular kernels
+    (7x5, 5x3) and strides of 2 along one or both axes; this one keeps the
+    structure at a size that trains in seconds, with square kernels and
+    strides of 2 along both axes: set ``channels`` and ``kernel_size``
+    for more. Its skip connections
     concatenate, as the paper's; the output is the masked spectrogram, to
     be inverted by :class:`~cplxmodule.nn.CplxISTFT` (the paper's
     weighted-SDR loss is on the waveform).
