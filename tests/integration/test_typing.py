@@ -4,7 +4,8 @@ mypy (run by ``.ci/run``) checks that the annotations agree with the code;
 this test checks that they are there, for the names users call: the
 functions and the class of :mod:`cplxmodule.cplx`, and ``__init__`` and
 ``forward`` of every layer of :mod:`cplxmodule.nn`,
-:mod:`cplxmodule.nn.masked` and :mod:`cplxmodule.nn.relevance`.
+:mod:`cplxmodule.nn.masked` and :mod:`cplxmodule.nn.relevance`, and of the
+models of :mod:`cplxmodule.models`.
 """
 
 import importlib
@@ -20,6 +21,7 @@ PACKAGES = (
     "cplxmodule.nn.masked",
     "cplxmodule.nn.relevance",
     "cplxmodule.utils",
+    "cplxmodule.models",
 )
 
 # ``*args``/``**kwargs`` left unannotated, each with its reason. None today:

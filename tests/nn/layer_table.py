@@ -9,8 +9,9 @@ Interface (kept stable; other test modules build on it):
 ``LAYERS``
     A list of :class:`LayerInfo`, one per public ``torch.nn.Module``
     subclass of ``cplxmodule.nn`` (with ``cplxmodule.nn.losses``),
-    ``cplxmodule.nn.masked``, ``cplxmodule.nn.relevance`` and
-    ``cplxmodule.nn.relevance.extensions``; :data:`NOT_LAYERS` names the
+    ``cplxmodule.nn.masked``, ``cplxmodule.nn.relevance``,
+    ``cplxmodule.nn.relevance.extensions`` and the reference models of
+    ``cplxmodule.models``; :data:`NOT_LAYERS` names the
     public classes that are not layers of their own, with the reason.
 ``LayerInfo.make(dtype=torch.float32, device="cpu", sample=0, seed=0)``
     A new module of constructor sample ``sample`` (index into
@@ -71,6 +72,7 @@ import cplxmodule.nn as cnn
 import cplxmodule.nn.masked as masked
 import cplxmodule.nn.relevance as relevance
 import cplxmodule.nn.relevance.extensions as extensions
+import cplxmodule.models as models
 from cplxmodule import Cplx
 from cplxmodule.nn import _families
 from cplxmodule.nn._kinds import kinds_of
@@ -80,7 +82,7 @@ __all__ = ["LAYERS", "NOT_LAYERS", "TESTS", "KNOWN", "BAD_SHAPES", "LayerInfo", 
            "PACKAGES", "native"]
 
 #: the packages whose public layer classes the table covers
-PACKAGES = (cnn, cnn.losses, masked, relevance, extensions)
+PACKAGES = (cnn, cnn.losses, masked, relevance, extensions, models)
 
 #: the generic tests that ``skips`` and ``xfails`` may name
 TESTS = (
@@ -772,9 +774,13 @@ _NO_REFERENCE = {
     "composite": "a composition of layers that have references of their own here, "
                  "compared with torch's real layers in tests/nn/modules/test_transformer.py",
     "own": "the layer's own parametrisation; no independent implementation to compare with",
+    "model": "a composition of table layers (each compared with its reference here); the "
+             "model's own structure is tested in tests/models/",
 }
 
 _DEFAULTS = dict(unbatched=False)
+
+_BATCHED_MODEL = {"test_unbatched": "a model takes batches of images (N, C, H, W) only"}
 
 
 def _entry(cls, samples, builder, reference=None, no_reference="", **extra):
@@ -1036,6 +1042,20 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
            lambda m, x: x @ _dense(m).T + m.bias.detach(), complex_input=False),
     _entry(masked.CplxSparseLinear, Sample((_Lazy(lambda: _sparse_weight(True)),)), _c(3),
            lambda m, x: native(x) @ _dense(m).T),
+    # --- reference models: compositions of the layers above (tests/models/ checks
+    # what they add: the pipeline, compile and export, the paper's structure)
+    _entry(models.CplxResNet, (Sample((1, 3), {"widths": (2, 3), "blocks": (1, 1)}),
+                               Sample((1, 3), {"widths": (2,), "blocks": (1,),
+                                               "readout": "modulus"}, "modulus")),
+           _c(1, 5, 4), no_reference=_NO_REFERENCE["model"], skips=_BATCHED_MODEL),
+    _entry(models.CplxUNet, (Sample((), {"channels": (2, 3)}),
+                             Sample((), {"channels": (2,), "bounded": False}, "unbounded")),
+           _c(1, 5, 4), no_reference=_NO_REFERENCE["model"], skips=_BATCHED_MODEL),
+    _entry(models.CplxVisionTransformer,
+           (Sample((1, 3, 4, 2), {"d_model": 4, "num_layers": 1}),
+            Sample((1, 3, 4, 2), {"d_model": 4, "num_layers": 1, "pool": "mean",
+                                  "readout": "modulus"}, "mean-modulus")),
+           _c(1, 4, 4), no_reference=_NO_REFERENCE["model"], skips=_BATCHED_MODEL),
 ]
 
 _INT_PARTS = ("reads an integer tensor as integer parts, as the published package's casting "
@@ -1115,6 +1135,9 @@ BAD_SHAPES = {
     cnn.CplxScaling: _c(),  # no channel dimension
     cnn.CplxECA1d: _spatial(1, 1), cnn.CplxECA2d: _spatial(2, 1), cnn.CplxECA3d: _spatial(3, -1),
     cnn.CplxScaledDotProductAttention: _inputs(("c", (3, 4)), ("c", (5, 3)), ("c", (5, 2))),
+    models.CplxResNet: _c(2, 5, 4),
+    models.CplxUNet: _c(2, 5, 4),
+    models.CplxVisionTransformer: _c(1, 4, 6),
 }
 
 for _info in LAYERS:
