@@ -372,17 +372,22 @@ def named_relevance(
 
 def _named_relevance(module, prefix, kwargs, where, stacklevel):
     for name, layer in module.named_modules(prefix=prefix):
-        if isinstance(layer, BaseARD):
-            mask = layer.relevance(**kwargs)
+        if not isinstance(layer, BaseARD):
+            continue
+        # a layer whose gates span its projections (a recurrent layer's
+        # hidden-unit gates) gives their masks, keyed by their names
+        spanned = getattr(layer, "projection_relevance", None)
+        found = [("", layer.relevance(**kwargs))] if spanned is None else spanned(**kwargs)
+        for sub, mask in found:
             if mask.numel() and not bool(mask.any()):
                 warnings.warn(
                     f"{where}: layer {name!r} ({type(layer).__name__}) drops every weight"
-                    f" with {_describe_kwargs(kwargs)}; its masked twin will output its"
-                    " bias only",
+                    f"{f' of {sub!r}' if sub else ''} with {_describe_kwargs(kwargs)}; its"
+                    " masked twin will output its bias only",
                     UserWarning,
                     stacklevel=stacklevel,
                 )
-            yield name, mask
+            yield ".".join(part for part in (name, sub) if part), mask
 
 
 def _describe_kwargs(kwargs):

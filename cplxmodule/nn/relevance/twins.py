@@ -19,7 +19,8 @@ from ..masked.twins import convert_layers
 __all__ = ["to_bayesian"]
 
 _KINDS = (
-    "vd", "ard", "channel_vd", "channel_ard", "channel_l0", "input_vd", "input_ard", "input_l0"
+    "vd", "ard", "channel_vd", "channel_ard", "channel_l0", "input_vd", "input_ard", "input_l0",
+    "unit_l0",
 )
 
 
