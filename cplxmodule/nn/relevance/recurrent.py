@@ -58,7 +58,8 @@ from .base import BaseARD, _real
 from .structured import _HardConcreteGates
 from typing import Any, Iterator
 
-__all__ = ["UnitL0Mixin", "CplxRNNUnitL0", "CplxGRUUnitL0", "CplxLSTMUnitL0"]
+# the layers are documented at ``cplxmodule.nn.relevance``, as the structured ones
+__all__ = ["UnitL0Mixin"]
 
 
 class _Scaled:
@@ -257,7 +258,8 @@ def _parts(x):
 _DOC = r"""{what} with an L0 gate on each hidden unit.
 
     See :mod:`cplxmodule.nn.relevance.recurrent` for the gates and the
-    pipeline and :class:`UnitL0Mixin` for ``log_alpha``; built by
+    pipeline and :class:`~cplxmodule.nn.relevance.recurrent.UnitL0Mixin`
+    for ``log_alpha``; built by
     :func:`~cplxmodule.nn.relevance.to_bayesian` with ``kind="unit_l0"``.
 
     Parameters
