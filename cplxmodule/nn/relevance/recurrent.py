@@ -72,7 +72,7 @@ class _Scaled:
         return self.projection(x) * self.scale
 
 
-class UnitL0Mixin(_HardConcreteGates):
+class UnitL0Mixin(_HardConcreteGates, _CplxRNNBase):
     r"""Hard-concrete L0 gates on the hidden units of a recurrent layer.
 
     Goes before the plain recurrent layer, :class:`BaseARD` after it
@@ -227,7 +227,7 @@ class UnitL0Mixin(_HardConcreteGates):
             else:
                 yield "hh" + suffix, torch.outer(rows, units[k])
 
-    def sparsity(self, *, hard: bool = True, **kwargs: Any) -> list[tuple[Any, float]]:
+    def sparsity(self, *, hard=True, **kwargs):
         """The projections' weight entries that the gates switch off, for :func:`named_sparsity`.
 
         Parameters
