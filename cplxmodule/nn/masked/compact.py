@@ -84,6 +84,10 @@ def compact(
     module : torch.nn.Module
         A model holding masked layers (masks set and binary) and/or
         Bayesian layers of :mod:`cplxmodule.nn.relevance`. It is not changed.
+        A recurrent layer with hidden-unit gates
+        (:mod:`~cplxmodule.nn.relevance.recurrent`) is compacted as the plain
+        layer it computes as in eval mode, its gates folded in: its closed
+        units are dead.
     max_density : float, optional
         A linear layer whose mask keeps at most this fraction of its weight
         (after the removal of whole features) becomes a

@@ -94,9 +94,12 @@ def convert_layers(module: torch.nn.Module, kind: str) -> torch.nn.Module:
     layers) converts as the dense layer it computes as in eval mode: the
     twin's weight is its weight with the eval-mode gates folded in (as
     :func:`~cplxmodule.nn.masked.compact` stores it), and the gates stay
-    behind. A layer already of the kind is kept as it is; layers of other
-    types, subclasses included, are copied as they are. ``module`` itself
-    is not changed.
+    behind. A recurrent layer with gates on its hidden units
+    (:mod:`~cplxmodule.nn.relevance.recurrent`) converts so too: to the
+    plain layer, its gates folded into its projections' weights and biases,
+    whose projections then convert to ``kind``. A layer already of the kind
+    is kept as it is; layers of other types, subclasses included, are
+    copied as they are. ``module`` itself is not changed.
 
     Parameters
     ----------

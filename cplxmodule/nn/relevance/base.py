@@ -351,7 +351,10 @@ def named_relevance(
     Returns
     -------
     iterator of (str, torch.Tensor)
-        The name and relevance mask of every :class:`BaseARD` layer.
+        The name and relevance mask of every :class:`BaseARD` layer; for a
+        recurrent layer with hidden-unit gates, those of its projections
+        (``gru.ih_l0``, ``gru.hh_l0``, ...), from its
+        ``projection_relevance``.
 
     Warns
     -----
@@ -399,7 +402,9 @@ def compute_ard_masks(
 ) -> dict[str, torch.Tensor]:
     """The relevance masks of ``module``'s Bayesian layers, keyed as masked layers' masks.
 
-    The keys are ``<layer>.mask`` (``mask`` for ``module`` itself), so the
+    The keys are ``<layer>.mask`` (``mask`` for ``module`` itself; a
+    recurrent layer with hidden-unit gates, whose gates prune its
+    projections, gives theirs, ``<layer>.ih_l0.mask`` and so on), so the
     dictionary loads into the masked twin of the model with
     ``load_state_dict(masks, strict=False)`` or
     :func:`~cplxmodule.nn.masked.deploy_masks`, and

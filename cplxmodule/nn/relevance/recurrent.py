@@ -94,6 +94,13 @@ class UnitL0Mixin(_HardConcreteGates, _CplxRNNBase):
 
     __sparsity_ignore__ = ("log_alpha",)
 
+    def __init_subclass__(cls, plain=None, **kwargs):
+        # ``class CplxGRUUnitL0(UnitL0Mixin, CplxGRU, BaseARD, plain=CplxGRU)``:
+        # the twin of kind ``unit_l0`` of the plain layer, for ``convert_layers``
+        super().__init_subclass__(**kwargs)
+        if plain is not None:
+            _families.declare_composite(cls, plain, "unit_l0")
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         real = _real(self.ih_l0.weight)
@@ -287,20 +294,15 @@ _DOC = r"""{what} with an L0 gate on each hidden unit.
     """
 
 
-class CplxRNNUnitL0(UnitL0Mixin, CplxRNN, BaseARD):
+class CplxRNNUnitL0(UnitL0Mixin, CplxRNN, BaseARD, plain=CplxRNN):
     __doc__ = _DOC.format(what="A complex Elman RNN", plain="CplxRNN", name="CplxRNNUnitL0",
                           rows=8)
 
 
-class CplxGRUUnitL0(UnitL0Mixin, CplxGRU, BaseARD):
+class CplxGRUUnitL0(UnitL0Mixin, CplxGRU, BaseARD, plain=CplxGRU):
     __doc__ = _DOC.format(what="A complex GRU", plain="CplxGRU", name="CplxGRUUnitL0", rows=24)
 
 
-class CplxLSTMUnitL0(UnitL0Mixin, CplxLSTM, BaseARD):
+class CplxLSTMUnitL0(UnitL0Mixin, CplxLSTM, BaseARD, plain=CplxLSTM):
     __doc__ = _DOC.format(what="A complex LSTM", plain="CplxLSTM", name="CplxLSTMUnitL0",
                           rows=32)
-
-
-for _twin, _plain in ((CplxRNNUnitL0, CplxRNN), (CplxGRUUnitL0, CplxGRU),
-                      (CplxLSTMUnitL0, CplxLSTM)):
-    _families.declare_composite(_twin, _plain, "unit_l0")
