@@ -90,6 +90,19 @@ class UnitL0Mixin(_HardConcreteGates, _CplxRNNBase):
     ``penalty`` is the probability of each gate being open,
     :func:`~cplxmodule.nn.relevance.functional.l0_penalty`: the expected
     number of live units.
+
+    Shape
+    -----
+    - Input, states and output: as for the plain layer.
+    - ``log_alpha``, ``penalty`` and ``relevance()``:
+      ``(num_layers * D, hidden_size)``.
+
+    Examples
+    --------
+    >>> from cplxmodule.nn.relevance import CplxLSTMUnitL0
+    >>> layer = CplxLSTMUnitL0(4, 8, bidirectional=True)
+    >>> layer.log_alpha.shape, layer.penalty.sum().item() > 14
+    (torch.Size([2, 8]), True)
     """
 
     __sparsity_ignore__ = ("log_alpha",)
