@@ -16,8 +16,19 @@ their masked twins, half of each weight masked) against the dense GRU: the
 masked projections are called as modules at every step, outside and inside
 :func:`~cplxmodule.nn.cached`.
 
+A fourth group times hidden-unit sparsity: the GRU made a
+:class:`~cplxmodule.nn.relevance.CplxGRUUnitL0` with three quarters of its
+unit gates closed (96 of 128 units), its masked twin from
+:func:`~cplxmodule.nn.relevance.compute_ard_masks` and
+:func:`~cplxmodule.nn.masked.to_masked` (``masked``, the reference; also
+inside :func:`~cplxmodule.nn.cached`, ``masked-cached``), and
+:func:`~cplxmodule.nn.masked.compact` of it (``compact``, a
+:class:`~cplxmodule.nn.masked.CompactRecurrent` of 32 units), with the
+dense GRU of all 128 units for scale.
+
 ``benchmarks/conftest.py`` prints each time over the reference's
-(``torch-complex64``, or ``dense`` for masked inference). On a busy machine add
+(``torch-complex64``; ``dense`` for masked inference; ``masked`` for unit
+sparsity). On a busy machine add
 ``--benchmark-timer=time.process_time``.
 """
 
@@ -27,7 +38,8 @@ import torch.nn.functional as F
 
 from cplxmodule import cplx
 from cplxmodule.nn import CplxGRU, cached
-from cplxmodule.nn.masked import to_masked
+from cplxmodule.nn.masked import compact, to_masked
+from cplxmodule.nn.relevance import compute_ard_masks, to_bayesian
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -137,6 +149,45 @@ def test_masked_inference(benchmark, variant):
     benchmark.group = f"gru {INPUT}-{HIDDEN} length {LENGTH} batch {BATCH}: masked inference"
     benchmark.extra_info.update(variant=variant, reference="dense")
     benchmark(run)
+
+
+def _unit_sparse(variant):
+    """The GRU with 96 of its 128 units closed: dense (all units), masked or compact."""
+    dense, _ = _models()
+    if variant == "dense":
+        return dense
+    gated = to_bayesian(dense, "unit_l0").eval()
+    with torch.no_grad():
+        gated.log_alpha[:, HIDDEN // 4 :] = 20.0
+    masked = to_masked(gated, compute_ard_masks(gated)).eval()
+    return compact(masked) if variant == "compact" else masked
+
+
+@pytest.mark.parametrize("variant", ["dense", "masked", "masked-cached", "compact"])
+def test_unit_sparse_inference(benchmark, variant):
+    model = _unit_sparse("masked" if variant == "masked-cached" else variant)
+    x = _input()
+
+    def run():
+        with torch.inference_mode():
+            if variant == "masked-cached":
+                with cached(model):
+                    return model(x)
+            return model(x)
+
+    benchmark.group = (f"gru {INPUT}-{HIDDEN} length {LENGTH} batch {BATCH}: "
+                       f"{HIDDEN // 4} of {HIDDEN} units kept")
+    benchmark.extra_info.update(variant=variant, reference="masked")
+    benchmark(run)
+
+
+def test_unit_sparse_models_agree():
+    masked, small = _unit_sparse("masked"), _unit_sparse("compact")
+    assert small.hidden_size == HIDDEN // 4
+    x = _input()
+    with torch.no_grad():
+        torch.testing.assert_close(cplx.to_complex(small(x)[0]), cplx.to_complex(masked(x)[0]),
+                                   rtol=1e-4, atol=1e-5)
 
 
 def test_models_agree():

@@ -132,6 +132,26 @@ class Member(NamedTuple):
 _FAMILIES = {}  # dense class -> Family
 _MEMBERS = {}  # exact member class -> Member
 
+
+class Composite(NamedTuple):
+    """A layer built of family members with parameters of its own that span them.
+
+    The recurrent layers with gates on their hidden units: each gate scales
+    rows and columns of several projections at once, so the layer, not a
+    projection, has a twin. ``dense`` is the plain layer it computes as in
+    eval mode, ``kind`` its kind (``"dense"`` for the plain layer itself).
+    A twin defines ``from_plain(layer)`` (a classmethod: the twin of the
+    plain ``layer``, its weights kept) and ``plain_twin()`` (the plain
+    layer it computes as in eval mode, its gates folded into the weights).
+    """
+
+    dense: type
+    kind: str
+
+
+_COMPOSITES = {}  # exact class -> Composite
+_COMPOSITE_TWINS = {}  # plain class -> {kind: twin class}
+
 # the packages whose classes declare twins: imported before a lookup
 _TWIN_MODULES = ("cplxmodule.nn.masked", "cplxmodule.nn.relevance")
 
@@ -169,6 +189,25 @@ def add_member(family, kind, target, *, twin=True, convertible=True):
         _MEMBERS[target] = Member(family, kind, convertible)
 
 
+def declare_composite(cls, dense, kind):
+    """Record ``cls`` as the ``kind`` twin of the plain layer class ``dense``."""
+    _COMPOSITES.setdefault(dense, Composite(dense, "dense"))
+    _COMPOSITES[cls] = Composite(dense, kind)
+    _COMPOSITE_TWINS.setdefault(dense, {})[kind] = cls
+
+
+def lookup_composite(cls):
+    """The :class:`Composite` record of the exact class ``cls``, or ``None``."""
+    _complete()
+    return _COMPOSITES.get(cls)
+
+
+def composite_twin(dense, kind):
+    """The ``kind`` twin of the plain layer class ``dense``, or ``None``."""
+    _complete()
+    return _COMPOSITE_TWINS.get(dense, {}).get(kind)
+
+
 def _complete():
     for name in _TWIN_MODULES:
         importlib.import_module(name)
@@ -188,4 +227,5 @@ def families():
 def kinds():
     """The kinds :func:`convert_layers` converts to, sorted."""
     _complete()
-    return sorted({kind for family in _FAMILIES.values() for kind in family.twins})
+    return sorted({kind for family in _FAMILIES.values() for kind in family.twins}
+                  | {kind for twins in _COMPOSITE_TWINS.values() for kind in twins})

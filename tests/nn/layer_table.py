@@ -619,6 +619,31 @@ def _rnn_reference(module, x, hx=None):
     return out, ((h, c) if module.mode == "LSTM" else h)
 
 
+def _unit_l0_reference(module, x, hx=None):
+    """The plain layer's reference with each unit's rows and biases times its eval-mode gate."""
+    from types import SimpleNamespace
+    gate = torch.clamp(torch.sigmoid(-module.log_alpha.detach()) * (module.zeta - module.gamma)
+                       + module.gamma, 0, 1)
+    folded = SimpleNamespace(**{name: getattr(module, name) for name in (
+        "mode", "bidirectional", "num_layers", "hidden_size", "proj_size", "batch_first")})
+    suffixes = [f"_l{k}{d}" for k in range(module.num_layers)
+                for d in (("", "_reverse") if module.bidirectional else ("",))]
+    for suffix, units in zip(suffixes, gate):
+        rows = units.repeat(module.ih_l0.out_features // module.hidden_size)
+        for name in ("ih", "hh"):
+            projection = getattr(module, name + suffix)
+            bias = None if projection.bias is None else native(projection.bias).detach() * rows
+            setattr(folded, name + suffix, SimpleNamespace(
+                weight=native(projection.weight).detach() * rows[:, None], bias=bias))
+    return _rnn_reference(folded, x, hx)
+
+
+def _unit_l0_setup(module, g):
+    with torch.no_grad():
+        # gates open, partly open and closed
+        module.log_alpha.copy_(3 * torch.randn(module.log_alpha.shape, generator=g))
+
+
 def _cell_reference(module, x, hx=None):
     z = native(x)
     unbatched = z.dim() == 1
@@ -1029,6 +1054,11 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
                    Sample((3, 4), {"batch_first": True}, "batchfirst")),
              _sequence(3), _rnn_reference, unbatched=True)
       for cls in (cnn.CplxRNN, cnn.CplxGRU, cnn.CplxLSTM)],
+    *[_entry(cls, ((3, 4), Sample((3, 4), {"num_layers": 2, "bidirectional": True}, "bidir2"),
+                   Sample((3, 4), {"batch_first": True}, "batchfirst")),
+             _sequence(3), _unit_l0_reference, unbatched=True, setup=_unit_l0_setup,
+             stochastic=True)
+      for cls in (relevance.CplxRNNUnitL0, relevance.CplxGRUUnitL0, relevance.CplxLSTMUnitL0)],
     _entry(cnn.CplxUnitaryRNNCell, (3, 4), _c(3), no_reference=_NO_REFERENCE["own"],
            unbatched=True),
     _entry(cnn.CplxUnitaryRNN, (3, 4), _sequence(3), no_reference=_NO_REFERENCE["own"],
@@ -1079,6 +1109,9 @@ KNOWN = {
     cnn.CplxRNN: {"xfails": {"test_hooks": _RNN_HOOKS}},
     cnn.CplxGRU: {"xfails": {"test_hooks": _RNN_HOOKS}},
     cnn.CplxLSTM: {"xfails": {"test_hooks": _RNN_HOOKS}},
+    relevance.CplxRNNUnitL0: {"xfails": {"test_hooks": _RNN_HOOKS}},
+    relevance.CplxGRUUnitL0: {"xfails": {"test_hooks": _RNN_HOOKS}},
+    relevance.CplxLSTMUnitL0: {"xfails": {"test_hooks": _RNN_HOOKS}},
     masked.SparseLinear: {"skips": {"test_meta_to_empty": (
         "built from a dense weight's nonzeros: a size that depends on the data, which a meta "
         "tensor cannot give")}},
@@ -1118,6 +1151,8 @@ BAD_SHAPES = {
     cnn.CplxRNNCell: _c(4), cnn.CplxGRUCell: _c(4), cnn.CplxLSTMCell: _c(4),
     cnn.CplxUnitaryRNNCell: _c(4),
     cnn.CplxRNN: _sequence(4), cnn.CplxGRU: _sequence(4), cnn.CplxLSTM: _sequence(4),
+    relevance.CplxRNNUnitL0: _sequence(4), relevance.CplxGRUUnitL0: _sequence(4),
+    relevance.CplxLSTMUnitL0: _sequence(4),
     cnn.CplxUnitaryRNN: _sequence(4),
     cnn.CplxS4D: _c(4, 5),
     cnn.CplxGaborConv1d: _c(2, 8), cnn.CplxMorletConv1d: _c(2, 8),

@@ -31,7 +31,7 @@ import torch
 from ...cplx import Cplx
 from ...cplx._shared import check_real
 from .. import _families
-from . import _channels, _recurrent
+from . import _channels, _recurrent, twins
 from ._channels import Unit, _parts
 from .base import BaseMasked
 from ._recurrent import CompactRecurrent
@@ -84,6 +84,10 @@ def compact(
     module : torch.nn.Module
         A model holding masked layers (masks set and binary) and/or
         Bayesian layers of :mod:`cplxmodule.nn.relevance`. It is not changed.
+        A recurrent layer with hidden-unit gates
+        (:mod:`~cplxmodule.nn.relevance.recurrent`) is compacted as the plain
+        layer it computes as in eval mode, its gates folded in: its closed
+        units are dead.
     max_density : float, optional
         A linear layer whose mask keeps at most this fraction of its weight
         (after the removal of whole features) becomes a
@@ -220,7 +224,8 @@ def compact(
     True
     """
     check_real(max_density, "max_density", "compact", low=0, high=1, optional=True)
-    model = copy.deepcopy(module).eval()
+    # a layer whose gates span its projections computes as its plain twin
+    model = twins.plain_composites(copy.deepcopy(module)).eval()
     units = {}
     uses = collections.Counter(map(id, model.modules(remove_duplicate=False)))
     with torch.no_grad():

@@ -94,9 +94,12 @@ def convert_layers(module: torch.nn.Module, kind: str) -> torch.nn.Module:
     layers) converts as the dense layer it computes as in eval mode: the
     twin's weight is its weight with the eval-mode gates folded in (as
     :func:`~cplxmodule.nn.masked.compact` stores it), and the gates stay
-    behind. A layer already of the kind is kept as it is; layers of other
-    types, subclasses included, are copied as they are. ``module`` itself
-    is not changed.
+    behind. A recurrent layer with gates on its hidden units
+    (:mod:`~cplxmodule.nn.relevance.recurrent`) converts so too: to the
+    plain layer, its gates folded into its projections' weights and biases,
+    whose projections then convert to ``kind``. A layer already of the kind
+    is kept as it is; layers of other types, subclasses included, are
+    copied as they are. ``module`` itself is not changed.
 
     Parameters
     ----------
@@ -137,14 +140,50 @@ def _convert(module, kind, memo):
     if target is not None and not _built_as(module, target):
         converted = _twin(_source(module, member.family), member.family, target)
     else:
-        converted = module
+        converted = _convert_composite(module, kind)
         # not ``named_children``, which yields a shared child only once
-        for name, child in list(module._modules.items()):
+        for name, child in list(converted._modules.items()):
             new = None if child is None else _convert(child, kind, memo)
             if new is not child:
-                setattr(module, name, new)
+                setattr(converted, name, new)
     memo[id(module)] = converted
     return converted
+
+
+def _convert_composite(module, kind):
+    """``module``, or its ``kind`` twin if it is a layer with gates that span its projections.
+
+    Such a layer (a recurrent layer with hidden-unit gates) converts through
+    the plain layer it computes as in eval mode, its gates folded into the
+    projections; its twin of ``kind``, if the plain layer has one, is built
+    from that plain layer with dense projections. The caller then converts
+    the projections of what comes out to ``kind``.
+    """
+    composite = _families.lookup_composite(type(module))
+    if composite is None or composite.kind == kind:
+        return module
+    plain = module if composite.kind == "dense" else module.plain_twin()
+    target = _families.composite_twin(composite.dense, kind)
+    if target is None:
+        return plain
+    return target.from_plain(_convert(plain, "dense", {}))
+
+
+def plain_composites(model):
+    """``model`` with every layer whose gates span its projections as the plain layer it computes as.
+
+    ``model`` is changed in place, and returned (replaced, if it is such a layer itself).
+    """
+    new = {}
+    for module in model.modules():
+        composite = _families.lookup_composite(type(module))
+        if composite is not None and composite.kind != "dense" and id(module) not in new:
+            new[id(module)] = module.plain_twin()
+    for parent in list(model.modules()):
+        for name, child in list(parent._modules.items()):
+            if id(child) in new:
+                setattr(parent, name, new[id(child)])
+    return new.get(id(model), model)
 
 
 def to_masked(

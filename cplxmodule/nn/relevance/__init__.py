@@ -16,11 +16,13 @@ from .real import __all__ as _real_all
 from .complex import *  # noqa: F401,F403
 from .complex import __all__ as _complex_all
 from .extensions import LinearL0, LinearLASSO
+from .recurrent import CplxGRUUnitL0, CplxLSTMUnitL0, CplxRNNUnitL0
 from .twins import to_bayesian
 
 __all__ = (
     _base_all
     + [name for name in _real_all if not name.endswith("Mixin")]
     + [name for name in _complex_all if not name.endswith("Mixin")]
-    + ["LinearL0", "LinearLASSO", "to_bayesian"]
+    + ["LinearL0", "LinearLASSO", "CplxRNNUnitL0", "CplxGRUUnitL0", "CplxLSTMUnitL0",
+       "to_bayesian"]
 )

@@ -351,7 +351,10 @@ def named_relevance(
     Returns
     -------
     iterator of (str, torch.Tensor)
-        The name and relevance mask of every :class:`BaseARD` layer.
+        The name and relevance mask of every :class:`BaseARD` layer; for a
+        recurrent layer with hidden-unit gates, those of its projections
+        (``gru.ih_l0``, ``gru.hh_l0``, ...), from its
+        ``projection_relevance``.
 
     Warns
     -----
@@ -372,17 +375,22 @@ def named_relevance(
 
 def _named_relevance(module, prefix, kwargs, where, stacklevel):
     for name, layer in module.named_modules(prefix=prefix):
-        if isinstance(layer, BaseARD):
-            mask = layer.relevance(**kwargs)
+        if not isinstance(layer, BaseARD):
+            continue
+        # a layer whose gates span its projections (a recurrent layer's
+        # hidden-unit gates) gives their masks, keyed by their names
+        spanned = getattr(layer, "projection_relevance", None)
+        found = [("", layer.relevance(**kwargs))] if spanned is None else spanned(**kwargs)
+        for sub, mask in found:
             if mask.numel() and not bool(mask.any()):
                 warnings.warn(
                     f"{where}: layer {name!r} ({type(layer).__name__}) drops every weight"
-                    f" with {_describe_kwargs(kwargs)}; its masked twin will output its"
-                    " bias only",
+                    f"{f' of {sub!r}' if sub else ''} with {_describe_kwargs(kwargs)}; its"
+                    " masked twin will output its bias only",
                     UserWarning,
                     stacklevel=stacklevel,
                 )
-            yield name, mask
+            yield ".".join(part for part in (name, sub) if part), mask
 
 
 def _describe_kwargs(kwargs):
@@ -394,7 +402,9 @@ def compute_ard_masks(
 ) -> dict[str, torch.Tensor]:
     """The relevance masks of ``module``'s Bayesian layers, keyed as masked layers' masks.
 
-    The keys are ``<layer>.mask`` (``mask`` for ``module`` itself), so the
+    The keys are ``<layer>.mask`` (``mask`` for ``module`` itself; a
+    recurrent layer with hidden-unit gates, whose gates prune its
+    projections, gives theirs, ``<layer>.ih_l0.mask`` and so on), so the
     dictionary loads into the masked twin of the model with
     ``load_state_dict(masks, strict=False)`` or
     :func:`~cplxmodule.nn.masked.deploy_masks`, and

@@ -349,13 +349,17 @@ class _HardConcreteGates(SparsityStats):
 
     ``log_alpha``, the gates' log-odds of being closed, starts at
     :math:`\log(0.1 / 0.9)`. In training the gates are drawn by
-    :func:`~cplxmodule.nn.relevance.functional.hard_concrete`
-    (``_draw_gates``, on the geometry's channels), in eval mode they are
-    :func:`~cplxmodule.nn.relevance.functional.hard_concrete_gate`, folded
-    into the weight (``_gated_weight``, which ``_eval_weight`` gives
+    :func:`~cplxmodule.nn.relevance.functional.hard_concrete` (``gate()``;
+    on the channels of a weight, ``_draw_gates`` of
+    ``_HardConcreteChannels``), in eval mode they are
+    :func:`~cplxmodule.nn.relevance.functional.hard_concrete_gate`
+    (``_eval_gates``), which a channel layer folds into its weight
+    (``_gated_weight``, which ``_eval_weight`` gives
     :func:`~cplxmodule.nn.masked.compact`); the penalty is
     :func:`~cplxmodule.nn.relevance.functional.l0_penalty`. The gate is
-    real, also for a complex layer (a phase-invariant scale).
+    real, also for a complex layer (a phase-invariant scale). The hidden-unit
+    gates of the recurrent layers (:mod:`cplxmodule.nn.relevance.recurrent`)
+    are these gates too.
     """
 
     beta, gamma, zeta = 2.0 / 3.0, -0.1, 1.1
@@ -399,6 +403,10 @@ class _HardConcreteGates(SparsityStats):
     def _eval_gates(self):
         return F.hard_concrete_gate(self.log_alpha, self.gamma, self.zeta)
 
+
+class _HardConcreteChannels(_HardConcreteGates):
+    """Hard-concrete gates on the channels of a layer's weight, which the geometry maps."""
+
     def _draw_gates(self, tensor, shape):
         log_alpha = self._along_channels(self.log_alpha)
         return tensor * F.hard_concrete(log_alpha, shape, self.beta, self.gamma, self.zeta)
@@ -418,7 +426,7 @@ class _HardConcreteGates(SparsityStats):
         return torch.gt(gate, 0).to(gate.dtype) if hard else gate
 
 
-class ChannelL0Mixin(ChannelGateMixin, _HardConcreteGates, BaseARD):
+class ChannelL0Mixin(ChannelGateMixin, _HardConcreteChannels, BaseARD):
     r"""The hard-concrete channel gate of L0 regularisation (Louizos, Welling & Kingma, 2018).
 
     ``log_alpha`` (one entry per gated channel, the gate's log-odds of

@@ -19,7 +19,8 @@ from ..masked.twins import convert_layers
 __all__ = ["to_bayesian"]
 
 _KINDS = (
-    "vd", "ard", "channel_vd", "channel_ard", "channel_l0", "input_vd", "input_ard", "input_l0"
+    "vd", "ard", "channel_vd", "channel_ard", "channel_l0", "input_vd", "input_ard", "input_l0",
+    "unit_l0",
 )
 
 
@@ -36,7 +37,7 @@ def to_bayesian(module: torch.nn.Module, kind: str = "vd") -> torch.nn.Module:
     ----------
     module : torch.nn.Module
     kind : {"vd", "ard", "channel_vd", "channel_ard", "channel_l0", "input_vd", "input_ard", \
-"input_l0"}
+"input_l0", "unit_l0"}
         Variational dropout or automatic relevance determination of each
         weight; or, structured (:mod:`~cplxmodule.nn.relevance.structured`),
         of whole output channels (``*ChannelVD``, ``*ChannelARD``), or L0
@@ -48,7 +49,11 @@ def to_bayesian(module: torch.nn.Module, kind: str = "vd") -> torch.nn.Module:
         masked twin with the masks of ``compute_ard_masks`` computes what
         it computes in eval mode, and so does its
         :func:`~cplxmodule.nn.masked.compact` (which also takes the L0
-        model itself). A layer already of ``kind`` is kept as it is.
+        model itself). ``"unit_l0"``: an L0 gate on each hidden unit of
+        every :class:`~cplxmodule.nn.CplxRNN`, :class:`~cplxmodule.nn.CplxGRU`
+        and :class:`~cplxmodule.nn.CplxLSTM`
+        (:mod:`~cplxmodule.nn.relevance.recurrent`), the other layers kept
+        as they are. A layer already of ``kind`` is kept as it is.
 
     Returns
     -------
@@ -70,6 +75,9 @@ def to_bayesian(module: torch.nn.Module, kind: str = "vd") -> torch.nn.Module:
     >>> twin = to_bayesian(model, kind="input_l0")[0]
     >>> type(twin).__name__, twin.gated, twin.log_alpha.shape
     ('CplxLinearChannelL0', 'input', torch.Size([4]))
+    >>> from cplxmodule.nn import CplxGRU
+    >>> type(to_bayesian(CplxGRU(4, 3), kind="unit_l0")).__name__
+    'CplxGRUUnitL0'
     """
     check_choice(kind, "kind", "to_bayesian", _KINDS)
     return convert_layers(module, kind)

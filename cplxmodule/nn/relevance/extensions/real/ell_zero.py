@@ -9,7 +9,7 @@ import torch
 from .....cplx._shared import check_choice
 from .....cplx._typing import Device
 from ...base import BaseARD
-from ...structured import _ChannelGeometry, _HardConcreteGates
+from ...structured import _ChannelGeometry, _HardConcreteChannels
 from ....modules.linear import _RealLinear
 # at its published path
 from ....utils.sparsity import SparsityStats  # noqa: F401
@@ -24,7 +24,7 @@ _GROUPS = {
 
 
 class LinearL0(
-    _HardConcreteGates,
+    _HardConcreteChannels,
     _ChannelGeometry,
     _RealLinear,
     BaseARD,
