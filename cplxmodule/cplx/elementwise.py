@@ -376,9 +376,11 @@ def modlog(input: CplxLike) -> Cplx:
 def zabsrelu(input: CplxLike, threshold: Union[float, torch.Tensor] = 0.5) -> Cplx:
     r"""The modulus hard threshold: :math:`z` where :math:`|z| \ge b`, zero elsewhere.
 
-    Unlike :func:`modrelu` the kept values are not shrunk. The gradient with
-    respect to :math:`b` is zero almost everywhere, so a learnable threshold
-    does not learn.
+    Unlike :func:`modrelu` the kept values are not shrunk. The output is a
+    step function of :math:`b`, so its derivative in :math:`b` is zero
+    wherever it exists: a threshold tensor that requires a gradient gets
+    an exact zero one (not none), and a learnable threshold does not learn
+    from the loss.
 
     Parameters
     ----------
@@ -386,6 +388,10 @@ def zabsrelu(input: CplxLike, threshold: Union[float, torch.Tensor] = 0.5) -> Cp
     threshold : float or torch.Tensor, default 0.5
         The threshold :math:`b` on the modulus; a tensor broadcasts against
         ``input``.
+
+    Returns
+    -------
+    Cplx
 
     References
     ----------
@@ -401,14 +407,31 @@ def zabsrelu(input: CplxLike, threshold: Union[float, torch.Tensor] = 0.5) -> Cp
     input = checked_cplx(input, where="zabsrelu")
     re, im = input.real, input.imag
     keep = abs(input) >= threshold
-    return Cplx(re * keep, im * keep)
+    if not (torch.is_grad_enabled() and isinstance(threshold, torch.Tensor)
+            and threshold.requires_grad):
+        return Cplx(re * keep, im * keep)
+    # the zero derivative enters the graph: DDP refuses a parameter that
+    # gets no gradient at all (unless told to look for unused ones)
+    scale = keep.to(re.dtype) + (0 * threshold).to(re.dtype)
+    return Cplx(re * scale, im * scale)
 
 
-def zleakyrelu(input: CplxLike, negative_slope: float = 0.01) -> Cplx:
+def zleakyrelu(input: CplxLike, negative_slope: Union[float, torch.Tensor] = 0.01) -> Cplx:
     r"""Leaky zReLU: :math:`z` in the closed first quadrant, :math:`a z` elsewhere.
 
     The leak ``negative_slope`` :math:`a` keeps a gradient outside the
-    first quadrant, where :func:`zrelu` has none.
+    first quadrant, where :func:`zrelu` has none. Its own gradient is
+    :math:`z` outside the quadrant and zero inside.
+
+    Parameters
+    ----------
+    input : Cplx
+    negative_slope : float or torch.Tensor, default 0.01
+        The leak :math:`a`; a tensor broadcasts against ``input``.
+
+    Returns
+    -------
+    Cplx
 
     References
     ----------
@@ -425,8 +448,10 @@ def zleakyrelu(input: CplxLike, negative_slope: float = 0.01) -> Cplx:
     re, im = input.real, input.imag
     keep = (re >= 0) & (im >= 0)
     # one real scale for both parts: two products forward and two backward,
-    # where a ``where`` per part costs a product and a select each way
+    # where a ``where`` per part costs a product and a select each way; a
+    # slope tensor of another dtype (a parameter) does not promote the output
     scale = negative_slope + (1 - negative_slope) * keep.to(re.dtype)
+    scale = scale.to(re.dtype)
     return Cplx(re * scale, im * scale)
 
 
