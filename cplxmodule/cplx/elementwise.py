@@ -68,11 +68,14 @@ def log(input: CplxLike) -> Cplx:
     negative real axis, as :func:`torch.log`.
     """
     input = checked_cplx(input, where="log")
-    # log|z| = log|cz| - log c on the rescaled parts: the gradient of
-    # log|cz|, of size one, does not overflow as ``1 / |z|`` times the
-    # modulus's gradient would for a tiny z
-    re, im, scale = _rescaled(input.real, input.imag)
-    modulus = torch.log(_modulus(re, im)) - torch.log(scale)
+    # log|z| = log|z / d| + log d on the rescaled parts: the gradient of
+    # log|z / d|, of size one, does not overflow as ``1 / |z|`` times the
+    # modulus's gradient would for a tiny z. The sum cancels where |z| is
+    # near 1 but d is not, which half precision feels: there it is taken in
+    # float32 and cast back
+    wide = input.float() if input.dtype in HALF_DTYPES else input
+    re, im, scale = _rescaled(wide.real, wide.imag)
+    modulus = torch.log(_modulus(re, im)) + torch.log(scale)
     return Cplx(modulus.to(input.dtype), input.angle)
 
 
@@ -209,14 +212,15 @@ def modrelu(input: CplxLike, threshold: Union[float, torch.Tensor] = 0.5) -> Cpl
         # gradient's b / |z|^2 has |z|^2 >= b^2, a normal number
         scale = torch.relu(1.0 - threshold / torch.clamp(abs(wide), min=threshold))
         return input * (scale if wide is input else scale.to(input.dtype))
-    # ReLU(|z| - b) z / |z| on the parts rescaled by c, where it reads
-    # ReLU(|cz| - cb) (cz / |cz|) / c: exact for any modulus and any sign of
-    # b (a negative one lifts the modulus of a tiny z to |b|), and neither
-    # the value nor the gradient divides by a tiny modulus or its square
-    re, im, scale = _rescaled(wide.real, wide.imag)
+    # ReLU(|z| - b) z / |z| on the parts divided by d, where it reads
+    # ReLU(|z / d| - b / d) (z / d) / |z / d| d: exact for any modulus and
+    # any sign of b (a negative one lifts the modulus of a tiny z to |b|),
+    # and neither the value nor the gradient divides by a tiny modulus or
+    # its square; d last, so that a part stays finite where |z| is not
+    re, im, scale = _rescaled(wide.real, wide.imag, bounded=True)
     unit_re, unit_im, modulus = _phasor_parts(re, im)
-    magnitude = torch.relu(modulus - scale * threshold) / scale
-    out = Cplx(unit_re * magnitude, unit_im * magnitude)
+    magnitude = torch.relu(modulus - threshold / scale)
+    out = Cplx(unit_re * magnitude * scale, unit_im * magnitude * scale)
     return out if out.dtype == input.dtype else out.to(input.dtype)
 
 
@@ -263,7 +267,7 @@ def cardioid(input: CplxLike) -> Cplx:
     # moduli; 0 at zero, where the scale 1/2 averages the ReLU's slopes
     re, im, _ = _rescaled(input.real, input.imag)
     cos, _, _ = _phasor_parts(re, im)
-    return input * (0.5 * (1 + cos.to(input.dtype)))
+    return input * (0.5 * (1 + cos))
 
 
 def sigmoid(input: CplxLike) -> Cplx:
@@ -308,7 +312,6 @@ def _radial(input, f, ratio):
     value = f(torch.where(large, modulus, 2))
     re, im, _ = _rescaled(input.real, input.imag)
     unit_re, unit_im, _ = _phasor_parts(re, im)
-    unit_re, unit_im = unit_re.to(input.dtype), unit_im.to(input.dtype)
     return Cplx(
         torch.where(large, unit_re * value, input.real * scale),
         torch.where(large, unit_im * value, input.imag * scale),
@@ -489,8 +492,8 @@ def phase_softmax(input: CplxLike, dim: int) -> Cplx:
     re, im, _ = _rescaled(input.real, input.imag)
     unit_re, unit_im, modulus = _phasor_parts(re, im)
     # where z == 0 the unit phasor z / |z| is taken as 1, with gradient 0
-    unit_re = torch.where(modulus == 0, 1, unit_re).to(input.dtype)
-    return Cplx(weight * unit_re, weight * unit_im.to(input.dtype))
+    unit_re = torch.where(modulus == 0, 1, unit_re)
+    return Cplx(weight * unit_re, weight * unit_im)
 
 
 def ratio_mask(mask: CplxLike, input: CplxLike, bounded: bool = True) -> Cplx:
