@@ -68,11 +68,14 @@ def log(input: CplxLike) -> Cplx:
     negative real axis, as :func:`torch.log`.
     """
     input = checked_cplx(input, where="log")
-    # log|z| = log|cz| - log c on the rescaled parts: the gradient of
-    # log|cz|, of size one, does not overflow as ``1 / |z|`` times the
-    # modulus's gradient would for a tiny z
-    re, im, scale = _rescaled(input.real, input.imag)
-    modulus = torch.log(_modulus(re, im)) - torch.log(scale)
+    # log|z| = log|z / d| + log d on the rescaled parts: the gradient of
+    # log|z / d|, of size one, does not overflow as ``1 / |z|`` times the
+    # modulus's gradient would for a tiny z. The sum cancels where |z| is
+    # near 1 but d is not, which half precision feels: there it is taken in
+    # float32 and cast back
+    wide = input.float() if input.dtype in HALF_DTYPES else input
+    re, im, scale = _rescaled(wide.real, wide.imag)
+    modulus = torch.log(_modulus(re, im)) + torch.log(scale)
     return Cplx(modulus.to(input.dtype), input.angle)
 
 
@@ -209,14 +212,15 @@ def modrelu(input: CplxLike, threshold: Union[float, torch.Tensor] = 0.5) -> Cpl
         # gradient's b / |z|^2 has |z|^2 >= b^2, a normal number
         scale = torch.relu(1.0 - threshold / torch.clamp(abs(wide), min=threshold))
         return input * (scale if wide is input else scale.to(input.dtype))
-    # ReLU(|z| - b) z / |z| on the parts rescaled by c, where it reads
-    # ReLU(|cz| - cb) (cz / |cz|) / c: exact for any modulus and any sign of
-    # b (a negative one lifts the modulus of a tiny z to |b|), and neither
-    # the value nor the gradient divides by a tiny modulus or its square
-    re, im, scale = _rescaled(wide.real, wide.imag)
+    # ReLU(|z| - b) z / |z| on the parts divided by d, where it reads
+    # ReLU(|z / d| - b / d) (z / d) / |z / d| d: exact for any modulus and
+    # any sign of b (a negative one lifts the modulus of a tiny z to |b|),
+    # and neither the value nor the gradient divides by a tiny modulus or
+    # its square; d last, so that a part stays finite where |z| is not
+    re, im, scale = _rescaled(wide.real, wide.imag, bounded=True)
     unit_re, unit_im, modulus = _phasor_parts(re, im)
-    magnitude = torch.relu(modulus - scale * threshold) / scale
-    out = Cplx(unit_re * magnitude, unit_im * magnitude)
+    magnitude = torch.relu(modulus - threshold / scale)
+    out = Cplx(unit_re * magnitude * scale, unit_im * magnitude * scale)
     return out if out.dtype == input.dtype else out.to(input.dtype)
 
 
@@ -263,7 +267,7 @@ def cardioid(input: CplxLike) -> Cplx:
     # moduli; 0 at zero, where the scale 1/2 averages the ReLU's slopes
     re, im, _ = _rescaled(input.real, input.imag)
     cos, _, _ = _phasor_parts(re, im)
-    return input * (0.5 * (1 + cos.to(input.dtype)))
+    return input * (0.5 * (1 + cos))
 
 
 def sigmoid(input: CplxLike) -> Cplx:
@@ -308,7 +312,6 @@ def _radial(input, f, ratio):
     value = f(torch.where(large, modulus, 2))
     re, im, _ = _rescaled(input.real, input.imag)
     unit_re, unit_im, _ = _phasor_parts(re, im)
-    unit_re, unit_im = unit_re.to(input.dtype), unit_im.to(input.dtype)
     return Cplx(
         torch.where(large, unit_re * value, input.real * scale),
         torch.where(large, unit_im * value, input.imag * scale),
@@ -376,9 +379,11 @@ def modlog(input: CplxLike) -> Cplx:
 def zabsrelu(input: CplxLike, threshold: Union[float, torch.Tensor] = 0.5) -> Cplx:
     r"""The modulus hard threshold: :math:`z` where :math:`|z| \ge b`, zero elsewhere.
 
-    Unlike :func:`modrelu` the kept values are not shrunk. The gradient with
-    respect to :math:`b` is zero almost everywhere, so a learnable threshold
-    does not learn.
+    Unlike :func:`modrelu` the kept values are not shrunk. The output is a
+    step function of :math:`b`, so its derivative in :math:`b` is zero
+    wherever it exists: a threshold tensor that requires a gradient gets
+    an exact zero one (not none), and a learnable threshold does not learn
+    from the loss.
 
     Parameters
     ----------
@@ -386,6 +391,10 @@ def zabsrelu(input: CplxLike, threshold: Union[float, torch.Tensor] = 0.5) -> Cp
     threshold : float or torch.Tensor, default 0.5
         The threshold :math:`b` on the modulus; a tensor broadcasts against
         ``input``.
+
+    Returns
+    -------
+    Cplx
 
     References
     ----------
@@ -401,14 +410,31 @@ def zabsrelu(input: CplxLike, threshold: Union[float, torch.Tensor] = 0.5) -> Cp
     input = checked_cplx(input, where="zabsrelu")
     re, im = input.real, input.imag
     keep = abs(input) >= threshold
-    return Cplx(re * keep, im * keep)
+    if not (torch.is_grad_enabled() and isinstance(threshold, torch.Tensor)
+            and threshold.requires_grad):
+        return Cplx(re * keep, im * keep)
+    # the zero derivative enters the graph: DDP refuses a parameter that
+    # gets no gradient at all (unless told to look for unused ones)
+    scale = keep.to(re.dtype) + (0 * threshold).to(re.dtype)
+    return Cplx(re * scale, im * scale)
 
 
-def zleakyrelu(input: CplxLike, negative_slope: float = 0.01) -> Cplx:
+def zleakyrelu(input: CplxLike, negative_slope: Union[float, torch.Tensor] = 0.01) -> Cplx:
     r"""Leaky zReLU: :math:`z` in the closed first quadrant, :math:`a z` elsewhere.
 
     The leak ``negative_slope`` :math:`a` keeps a gradient outside the
-    first quadrant, where :func:`zrelu` has none.
+    first quadrant, where :func:`zrelu` has none. Its own gradient is
+    :math:`z` outside the quadrant and zero inside.
+
+    Parameters
+    ----------
+    input : Cplx
+    negative_slope : float or torch.Tensor, default 0.01
+        The leak :math:`a`; a tensor broadcasts against ``input``.
+
+    Returns
+    -------
+    Cplx
 
     References
     ----------
@@ -425,8 +451,10 @@ def zleakyrelu(input: CplxLike, negative_slope: float = 0.01) -> Cplx:
     re, im = input.real, input.imag
     keep = (re >= 0) & (im >= 0)
     # one real scale for both parts: two products forward and two backward,
-    # where a ``where`` per part costs a product and a select each way
+    # where a ``where`` per part costs a product and a select each way; a
+    # slope tensor of another dtype (a parameter) does not promote the output
     scale = negative_slope + (1 - negative_slope) * keep.to(re.dtype)
+    scale = scale.to(re.dtype)
     return Cplx(re * scale, im * scale)
 
 
@@ -464,8 +492,8 @@ def phase_softmax(input: CplxLike, dim: int) -> Cplx:
     re, im, _ = _rescaled(input.real, input.imag)
     unit_re, unit_im, modulus = _phasor_parts(re, im)
     # where z == 0 the unit phasor z / |z| is taken as 1, with gradient 0
-    unit_re = torch.where(modulus == 0, 1, unit_re).to(input.dtype)
-    return Cplx(weight * unit_re, weight * unit_im.to(input.dtype))
+    unit_re = torch.where(modulus == 0, 1, unit_re)
+    return Cplx(weight * unit_re, weight * unit_im)
 
 
 def ratio_mask(mask: CplxLike, input: CplxLike, bounded: bool = True) -> Cplx:

@@ -27,7 +27,7 @@ from ._shared import (
 )
 from ._typing import CplxLike
 from .spectral import _hilbert
-from .tensor import Cplx, _binary_scaled
+from .tensor import Cplx, _rescaled
 __all__ = [
     "mse_loss",
     "l1_loss",
@@ -353,9 +353,10 @@ def phase_aware_loss(
     # and the terms of the cosine's gradient, each of the order of
     # 1 / modulus, overflow below about 3e-39 before they cancel; the
     # division by an exact power of two changes no other value
-    x, y = _binary_scaled(input), _binary_scaled(target)
-    dot = x.real * y.real + x.imag * y.imag
-    product = abs(x) * abs(y)
+    x_re, x_im, _ = _rescaled(input.real, input.imag)
+    y_re, y_im, _ = _rescaled(target.real, target.imag)
+    dot = x_re * y_re + x_im * y_im
+    product = abs(Cplx(x_re, x_im)) * abs(Cplx(y_re, y_im))
     defined = product > 0
     # the division only where it is defined, so that no NaN reaches the gradient
     cos = torch.where(defined, dot / torch.where(defined, product, 1), 1)

@@ -14,7 +14,7 @@ from typing import Callable, Optional
 import torch
 
 from ._shared import check_int, checked_cplx, describe
-from .tensor import Cplx, _binary_scaled, _phasor_parts
+from .tensor import Cplx, _phasor_parts, _rescaled
 from ._typing import CplxLike
 
 __all__ = ["phase_sigmoid", "polar_activation", "magnitude_minmax_norm"]
@@ -63,13 +63,12 @@ def _unit(input):
     ``z / |z|`` of the parts as they are has a gradient of the order of
     :math:`1 / |z|` made of terms of the order of :math:`1 / |z|^2`, which
     overflow in single precision below a modulus of about :math:`10^{-19}`
-    (and the square underflows); on parts scaled into :math:`[1/2, 2]` the
-    terms are of the order of one, and the gradient is finite wherever
+    (and the square underflows); on parts scaled near one (see
+    :func:`~cplxmodule.cplx.tensor._rescaled`) the terms are of the order of one, and the gradient is finite wherever
     :math:`1 / |z|` is. Where the modulus is zero the direction is zero,
     with a zero gradient.
     """
-    scaled = _binary_scaled(input)
-    re, im = scaled.real, scaled.imag
+    re, im, _ = _rescaled(input.real, input.imag)
     unit_re, unit_im, modulus = _phasor_parts(re, im)
     return (unit_re, unit_im), modulus == 0, (re, im)
 

@@ -492,8 +492,8 @@ class Cplx:
         # (an infinite gradient) below a modulus of about 1e-19 in single
         # precision and overflows (a zero one) above 1e19; the parts scaled
         # by a power of two have the same argument and a square near 1
-        scale = _binary_scale(self._real, self._imag)
-        return torch.atan2(self._imag / scale, self._real / scale)
+        real, imag, _ = _rescaled(self._real, self._imag)
+        return torch.atan2(imag, real)
 
     def abs(self) -> torch.Tensor:
         """torch.Tensor: the modulus :math:`|z|`, as ``abs(z)``."""
@@ -727,32 +727,42 @@ class _HypotEager(torch.autograd.Function):
     backward = _Hypot.backward
 
 
-def _scale_floor(dtype):
-    """The least scale :func:`_rescaled` divides by, for a float32 or wider ``dtype``.
+def _rescaled(real, imag, bounded=False):
+    r"""``(real / d, imag / d, d)``: the parts divided by a detached power of two ``d`` near their size.
 
-    ``tiny ** 0.75``: the parts of a subnormal number divided by it are at
-    least ``tiny ** 0.5``, whose square is normal, and those of the largest
-    number multiplied by it square to a finite number.
+    ``d`` is near ``max(|real|, |imag|)`` (1 where that is 0 or not finite),
+    so the larger part comes into :math:`[1/2, 2]`. The division is exact
+    (but for parts far smaller than the other, which may round to a
+    subnormal), so a function of the parts that does not change under
+    scaling, such as the phase or ``z / |z|``, is computed from parts near
+    one: its value and gradient neither square a tiny part to zero nor a
+    huge one to infinity (the chain rule then divides the gradient by
+    ``d``). ``bounded`` keeps ``d`` within :math:`[s, 1 / s]`,
+    :math:`s = \sqrt{tiny} \cdot eps`, for a caller that also divides a
+    number of its own by ``d`` (modReLU's threshold) and multiplies its
+    result by ``d``: the one overflows for the ``d`` of a subnormal part,
+    the other's gradient for that of a huge one. The smallest subnormal
+    divided by :math:`s` is :math:`\sqrt{tiny}`, whose square is still
+    normal, and the largest number divided by :math:`1 / s` squares to a
+    finite one. Made of ops every exporter knows (``frexp`` and ``exp2``
+    have no ONNX symbolic in the TorchScript exporter); the floor of
+    ``log2`` may be one too high just below a power of two, which the upper
+    bound keeps from overflowing at the top of the range. Integer parts,
+    which have no gradient, are divided by 1.
     """
-    return torch.finfo(dtype).tiny ** 0.75
-
-
-def _rescaled(real, imag):
-    """``(real * c, imag * c, c)``: the parts scaled by a detached ``c > 0`` to about one.
-
-    The phase, and a function of it such as ``z / |z|``, does not change
-    under the scaling; computed from the scaled parts its gradient neither
-    squares a tiny part to zero nor a huge one to infinity (the chain rule
-    then multiplies it by ``c``). ``c`` is bounded (see :func:`_scale_floor`)
-    and 1 at zero. float16, whose range is too narrow for the scaling, is
-    computed in float32 (the caller casts the result back).
-    """
-    if real.dtype == torch.float16:
-        real, imag = real.float(), imag.float()
-    floor = _scale_floor(real.dtype)
+    if not real.is_floating_point():
+        return real, imag, 1
     big = torch.maximum(real.abs(), imag.abs()).detach()
-    scale = torch.where(big == 0, 1, torch.clamp(big, floor, 1 / floor).reciprocal())
-    return real * scale, imag * scale, scale
+    info = torch.finfo(big.dtype)
+    least, greatest = None, math.frexp(info.max)[1] - 1
+    if bounded:
+        least = math.frexp(math.sqrt(info.tiny) * info.eps)[1] - 1
+        greatest = -least
+    regular = (big > 0) & torch.isfinite(big)
+    exponent = torch.floor(torch.log2(torch.where(regular, big, 1)))
+    exponent = exponent.clamp(least, greatest)
+    scale = torch.pow(2.0, exponent)
+    return real / scale, imag / scale, scale
 
 
 def _scaled_modulus(real, imag):
@@ -777,40 +787,12 @@ def _scaled_modulus(real, imag):
     return torch.where(regular, modulus, big)
 
 
-def _binary_scale(real, imag):
-    """A detached power of two near ``max(|real|, |imag|)``; 1 where that is 0 or not finite.
-
-    Dividing by it is exact (but for parts far smaller than the other,
-    which may round to a subnormal) and brings the larger part into
-    :math:`[1/2, 2]`, so that a function of the parts that is invariant under
-    scaling neither underflows nor overflows in its squares. Made of ops
-    every exporter knows (``frexp`` and ``exp2`` have no ONNX symbolic in
-    the TorchScript exporter); the floor of ``log2`` may be one too high
-    just below a power of two, which the clamp keeps from overflowing at
-    the top of the range.
-    """
-    if not real.is_floating_point():
-        # integer parts: no gradient, and ``atan2`` of them is taken in floats anyway
-        return 1
-    big = torch.maximum(real.abs(), imag.abs()).detach()
-    top = math.frexp(torch.finfo(big.dtype).max)[1] - 1
-    regular = (big > 0) & torch.isfinite(big)
-    exponent = torch.floor(torch.log2(torch.where(regular, big, 1))).clamp(max=top)
-    return torch.pow(2.0, exponent)
-
-
-def _binary_scaled(z):
-    """``z`` divided by a power of two that brings its larger part into :math:`[1, 2]`."""
-    scale = _binary_scale(z.real, z.imag)
-    return Cplx(z.real / scale, z.imag / scale)
-
-
 def _phasor_parts(re, im):
     """The parts of ``z / |z|`` (0 at zero) and ``|z|``, of parts scaled near modulus one.
 
-    The parts come from :func:`_rescaled` or :func:`_binary_scaled`. On
-    them the modulus is about one, so the gradient of the quotient is that
-    of ``z / |z|`` without a square of a tiny modulus.
+    The parts come from :func:`_rescaled`. On them the modulus is about
+    one, so the gradient of the quotient is that of ``z / |z|`` without a
+    square of a tiny modulus.
     """
     modulus = _modulus(re, im)
     zero = modulus == 0

@@ -5,7 +5,8 @@ and its consumer, :func:`~cplxmodule.nn.masked.compact` may walk through
 modules whose output channel ``c`` depends on their input channel ``c``
 alone, and remove the channels the consumer never reads. Which modules
 those are is a fact of each class, declared once in its class statement
-(``class CplxTanh(CplxToCplx, compact=ELEMENTWISE)``, read by
+(``class CplxTanh(CplxToCplx, compact=ELEMENTWISE)``, or a list of kinds
+of which the first that applies wins, read by
 :class:`~cplxmodule.nn.CplxToCplx`'s ``__init_subclass__``); torch's own
 layers are declared in ``cplxmodule.nn.masked._channels``. Membership is by
 exact class: a subclass may compute anything in its ``forward``, so it is
@@ -63,11 +64,11 @@ class Channelwise:
     """How to slice a module with per-channel state, and when it maps constants exactly.
 
     The per-channel parameters and buffers (``weight``, ``bias``,
-    ``running_mean``, ``running_var``, ``threshold``; channels along their
-    last dimension) of the module, or of each of its submodules named in
-    ``parts``, are sliced, and the attribute named ``count`` holds the new
-    number of channels. ``spatial`` is the number of spatial dimensions of
-    the input the module takes (``None``: any).
+    ``running_mean``, ``running_var``, ``threshold``, ``negative_slope``;
+    channels along their last dimension) of the module, or of each of its
+    submodules named in ``parts``, are sliced, and the attribute named
+    ``count`` holds the new number of channels. ``spatial`` is the number of
+    spatial dimensions of the input the module takes (``None``: any).
     """
 
     def __init__(self, count, spatial, parts=()):
@@ -90,7 +91,8 @@ class Channelwise:
     def slice(self, module, index):
         for part in self._parts(module):
             setattr(part, self.count, len(index))
-            for name in ("weight", "bias", "running_mean", "running_var", "threshold"):
+            for name in ("weight", "bias", "running_mean", "running_var", "threshold",
+                         "negative_slope"):
                 value = getattr(part, name, None)
                 if not isinstance(value, torch.Tensor):
                     continue

@@ -123,3 +123,30 @@ def test_phase_aware_loss_keeps_a_zero_operand_undefined_phase_at_zero():
     loss.sum().backward()
     torch.testing.assert_close(loss.detach(), torch.tensor([1.0, 1e-80]).float())
     assert torch.isfinite(re.grad).all()
+
+
+@pytest.mark.parametrize("threshold", [-0.5, 0.25, 1e-30], ids=["lift", "shrink", "tiny"])
+@pytest.mark.parametrize("real, imag", POINTS)
+def test_modrelu_with_a_tensor_threshold_against_complex128(real, imag, threshold):
+    # a tensor threshold takes the rescaled path, which divides it by the
+    # parts' scale: a lift (b < 0) of a subnormal z must not overflow there,
+    # nor a part of a z whose modulus is beyond float32's range
+    re = torch.tensor(real, requires_grad=True)
+    im = torch.tensor(imag, requires_grad=True)
+    out = cplx.modrelu(Cplx(re, im), torch.tensor(threshold))
+    (out.real + 2 * out.imag).backward()
+
+    z = torch.complex(torch.tensor(real, dtype=torch.float64),
+                      torch.tensor(imag, dtype=torch.float64)).requires_grad_()
+    r = z.abs()
+    expected = torch.relu(r - threshold) * z / r
+    (grad,) = torch.autograd.grad((expected.real + 2 * expected.imag), z)
+    close(out.real.detach(), expected.real.detach().float())
+    close(out.imag.detach(), expected.imag.detach().float())
+    # beyond the largest float32 modulus the gradient goes through the
+    # derivative in the phasor, |z|, which overflows (NaN, as before)
+    modulus = torch.tensor(real).hypot(torch.tensor(imag))
+    finite = torch.isfinite(grad.real.float()) & torch.isfinite(grad.imag.float())
+    if finite and torch.isfinite(modulus):
+        close(re.grad, grad.real.float())
+        close(im.grad, grad.imag.float())

@@ -462,6 +462,23 @@ def _modrelu(z, b):
     return torch.where(r > 0, torch.relu(1 - b / r), 0) * z
 
 
+def _value_of(module, name):
+    """A zAbsReLU's or leaky zReLU's value, against an ``(N, C, L)`` input if per channel."""
+    value = getattr(module, name)
+    if not isinstance(value, torch.Tensor):
+        return value
+    return value.detach()[:, None] if module.num_parameters > 1 else value.detach()
+
+
+#: samples of a zAbsReLU and a leaky zReLU: the learnable value (scalar, then per
+#: channel of the inputs' 3) and the fixed one
+_VALUE_SAMPLES = (
+    Sample((), {"learnable": True}, "learnable"),
+    Sample((), note="fixed"),
+    Sample((), {"learnable": True, "num_parameters": 3}, "per-channel"),
+)
+
+
 def _split(f):
     return lambda z: torch.complex(f(z.real), f(z.imag))
 
@@ -837,8 +854,6 @@ _ELEMENTWISE = [
     (cnn.CplxModSquash, (), _polar(lambda r: r * r / (1 + r * r))),
     (cnn.CplxModLog, (), _polar(torch.log1p)),
     (cnn.CplxModReLU, (), lambda z: _modrelu(z, 0.5)),
-    (cnn.CplxZAbsReLU, (), lambda z: torch.where(z.abs() >= 0.5, z, 0)),
-    (cnn.CplxZLeakyReLU, (), lambda z: torch.where(_first_quadrant(z), z, 0.01 * z)),
     (cnn.CplxPhaseSigmoid, (), _polar(torch.sigmoid)),
 ]
 
@@ -869,6 +884,13 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
     _entry(cnn.CplxAdaptiveModReLU, ((), Sample((4,), note="per-feature")), _c(3, 4),
            lambda m, x: _modrelu(native(x), m.threshold.detach()), unbatched=True,
            setup=_parameters_setup),
+    _entry(cnn.CplxZAbsReLU, _VALUE_SAMPLES, _c(3, 4),
+           lambda m, x: torch.where(native(x).abs() >= _value_of(m, "threshold"), native(x), 0),
+           unbatched=True, setup=_parameters_setup),
+    _entry(cnn.CplxZLeakyReLU, _VALUE_SAMPLES, _c(3, 4),
+           lambda m, x: torch.where(_first_quadrant(native(x)), native(x),
+                                    _value_of(m, "negative_slope") * native(x)),
+           unbatched=True, setup=_parameters_setup),
     _entry(cnn.CplxChannelModReLU, (3,), _c(3, 4),
            lambda m, x: _modrelu(native(x), m.threshold.detach()[:, None]),
            setup=_parameters_setup),

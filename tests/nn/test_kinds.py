@@ -106,6 +106,13 @@ def _declared():
 
 def _build(cls, kind):
     if isinstance(kind, _kinds.Channelwise):
+        if kind.count == "num_parameters":
+            # PReLU's way: learnable values, one per channel, each its own
+            module = cls(learnable=True, num_parameters=6)
+            with torch.no_grad():
+                for value in module.parameters():
+                    value.copy_(torch.linspace(0.2, 1.2, 6))
+            return module
         return cls(6) if kind.count != "num_channels" else cls(num_channels=6)
     if isinstance(kind, _kinds.Pooling):
         name = cls.__name__

@@ -537,28 +537,129 @@ class CplxModLog(CplxToCplx, compact=ELEMENTWISE):
         return cplx.modlog(_check_cplx(self, input))
 
 
-class CplxZAbsReLU(CplxToCplx, compact=ELEMENTWISE):
-    r"""zAbsReLU: :math:`z` where :math:`|z| \ge b`, zero elsewhere.
+def _one_value(module):
+    """Whether a zAbsReLU or leaky zReLU has one value for every element, not one per channel."""
+    return module.num_parameters == 1
+
+
+class _ValueActivation(CplxToCplx):
+    """An activation of one real value, fixed, or learnable (shared or per channel) as PReLU's weight.
+
+    The value is the attribute named ``_value_name``: a float, or a
+    parameter of shape ``(num_parameters,)`` filled with its initial value.
+    """
+
+    _value_name: str
+
+    def __init__(self, value, learnable, num_parameters, device, dtype):
+        where = type(self).__name__
+        check_bool(learnable, "learnable", where)
+        num_parameters = check_positive_int(num_parameters, "num_parameters", where)
+        if num_parameters > 1 and not learnable:
+            raise ValueError(
+                f"{where}: `num_parameters` above 1 needs `learnable=True` (a fixed"
+                f" `{self._value_name}` is one number), got {num_parameters}"
+            )
+        super().__init__()
+        self.num_parameters = num_parameters
+        self._init = float(value)
+        if learnable:
+            empty = torch.empty(num_parameters, **_factory_kwargs(device, dtype))
+            setattr(self, self._value_name, torch.nn.Parameter(empty))
+            self.reset_parameters()
+        else:
+            setattr(self, self._value_name, self._init)
+
+    @property
+    def learnable(self) -> bool:
+        """Whether the value is a parameter."""
+        return isinstance(getattr(self, self._value_name), torch.nn.Parameter)
+
+    def reset_parameters(self):
+        """Fill a learnable value with its initial one; a fixed one stays."""
+        if self.learnable:
+            with torch.no_grad():
+                torch.nn.init.constant_(getattr(self, self._value_name), self._init)
+
+    def _value(self, input):
+        """The value, shaped to broadcast against ``input`` (checked to be a Cplx)."""
+        value = getattr(self, self._value_name)
+        if not isinstance(value, torch.Tensor):
+            return _check_cplx(self, input), value
+        if self.num_parameters == 1:
+            return _check_cplx(self, input), value.reshape(())
+        shape = f"(N, {self.num_parameters}, *)"
+        input = _check_cplx(self, input, shape=shape)
+        if input.dim() < 2 or input.shape[1] != self.num_parameters:
+            raise ValueError(
+                f"{self._get_name()}: `input` must have shape {shape},"
+                f" got shape {tuple(input.shape)}"
+            )
+        return input, value.reshape(-1, *(1,) * (input.dim() - 2))
+
+    def extra_repr(self):
+        text = f"{self._value_name}={self._init}"
+        if self.learnable:
+            text += ", learnable=True"
+        if self.num_parameters > 1:
+            text += f", num_parameters={self.num_parameters}"
+        return text
+
+
+class CplxZAbsReLU(
+    _ValueActivation,
+    compact=[Elementwise(when=_one_value), Channelwise("num_parameters", None)],
+):
+    r"""zAbsReLU: :math:`z` where :math:`|z| \ge b`, zero elsewhere; :math:`b` fixed or learnable.
 
     A hard threshold on the modulus; unlike :class:`CplxModReLU` the kept
-    values are not shrunk. ``threshold`` is fixed: its gradient would be
-    zero almost everywhere. See :func:`cplxmodule.cplx.zabsrelu`.
+    values are not shrunk. See :func:`cplxmodule.cplx.zabsrelu`.
 
     Parameters
     ----------
     threshold : float, default 0.5
-        The threshold :math:`b \ge 0` on the modulus.
+        The threshold :math:`b \ge 0` on the modulus; with ``learnable``,
+        the initial value of the parameter.
+    learnable : bool, default False
+        Whether ``threshold`` is a parameter of shape ``(num_parameters,)``,
+        as the weight of :class:`torch.nn.PReLU`.
+    num_parameters : int, default 1
+        1: one threshold for every element; :math:`C > 1` (with
+        ``learnable``): one per channel, along dim 1 of the input.
+    device, dtype : optional
+        Factory kwargs of a learnable threshold.
 
     Raises
     ------
     TypeError
-        If ``threshold`` is not a real number.
+        If ``threshold`` is not a real number, ``learnable`` not a bool or
+        ``num_parameters`` not an int.
     ValueError
-        If ``threshold`` is negative.
+        If ``threshold`` is negative or ``num_parameters`` is not positive,
+        or above 1 without ``learnable``.
 
     Shape
     -----
-    - Input and output: any shape, the same.
+    - Input: any shape; :math:`(N, C, *)` with ``num_parameters`` :math:`C > 1`.
+    - Output: the input's shape.
+
+    Notes
+    -----
+    The output is a step function of :math:`b`: the exact gradient of a
+    learnable threshold is zero wherever it exists, and the loss does not
+    move it. It is a parameter that the model saves, loads, casts and
+    :func:`~cplxmodule.nn.masked.compact` slices, for values set from
+    outside (a schedule, a search); it gets a zero gradient, not none, so
+    that DDP takes it, and weight decay then shrinks it: leave it out of
+    weight decay, as torch advises for PReLU's weight. A threshold trained
+    by the loss needs an output continuous in it: :class:`CplxModReLU`,
+    :class:`CplxChannelModReLU`.
+
+    complextorch 2.1.1's ``zAbsReLU`` has the same definition but its
+    threshold ``a`` is always one learnable scalar, starting at
+    ``a_init=0.0`` (the identity), and gets no gradient at all; here the
+    threshold is fixed unless ``learnable``, starts at 0.5, and may be per
+    channel.
 
     References
     ----------
@@ -572,44 +673,85 @@ class CplxZAbsReLU(CplxToCplx, compact=ELEMENTWISE):
     >>> z = cplx.Cplx(torch.tensor([0.3, 3.0]), torch.tensor([0.0, 4.0]))
     >>> CplxZAbsReLU(threshold=1.0)(z).real
     tensor([0., 3.])
+    >>> CplxZAbsReLU(0.1, learnable=True, num_parameters=3).threshold
+    Parameter containing:
+    tensor([0.1000, 0.1000, 0.1000], requires_grad=True)
     """
 
-    def __init__(self, threshold: float = 0.5) -> None:
-        threshold = float(check_real(threshold, "threshold", type(self).__name__, low=0))
-        super().__init__()
-        self.threshold = threshold
+    _value_name = "threshold"
+
+    def __init__(
+        self,
+        threshold: float = 0.5,
+        learnable: bool = False,
+        num_parameters: int = 1,
+        *,
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
+        check_real(threshold, "threshold", type(self).__name__, low=0)
+        super().__init__(threshold, learnable, num_parameters, device, dtype)
 
     def forward(self, input: CplxLike) -> Cplx:
-        return cplx.zabsrelu(_check_cplx(self, input), self.threshold)
-
-    def extra_repr(self):
-        return f"threshold={self.threshold}"
+        return cplx.zabsrelu(*self._value(input))
 
 
-class CplxZLeakyReLU(CplxToCplx, compact=ELEMENTWISE):
+class CplxZLeakyReLU(
+    _ValueActivation,
+    compact=[Elementwise(when=_one_value), Channelwise("num_parameters", None)],
+):
     r"""Leaky zReLU: :math:`z` where :math:`0 \le \arg z \le \pi/2`, :math:`a z` elsewhere.
 
-    See :func:`cplxmodule.cplx.zleakyrelu` and :class:`CplxZReLU`.
+    The slope :math:`a` is fixed or learnable. See
+    :func:`cplxmodule.cplx.zleakyrelu` and :class:`CplxZReLU`.
 
     Parameters
     ----------
     negative_slope : float, default 0.01
-        The leak :math:`a` outside the first quadrant.
+        The leak :math:`a` outside the first quadrant; with ``learnable``,
+        the initial value of the parameter.
+    learnable : bool, default False
+        Whether ``negative_slope`` is a parameter of shape
+        ``(num_parameters,)``, as the weight of :class:`torch.nn.PReLU`.
+    num_parameters : int, default 1
+        1: one slope for every element; :math:`C > 1` (with ``learnable``):
+        one per channel, along dim 1 of the input.
+    device, dtype : optional
+        Factory kwargs of a learnable slope.
 
     Raises
     ------
     TypeError
-        If ``negative_slope`` is not a real number.
+        If ``negative_slope`` is not a real number, ``learnable`` not a bool
+        or ``num_parameters`` not an int.
+    ValueError
+        If ``num_parameters`` is not positive, or above 1 without
+        ``learnable``.
 
     Shape
     -----
-    - Input and output: any shape, the same.
+    - Input: any shape; :math:`(N, C, *)` with ``num_parameters`` :math:`C > 1`.
+    - Output: the input's shape.
+
+    Notes
+    -----
+    The gradient in :math:`a` is :math:`z` outside the closed first quadrant
+    and zero inside it. Weight decay pulls a learnable slope towards zero
+    (the zReLU); torch advises leaving PReLU's weight out of it.
+
+    complextorch 2.1.1's ``zLeakyReLU`` takes a fixed ``negative_slope``
+    only, and keeps :math:`z` in the open quadrant (:math:`\Re z > 0` and
+    :math:`\Im z > 0`): on the positive real and imaginary half-axes and
+    at zero it scales by the slope where this layer, as
+    :class:`CplxZReLU`, passes :math:`z`.
 
     References
     ----------
     N. Guberman, "On complex valued convolutional neural networks", 2016;
     A. L. Maas, A. Y. Hannun, A. Y. Ng, "Rectifier nonlinearities improve
-    neural network acoustic models", ICML 2013.
+    neural network acoustic models", ICML 2013; K. He, X. Zhang, S. Ren,
+    J. Sun, "Delving deep into rectifiers", ICCV 2015 (the learnable slope
+    of PReLU).
 
     Examples
     --------
@@ -617,18 +759,27 @@ class CplxZLeakyReLU(CplxToCplx, compact=ELEMENTWISE):
     >>> z = cplx.Cplx(torch.tensor([1.0, -2.0]), torch.tensor([1.0, 1.0]))
     >>> CplxZLeakyReLU(negative_slope=0.5)(z).real
     tensor([ 1., -1.])
+    >>> layer = CplxZLeakyReLU(0.25, learnable=True, num_parameters=4)
+    >>> layer(cplx.randn(8, 4, 16)).shape, layer.negative_slope.shape
+    (torch.Size([8, 4, 16]), torch.Size([4]))
     """
 
-    def __init__(self, negative_slope: float = 0.01) -> None:
-        negative_slope = float(check_real(negative_slope, "negative_slope", type(self).__name__))
-        super().__init__()
-        self.negative_slope = negative_slope
+    _value_name = "negative_slope"
+
+    def __init__(
+        self,
+        negative_slope: float = 0.01,
+        learnable: bool = False,
+        num_parameters: int = 1,
+        *,
+        device: Device = None,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
+        check_real(negative_slope, "negative_slope", type(self).__name__)
+        super().__init__(negative_slope, learnable, num_parameters, device, dtype)
 
     def forward(self, input: CplxLike) -> Cplx:
-        return cplx.zleakyrelu(_check_cplx(self, input), self.negative_slope)
-
-    def extra_repr(self):
-        return f"negative_slope={self.negative_slope}"
+        return cplx.zleakyrelu(*self._value(input))
 
 
 class CplxChannelModReLU(CplxToCplx, compact=Channelwise("num_channels", None)):

@@ -107,7 +107,9 @@ class CplxToCplx(CplxParameterAccessor, _CplxStateDict):
     def __init_subclass__(cls, compact=None, **kwargs):
         super().__init_subclass__(**kwargs)
         if compact is not None:
-            _kinds.declare(cls, compact)
+            # a list holds several kinds, the first that applies wins (a kind
+            # itself may be a tuple)
+            _kinds.declare(cls, *(compact if isinstance(compact, list) else [compact]))
 
     def __class_getitem__(cls, base):
         if cls is not CplxToCplx:

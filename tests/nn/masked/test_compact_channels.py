@@ -138,6 +138,16 @@ def chain(kind, complex_, d):
         with torch.no_grad():
             (act.threshold if complex_ else act.weight).uniform_(0.1, 0.5)
         middle = [act, cnn.CplxDropout(0.3) if complex_ else torch.nn.Dropout(0.3)]
+    elif kind == "learnable-z":
+        # learnable per-channel values, each its own: PReLU's way
+        if complex_:
+            middle = [cnn.CplxZLeakyReLU(learnable=True, num_parameters=C, dtype=DTYPE),
+                      cnn.CplxZAbsReLU(learnable=True, num_parameters=C, dtype=DTYPE)]
+        else:
+            middle = [torch.nn.PReLU(C, dtype=DTYPE), torch.nn.ReLU()]
+        with torch.no_grad():
+            for value in (p for m in middle for p in m.parameters()):
+                value.uniform_(0.1, 0.5)
     elif kind == "transposed":
         first = conv(complex_, d, 3, C, 3, stride=2, transposed=True)
         middle = [batchnorm(complex_, d), relu(complex_)]
@@ -145,7 +155,8 @@ def chain(kind, complex_, d):
     return model, sample(complex_, 4, 3, *(size,) * d), 0, len(model) - 1
 
 
-KINDS = ["batchnorm", "maxpool", "avgpool", "adaptive", "channel-activation", "transposed"]
+KINDS = ["batchnorm", "maxpool", "avgpool", "adaptive", "channel-activation", "learnable-z",
+         "transposed"]
 
 
 @complexity

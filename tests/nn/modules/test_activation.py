@@ -41,6 +41,7 @@ def _zleaky(a):
 
 
 THRESHOLD = torch.tensor([0.3, 0.9, 1.5], dtype=torch.float64)
+SLOPE = torch.tensor([0.1, -0.2, 0.5], dtype=torch.float64)
 
 # name -> (layer factory, native complex128 reference)
 NATIVE = {
@@ -59,6 +60,15 @@ NATIVE = {
     "zabsrelu": (lambda: cnn.CplxZAbsReLU(0.8),
                  lambda z: torch.where(z.abs() >= 0.8, z, torch.zeros_like(z))),
     "zleakyrelu": (lambda: cnn.CplxZLeakyReLU(0.2), _zleaky(0.2)),
+    "zabsrelu_channel": (
+        lambda: _with_threshold(cnn.CplxZAbsReLU(learnable=True, num_parameters=3)),
+        lambda z: torch.where(z.abs() >= THRESHOLD.reshape(3, 1), z, torch.zeros_like(z)),
+    ),
+    "zleakyrelu_learnable": (lambda: cnn.CplxZLeakyReLU(0.3, learnable=True), _zleaky(0.3)),
+    "zleakyrelu_channel": (
+        lambda: _with_slope(cnn.CplxZLeakyReLU(learnable=True, num_parameters=3)),
+        _zleaky(SLOPE.reshape(3, 1)),
+    ),
     "channel_modrelu": (
         lambda: _with_threshold(cnn.CplxChannelModReLU(3)),
         _polar(lambda r: F.relu(r - THRESHOLD.reshape(3, 1))),
@@ -71,6 +81,12 @@ NATIVE = {
 def _with_threshold(layer):
     with torch.no_grad():
         layer.threshold.copy_(THRESHOLD)
+    return layer
+
+
+def _with_slope(layer):
+    with torch.no_grad():
+        layer.negative_slope.copy_(SLOPE)
     return layer
 
 
@@ -352,6 +368,107 @@ def test_functions_refuse_a_real_tensor(function):
 def test_bad_constructor_arguments(make, error, message):
     with pytest.raises(error, match="^" + message):
         make()
+
+
+@pytest.mark.parametrize("make, error, message", [
+    (lambda cls: cls(learnable=1), TypeError, "`learnable` must be a bool"),
+    (lambda cls: cls(learnable=True, num_parameters=0), ValueError, "`num_parameters` must be"),
+    (lambda cls: cls(learnable=True, num_parameters=2.0), TypeError, "`num_parameters` must be"),
+    (lambda cls: cls(num_parameters=3), ValueError,
+     "`num_parameters` above 1 needs `learnable=True`"),
+])
+@pytest.mark.parametrize("cls", [cnn.CplxZAbsReLU, cnn.CplxZLeakyReLU])
+def test_learnable_value_arguments_are_checked(cls, make, error, message):
+    with pytest.raises(error, match=f"^{cls.__name__}: {message}"):
+        make(cls)
+
+
+def test_learnable_slope_gradient_matches_native_autograd():
+    # the slope's gradient, per channel, against torch's complex autograd
+    # of the same formula; zeros and the half-axes included
+    re, im = _input(shape=(4, 3, 5))
+    re[0, :, :2], im[0, :, :2] = 0.0, 0.0
+    re[1, :, 0], im[1, :, 1] = 0.0, 0.0
+    layer = _with_slope(cnn.CplxZLeakyReLU(learnable=True, num_parameters=3, dtype=torch.float64))
+    weight = torch.complex(*_input(seed=1, shape=(4, 3, 5)))
+    out = layer(Cplx(re, im))
+    (out.real * weight.real + out.imag * weight.imag).sum().backward()
+
+    slope = SLOPE.clone().requires_grad_()
+    z = torch.complex(re, im)
+    expected = _zleaky(slope.reshape(3, 1))(z)
+    (grad,) = torch.autograd.grad((expected * weight.conj()).real.sum(), slope)
+    torch.testing.assert_close(layer.negative_slope.grad, grad)
+
+
+@pytest.mark.parametrize("cls", [cnn.CplxZAbsReLU, cnn.CplxZLeakyReLU])
+def test_learnable_values_gradcheck_with_exact_zeros(cls):
+    layer = cls(0.7, learnable=True, num_parameters=3, dtype=torch.float64)
+    (value,) = layer.parameters()
+
+    def function(re, im, value):
+        out = torch.func.functional_call(layer, {layer._value_name: value}, (Cplx(re, im),))
+        return out.real, out.imag
+
+    re, im = _input(shape=(2, 3, 4))
+    assert torch.autograd.gradcheck(function, (re.requires_grad_(), im.requires_grad_(), value))
+    # at zero the leaky zReLU has a kink in z (as the ReLU at 0), not in its slope
+    re, im = re.detach().clone(), im.detach().clone()
+    re[0, :, :2], im[0, :, :2] = 0.0, 0.0
+    assert torch.autograd.gradcheck(function, (re, im, value))
+    inputs = (re.requires_grad_(), im.requires_grad_(), value)
+    grads = torch.autograd.grad(sum(t.sum() for t in function(*inputs)), inputs)
+    assert all(g.isfinite().all() for g in grads)
+
+
+def test_learnable_threshold_gets_a_zero_gradient_not_none():
+    # zAbsReLU is a step in its threshold: the exact derivative is zero, and
+    # it reaches the parameter (DDP refuses one that gets no gradient)
+    layer = cnn.CplxZAbsReLU(0.5, learnable=True)
+    z = cplx.randn(4, 3)
+    out = layer(z)
+    (out.real.sum() + out.imag.sum()).backward()
+    assert torch.equal(layer.threshold.grad, torch.zeros(1))
+    with torch.no_grad():
+        assert layer(z).real.grad_fn is None
+
+
+@pytest.mark.parametrize("cls, name", [(cnn.CplxZAbsReLU, "threshold"),
+                                       (cnn.CplxZLeakyReLU, "negative_slope")])
+def test_learnable_value_is_a_prelu_style_parameter(cls, name):
+    layer = cls(0.25, learnable=True, num_parameters=3, dtype=torch.float64)
+    value = getattr(layer, name)
+    assert isinstance(value, torch.nn.Parameter) and value.dtype == torch.float64
+    assert torch.equal(value, torch.full((3,), 0.25, dtype=torch.float64))
+    assert [k for k, _ in layer.named_parameters()] == [name]
+    with torch.no_grad():
+        value.zero_()
+    layer.reset_parameters()
+    assert torch.equal(value, torch.full((3,), 0.25, dtype=torch.float64))
+    assert repr(layer) == f"{cls.__name__}({name}=0.25, learnable=True, num_parameters=3)"
+    # meta init, then to_empty() and reset_parameters(), as torch's deferred init
+    meta = cls(0.25, learnable=True, num_parameters=3, device="meta")
+    meta = meta.to_empty(device="cpu")
+    meta.reset_parameters()
+    assert torch.equal(getattr(meta, name), torch.full((3,), 0.25))
+    # a shared learnable value keeps the input's shape, a 0-dim input's too
+    shared = cls(0.25, learnable=True)
+    assert shared(cplx.randn(())).shape == () and shared(cplx.randn(2, 5, 7)).shape == (2, 5, 7)
+    assert not cls().learnable and list(cls().parameters()) == []
+
+
+@pytest.mark.parametrize("cls", [cnn.CplxZAbsReLU, cnn.CplxZLeakyReLU])
+def test_per_channel_value_refuses_a_wrong_channel_count(cls):
+    layer = cls(learnable=True, num_parameters=3)
+    before = copy.deepcopy(layer.state_dict())
+    for shape in [(4, 2, 5), (3,)]:
+        with pytest.raises(ValueError, match=rf"^{cls.__name__}: `input` must have shape "
+                                             r"\(N, 3, \*\), got shape"):
+            layer(cplx.randn(*shape))
+    assert all(torch.equal(before[k], v) for k, v in layer.state_dict().items())
+    # any number of trailing dimensions
+    for shape in [(4, 3), (4, 3, 5), (2, 3, 4, 4)]:
+        assert layer(cplx.randn(*shape)).shape == shape
 
 
 def test_channel_modrelu_refuses_a_wrong_channel_count_and_stays_unchanged():
