@@ -4,7 +4,8 @@ Inductor (CPU) stores and loads boolean tensors element by element; the
 partitioner of a compiled training step would keep ReLU's mask as one
 wherever the ReLU's output is not kept anyway (before a max pooling by
 modulus, as in the demo's network). The tests run AOTAutograd with
-inductor's partitioner and no code generation, which is fast.
+inductor's decompositions and partitioner and no code generation, which is
+fast.
 """
 
 import functools
@@ -14,6 +15,8 @@ import torch
 from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
 from torch._functorch.partitioners import min_cut_rematerialization_partition
+from torch._inductor import compile_fx  # noqa: F401  (loads the lowerings the decompositions consult)
+from torch._inductor.decomposition import select_decomp_table
 
 from cplxmodule import nn
 from cplxmodule.cplx import Cplx
@@ -34,6 +37,7 @@ def _saved_dtypes(model, *inputs):
         fw_compiler=forward_compiler,
         bw_compiler=lambda graph, example_inputs: make_boxed_func(graph.forward),
         partition_fn=functools.partial(min_cut_rematerialization_partition, compiler="inductor"),
+        decompositions=select_decomp_table(),
     )
     torch._dynamo.reset()
     compiled = torch.compile(model, backend=backend, fullgraph=True)
