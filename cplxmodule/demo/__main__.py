@@ -232,7 +232,8 @@ def _structured(runs, config):
                     [
                         "compiled     dense eager time / the compacted model's time compiled"
                         f" (torch.compile, backend {config.compile}), timed with the others",
-                        "compile      the first compiled call, which compiles (once per input shape)",
+                        "compile      the first compiled call, which compiles (once per input shape; about 0 where the"
+                        " compiled code of a model of the same layers and shapes serves)",
                     ]
                     if config.compile
                     else []
