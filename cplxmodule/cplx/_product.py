@@ -208,13 +208,17 @@ def _rows(x):
     return x.real.reshape(-1, x.shape[-1]), x.imag.reshape(-1, x.shape[-1])
 
 
-def _gauss_mm(ar, ai, br, bi, aligned, sign=1, b_sum=None):
+def _gauss_mm(ar, ai, br, bi, aligned, sign=1, b_sum=None, buffered=False):
     """The complex matrix product ``(ar + i ai) @ (br + i sign bi)`` by Gauss's trick.
 
     ``aligned`` chooses the form (see `_aligned`); ``addmm`` sums in its
     products. ``b_sum`` is the sum of parts the form needs, if known:
     ``br + sign bi`` for the aligned form, ``sign bi - br`` for the other.
+    ``buffered`` (outside autograd only) writes both parts into one new
+    buffer, of which they are views (see `_gauss_mm_buffered`).
     """
+    if buffered:
+        return _gauss_mm_buffered(ar, ai, br, bi, aligned, sign, b_sum)
     if aligned:
         # p1 = ai br, p2 = sign ar bi, p3 = (ar - ai)(br + sign bi):
         # im = p1 + p2, then re = p3 + p1 - p2 = p3 - (im - 2 p1)
@@ -231,6 +235,40 @@ def _gauss_mm(ar, ai, br, bi, aligned, sign=1, b_sum=None):
     q1 = torch.mm(ar, br)
     real = torch.addmm(q1, ai, bi, alpha=-sign)
     imag = torch.add(real, q1, alpha=-2).addmm_(ar - ai, b_sum, beta=-1)
+    return real, imag
+
+
+def _gauss_mm_buffered(ar, ai, br, bi, aligned, sign, b_sum):
+    """`_gauss_mm` with its products written into one buffer, a part in each half.
+
+    The same operations in the same order, so the same bits, with one
+    output buffer and one temporary (``ar - ai``) instead of four fresh
+    tensors per call. Freeing those four at once returned their memory to
+    the system on every call on a 2-core VM (glibc trims the top of its
+    heap), and the next call faulted every page back in: 2016 page faults
+    per call of a (4096, 128) x (128, 128) product, which took 1.7x the time
+    of torch's complex product instead of 0.8x (``benchmarks/test_bench_products.py``).
+    """
+    # each part starts on a 64-byte boundary, as a tensor of its own does:
+    # BLAS kernels may sum in another order on a misaligned output
+    shape = (ar.shape[0], br.shape[1])
+    numel, align = shape[0] * shape[1], max(64 // ar.element_size(), 1)
+    stride = -(-numel // align) * align
+    out = ar.new_empty(2 * stride)
+    real, imag = out[:numel].view(shape), out[stride : stride + numel].view(shape)
+    if aligned:
+        if b_sum is None:
+            b_sum = torch.add(br, bi, alpha=sign)
+        # p1 into real; imag = p1 + p2; real = p3 - (imag - 2 p1), -2 p1 exact
+        torch.mm(ai, br, out=real)
+        torch.addmm(real, ar, bi, alpha=sign, out=imag)
+        real.mul_(-2).add_(imag).addmm_(ar - ai, b_sum, beta=-1)
+        return real, imag
+    if b_sum is None:
+        b_sum = torch.sub(bi, br) if sign == 1 else torch.add(bi, br).neg_()
+    torch.mm(ar, br, out=imag)
+    torch.addmm(imag, ai, bi, alpha=-sign, out=real)
+    imag.mul_(-2).add_(real).addmm_(ar - ai, b_sum, beta=-1)
     return real, imag
 
 
@@ -288,7 +326,9 @@ def _gauss_linear(x, w, bias):
     if tracked and not torch.compiler.is_compiling():
         real, imag = _GaussLinear.apply(xr, xi, wr, wi, aligned, w_sum)
     else:
-        real, imag = _gauss_mm(xr, xi, wr.t(), wi.t(), aligned, b_sum=w_sum.t())
+        # compiled code plans its own memory, and cannot differentiate `out=`
+        buffered = not tracked and not torch.compiler.is_compiling()
+        real, imag = _gauss_mm(xr, xi, wr.t(), wi.t(), aligned, b_sum=w_sum.t(), buffered=buffered)
     # the bias is added last, so that a real input and weight give an
     # exactly zero imaginary part
     br, bi = _bias_parts(bias)
@@ -383,7 +423,12 @@ def check_strategy(strategy, where):
 # choose the form by value (nor can inductor compile complex tensors, nor
 # ONNX export them), and on other
 # devices than the CPU the choice would wait for the device: there the
-# default is "naive".
+# default is "naive", except for a convolution compiled on the CPU, which
+# takes "cat", training or not: inductor calls the same convolution kernels
+# as eager code, and one call of twice the channels beats the two calls of
+# "naive" on twice the batch (the demo's network: 0.66-0.96x the time of
+# inference, 0.84x of a training step, benchmarks/test_bench_demo_compile.py),
+# while the block weight's concatenations fuse into one small kernel.
 _WEIGHT_PER_ROW = 16384
 _GAUSS_DTYPES = (torch.float32,)
 _SMALL_MACS = 2 ** 22
@@ -403,7 +448,8 @@ def _choose(input, rows, n_weight, conv, packed):
         return "cat"
     dtype, device = input.dtype, input.device
     if dtype not in _COMPLEX_DTYPES or torch.compiler.is_compiling() or torch.jit.is_tracing():
-        return "naive"
+        compiled = torch.compiler.is_compiling() and not torch.compiler.is_exporting()
+        return "cat" if conv and compiled and device.type == "cpu" and dtype in _COMPLEX_DTYPES else "naive"
     small = rows * n_weight < _SMALL_MACS
     gauss = dtype in _GAUSS_DTYPES and device.type == "cpu"
     if conv:

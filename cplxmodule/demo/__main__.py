@@ -80,6 +80,16 @@ def parser():
         default=defaults.structured_kl_weight,
         help="KL weight per training example of the channel VD model (default %(default)g)",
     )
+    cli.add_argument(
+        "--compile",
+        nargs="?",
+        const="inductor",
+        metavar="BACKEND",
+        help=(
+            "train the models under torch.compile (backend inductor if none is named) and, with --structured, "
+            "also time the compacted models compiled; the time spent compiling is reported apart"
+        ),
+    )
     cli.add_argument("--plot", metavar="FILE", help="save accuracy and compression against the threshold (PNG)")
     cli.add_argument("--no-progress", action="store_true", help="hide the progress bars")
     return cli
@@ -120,6 +130,7 @@ def main(argv=None, config=None):
         kl_weight=args.kl_weight,
         structured_kl_weight=args.structured_kl_weight,
         progress=not args.no_progress,
+        compile=args.compile,
     )
     wall, cpu = time.perf_counter(), time.process_time()
     runs = [run(config, complex=True)] + ([run(config, complex=False)] if args.real else [])
@@ -158,6 +169,14 @@ def _legend(config):
             f" (chance {100 / len(MODULATIONS):.1f} %)",
             "kept         real parameters of the sparsified layers that the masks keep / all of them",
             "compression  all / kept; time: wall-clock time of the stage",
+            *(
+                [
+                    f"compiling    trained under torch.compile (backend {config.compile}): the first step of each"
+                    " batch size compiles, its time less a warm step's is the time spent compiling"
+                ]
+                if config.compile
+                else []
+            ),
             f"KL weight    {config.kl_weight:g} per example on {n_train} training examples: {kl}"
             " (1 is the ELBO; start there on a task of your own)",
         ]
@@ -193,7 +212,8 @@ def _structured(runs, config):
         structured_stages, structured = run_structured(config, kind == "complex", models["dense"])
         stages += structured_stages
         variants = {"unstructured": models["masked"], "channels": structured["channel masked"]}
-        tables.append(format_deployed(compare_deployed(models["dense"], variants, test_set), kind))
+        rows = compare_deployed(models["dense"], variants, test_set, compile=config.compile)
+        tables.append(format_deployed(rows, kind))
     print("\nStructured sparsification: channel variational dropout, then the masked twin fine-tuned\n")
     print(format_table(stages))
     print("\nEach model compacted for inference (compact()), against the dense model:\n")
@@ -208,6 +228,16 @@ def _structured(runs, config):
                 "             (a complex one counts 4; zeros inside a dense kernel count, a dense product computes them)",
                 "live         fewer MACs if every channel without weights or without input were removed",
                 f"speedup      dense time / compacted time on a batch of 64, median of 15 rounds of 5 warm calls (the models taking turns), {_threads()}",
+                *(
+                    [
+                        "compiled     dense eager time / the compacted model's time compiled"
+                        f" (torch.compile, backend {config.compile}), timed with the others",
+                        "compile      the first compiled call, which compiles (once per input shape; about 0 where the"
+                        " compiled code of a model of the same layers and shapes serves)",
+                    ]
+                    if config.compile
+                    else []
+                ),
                 f"KL weight    {config.structured_kl_weight:g} per example (a channel's KL is one term, a weight's one"
                 " each); total "
                 f"{time.perf_counter() - wall:.0f} s wall",

@@ -26,6 +26,7 @@ import dataclasses
 import math
 import statistics
 import time
+from typing import Optional
 
 import torch
 import torch.nn.functional as F
@@ -99,6 +100,10 @@ class Config:
     device : str or torch.device
     progress : bool
         Show tqdm progress bars.
+    compile : str, optional
+        Train the models compiled, ``torch.compile(model, backend=compile)``
+        (e.g. ``"inductor"``), and time the compacted models compiled as
+        well in :func:`compare_deployed`; ``None`` runs them eagerly.
     """
 
     n_train: int = 4000
@@ -117,6 +122,7 @@ class Config:
     seed: int = 0
     device: str = "cpu"
     progress: bool = True
+    compile: Optional[str] = None
 
 
 @dataclasses.dataclass
@@ -137,7 +143,10 @@ class Stage:
         counts them in the masked model; for the VD stage, the masked twin
         under its relevance masks; for the dense stage, all.
     seconds : float
-        Wall-clock time of the stage.
+        Wall-clock time of the stage, compilation included.
+    compile_seconds : float
+        The part of ``seconds`` spent compiling (see :func:`train`); zero
+        for an eager stage.
     """
 
     model: str
@@ -146,6 +155,7 @@ class Stage:
     kept: int
     total: int
     seconds: float
+    compile_seconds: float = 0.0
 
     @property
     def compression(self):
@@ -166,7 +176,7 @@ def _progress(total, desc, enabled):
     return tqdm(total=total, desc=desc, leave=False, disable=not enabled, dynamic_ncols=True)
 
 
-def train(model, data, epochs, config, desc, kl_warmup=None, lr=None):
+def train(model, data, epochs, config, desc, kl_warmup=None, lr=None, timings=None):
     """Train ``model`` with Adam under a one-cycle schedule, in place.
 
     Parameters
@@ -185,10 +195,16 @@ def train(model, data, epochs, config, desc, kl_warmup=None, lr=None):
     lr : dict of str to float, optional
         Peak learning rates of the parameters whose name ends with a key
         (e.g. ``{"log_sigma2": 0.1}``), instead of ``config.lr``.
+    timings : dict, optional
+        Receives ``"compile"``: with ``config.compile``, the seconds spent
+        compiling, taken as the time of the first step of each batch size
+        (each compiles the step anew) less that of a step run warm, the
+        fastest; zero for eager training.
 
     Returns
     -------
     model : torch.nn.Module
+        ``model`` itself, trained (compiled, its parameters are trained).
     """
     input, label = data
     n, batch = len(label), config.batch_size
@@ -202,9 +218,12 @@ def train(model, data, epochs, config, desc, kl_warmup=None, lr=None):
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, peaks, total_steps=steps)
     batches = (index for _ in range(epochs) for index in torch.randperm(n, device=label.device).split(batch))
     model.train()
+    forward = model if config.compile is None else torch.compile(model, backend=config.compile)
+    first, warm = [], []
     with _progress(steps, desc, config.progress) as bar:
         for step, index in enumerate(batches):
-            loss = F.cross_entropy(model(input[index]), label[index])
+            start = time.perf_counter()
+            loss = F.cross_entropy(forward(input[index]), label[index])
             if kl_warmup is not None:
                 ramp = min(1.0, step / max(kl_warmup * steps, 1))
                 loss = loss + config.kl_weight * ramp * sum(penalties(model)) / n
@@ -212,8 +231,14 @@ def train(model, data, epochs, config, desc, kl_warmup=None, lr=None):
             loss.backward()
             optimizer.step()
             schedule.step()
+            seen = any(len(index) == size for size, _ in first)
+            (warm if seen else first).append((len(index), time.perf_counter() - start))
             bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)
             bar.update()
+    if timings is not None:
+        fastest = min((seconds for _, seconds in warm or first), default=0.0)
+        compiled = config.compile is not None
+        timings["compile"] = sum(max(seconds - fastest, 0.0) for _, seconds in first) if compiled else 0.0
     return model
 
 
@@ -291,25 +316,33 @@ def run(config=None, complex=True):
     stages, models = [], {}
 
     def stage(name, fit, masked=lambda model: model):
-        start = time.perf_counter()
-        models[name] = model = fit()
+        start, timings = time.perf_counter(), {}
+        models[name] = model = fit(timings)
         kept, total = _counts(masked(model))
-        stages.append(Stage(kind, name, accuracy(model, test_set), kept, total, time.perf_counter() - start))
+        seconds = time.perf_counter() - start
+        stages.append(Stage(kind, name, accuracy(model, test_set), kept, total, seconds, timings["compile"]))
         return model
 
     dense = ModulationNet(len(MODULATIONS), config.width, complex, device=config.device)
-    dense = stage("dense", lambda: train(dense, train_set, config.epochs, config, f"{kind} dense"))
+    dense = stage("dense", lambda t: train(dense, train_set, config.epochs, config, f"{kind} dense", timings=t))
     vd = stage(
         "VD",
-        lambda: train(to_bayesian(dense), train_set, config.epochs, config, f"{kind} VD", config.kl_warmup),
+        lambda t: train(
+            to_bayesian(dense), train_set, config.epochs, config, f"{kind} VD", config.kl_warmup, timings=t
+        ),
         masked=lambda vd: to_masked(vd, compute_ard_masks(vd, threshold=config.threshold)),
     )
     masks = compute_ard_masks(vd, threshold=config.threshold)
-    stage("masked", lambda: train(to_masked(vd, masks), train_set, config.finetune_epochs, config, f"{kind} masked"))
+    stage(
+        "masked",
+        lambda t: train(to_masked(vd, masks), train_set, config.finetune_epochs, config, f"{kind} masked", timings=t),
+    )
     baseline = _magnitude_baseline(dense, masks)
     stage(
         "magnitude",
-        lambda: train(to_masked(dense, baseline), train_set, config.finetune_epochs, config, f"{kind} magnitude"),
+        lambda t: train(
+            to_masked(dense, baseline), train_set, config.finetune_epochs, config, f"{kind} magnitude", timings=t
+        ),
     )
     # the dense model is the uncompressed reference of the same layers
     stages[0].kept = stages[0].total = stages[2].total
@@ -383,19 +416,27 @@ def run_structured(config, complex, dense):
     for index in gated:
         structured.features[index] = to_bayesian(structured.features[index], kind="channel_vd")
     structured_config = dataclasses.replace(config, kl_weight=config.structured_kl_weight)
-    lr = {"log_sigma2": config.gate_lr}
-    train(structured, train_set, config.epochs, structured_config, f"{kind} channel VD", config.kl_warmup, lr)
+    lr, timings = {"log_sigma2": config.gate_lr}, {}
+    train(
+        structured, train_set, config.epochs, structured_config, f"{kind} channel VD", config.kl_warmup, lr, timings
+    )
     models["channel VD"] = structured
     masked = copy.deepcopy(dense)
     for index in gated:
         mask = structured.features[index].relevance(threshold=config.threshold)
         masked.features[index] = _zero_dropped_biases(to_masked(masked.features[index], {"mask": mask}))
     kept, total = _counts(masked)
-    stages.append(Stage(kind, "channel VD", accuracy(structured, test_set), kept, total, time.perf_counter() - start))
+    seconds = time.perf_counter() - start
+    stages.append(
+        Stage(kind, "channel VD", accuracy(structured, test_set), kept, total, seconds, timings["compile"])
+    )
     start = time.perf_counter()
-    train(masked, train_set, config.finetune_epochs, config, f"{kind} channel masked")
+    train(masked, train_set, config.finetune_epochs, config, f"{kind} channel masked", timings=timings)
     models["channel masked"] = _zero_dropped_biases(masked)
-    stages.append(Stage(kind, "channel masked", accuracy(masked, test_set), kept, total, time.perf_counter() - start))
+    seconds = time.perf_counter() - start
+    stages.append(
+        Stage(kind, "channel masked", accuracy(masked, test_set), kept, total, seconds, timings["compile"])
+    )
     return stages, models
 
 
@@ -504,7 +545,7 @@ def inference_seconds(models, input, runs=15, calls=5):
     return [statistics.median(measured) for measured in times]
 
 
-def compare_deployed(dense, variants, test_set, batch=64, runs=15):
+def compare_deployed(dense, variants, test_set, batch=64, runs=15, compile=None):
     """Accuracy, size, multiply-accumulates and speed of compacted models against the dense one.
 
     Parameters
@@ -518,6 +559,9 @@ def compare_deployed(dense, variants, test_set, batch=64, runs=15):
         The batch of the timed calls: the first examples of the test set.
     runs : int, default 15
         Rounds of :func:`inference_seconds`, the models taking turns.
+    compile : str, optional
+        Also time every model compiled, ``torch.compile(model, backend=compile)``,
+        taking turns with the eager ones.
 
     Returns
     -------
@@ -526,13 +570,24 @@ def compare_deployed(dense, variants, test_set, batch=64, runs=15):
         ``parameters`` (real), ``macs`` (real, per example), ``live_macs``
         (the same, of the live channels only: see :func:`count_macs`), ``seconds``,
         ``channels`` (output channels of each convolution, in order) and
-        ``model``.
+        ``model``; with ``compile``, also ``compiled_seconds`` (a compiled
+        call) and ``compile_seconds`` (the first compiled call, which
+        compiles).
     """
     inputs = test_set[0][:batch]
     rows = []
     models = [("dense", dense)] + [(name, compact(model)) for name, model in variants.items()]
-    seconds = inference_seconds([model for _, model in models], inputs, runs)
-    for (name, model), time_ in zip(models, seconds):
+    compiled, compile_seconds = [], []
+    for _, model in models if compile is not None else ():
+        compiled.append(torch.compile(model.eval(), backend=compile))
+        start = time.perf_counter()
+        with torch.no_grad():
+            compiled[-1](inputs)
+        compile_seconds.append(time.perf_counter() - start)
+    seconds = inference_seconds([model for _, model in models] + compiled, inputs, runs)
+    for i, ((name, model), time_) in enumerate(zip(models, seconds)):
+        if compiled:
+            timing = {"compiled_seconds": seconds[len(models) + i], "compile_seconds": compile_seconds[i]}
         rows.append(
             {
                 "name": name,
@@ -543,6 +598,7 @@ def compare_deployed(dense, variants, test_set, batch=64, runs=15):
                 "seconds": time_,
                 "channels": [m.out_channels for m in model.modules() if hasattr(m, "out_channels")],
                 "model": model,
+                **(timing if compiled else {}),
             }
         )
     return rows
@@ -563,6 +619,9 @@ def format_deployed(rows, kind):
     """
     reference = rows[0]
     header = ("model", "compacted", "accuracy", "channels", "parameters", "MACs", "fewer MACs", "live", "speedup")
+    compiled = "compiled_seconds" in reference
+    if compiled:
+        header += ("compiled", "compile")
     table = [
         (
             kind,
@@ -574,6 +633,11 @@ def format_deployed(rows, kind):
             f"{reference['macs'] / row['macs']:.1f} x",
             f"{reference['macs'] / row['live_macs']:.1f} x",
             f"{reference['seconds'] / row['seconds']:.1f} x",
+        )
+        + (
+            (f"{reference['seconds'] / row['compiled_seconds']:.1f} x", f"{row['compile_seconds']:.1f} s")
+            if compiled
+            else ()
         )
         for row in rows
     ]
@@ -617,7 +681,11 @@ def format_table(stages):
     -------
     str
     """
-    header = ("model", "stage", "accuracy", "kept parameters", "compression", "time")
+    stages = list(stages)
+    compiled = any(s.compile_seconds > 0 for s in stages)
+    header = ("model", "stage", "accuracy", "kept parameters", "compression", "time") + (
+        ("of it compiling",) if compiled else ()
+    )
     rows = [
         (
             s.model,
@@ -627,6 +695,7 @@ def format_table(stages):
             f"{s.compression:.1f} x",
             f"{s.seconds:.1f} s",
         )
+        + ((f"{s.compile_seconds:.1f} s",) if compiled else ())
         for s in stages
     ]
     return _plain_table(header, rows)

@@ -1,6 +1,7 @@
 """The demo: its generated task against numpy, its models, a tiny run of the pipeline and of the command."""
 
 import copy
+import dataclasses
 import shutil
 
 import numpy as np
@@ -288,3 +289,47 @@ def test_count_macs_of_live_channels_by_hand():
     # one of 2 output channels of the first layer (16 x 7), one of 2 input channels of the second (4 x 16 x 5)
     assert count_macs(model, x) == full
     assert count_macs(model, x, live=True) == live - 4 * (16 * 7 + 4 * 16 * 5)
+
+
+@pytest.mark.slow
+def test_command_line_compiled(capsys, keep_threads):
+    # dynamo alone (the eager backend): the models train and are timed
+    # compiled, the time spent compiling reported apart
+    argv = ["--compile", "eager", "--structured", "--threshold", "-2", "--threads", "1", "--no-progress"]
+    stages = main(argv, config=Config(**TINY))
+    assert all(0 < stage.compile_seconds < stage.seconds for stage in stages)
+    out = capsys.readouterr().out
+    for words in ("of it compiling", "backend eager", "compiled", "compile "):
+        assert words in out
+
+
+@pytest.mark.slow
+def test_train_compiled_as_eager():
+    # the training loop of --compile, with dynamo alone (the eager backend):
+    # the same steps as eager training, and the time spent compiling
+    config = Config(**TINY)
+    data = generate(config.n_train, length=config.length, seed=0)
+    train_set = as_input(data.signal), torch.from_numpy(data.label)
+    torch.manual_seed(0)
+    model = ModulationNet(len(MODULATIONS), config.width)
+    twin = copy.deepcopy(model)
+    timings = []
+    for candidate, backend in ((model, None), (twin, "eager")):
+        timings.append({})
+        torch.manual_seed(1)
+        train(candidate, train_set, 1, dataclasses.replace(config, compile=backend), "test", timings=timings[-1])
+    for (name, eager), compiled in zip(model.named_parameters(), twin.parameters()):
+        torch.testing.assert_close(compiled, eager, msg=name)
+    assert timings[0] == {"compile": 0.0} and timings[1]["compile"] > 0
+
+
+def test_tables_of_a_compiled_run():
+    from cplxmodule.demo.pipeline import Stage, format_deployed, format_table
+
+    table = format_table([Stage("complex", "dense", 0.5, 10, 10, 3.0, 1.25)])
+    assert "of it compiling" in table and "1.2 s" in table
+    assert "compiling" not in format_table([Stage("complex", "dense", 0.5, 10, 10, 3.0)])
+    row = dict(name="dense", accuracy=0.5, channels=[2], parameters=10, macs=100, live_macs=100, seconds=2.0)
+    compiled = format_deployed([{**row, "compiled_seconds": 0.5, "compile_seconds": 3.0}], "complex")
+    assert "4.0 x" in compiled and "3.0 s" in compiled
+    assert "compile" not in format_deployed([row], "complex")

@@ -173,6 +173,10 @@ def _split_module(base):
         # one call on both parts where they share a buffer (see `_split_apply`)
         def forward(self: torch.nn.Module, input: CplxLike) -> Cplx:
             input = _check_cplx(self, input)
+            if base is torch.nn.ReLU:
+                # its forward, as the function that compiled code replaces
+                # (see `_split_apply`)
+                return _split_apply(input, torch.nn.functional.relu, inplace=self.inplace)
             return _split_apply(input, base.forward.__get__(self))
 
     else:

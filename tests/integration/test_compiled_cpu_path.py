@@ -1,0 +1,121 @@
+"""The compiled CPU path: no boolean tensor kept for a split ReLU's backward, one real convolution per complex one.
+
+Inductor (CPU) stores and loads boolean tensors element by element; the
+partitioner of a compiled training step would keep ReLU's mask as one
+wherever the ReLU's output is not kept anyway (before a max pooling by
+modulus, as in the demo's network). The tests run AOTAutograd with
+inductor's decompositions and partitioner and no code generation, which is
+fast. A compiled complex convolution is one real convolution on the block
+matrix, a call of twice the channels, where eager training takes 3M
+(``cplxmodule/cplx/_product.py``).
+"""
+
+import functools
+
+import pytest
+import torch
+from torch._dynamo.backends.common import aot_autograd
+from torch._functorch.aot_autograd import make_boxed_func
+from torch._functorch.partitioners import min_cut_rematerialization_partition
+from torch._inductor import compile_fx  # noqa: F401  (loads the lowerings the decompositions consult)
+from torch._inductor.decomposition import select_decomp_table
+
+from cplxmodule import nn
+from cplxmodule.cplx import Cplx
+
+pytestmark = [pytest.mark.inductor, pytest.mark.usefixtures("one_thread")]
+
+
+def _saved_dtypes(model, *inputs):
+    """The dtypes of the tensors the compiled forward keeps for the backward, and the compiled output."""
+    saved = []
+
+    def forward_compiler(graph, example_inputs):
+        outputs = next(iter(reversed(graph.graph.nodes))).args[0]
+        saved.extend(node.meta["val"].dtype for node in outputs if isinstance(node, torch.fx.Node))
+        return make_boxed_func(graph.forward)
+
+    backend = aot_autograd(
+        fw_compiler=forward_compiler,
+        bw_compiler=lambda graph, example_inputs: make_boxed_func(graph.forward),
+        partition_fn=functools.partial(min_cut_rematerialization_partition, compiler="inductor"),
+        decompositions=select_decomp_table(),
+    )
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend=backend, fullgraph=True)
+    return saved, compiled(*inputs)
+
+
+def _pooled(relu):
+    return nn.CplxSequential(nn.CplxConv1d(2, 3, 3), relu, nn.CplxMaxPool1d(2))
+
+
+@pytest.mark.parametrize("relu", [
+    nn.CplxToCplx[torch.nn.ReLU](),
+    nn.CplxToCplx[torch.relu](),
+    nn.CplxToCplx[torch.nn.functional.relu](),
+], ids=["module", "torch.relu", "F.relu"])
+def test_compiled_split_relu_saves_no_boolean_mask(relu):
+    torch.manual_seed(0)
+    model = _pooled(relu)
+    x = Cplx(torch.randn(4, 2, 12), torch.randn(4, 2, 12))
+    saved, output = _saved_dtypes(model, x)
+    assert saved and torch.bool not in saved
+    (output.real.sum() + output.imag.sum()).backward()
+
+
+def test_compiled_split_relu_gradient_is_eagers():
+    torch.manual_seed(0)
+    model = _pooled(nn.CplxToCplx[torch.nn.ReLU]())
+    # exact zeros before the ReLU: its gradient there is zero, as torch's
+    with torch.no_grad():
+        model[0].bias.real.zero_()
+        model[0].bias.imag.zero_()
+    x = Cplx(torch.randn(4, 2, 12), torch.randn(4, 2, 12))
+    x.real[0] = x.imag[0] = 0
+    weights = torch.randn(4, 3, 5), torch.randn(4, 3, 5)
+
+    def loss(model):
+        output = model(x)
+        return (output.real * weights[0] + output.imag * weights[1]).sum()
+
+    eager = loss(model)
+    expected = torch.autograd.grad(eager, list(model.parameters()))
+    torch._dynamo.reset()
+    compiled = torch.compile(functools.partial(loss, model), backend="aot_eager", fullgraph=True)
+    value = compiled()
+    got = torch.autograd.grad(value, list(model.parameters()))
+    torch.testing.assert_close(value, eager)
+    for g, e in zip(got, expected):
+        torch.testing.assert_close(g, e)
+
+
+def test_eager_inplace_split_relu_still_writes_the_input():
+    # the eager path is torch's own: in place stays in place
+    z = Cplx(torch.tensor([-1.0, 2.0]), torch.tensor([3.0, -4.0]))
+    out = nn.CplxToCplx[torch.nn.ReLU](inplace=True)(z)
+    assert torch.equal(z.real, torch.tensor([0.0, 2.0])) and torch.equal(out.imag, z.imag)
+
+
+@pytest.mark.parametrize("grad", [False, True], ids=["inference", "training"])
+def test_compiled_convolution_is_one_real_convolution(grad):
+    # compiled on the CPU, a complex convolution is one real convolution on
+    # the block matrix ("cat"), and computes what torch's complex one does
+    torch.manual_seed(0)
+    layer = nn.CplxConv1d(3, 4, 5, padding=2)
+    x = Cplx(torch.randn(2, 3, 16), torch.randn(2, 3, 16))
+    graphs = []
+
+    def backend(graph, example_inputs):
+        graphs.append(graph)
+        return graph.forward
+
+    torch._dynamo.reset()
+    with torch.set_grad_enabled(grad):
+        output = torch.compile(layer, backend=backend, fullgraph=True)(x)
+    convolutions = [node for node in graphs[0].graph.nodes if node.target is torch.conv1d]
+    assert len(convolutions) == 1
+    weight = torch.complex(layer.weight.real, layer.weight.imag)
+    bias = torch.complex(layer.bias.real, layer.bias.imag)
+    want = torch.nn.functional.conv1d(torch.complex(x.real, x.imag), weight, bias, padding=2)
+    torch.testing.assert_close(torch.complex(output.real, output.imag), want, rtol=1e-5, atol=1e-5)
