@@ -412,16 +412,22 @@ _FAMILY_CLASSES = [cls for cls in _public_classes()
 
 
 # --- builders and references of the other layers ------------------------------------------------
-def _inputs(*specs):
+def _inputs(*specs, sequence_first=False):
     """A builder of inputs ``(kind, shape)``: kind ``"c"`` a Cplx, ``"r"`` a real tensor.
 
-    The batch dimension goes first; ``shape`` may be a callable of the sample.
+    The batch dimension goes first, or second with ``sequence_first`` (a
+    layer that takes ``(L, N, *)`` unless built with ``batch_first``);
+    ``shape`` may be a callable of the sample.
     """
     def build(s, n, dtype, g):
-        lead = () if n is None else (n,)
         shapes = [(kind, shape(s) if callable(shape) else shape) for kind, shape in specs]
-        return tuple((_cplx if kind == "c" else _real)(g, dtype, *lead, *shape)
-                     for kind, shape in shapes)
+        second = sequence_first and not s.kwargs.get("batch_first")
+        out = []
+        for kind, shape in shapes:
+            if n is not None:
+                shape = (shape[0], n, *shape[1:]) if second else (n, *shape)
+            out.append((_cplx if kind == "c" else _real)(g, dtype, *shape))
+        return tuple(out)
     return build
 
 
@@ -1026,31 +1032,31 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
            unbatched=True, complex_input=False),
     # --- attention and transformers
     _entry(cnn.CplxMultiheadAttention, ((4, 2), Sample((4, 2), {"batch_first": True}, "bf")),
-           _inputs(("c", (3, 4)), ("c", (3, 4)), ("c", (3, 4))), _mha_reference,
-           unbatched=True),
+           _inputs(("c", (3, 4)), ("c", (3, 4)), ("c", (3, 4)), sequence_first=True),
+           _mha_reference, unbatched=True, batch_dim=1),
     _entry(cnn.CplxScaledDotProductAttention,
            ((), Sample((), {"score": "modulus", "scale": 0.3}, "modulus")),
            _inputs(("c", (3, 4)), ("c", (5, 4)), ("c", (5, 2))),
            _sdpa_reference, unbatched=True),
     _entry(cnn.CplxTransformerEncoderLayer, Sample((4, 2, 6), {"dropout": 0.0}),
-           _c(3, 4), no_reference=_NO_REFERENCE["composite"], stochastic=True,
-           unbatched=True, batch_dim=1),
-    _entry(cnn.CplxTransformerDecoderLayer, Sample((4, 2, 6), {"dropout": 0.0}),
-           _inputs(("c", (3, 4)), ("c", (3, 4))), no_reference=_NO_REFERENCE["composite"],
+           _inputs(("c", (3, 4)), sequence_first=True), no_reference=_NO_REFERENCE["composite"],
            stochastic=True, unbatched=True, batch_dim=1),
+    _entry(cnn.CplxTransformerDecoderLayer, Sample((4, 2, 6), {"dropout": 0.0}),
+           _inputs(("c", (3, 4)), ("c", (3, 4)), sequence_first=True),
+           no_reference=_NO_REFERENCE["composite"], stochastic=True, unbatched=True, batch_dim=1),
     _entry(cnn.CplxTransformerEncoder,
            Sample((_Lazy(lambda: cnn.CplxTransformerEncoderLayer(4, 2, 6, dropout=0.0)), 2)),
-           _c(3, 4), no_reference=_NO_REFERENCE["composite"], stochastic=True,
-           unbatched=True, batch_dim=1),
+           _inputs(("c", (3, 4)), sequence_first=True), no_reference=_NO_REFERENCE["composite"],
+           stochastic=True, unbatched=True, batch_dim=1),
     _entry(cnn.CplxTransformerDecoder,
            Sample((_Lazy(lambda: cnn.CplxTransformerDecoderLayer(4, 2, 6, dropout=0.0)), 2)),
-           _inputs(("c", (3, 4)), ("c", (3, 4))), no_reference=_NO_REFERENCE["composite"],
-           stochastic=True, unbatched=True, batch_dim=1),
+           _inputs(("c", (3, 4)), ("c", (3, 4)), sequence_first=True),
+           no_reference=_NO_REFERENCE["composite"], stochastic=True, unbatched=True, batch_dim=1),
     _entry(cnn.CplxTransformer,
            Sample((), dict(d_model=4, nhead=2, num_encoder_layers=1, num_decoder_layers=1,
                            dim_feedforward=6, dropout=0.0)),
-           _inputs(("c", (3, 4)), ("c", (3, 4))), no_reference=_NO_REFERENCE["composite"],
-           stochastic=True, unbatched=True, batch_dim=1),
+           _inputs(("c", (3, 4)), ("c", (3, 4)), sequence_first=True),
+           no_reference=_NO_REFERENCE["composite"], stochastic=True, unbatched=True, batch_dim=1),
     # --- filter banks, positions, state spaces
     _entry(cnn.CplxGaborConv1d, (Sample((1, 3, 5), {"padding": 2})), _c(1, 8),
            no_reference=_NO_REFERENCE["own"], unbatched=True),
@@ -1059,13 +1065,14 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
     _entry(cnn.CplxSinusoidalPositionalEncoding,
            (Sample((4,), {"dropout": 0.0}),
             Sample((4,), {"dropout": 0.0, "mode": "multiply"}, "multiply")),
-           _c(3, 4), lambda m, x: native(x) + _sinusoid(x, m) if m.mode == "add"
-           else native(x) * _sinusoid(x, m), stochastic=True,
+           _inputs(("c", (3, 4)), sequence_first=True),
+           lambda m, x: native(x) + _sinusoid(x, m) if m.mode == "add"
+           else native(x) * _sinusoid(x, m), stochastic=True, batch_dim=1,
            # the table of sinusoids is drawn at construction, in float32
            atol=1e-6),
-    _entry(cnn.CplxRotaryPositionalEncoding, (4,), _c(3, 4),
+    _entry(cnn.CplxRotaryPositionalEncoding, (4,), _inputs(("c", (3, 4)), sequence_first=True),
            no_reference="the rotation is the package's own (compared with the rotation of "
-                        "feature pairs in tests/nn/modules/test_positional.py)"),
+                        "feature pairs in tests/nn/modules/test_positional.py)", batch_dim=1),
     _entry(cnn.CplxS4D, (Sample((3,), {"d_state": 4}),), _c(3, 5),
            no_reference=_NO_REFERENCE["own"]),
     # --- recurrent
@@ -1074,7 +1081,7 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
       for cls in (cnn.CplxRNNCell, cnn.CplxGRUCell, cnn.CplxLSTMCell)],
     *[_entry(cls, ((3, 4), Sample((3, 4), {"num_layers": 2, "bidirectional": True}, "bidir2"),
                    Sample((3, 4), {"batch_first": True}, "batchfirst")),
-             _sequence(3), _rnn_reference, unbatched=True)
+             _sequence(3), _rnn_reference, unbatched=True, batch_dim=1)
       for cls in (cnn.CplxRNN, cnn.CplxGRU, cnn.CplxLSTM)],
     *[_entry(cls, ((3, 4), Sample((3, 4), {"num_layers": 2, "bidirectional": True}, "bidir2"),
                    Sample((3, 4), {"batch_first": True}, "batchfirst")),
