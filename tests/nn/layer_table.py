@@ -40,7 +40,8 @@ Interface (kept stable; other test modules build on it):
 ``LayerInfo.skips``, ``LayerInfo.xfails``
     ``{test name: reason}``: a generic test named there is skipped, or
     expected to fail (strictly), for this layer. :data:`TESTS` lists the
-    names.
+    names; :data:`EXPORTS` those of the exporters
+    (``tests/integration/test_layer_table_export.py``).
 ``LayerInfo.stochastic``
     Whether the train-mode forward draws random numbers (Bayesian layers,
     dropout): such layers are compared in eval mode or under a fixed seed.
@@ -78,7 +79,7 @@ from cplxmodule.nn import _families
 from cplxmodule.nn._kinds import kinds_of
 from tests import helpers
 
-__all__ = ["LAYERS", "NOT_LAYERS", "TESTS", "KNOWN", "BAD_SHAPES", "LayerInfo", "Sample",
+__all__ = ["LAYERS", "NOT_LAYERS", "TESTS", "EXPORTS", "KNOWN", "BAD_SHAPES", "LayerInfo", "Sample",
            "PACKAGES", "native"]
 
 #: the packages whose public layer classes the table covers
@@ -102,7 +103,13 @@ TESTS = (
     "test_bad_dtype",
     "test_bad_shape",
     "test_eval_deterministic",
-)
+) + (EXPORTS := (
+    # tests/integration/test_layer_table_export.py: the layer between real
+    # tensors, exported with a dynamic batch
+    "test_torch_export",
+    "test_onnx_torchscript",
+    "test_onnx_dynamo",
+))
 
 
 @dataclass(frozen=True)
@@ -1126,8 +1133,31 @@ _RNN_HOOKS = ("the layer reads the weights of its projections ih_l*/hh_l* in its
               "sequence loop, not through their Module.__call__: their forward hooks never fire")
 
 
+_TS_ADAPTIVE = ("the TorchScript ONNX exporter pools adaptively only where the output size "
+                "divides the input size, here 2 of 5 ('Unsupported: ONNX export of operator "
+                "adaptive_{}_pool2d, output size that are not factor of input size'); torch's "
+                "Adaptive{}Pool2d fails alike")
+_TS_COMPLEX = ("the TorchScript ONNX exporter has no complex dtype, which the layer computes "
+               "in ('Exporting the operator 'aten::complex' to ONNX opset version 20 is not "
+               "supported')")
+_NO_MATRIX_EXP = ("ONNX has no matrix exponential, which the unitary transition is ('Exporting "
+                  "the operator 'aten::linalg_matrix_exp' to ONNX opset version 20 is not "
+                  "supported')")
+
 #: what the generic tests found, per layer: skipped (not applicable) or expected to fail
 KNOWN = {
+    cnn.CplxAdaptiveMaxPool2d: {"xfails": {"test_onnx_torchscript": _TS_ADAPTIVE.format(
+        "max", "Max")}},
+    cnn.CplxAdaptiveAvgPool2d: {"xfails": {"test_onnx_torchscript": _TS_ADAPTIVE.format(
+        "avg", "Avg")}},
+    **{cls: {"xfails": {"test_onnx_torchscript": _TS_COMPLEX}}
+       for cls in (cnn.CplxSpectralPool1d, cnn.CplxSpectralPool2d, cnn.CplxSpectralPool3d)},
+    cnn.CplxS4D: {"xfails": {"test_onnx_torchscript": (
+        "the TorchScript exporter traces the length as a tensor, which cplx.ssm_kernel refuses "
+        "('ssm_kernel: `length` must be a positive int, got tensor(5)'); the kernel is "
+        "computed in torch's complex dtype, which that exporter does not have either")}},
+    cnn.CplxUnitaryRNNCell: {"xfails": {"test_onnx_torchscript": _NO_MATRIX_EXP}},
+    cnn.CplxUnitaryRNN: {"xfails": {"test_onnx_torchscript": _NO_MATRIX_EXP}},
     cnn.InterleavedRealToCplx: {"skips": {"test_bad_dtype": _INT_PARTS}},
     cnn.ConcatenatedRealToCplx: {"skips": {"test_bad_dtype": _INT_PARTS}},
     cnn.AsTypeCplx: {"skips": {"test_bad_dtype": _INT_PARTS}},
