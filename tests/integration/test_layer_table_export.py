@@ -298,12 +298,12 @@ _GUIDE_EXPORTERS = {
 
 def test_the_guide_lists_what_does_not_export():
     text = GUIDE.read_text(encoding="utf-8")
-    table = text[text.index(".. _does-not-export:"):]
+    table = text[text.index(".. list-table::", text.index(".. _does-not-export:")):]
     # the list-table ends at the first line that is not indented after a blank line
     end = re.search(r"\n\n(?=\S)", table)
     table = table if end is None else table[:end.start()]
     # a row: "* - layers" then "- exporters", each cell going on in lines indented past it
-    rows = re.findall(r"^   \* - (.*(?:\n     (?!- )\S.*)*)\n     - (.*(?:\n       \S.*)*)",
+    rows = re.findall(r"^   \* - (.*(?:\n {5,}(?!- )\S.*)*)\n     - (.*(?:\n       \S.*)*)",
                       table, flags=re.MULTILINE)
     listed = {(cls, exporter) for layers, exporters in rows[1:]
               for cls in re.findall(r":class:`~?[\w.]*?(\w+)`", layers)

@@ -1137,27 +1137,44 @@ _TS_ADAPTIVE = ("the TorchScript ONNX exporter pools adaptively only where the o
                 "divides the input size, here 2 of 5 ('Unsupported: ONNX export of operator "
                 "adaptive_{}_pool2d, output size that are not factor of input size'); torch's "
                 "Adaptive{}Pool2d fails alike")
+_NO_ONNX_FUNCTION = ("the default ONNX exporter has no ONNX function for torch's {} ('No ONNX "
+                     "function found for <OpOverload(op='aten.{}', overload='default')>'); "
+                     "torch's {} fails alike")
 _TS_COMPLEX = ("the TorchScript ONNX exporter has no complex dtype, which the layer computes "
                "in ('Exporting the operator 'aten::complex' to ONNX opset version 20 is not "
                "supported')")
 _NO_MATRIX_EXP = ("ONNX has no matrix exponential, which the unitary transition is ('Exporting "
                   "the operator 'aten::linalg_matrix_exp' to ONNX opset version 20 is not "
-                  "supported')")
+                  "supported'; the default exporter: 'No ONNX function found for "
+                  "<OpOverload(op='aten.linalg_matrix_exp', overload='default')>')")
 
 #: what the generic tests found, per layer: skipped (not applicable) or expected to fail
 KNOWN = {
-    cnn.CplxAdaptiveMaxPool2d: {"xfails": {"test_onnx_torchscript": _TS_ADAPTIVE.format(
-        "max", "Max")}},
-    cnn.CplxAdaptiveAvgPool2d: {"xfails": {"test_onnx_torchscript": _TS_ADAPTIVE.format(
-        "avg", "Avg")}},
+    cnn.CplxAdaptiveMaxPool2d: {"xfails": {
+        "test_onnx_torchscript": _TS_ADAPTIVE.format("max", "Max"),
+        "test_onnx_dynamo": _NO_ONNX_FUNCTION.format(
+            "adaptive_max_pool2d", "adaptive_max_pool2d", "AdaptiveMaxPool2d")}},
+    cnn.CplxAdaptiveAvgPool2d: {"xfails": {
+        "test_onnx_torchscript": _TS_ADAPTIVE.format("avg", "Avg")}},
+    cnn.CplxAdaptiveAvgPool3d: {"xfails": {
+        "test_onnx_dynamo": _NO_ONNX_FUNCTION.format(
+            "adaptive_avg_pool3d", "_adaptive_avg_pool3d", "AdaptiveAvgPool3d")}},
     **{cls: {"xfails": {"test_onnx_torchscript": _TS_COMPLEX}}
        for cls in (cnn.CplxSpectralPool1d, cnn.CplxSpectralPool2d, cnn.CplxSpectralPool3d)},
-    cnn.CplxS4D: {"xfails": {"test_onnx_torchscript": (
-        "the TorchScript exporter traces the length as a tensor, which cplx.ssm_kernel refuses "
-        "('ssm_kernel: `length` must be a positive int, got tensor(5)'); the kernel is "
-        "computed in torch's complex dtype, which that exporter does not have either")}},
-    cnn.CplxUnitaryRNNCell: {"xfails": {"test_onnx_torchscript": _NO_MATRIX_EXP}},
-    cnn.CplxUnitaryRNN: {"xfails": {"test_onnx_torchscript": _NO_MATRIX_EXP}},
+    cnn.CplxS4D: {"xfails": {
+        "test_onnx_torchscript": (
+            "the TorchScript exporter traces the length as a tensor, which cplx.ssm_kernel "
+            "refuses ('ssm_kernel: `length` must be a positive int, got tensor(5)'); the kernel "
+            "is computed in torch's complex dtype, which that exporter does not have either"),
+        "test_onnx_dynamo": (
+            "the kernel is computed in torch's complex dtype, for which the default ONNX "
+            "exporter lacks ops ('No ONNX function found for <OpOverload(op='aten.unsqueeze', "
+            "overload='default')>. Failure message: No decompositions registered for the "
+            "complex-valued input')")}},
+    cnn.CplxUnitaryRNNCell: {"xfails": dict.fromkeys(
+        ("test_onnx_torchscript", "test_onnx_dynamo"), _NO_MATRIX_EXP)},
+    cnn.CplxUnitaryRNN: {"xfails": dict.fromkeys(
+        ("test_onnx_torchscript", "test_onnx_dynamo"), _NO_MATRIX_EXP)},
     cnn.InterleavedRealToCplx: {"skips": {"test_bad_dtype": _INT_PARTS}},
     cnn.ConcatenatedRealToCplx: {"skips": {"test_bad_dtype": _INT_PARTS}},
     cnn.AsTypeCplx: {"skips": {"test_bad_dtype": _INT_PARTS}},
