@@ -21,7 +21,7 @@ A capture costs about a second per graph however small the graph, so every
 layer that exports runs in one module, :class:`Zoo`, and each exporter
 captures one graph of all of them. An output that differs names its layer;
 when the export of the whole zoo fails, each layer is exported on its own
-to name the layers that fail, with their errors. A layer that does not
+(slowly: only then) to name the layers that fail, with their errors. A layer that does not
 export under an exporter says so in the table (``KNOWN``, with the reason),
 is left out of the zoo, and is exported on its own as a strict expected
 failure; docs/guides/deploying.rst lists the same layers, which
@@ -177,6 +177,17 @@ EXPORTERS = {
 assert set(EXPORTERS) == set(EXPORTS)
 
 
+class Mismatch(AssertionError):
+    """An exported output that differs from the eager one: the message names the layer."""
+
+
+# onnxruntime sums float32 products in another order than torch: a transformer's
+# layer norms make that up to about 2e-4
+TOLERANCE = {"test_torch_export": dict(rtol=1e-4, atol=1e-5),
+             "test_onnx_torchscript": dict(rtol=1e-3, atol=1e-4),
+             "test_onnx_dynamo": dict(rtol=1e-3, atol=1e-4)}
+
+
 def check(exporter, zoo, **kwargs):
     """Export ``zoo`` and compare it with eager at every batch size of :data:`RUN_BATCHES`."""
     run = EXPORTERS[exporter](zoo, **kwargs)
@@ -188,8 +199,10 @@ def check(exporter, zoo, **kwargs):
         labels = zoo.labels(expected)
         assert len(actual) == len(expected)
         for a, e, label in zip(actual, expected, labels):
-            torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-5,
-                                       msg=lambda m: f"{label} at batch {batch}: {m}")
+            try:
+                torch.testing.assert_close(a, e, **TOLERANCE[exporter])
+            except AssertionError as error:
+                raise Mismatch(f"{label} at batch {batch}: {error}") from None
 
 
 def exporting(exporter):
@@ -216,6 +229,8 @@ def check_all(exporter, infos, **kwargs):
     """:func:`check` of the zoo of ``infos``; when it fails, :func:`failing` names the layers."""
     try:
         check(exporter, Zoo(infos), **kwargs)
+    except Mismatch:
+        raise  # it names the layer
     except Exception:
         failing(exporter, infos)
         raise  # each layer exports on its own: the zoo's own error
@@ -242,6 +257,8 @@ def check_exporter(exporter):
     try:
         zoo, program = torch_program()
         check(exporter, zoo, program=program)
+    except Mismatch:
+        raise
     except Exception:
         failing(exporter, shared())
         raise
