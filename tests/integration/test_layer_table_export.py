@@ -10,19 +10,22 @@ with that axis dynamic and run at batch sizes 2 and 5 against the eager
 layer on the same inputs:
 
 - ``test_torch_export``: :func:`torch.export.export` with ``dynamic_shapes``;
+  the graph holds no complex value but in the layers of ``COMPLEX_GRAPH``;
 - ``test_onnx_torchscript``: ``torch.onnx.export(..., dynamo=False)`` with
   ``dynamic_axes``, run in onnxruntime;
 - ``test_onnx_dynamo``: the default ONNX exporter (``dynamo=True``, without
   its graph optimisations, which cost more than the export) with dynamic
   shapes, run in onnxruntime. Its first step is the ``torch.export`` call
-  above, so it takes that program rather than tracing the layers again.
+  above, so it takes that program (of the layers both export) rather than
+  tracing the layers again.
 
 A capture costs about a second per graph however small the graph, so every
 layer that exports runs in one module, :class:`Zoo`, and each exporter
 captures one graph of all of them. An output that differs names its layer;
 when the export of the whole zoo fails, each layer is exported on its own
-(slowly: only then) to name the layers that fail, with their errors. A layer that does not
-export under an exporter says so in the table (``KNOWN``, with the reason),
+(slowly: only then) to name the layers that fail, with their errors. A
+layer that does not export under an exporter says so in the table
+(``KNOWN``, with the reason),
 is left out of the zoo, and is exported on its own as a strict expected
 failure; docs/guides/deploying.rst lists the same layers, which
 :func:`test_the_guide_lists_what_does_not_export` checks.
@@ -266,9 +269,28 @@ def check_exporter(exporter):
         check_all(exporter, others)
 
 
+# the layers whose exported graph computes in torch's complex dtype (which the
+# TorchScript ONNX exporter does not have); every other layer, traced, takes
+# real ops only (the Fourier transforms as products with cosine and sine matrices)
+COMPLEX_GRAPH = {"CplxSpectralPool1d", "CplxSpectralPool2d", "CplxSpectralPool3d", "CplxS4D"}
+
+
+def complex_layers(program):
+    """The classes of the layers with a value of a complex dtype in ``program``'s graph."""
+    found = set()
+    for node in program.graph.nodes:
+        value = node.meta.get("val")
+        if isinstance(value, torch.Tensor) and value.is_complex():
+            found |= {kind.rsplit(".", 1)[-1] for path, kind
+                      in node.meta.get("nn_module_stack", {}).values()
+                      if re.fullmatch(r"layers\.\d+\.layer", path)}
+    return found
+
+
 @pytest.mark.slow
 def test_torch_export():
     check_exporter("test_torch_export")
+    assert complex_layers(torch_program()[1]) == COMPLEX_GRAPH
 
 
 @pytest.mark.slow
