@@ -1093,7 +1093,7 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
     *[_entry(cls, ((3, 4), Sample((3, 4), {"num_layers": 2, "bidirectional": True}, "bidir2"),
                    Sample((3, 4), {"batch_first": True}, "batchfirst")),
              _sequence(3), _unit_l0_reference, unbatched=True, setup=_unit_l0_setup,
-             stochastic=True)
+             stochastic=True, batch_dim=1)
       for cls in (relevance.CplxRNNUnitL0, relevance.CplxGRUUnitL0, relevance.CplxLSTMUnitL0)],
     _entry(cnn.CplxUnitaryRNNCell, (3, 4), _c(3), no_reference=_NO_REFERENCE["own"],
            unbatched=True),
