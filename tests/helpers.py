@@ -130,7 +130,7 @@ def native_mha(layer, query, key, value, key_padding_mask=None, attn_mask=None,
     d = layer.embed_dim // h
 
     def heads(x):
-        return x.reshape(n, -1, h, d).transpose(1, 2)
+        return x.reshape(n, x.shape[1], h, d).transpose(1, 2)
 
     q = heads(native_linear(layer.q_proj, query))
     k = heads(native_linear(layer.k_proj, key))

@@ -534,6 +534,11 @@ def convnd(n, op, input, weight, bias, stride, padding, dilation, groups, paddin
         padding = 0
 
     def real_op(x, w, b):
+        if b is None and n == 3 and (torch.onnx.is_in_onnx_export()
+                                     or torch.compiler.is_exporting()):
+            # onnxscript's conv3d (0.7) gives a missing bias the shape (C_out, 2),
+            # which onnxruntime refuses: an explicit zero bias exports right
+            b = w.new_zeros(w.shape[0])
         return op(x, w, b, stride, padding, dilation, groups)
 
     return _conv_product(n, real_op, input, weight, bias, groups, strategy, transposed=False)

@@ -317,7 +317,10 @@ def _attention(
 ):
     """Unchecked attention: the output and, with ``need_weights``, the weights (after dropout)."""
     scale = _scale(query, scale)
-    if score == "real" and not need_weights:
+    # the default ONNX exporter takes torch's fused attention of 4-d operands only
+    # (heads); traced for it, other operands take the explicit math below
+    exported = torch.onnx.is_in_onnx_export() or torch.compiler.is_exporting()
+    if score == "real" and not need_weights and not (exported and query.dim() != 4):
         out = F.scaled_dot_product_attention(
             _cat(query),
             _cat(key),

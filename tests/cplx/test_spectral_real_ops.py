@@ -11,7 +11,7 @@ the native complex signal for the short-time transforms (every setting,
 including the lengths, windows and paddings scipy has no twin for), and
 :func:`scipy.signal.hilbert` for the analytic signal; and its gradients
 against those of torch's native kernels. That an export or a trace does take
-this form is checked by tests/integration/test_recurrent_spectral_export.py,
+this form is checked by tests/integration/test_layer_table_export.py,
 which exports the layers and finds no complex value in the graph.
 """
 

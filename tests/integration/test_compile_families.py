@@ -12,8 +12,8 @@ slow ones (``-m slow``) trace every family into AOTAutograd's joint graph
 of real aten operators (``aot_eager``: the forward and backward that
 inductor starts from), and compile the key families (dense, convolution
 with pooling by modulus, masked, Bayesian) with inductor. Layer-by-layer capture of every layer is in
-``tests/test_layers_compile_export.py``; export and ONNX in
-``tests/test_export.py`` and ``tests/test_sequence_export.py``.
+``tests/integration/test_layers_compile.py``; export and ONNX of every
+layer in ``tests/integration/test_layer_table_export.py``.
 """
 
 import copy

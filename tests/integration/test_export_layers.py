@@ -3,23 +3,21 @@
 The masked and Bayesian layers keep their dense twin's ``forward`` and its
 signature (``input``; ``input1, input2``; ``input, output_size=None``), which
 ``torch.export`` reads to key ``dynamic_shapes`` by name and the default ONNX
-exporter reads to turn ``dynamic_axes`` into ``dynamic_shapes``. Each layer
-is exported once, at batch size 3, and run at batch sizes 2 and 5 against
-the eager layer (eval mode: a Bayesian layer's output is its mean).
-
-Every layer has torch's signature. The dense, masked and VD layers of
-every family, real and complex, go through ``torch.export`` and the
-TorchScript ONNX exporter (the ARD layers and the complex VD variants share
-the VD layers' forward, which is checked); the default (dynamo) ONNX
-exporter, whose first step is the same ``torch.export`` call and which costs
-seconds per model, runs on a sample that covers each signature and both
-bases. A complex layer takes and returns a :class:`Cplx`, a pytree of two
-tensors: ``torch.export`` takes it as is, the ONNX exporters through a
-wrapper of real tensors (``Parts``).
+exporter reads to turn ``dynamic_axes`` into ``dynamic_shapes``. Every layer
+has torch's signature (the ARD layers and the complex VD variants share the
+VD layers' forward, which is checked); a sample that covers each signature
+and both bases, real and complex, is exported with ``dynamic_shapes`` keyed
+by name (``torch.export``) and with ``dynamic_axes`` keyed by name (the
+default ONNX exporter, which costs seconds per model), once at batch size
+3, and run at batch sizes 2 and 5 against the eager layer (eval mode: a
+Bayesian layer's output is its mean). A complex layer takes and returns a
+:class:`Cplx`, a pytree of two tensors: ``torch.export`` takes it as is,
+the ONNX exporter through a wrapper of real tensors (``Parts``). The export
+of every layer, by position, with both ONNX exporters is
+tests/integration/test_layer_table_export.py.
 """
 
 import inspect
-import io
 import warnings
 
 import pytest
@@ -69,7 +67,16 @@ SAME_FORWARD = [
     for module, suffix in [(relevance, "ARD")]
     + ([(extensions, s) for s in ("VDScaleFree", "VDApprox", "VDBogus")] if prefix else [])
 ]
-# the default ONNX exporter: every signature and both bases, real and complex
+# dynamic shapes keyed by name: every signature and both bases, real and complex
+NAMED_SAMPLE = [
+    masked.LinearMasked,
+    relevance.CplxBilinearVD,
+    relevance.Conv2dVD,
+    masked.CplxConv3dMasked,
+    masked.ConvTranspose1dMasked,
+    relevance.CplxConvTranspose2dVD,
+]
+# the default ONNX exporter turning names into dynamic shapes: each signature
 DYNAMO_SAMPLE = [
     relevance.BilinearVD,
     masked.ConvTranspose2dMasked,
@@ -127,8 +134,9 @@ class Parts(torch.nn.Module):
         return output.real, output.imag
 
 
-def onnx_model(cls, layer, dynamo):
-    """Export ``layer`` with a dynamic batch axis; return an onnxruntime session and its input names."""
+def onnx_model(cls, layer):
+    """Export ``layer`` by the default exporter with a dynamic batch axis keyed by name; return
+    an onnxruntime session and its input names."""
     xs = inputs(cls, 3)
     if cls in COMPLEX:
         model, args = Parts(layer).eval(), tuple(t for x in xs for t in (x.real, x.imag))
@@ -139,22 +147,16 @@ def onnx_model(cls, layer, dynamo):
     dynamic_axes = {name: {0: "batch"} for name in input_names}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if dynamo:
-            program = torch.onnx.export(
-                model, args, dynamo=True, dynamic_axes=dynamic_axes, optimize=False, verbose=False
-            )
-            proto = program.model_proto.SerializeToString()
-        else:
-            buffer = io.BytesIO()
-            torch.onnx.export(model, args, buffer, dynamo=False, input_names=input_names,
-                              dynamic_axes=dynamic_axes)
-            proto = buffer.getvalue()
-    session = ort.InferenceSession(proto, providers=["CPUExecutionProvider"])
+        program = torch.onnx.export(
+            model, args, dynamo=True, dynamic_axes=dynamic_axes, optimize=False, verbose=False
+        )
+    session = ort.InferenceSession(program.model_proto.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
     return session, [i.name for i in session.get_inputs()]
 
 
-def run_onnx(cls, layer, dynamo):
-    session, input_names = onnx_model(cls, layer, dynamo)
+def run_onnx(cls, layer):
+    session, input_names = onnx_model(cls, layer)
     for batch in (2, 5):
         xs = inputs(cls, batch)
         parts = [t for x in xs for t in ((x.real, x.imag) if cls in COMPLEX else (x,))]
@@ -175,7 +177,7 @@ def test_forward_has_torch_signature(cls):
         assert cls.forward is vd.forward and cls._weighted_forward is vd._weighted_forward
 
 
-@pytest.mark.parametrize("cls", REAL + COMPLEX, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", NAMED_SAMPLE, ids=lambda c: c.__name__)
 def test_torch_export_keys_dynamic_shapes_by_torch_names(cls):
     layer = make(cls)
     batch = torch.export.Dim("batch")
@@ -194,14 +196,6 @@ def test_torch_export_keys_dynamic_shapes_by_torch_names(cls):
 
 
 @pytest.mark.onnx
-@pytest.mark.parametrize("cls", REAL + COMPLEX, ids=lambda c: c.__name__)
-def test_torchscript_onnx_export_with_a_dynamic_batch(cls):
-    if cls in REAL and family_of(cls) == "Bilinear":
-        pytest.skip("the TorchScript exporter has no aten::bilinear (torch.nn.Bilinear fails alike)")
-    run_onnx(cls, make(cls), dynamo=False)
-
-
-@pytest.mark.onnx
 @pytest.mark.parametrize("cls", DYNAMO_SAMPLE, ids=lambda c: c.__name__)
 def test_default_onnx_export_with_dynamic_axes(cls):
-    run_onnx(cls, make(cls), dynamo=True)
+    run_onnx(cls, make(cls))

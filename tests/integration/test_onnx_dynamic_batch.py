@@ -7,8 +7,10 @@ TorchScript one with ``dynamic_axes``, the default one with
 ``dynamic_shapes``), and run in onnxruntime at batches 3 and 7 against the
 eager model (the reference): a batch size baked into the graph as a
 constant fails or silently gives outputs of the export batch's shape.
-Covered: the linear, bilinear and convolution layers, dense and masked,
-and the compact model made of them with each weight dense or CSR.
+Covered here: models that chain layers (every family, dense then masked,
+in one model), a linear layer on inputs of two leading axes, the published
+``complex_view``, and the compact model with each weight dense or CSR; each
+layer on its own is tests/integration/test_layer_table_export.py.
 """
 
 import io
@@ -59,17 +61,6 @@ class Unary(torch.nn.Module):
         return self.to_real(self.layers(self.to_cplx(input)))
 
 
-class Binary(torch.nn.Module):
-    """A complex bilinear layer between real tensors."""
-
-    def __init__(self, layer):
-        super().__init__()
-        self.to_cplx, self.layer, self.to_real = RealToCplx(), layer, CplxToReal()
-
-    def forward(self, input1, input2):
-        return self.to_real(self.layer(self.to_cplx(input1), self.to_cplx(input2)))
-
-
 class Views(torch.nn.Module):
     """The published ``complex_view`` of interleaved parts, a complex layer, real parts out."""
 
@@ -115,23 +106,10 @@ class Everything(torch.nn.Module):
         return self.to_real(self.bilinear_masked(self.bilinear(z, z), z))
 
 
-# name -> (model builder, real input shapes without the batch axis)
+# name -> (model builder, real input shapes without the batch axis); each layer
+# on its own is tests/integration/test_layer_table_export.py
 MODELS = {
-    "linear": (lambda: Unary(CplxLinear(6, 5)), [(12,)]),
     "linear-3d": (lambda: Unary(CplxLinear(6, 5)), [(2, 12)]),
-    "bilinear": (lambda: Binary(CplxBilinear(3, 4, 2)), [(6,), (8,)]),
-    "conv1d": (lambda: Unary(CplxConv1d(2, 3, 3, padding=1)), [(2, 16)]),
-    "conv2d": (lambda: Unary(CplxConv2d(2, 3, 3, stride=2)), [(2, 5, 10)]),
-    "masked-linear": (
-        lambda: Unary(_masked(CplxLinearMasked(6, 5)), CplxModReLU(0.1),
-                      _masked(CplxLinearMasked(5, 4), 0.6, 0)),
-        [(12,)],
-    ),
-    "masked-bilinear": (lambda: Binary(_masked(CplxBilinearMasked(3, 4, 2), 0.5, 0)),
-                        [(6,), (8,)]),
-    "masked-conv1d": (lambda: Unary(_masked(CplxConv1dMasked(2, 3, 3, padding=1), 0.5)),
-                      [(2, 16)]),
-    "masked-conv2d": (lambda: Unary(_masked(CplxConv2dMasked(2, 3, 3), 0.5)), [(2, 5, 10)]),
     "everything": (Everything, [(2, 16)]),
     "complex_view": (lambda: Views(CplxLinear(6, 5)), [(12,)]),
 }
@@ -150,7 +128,7 @@ def draw(shapes, batch):
 def export(model, shapes, dynamo):
     """The ONNX model of ``model`` with a dynamic batch axis, as an onnxruntime session."""
     args = draw(shapes, EXPORT_BATCH)
-    names = ["input"] if len(args) == 1 else ["input1", "input2"]
+    names = ["input"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the TorchScript exporter is deprecated
         if dynamo:
@@ -185,12 +163,6 @@ def test_torchscript_export_runs_at_other_batches(name):
     assert_runs_at_every_batch(model, shapes, dynamo=False)
 
 
-def test_default_export_runs_at_other_batches():
-    # every family, dense and masked, in one model: the exporter costs seconds a model
-    model, shapes = build("everything")
-    assert_runs_at_every_batch(model, shapes, dynamo=True)
-
-
 def _compactable():
     """A masked real chain, then a masked complex one, whose first layers compact to CSR."""
     torch.manual_seed(0)
@@ -202,7 +174,8 @@ def _compactable():
     ).eval()
 
 
-# the dense layers' default export is test_default_export_runs_at_other_batches
+# a compact model's dense layers are the table's layers, whose default export
+# is tests/integration/test_layer_table_export.py
 @pytest.mark.parametrize("storage, exporter", [
     ("dense", "torchscript"), ("csr", "torchscript"), ("csr", "dynamo"),
 ])

@@ -5,7 +5,7 @@ multi-head attention, the transformer encoder layer, the S4D layer, the two
 positional encodings and the unitary RNN, each with settings off its
 defaults. The reference is always the eager layer on the same input.
 
-As tests/integration/test_layers_compile_export.py does, each layer is
+As tests/integration/test_layers_compile.py does, each layer is
 wrapped in a module of real tensors (``Parts``: the parts of the complex
 inputs in, the parts of every output out), and:
 

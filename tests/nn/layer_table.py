@@ -40,7 +40,8 @@ Interface (kept stable; other test modules build on it):
 ``LayerInfo.skips``, ``LayerInfo.xfails``
     ``{test name: reason}``: a generic test named there is skipped, or
     expected to fail (strictly), for this layer. :data:`TESTS` lists the
-    names.
+    names; :data:`EXPORTS` those of the exporters
+    (``tests/integration/test_layer_table_export.py``).
 ``LayerInfo.stochastic``
     Whether the train-mode forward draws random numbers (Bayesian layers,
     dropout): such layers are compared in eval mode or under a fixed seed.
@@ -78,7 +79,7 @@ from cplxmodule.nn import _families
 from cplxmodule.nn._kinds import kinds_of
 from tests import helpers
 
-__all__ = ["LAYERS", "NOT_LAYERS", "TESTS", "KNOWN", "BAD_SHAPES", "LayerInfo", "Sample",
+__all__ = ["LAYERS", "NOT_LAYERS", "TESTS", "EXPORTS", "KNOWN", "BAD_SHAPES", "LayerInfo", "Sample",
            "PACKAGES", "native"]
 
 #: the packages whose public layer classes the table covers
@@ -102,7 +103,13 @@ TESTS = (
     "test_bad_dtype",
     "test_bad_shape",
     "test_eval_deterministic",
-)
+) + (EXPORTS := (
+    # tests/integration/test_layer_table_export.py: the layer between real
+    # tensors, exported with a dynamic batch
+    "test_torch_export",
+    "test_onnx_torchscript",
+    "test_onnx_dynamo",
+))
 
 
 @dataclass(frozen=True)
@@ -412,16 +419,22 @@ _FAMILY_CLASSES = [cls for cls in _public_classes()
 
 
 # --- builders and references of the other layers ------------------------------------------------
-def _inputs(*specs):
+def _inputs(*specs, sequence_first=False):
     """A builder of inputs ``(kind, shape)``: kind ``"c"`` a Cplx, ``"r"`` a real tensor.
 
-    The batch dimension goes first; ``shape`` may be a callable of the sample.
+    The batch dimension goes first, or second with ``sequence_first`` (a
+    layer that takes ``(L, N, *)`` unless built with ``batch_first``);
+    ``shape`` may be a callable of the sample.
     """
     def build(s, n, dtype, g):
-        lead = () if n is None else (n,)
         shapes = [(kind, shape(s) if callable(shape) else shape) for kind, shape in specs]
-        return tuple((_cplx if kind == "c" else _real)(g, dtype, *lead, *shape)
-                     for kind, shape in shapes)
+        second = sequence_first and not s.kwargs.get("batch_first")
+        out = []
+        for kind, shape in shapes:
+            if n is not None:
+                shape = (shape[0], n, *shape[1:]) if second else (n, *shape)
+            out.append((_cplx if kind == "c" else _real)(g, dtype, *shape))
+        return tuple(out)
     return build
 
 
@@ -1026,31 +1039,31 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
            unbatched=True, complex_input=False),
     # --- attention and transformers
     _entry(cnn.CplxMultiheadAttention, ((4, 2), Sample((4, 2), {"batch_first": True}, "bf")),
-           _inputs(("c", (3, 4)), ("c", (3, 4)), ("c", (3, 4))), _mha_reference,
-           unbatched=True),
+           _inputs(("c", (3, 4)), ("c", (3, 4)), ("c", (3, 4)), sequence_first=True),
+           _mha_reference, unbatched=True, batch_dim=1),
     _entry(cnn.CplxScaledDotProductAttention,
            ((), Sample((), {"score": "modulus", "scale": 0.3}, "modulus")),
            _inputs(("c", (3, 4)), ("c", (5, 4)), ("c", (5, 2))),
            _sdpa_reference, unbatched=True),
     _entry(cnn.CplxTransformerEncoderLayer, Sample((4, 2, 6), {"dropout": 0.0}),
-           _c(3, 4), no_reference=_NO_REFERENCE["composite"], stochastic=True,
-           unbatched=True, batch_dim=1),
-    _entry(cnn.CplxTransformerDecoderLayer, Sample((4, 2, 6), {"dropout": 0.0}),
-           _inputs(("c", (3, 4)), ("c", (3, 4))), no_reference=_NO_REFERENCE["composite"],
+           _inputs(("c", (3, 4)), sequence_first=True), no_reference=_NO_REFERENCE["composite"],
            stochastic=True, unbatched=True, batch_dim=1),
+    _entry(cnn.CplxTransformerDecoderLayer, Sample((4, 2, 6), {"dropout": 0.0}),
+           _inputs(("c", (3, 4)), ("c", (3, 4)), sequence_first=True),
+           no_reference=_NO_REFERENCE["composite"], stochastic=True, unbatched=True, batch_dim=1),
     _entry(cnn.CplxTransformerEncoder,
            Sample((_Lazy(lambda: cnn.CplxTransformerEncoderLayer(4, 2, 6, dropout=0.0)), 2)),
-           _c(3, 4), no_reference=_NO_REFERENCE["composite"], stochastic=True,
-           unbatched=True, batch_dim=1),
+           _inputs(("c", (3, 4)), sequence_first=True), no_reference=_NO_REFERENCE["composite"],
+           stochastic=True, unbatched=True, batch_dim=1),
     _entry(cnn.CplxTransformerDecoder,
            Sample((_Lazy(lambda: cnn.CplxTransformerDecoderLayer(4, 2, 6, dropout=0.0)), 2)),
-           _inputs(("c", (3, 4)), ("c", (3, 4))), no_reference=_NO_REFERENCE["composite"],
-           stochastic=True, unbatched=True, batch_dim=1),
+           _inputs(("c", (3, 4)), ("c", (3, 4)), sequence_first=True),
+           no_reference=_NO_REFERENCE["composite"], stochastic=True, unbatched=True, batch_dim=1),
     _entry(cnn.CplxTransformer,
            Sample((), dict(d_model=4, nhead=2, num_encoder_layers=1, num_decoder_layers=1,
                            dim_feedforward=6, dropout=0.0)),
-           _inputs(("c", (3, 4)), ("c", (3, 4))), no_reference=_NO_REFERENCE["composite"],
-           stochastic=True, unbatched=True, batch_dim=1),
+           _inputs(("c", (3, 4)), ("c", (3, 4)), sequence_first=True),
+           no_reference=_NO_REFERENCE["composite"], stochastic=True, unbatched=True, batch_dim=1),
     # --- filter banks, positions, state spaces
     _entry(cnn.CplxGaborConv1d, (Sample((1, 3, 5), {"padding": 2})), _c(1, 8),
            no_reference=_NO_REFERENCE["own"], unbatched=True),
@@ -1059,13 +1072,14 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
     _entry(cnn.CplxSinusoidalPositionalEncoding,
            (Sample((4,), {"dropout": 0.0}),
             Sample((4,), {"dropout": 0.0, "mode": "multiply"}, "multiply")),
-           _c(3, 4), lambda m, x: native(x) + _sinusoid(x, m) if m.mode == "add"
-           else native(x) * _sinusoid(x, m), stochastic=True,
+           _inputs(("c", (3, 4)), sequence_first=True),
+           lambda m, x: native(x) + _sinusoid(x, m) if m.mode == "add"
+           else native(x) * _sinusoid(x, m), stochastic=True, batch_dim=1,
            # the table of sinusoids is drawn at construction, in float32
            atol=1e-6),
-    _entry(cnn.CplxRotaryPositionalEncoding, (4,), _c(3, 4),
+    _entry(cnn.CplxRotaryPositionalEncoding, (4,), _inputs(("c", (3, 4)), sequence_first=True),
            no_reference="the rotation is the package's own (compared with the rotation of "
-                        "feature pairs in tests/nn/modules/test_positional.py)"),
+                        "feature pairs in tests/nn/modules/test_positional.py)", batch_dim=1),
     _entry(cnn.CplxS4D, (Sample((3,), {"d_state": 4}),), _c(3, 5),
            no_reference=_NO_REFERENCE["own"]),
     # --- recurrent
@@ -1074,12 +1088,12 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
       for cls in (cnn.CplxRNNCell, cnn.CplxGRUCell, cnn.CplxLSTMCell)],
     *[_entry(cls, ((3, 4), Sample((3, 4), {"num_layers": 2, "bidirectional": True}, "bidir2"),
                    Sample((3, 4), {"batch_first": True}, "batchfirst")),
-             _sequence(3), _rnn_reference, unbatched=True)
+             _sequence(3), _rnn_reference, unbatched=True, batch_dim=1)
       for cls in (cnn.CplxRNN, cnn.CplxGRU, cnn.CplxLSTM)],
     *[_entry(cls, ((3, 4), Sample((3, 4), {"num_layers": 2, "bidirectional": True}, "bidir2"),
                    Sample((3, 4), {"batch_first": True}, "batchfirst")),
              _sequence(3), _unit_l0_reference, unbatched=True, setup=_unit_l0_setup,
-             stochastic=True)
+             stochastic=True, batch_dim=1)
       for cls in (relevance.CplxRNNUnitL0, relevance.CplxGRUUnitL0, relevance.CplxLSTMUnitL0)],
     _entry(cnn.CplxUnitaryRNNCell, (3, 4), _c(3), no_reference=_NO_REFERENCE["own"],
            unbatched=True),
@@ -1119,8 +1133,48 @@ _RNN_HOOKS = ("the layer reads the weights of its projections ih_l*/hh_l* in its
               "sequence loop, not through their Module.__call__: their forward hooks never fire")
 
 
+_TS_ADAPTIVE = ("the TorchScript ONNX exporter pools adaptively only where the output size "
+                "divides the input size, here 2 of 5 ('Unsupported: ONNX export of operator "
+                "adaptive_{}_pool2d, output size that are not factor of input size'); torch's "
+                "Adaptive{}Pool2d fails alike")
+_NO_ONNX_FUNCTION = ("the default ONNX exporter has no ONNX function for torch's {} ('No ONNX "
+                     "function found for <OpOverload(op='aten.{}', overload='default')>'); "
+                     "torch's {} fails alike")
+_TS_COMPLEX = ("the TorchScript ONNX exporter has no complex dtype, which the layer computes "
+               "in ('Exporting the operator 'aten::complex' to ONNX opset version 20 is not "
+               "supported')")
+_NO_MATRIX_EXP = ("ONNX has no matrix exponential, which the unitary transition is ('Exporting "
+                  "the operator 'aten::linalg_matrix_exp' to ONNX opset version 20 is not "
+                  "supported'; the default exporter: 'No ONNX function found for "
+                  "<OpOverload(op='aten.linalg_matrix_exp', overload='default')>')")
+
 #: what the generic tests found, per layer: skipped (not applicable) or expected to fail
 KNOWN = {
+    cnn.CplxAdaptiveMaxPool2d: {"xfails": {
+        "test_onnx_torchscript": _TS_ADAPTIVE.format("max", "Max"),
+        "test_onnx_dynamo": _NO_ONNX_FUNCTION.format(
+            "adaptive_max_pool2d", "adaptive_max_pool2d", "AdaptiveMaxPool2d")}},
+    cnn.CplxAdaptiveAvgPool2d: {"xfails": {
+        "test_onnx_torchscript": _TS_ADAPTIVE.format("avg", "Avg")}},
+    cnn.CplxAdaptiveAvgPool3d: {"xfails": {
+        "test_onnx_dynamo": _NO_ONNX_FUNCTION.format(
+            "adaptive_avg_pool3d", "_adaptive_avg_pool3d", "AdaptiveAvgPool3d")}},
+    **{cls: {"xfails": {"test_onnx_torchscript": _TS_COMPLEX}}
+       for cls in (cnn.CplxSpectralPool1d, cnn.CplxSpectralPool2d, cnn.CplxSpectralPool3d)},
+    cnn.CplxS4D: {"xfails": {
+        "test_onnx_torchscript": (
+            "the TorchScript exporter traces the length as a tensor, which cplx.ssm_kernel "
+            "refuses ('ssm_kernel: `length` must be a positive int, got tensor(5)'); the kernel "
+            "is computed in torch's complex dtype, which that exporter does not have either"),
+        "test_onnx_dynamo": (
+            "the kernel is computed in torch's complex dtype, for which the default ONNX "
+            "exporter lacks ops ('No ONNX function found for <OpOverload(op='aten.unsqueeze', "
+            "overload='default')>. Failure message: No decompositions registered for the "
+            "complex-valued input')")}},
+    cnn.CplxUnitaryRNNCell: {"xfails": dict.fromkeys(
+        ("test_onnx_torchscript", "test_onnx_dynamo"), _NO_MATRIX_EXP)},
+    cnn.CplxUnitaryRNN: {"xfails": dict.fromkeys(
+        ("test_onnx_torchscript", "test_onnx_dynamo"), _NO_MATRIX_EXP)},
     cnn.InterleavedRealToCplx: {"skips": {"test_bad_dtype": _INT_PARTS}},
     cnn.ConcatenatedRealToCplx: {"skips": {"test_bad_dtype": _INT_PARTS}},
     cnn.AsTypeCplx: {"skips": {"test_bad_dtype": _INT_PARTS}},

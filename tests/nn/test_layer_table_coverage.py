@@ -23,3 +23,13 @@ def test_skips_and_xfails_name_generic_tests():
     for info in LAYERS:
         assert set(info.skips) | set(info.xfails) <= set(TESTS), info.id
         assert not set(info.skips) & set(info.xfails), info.id
+
+
+def test_batch_dim_is_where_the_examples_go():
+    # the exports mark this axis dynamic; the unbatched test inserts it
+    for info in LAYERS:
+        shapes = [[tuple(getattr(x, "real", x).shape) for x in info.inputs(batch=n)]
+                  for n in (2, 3)]
+        axes = {tuple(i for i, (p, q) in enumerate(zip(a, b)) if p != q)
+                for a, b in zip(*shapes)}
+        assert axes == {(info.batch_dim,)}, (info.id, axes)

@@ -70,7 +70,6 @@ EDGE_SKIPS = {
     ("InterleavedRealToCplx", "empty_batch"): _RESHAPE,
     ("InterleavedRealToCplx", "zero_length"): _RESHAPE,
     ("CplxGroupNorm", "empty_batch"): _RESHAPE,
-    ("CplxMultiheadAttention", "zero_length"): _RESHAPE,
     **{(layer, "zero_length"): "torch's conv1d error for an input shorter than the kernel, "
                                "as torch.nn.Conv1d raises"
        for layer in ("CplxGaborConv1d", "CplxMorletConv1d")},

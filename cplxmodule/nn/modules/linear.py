@@ -298,6 +298,11 @@ class _RealBilinear(
         return input1, input2
 
     def _dense_forward(self, input1, input2, *, weight, bias):
+        if torch.onnx.is_in_onnx_export():
+            # the TorchScript ONNX exporter has no aten::bilinear (torch.nn.Bilinear
+            # does not export there): the same sum, written as an einsum
+            output = torch.einsum("...i,kij,...j->...k", input1, weight, input2)
+            return output if bias is None else output + bias
         return F.bilinear(input1, input2, weight, bias)
 
     def forward(self, input1: CplxLike, input2: CplxLike) -> torch.Tensor:

@@ -1,37 +1,24 @@
-"""Every layer of issue #16 under ``torch.compile(fullgraph=True)``, ``torch.export`` and ONNX.
+"""Every layer of issue #16 under ``torch.compile(fullgraph=True)``.
 
 The layers: the activations, the normalisations beside the whitening batch
 norm, the pooling, resizing and flattening layers, the losses, the spectral
 front ends and the filterbanks, each with settings off its defaults. The
 reference is always the eager layer on the same input.
 
-To keep this fast (the capture and the export cost about a second per
-graph), all the layers run side by side in one module, ``Zoo``, that takes
-the real parts of every layer's inputs and returns the parts of every
-layer's output, so that each mechanism captures one graph of all of them:
-
-- ``torch.compile(fullgraph=True)`` with the ``eager`` backend (dynamo's
-  graph capture, where a graph break fails; ``aot_eager`` doubles the
-  time of this file and inductor costs seconds per layer: the files of each
-  family compile their layers with ``aot_eager``), in training mode: every
-  layer's output and input gradients against eager;
-- ``torch.export`` in eval mode with a dynamic batch axis, run at batch
-  sizes 2 and 5;
-- the TorchScript ONNX exporter in eval mode with a dynamic batch axis, run
-  in onnxruntime at batch sizes 2 and 5. The layers whose math goes through
-  torch's native complex dtype (the spectral pooling layers) are expected to
-  fail there, each on its own: the TorchScript exporter has no complex dtype
-  (``torch.complex`` and ``aten::fft_*`` on complex tensors have no ONNX
-  symbolic). The FFT, STFT and Hilbert layers compute on real ops when
-  traced, and export. The default (dynamo) ONNX exporter is covered by
-  tests/integration/test_onnx.py and tests/integration/test_export_layers.py.
+To keep this fast (the capture costs about a second per graph), all the
+layers run side by side in one module, ``Zoo``, that takes the real parts
+of every layer's inputs and returns the parts of every layer's output, so
+that dynamo captures one graph of all of them: ``torch.compile(fullgraph=True)``
+with the ``eager`` backend (dynamo's graph capture, where a graph break
+fails; ``aot_eager`` doubles the time of this file and inductor costs
+seconds per layer: the files of each family compile their layers with
+``aot_eager``), in training mode: every layer's output and input gradients
+against eager. Their export (``torch.export`` and both ONNX exporters) is
+tests/integration/test_layer_table_export.py, over every layer of the table.
 
 A failure names the layer (the assertion message, or the source line in
 the capture's error).
 """
-
-import io
-import warnings
 
 import pytest
 import torch
@@ -131,9 +118,6 @@ SPECS = {
     "SpectralPool2d": (lambda: nn.CplxSpectralPool2d((2, 3)), [(C, (2, 4, 5))]),
     "SpectralPool3d": (lambda: nn.CplxSpectralPool3d(2), [(C, (1, 3, 3, 4))]),
 }
-
-# the math of these runs on torch's native complex dtype
-NATIVE_COMPLEX = {"SpectralPool1d", "SpectralPool2d", "SpectralPool3d"}
 
 # the classes of the modules of #16 that the table covers, each by at least one id
 COVERED_MODULES = (
@@ -238,57 +222,3 @@ def test_compile_fullgraph_matches_eager():
     input_labels = [name for name in SPECS for kind, _ in SPECS[name][1]
                     for _ in range(2 if kind == C else 1)]
     assert_outputs_close([y.grad for y in ys], [x.grad for x in xs], input_labels)
-
-
-@pytest.mark.slow
-def test_torch_export_with_a_dynamic_batch():
-    zoo = Zoo(SPECS).eval()
-    labels = zoo.labels()
-    batch = torch.export.Dim("batch", min=2)
-    example = tuple(inputs(SPECS, 3))
-    # one entry for the variadic `tensors`: the tuple of its shapes
-    program = torch.export.export(zoo, example, dynamic_shapes=(({0: batch},) * len(example),))
-    exported = program.module()
-    for size in (2, 5):
-        xs = inputs(SPECS, size)
-        with torch.no_grad():
-            assert_outputs_close(exported(*xs), zoo(*xs), labels)
-
-
-def export_onnx(zoo, dynamic):
-    ort = pytest.importorskip("onnxruntime")
-    pytest.importorskip("onnx")
-    example = tuple(inputs(zoo.names, 3))
-    names = [f"x{i}" for i in range(len(example))]
-    buffer = io.BytesIO()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(zoo, example, buffer, dynamo=False, input_names=names,
-                          dynamic_axes={n: {0: "batch"} for n in names} if dynamic else None)
-    session = ort.InferenceSession(buffer.getvalue(), providers=["CPUExecutionProvider"])
-    labels = zoo.labels()
-    for size in (2, 5) if dynamic else (3,):
-        xs = inputs(zoo.names, size)
-        outputs = session.run(None, {n: t.numpy() for n, t in zip(names, xs)})
-        with torch.no_grad():
-            expected = zoo(*xs)
-        assert_outputs_close([torch.from_numpy(o) for o in outputs], expected, labels,
-                             rtol=1e-4, atol=1e-5)
-
-
-@pytest.mark.onnx
-def test_torchscript_onnx_export_with_a_dynamic_batch():
-    # .eval() before the export: the exporter puts the model back in the mode it found
-    export_onnx(Zoo([n for n in SPECS if n not in NATIVE_COMPLEX]).eval(), True)
-
-
-@pytest.mark.onnx
-@pytest.mark.xfail(
-    raises=Exception,
-    strict=True,
-    reason="the TorchScript ONNX exporter has no complex dtype: torch.complex and aten::fft_*"
-    " on complex tensors have no ONNX symbolic",
-)
-@pytest.mark.parametrize("name", sorted(NATIVE_COMPLEX))
-def test_torchscript_onnx_export_of_native_complex_math_fails(name):
-    export_onnx(Zoo([name]).eval(), True)

@@ -1,4 +1,4 @@
-"""The recurrent and spectral layers, deployed: ONNX with both exporters, torch.export, torch.compile.
+"""The recurrent and spectral layers, deployed, under ``torch.compile(fullgraph=True)``.
 
 The layers: the complex RNN, GRU and LSTM (off their defaults: two layers,
 bidirectional, ``batch_first``, ``proj_size``), their three cells, and the
@@ -7,29 +7,20 @@ in a model of real tensors at its boundary, as it is deployed:
 ``RealToCplx`` (the interleaved layout) in, ``CplxToReal`` out, for every
 complex output (the states of the recurrent layers too). The reference is
 always the eager model on the same input; the eager layers take torch's
-native complex kernels where they have them, the exported and compiled ones
-real ops only, so the comparison checks one against the other.
+native complex kernels where they have them, the compiled ones real ops
+only, so the comparison checks one against the other.
 
-As tests/integration/test_layers_compile_export.py does, the models run
-side by side in one module (``Zoo``), so that each mechanism captures one
-graph for all of them (a capture costs seconds):
-
-- the TorchScript ONNX exporter (``dynamo=False``) with ``dynamic_axes`` and
-  the default one (``dynamo=True``, without its graph optimisations, which
-  cost twice the export) with ``dynamic_shapes``, each exported at batch
-  size 3 and run in onnxruntime at batch sizes 2 and 5;
-- :func:`torch.export.export` with a dynamic batch, run at 2 and 5;
-- ``torch.compile(fullgraph=True)`` with the ``eager`` backend (dynamo's
-  graph capture, where a graph break fails), in training mode: outputs and
-  the inputs' gradients.
+The models run side by side in one module (``Zoo``), so that dynamo
+captures one graph for all of them (a capture costs seconds), with the
+``eager`` backend (where a graph break fails), in training mode: outputs
+and the inputs' gradients. Their export (``torch.export`` and both ONNX
+exporters, with a dynamic batch) is tests/integration/test_layer_table_export.py,
+over every layer of the table.
 
 The batch axis is the first one but for the LSTM, which takes ``(L, N, *)``.
 Sequence and signal lengths are fixed: the recurrences unroll over the time
 steps, and a transform's matrices depend on its length.
 """
-
-import io
-import warnings
 
 import pytest
 import torch
@@ -60,7 +51,6 @@ SPECS = {
     "Analytic": (lambda: nn.CplxAnalytic(dim=1), (9, 2), 0, True, None),
 }
 NAMES = list(SPECS)
-EXPORT_BATCH, RUN_BATCHES = 3, (2, 5)
 
 
 def complex_outputs(output):
@@ -126,75 +116,6 @@ def assert_outputs_close(actual, expected, labels, rtol=1e-4, atol=1e-5):
     assert len(actual) == len(expected) == len(labels)
     for a, e, label in zip(actual, expected, labels):
         torch.testing.assert_close(a, e, rtol=rtol, atol=atol, msg=lambda m: f"{label}: {m}")
-
-
-@pytest.fixture(scope="module")
-def zoo():
-    return Zoo().eval()
-
-
-def run_onnx(zoo, model_bytes):
-    ort = pytest.importorskip("onnxruntime")
-    options = ort.SessionOptions()
-    options.log_severity_level = 3  # errors only, not the constants it leaves unfolded
-    session = ort.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"])
-    names = [i.name for i in session.get_inputs()]
-    assert len(names) == len(zoo.names)
-    labels = zoo.labels()
-    for batch in RUN_BATCHES:
-        xs = inputs(zoo.names, batch)
-        outputs = session.run(None, {n: x.numpy() for n, x in zip(names, xs)})
-        with torch.no_grad():
-            expected = zoo(*xs)
-        assert_outputs_close([torch.from_numpy(o) for o in outputs], expected, labels)
-
-
-@pytest.mark.onnx
-def test_torchscript_onnx_export_with_a_dynamic_batch(zoo):
-    pytest.importorskip("onnx")
-    names = [f"x_{name}" for name in zoo.names]
-    axes = {n: {SPECS[name][2]: "batch"} for n, name in zip(names, zoo.names)}
-    buffer = io.BytesIO()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the TorchScript exporter is deprecated
-        torch.onnx.export(zoo, tuple(inputs(zoo.names, EXPORT_BATCH)), buffer, dynamo=False,
-                          input_names=names, dynamic_axes=axes)
-    run_onnx(zoo, buffer.getvalue())
-
-
-def dynamic_shapes(names):
-    batch = torch.export.Dim("batch", min=2)
-    # one entry for the variadic `inputs`: the tuple of its shapes
-    return (tuple({SPECS[name][2]: batch} for name in names),)
-
-
-@pytest.mark.onnx
-def test_dynamo_onnx_export_with_a_dynamic_batch(zoo):
-    pytest.importorskip("onnxscript")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        # ``optimize=False``: the exporter's graph optimisations (which the
-        # models also pass) would triple the time of this test
-        program = torch.onnx.export(zoo, tuple(inputs(zoo.names, EXPORT_BATCH)), dynamo=True,
-                                    dynamic_shapes=dynamic_shapes(zoo.names), verbose=False,
-                                    optimize=False)
-    run_onnx(zoo, program.model_proto.SerializeToString())
-
-
-def test_torch_export_with_a_dynamic_batch(zoo):
-    example = tuple(inputs(zoo.names, EXPORT_BATCH))
-    exported = torch.export.export(zoo, example, dynamic_shapes=dynamic_shapes(zoo.names))
-    # real ops only: no value of the graph has a complex dtype
-    complex_nodes = [
-        node.format_node() for node in exported.graph.nodes
-        if isinstance(value := node.meta.get("val"), torch.Tensor) and value.is_complex()
-    ]
-    assert not complex_nodes, complex_nodes[:3]
-    module, labels = exported.module(), zoo.labels()
-    for batch in RUN_BATCHES:
-        xs = inputs(zoo.names, batch)
-        with torch.no_grad():
-            assert_outputs_close(module(*xs), zoo(*xs), labels)
 
 
 @pytest.mark.inductor
