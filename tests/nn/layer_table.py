@@ -1129,8 +1129,6 @@ _INT_PARTS = ("reads an integer tensor as integer parts, as the published packag
 _INT_PROMOTED = ("promotes an integer signal to the default float dtype, as torch.fft does "
                  "(tests/nn/modules/test_layers.py::test_analytic_signal_of_an_integer_signal)")
 _CONTAINER = "a container: the error names the layer inside that refuses the input, as torch's"
-_RNN_HOOKS = ("the layer reads the weights of its projections ih_l*/hh_l* in its fused "
-              "sequence loop, not through their Module.__call__: their forward hooks never fire")
 
 
 _TS_ADAPTIVE = ("the TorchScript ONNX exporter pools adaptively only where the output size "
@@ -1182,12 +1180,6 @@ KNOWN = {
     cnn.CplxAnalytic: {"skips": {"test_bad_dtype": _INT_PROMOTED}},
     cnn.CplxSequential: {"skips": {"test_bad_input": _CONTAINER, "test_bad_dtype": _CONTAINER}},
     cnn.CplxDataParallel: {"skips": {"test_bad_input": _CONTAINER, "test_bad_dtype": _CONTAINER}},
-    cnn.CplxRNN: {"xfails": {"test_hooks": _RNN_HOOKS}},
-    cnn.CplxGRU: {"xfails": {"test_hooks": _RNN_HOOKS}},
-    cnn.CplxLSTM: {"xfails": {"test_hooks": _RNN_HOOKS}},
-    relevance.CplxRNNUnitL0: {"xfails": {"test_hooks": _RNN_HOOKS}},
-    relevance.CplxGRUUnitL0: {"xfails": {"test_hooks": _RNN_HOOKS}},
-    relevance.CplxLSTMUnitL0: {"xfails": {"test_hooks": _RNN_HOOKS}},
     masked.SparseLinear: {"skips": {"test_meta_to_empty": (
         "built from a dense weight's nonzeros: a size that depends on the data, which a meta "
         "tensor cannot give")}},

@@ -79,6 +79,17 @@ def _weights_dtype(projection, value):
     return value.dtype if weight is None else weight.dtype
 
 
+def _has_hooks(module):
+    """Whether calling ``module`` runs hooks, which the packed product would skip (torch's test)."""
+    hooks = torch.nn.modules.module
+    return bool(
+        module._forward_hooks or module._forward_pre_hooks
+        or module._backward_hooks or module._backward_pre_hooks
+        or hooks._global_forward_hooks or hooks._global_forward_pre_hooks
+        or hooks._global_backward_hooks or hooks._global_backward_pre_hooks
+    )
+
+
 class _Projection:
     """A projection ``x W^T + b`` of the layers, on the ``(..., 2)`` layout.
 
@@ -89,7 +100,8 @@ class _Projection:
     views one too, the layout the gates are computed in (for the input
     projection of a whole sequence this also beats the default product
     followed by a copy into that layout, see
-    ``benchmarks/test_bench_rnn.py``). Any other module (masked, Bayesian,
+    ``benchmarks/test_bench_rnn.py``), unless hooks are registered on it
+    (or globally), which a call must run. Any other module (masked, Bayesian,
     made sparse by :func:`~cplxmodule.nn.masked.compact`, or a user's), and
     every module under compilation, export or tracing, is called, so that
     its own ``forward`` computes the product on real ops: the hidden
@@ -101,7 +113,8 @@ class _Projection:
     def __init__(self, layer):
         self.layer = layer
         self.packed = None
-        if type(layer) is CplxLinear and layer.weight.dtype in NATIVE_DTYPES and _eager():
+        if (type(layer) is CplxLinear and layer.weight.dtype in NATIVE_DTYPES and _eager()
+                and not _has_hooks(layer)):
             bias = layer.bias
             self.packed = (
                 _to_complex(layer.weight.real, layer.weight.imag),

@@ -74,6 +74,29 @@ def test_layer_matches_native_reference(mode, config):
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_hooks_on_the_projections_act(mode):
+    # a hook that zeroes the hidden projection's output: the layer then computes as
+    # one whose hidden weights and biases are zero
+    layer = make(mode, 3, 4, num_layers=2)
+    zeroed = copy.deepcopy(layer)
+    with torch.no_grad():
+        for p in zeroed.hh_l1.parameters():
+            p.zero_()
+    calls = []
+
+    def hook(module, args, output):
+        calls.append(module)
+        return output * 0
+
+    layer.hh_l1.register_forward_hook(hook)
+    x = cplx.from_complex(randc(5, 2, 3))
+    expected, _ = zeroed(x)
+    output, _ = layer(x)
+    assert calls and all(m is layer.hh_l1 for m in calls)
+    torch.testing.assert_close(cplx.to_complex(output), cplx.to_complex(expected))
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_layer_unbatched_and_initial_state(mode):
     layer = make(mode, 3, 4, num_layers=2, bidirectional=True)
     x, h0, c0 = randc(5, 1, 3), randc(4, 1, 4), randc(4, 1, 4)
