@@ -15,7 +15,7 @@ from scipy import integrate
 import cplxmodule
 import cplxmodule.cplx as cplx
 from cplxmodule import Cplx
-from cplxmodule.nn import CplxLayerNorm, modules, relevance
+from cplxmodule.nn import CplxGRU, CplxLayerNorm, CplxLinear, modules, relevance
 
 
 class Duck:
@@ -460,3 +460,16 @@ def assert_training_gradcheck(layer, inputs, kind, complex_):
         return parts(torch.func.functional_call(layer, dict(zip(names, tensors)), inputs))
 
     assert torch.autograd.gradcheck(sample, start, fast_mode=True)
+
+
+class Predictor(torch.nn.Module):
+    """A complex GRU and a linear read-out: the next value of a sequence."""
+
+    def __init__(self, hidden=12):
+        super().__init__()
+        self.gru = CplxGRU(1, hidden, batch_first=True)
+        self.head = CplxLinear(hidden, 1)
+
+    def forward(self, x):
+        output, _ = self.gru(x)
+        return self.head(output)

@@ -13,24 +13,13 @@ import pytest
 import torch
 
 from cplxmodule import cplx
-from cplxmodule.nn import CplxGRU, CplxLinear, cached
+from cplxmodule.nn import cached
 from cplxmodule.nn.masked import BaseMasked, compact, to_masked
 from cplxmodule.nn.relevance import compute_ard_masks, penalties, to_bayesian
 
+from ...helpers import Predictor
+
 pytestmark = pytest.mark.usefixtures("one_thread")
-
-
-class Predictor(torch.nn.Module):
-    """A complex GRU and a linear read-out: the next value of a sequence."""
-
-    def __init__(self, hidden=12):
-        super().__init__()
-        self.gru = CplxGRU(1, hidden, batch_first=True)
-        self.head = CplxLinear(hidden, 1)
-
-    def forward(self, x):
-        output, _ = self.gru(x)
-        return self.head(output)
 
 
 def ar2(batch, length, seed):

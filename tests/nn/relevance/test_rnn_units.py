@@ -28,6 +28,8 @@ from cplxmodule.nn.relevance import (
 )
 from cplxmodule.nn.utils import named_sparsity
 
+from ...helpers import Predictor
+
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 GATES = {CplxRNN: 1, CplxGRU: 3, CplxLSTM: 4}
@@ -150,19 +152,6 @@ def test_packed_sequences(cls, kwargs):
                            enforce_sorted=False)
     with torch.no_grad():
         assert_same(small(packed), layer(packed))
-
-
-class Predictor(torch.nn.Module):
-    """A complex GRU and a linear read-out: the next value of a sequence."""
-
-    def __init__(self, hidden=12):
-        super().__init__()
-        self.gru = CplxGRU(1, hidden, batch_first=True)
-        self.head = CplxLinear(hidden, 1)
-
-    def forward(self, x):
-        output, _ = self.gru(x)
-        return self.head(output)
 
 
 def mse(output, target):
