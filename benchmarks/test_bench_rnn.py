@@ -45,7 +45,7 @@ sparsity). On a busy machine add
 import pytest
 import torch
 import torch.nn.functional as F
-from _compiling import NATIVE, OURS, VARIANTS, compiled, warm_up
+from _compiling import NATIVE, VARIANTS, compiled, warm_up
 
 from cplxmodule import cplx
 from cplxmodule.nn import CplxGRU, cached
