@@ -35,13 +35,13 @@ def warm_up(benchmark, variant, call):
     The first call of a compiled variant compiles: its time
     (``extra_info["first_call_s"]``) is what a user pays once per input
     shape. A native model that does not compile skips its variant with the
-    error as the reason: inductor has no complex kernels. With the benchmarks
-    disabled (the test run's ``--benchmark-disable``), a compiled variant is
-    skipped: compiling is minutes, and the eager variants already check the
-    code runs.
+    error as the reason: inductor has no complex kernels. With the
+    benchmarks disabled (the test run's ``--benchmark-disable``), a compiled
+    variant is skipped: compiling takes seconds to minutes, and the eager
+    variants check the code runs.
     """
     if benchmark.disabled and variant.endswith("-compiled"):
-        pytest.skip("compiling takes minutes; run with --benchmark-enable")
+        pytest.skip("compiled variants run only with --benchmark-enable")
     start = time.perf_counter()
     try:
         call()
