@@ -26,6 +26,16 @@ inside :func:`~cplxmodule.nn.cached`, ``masked-cached``), and
 :class:`~cplxmodule.nn.masked.CompactRecurrent` of 32 units), with the
 dense GRU of all 128 units for scale.
 
+The training step and inference also run under ``torch.compile``
+(``benchmarks/_compiling.py``: inductor, the default mode,
+``fullgraph=True``; ``cplxmodule-compiled`` and
+``torch-complex64-compiled``). Only the model is compiled; the loss and
+``backward`` stay eager. The recurrence is a Python loop, which dynamo
+unrolls: a graph of all 128 steps, long to compile (the first call's
+wall-clock time is kept in ``extra_info["first_call_s"]``). Inductor has no
+complex kernels, so the native model runs torch's eager complex ops inside
+its compiled graph.
+
 ``benchmarks/conftest.py`` prints each time over the reference's
 (``torch-complex64``; ``dense`` for masked inference; ``masked`` for unit
 sparsity). On a busy machine add
@@ -35,6 +45,7 @@ sparsity). On a busy machine add
 import pytest
 import torch
 import torch.nn.functional as F
+from _compiling import NATIVE, VARIANTS, compiled, warm_up
 
 from cplxmodule import cplx
 from cplxmodule.nn import CplxGRU, cached
@@ -43,7 +54,6 @@ from cplxmodule.nn.relevance import compute_ard_masks, to_bayesian
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
-NATIVE = "torch-complex64"
 LENGTH, BATCH, INPUT, HIDDEN = 128, 32, 128, 128
 
 
@@ -94,16 +104,18 @@ def _input():
 
 
 def _run(variant):
-    """``forward(train)`` of ``variant``, returning a native complex output."""
+    """The model and its ``forward()`` in ``variant``, returning a native complex output."""
     ours, native = _models()
     x = _input()
-    if variant == NATIVE:
+    if variant.startswith(NATIVE):
         x = cplx.to_complex(x)
-        return native, lambda: native(x)
-    return ours, lambda: cplx.to_complex(ours(x)[0])
+        model = compiled(native, variant)
+        return native, lambda: model(x)
+    model = compiled(ours, variant)
+    return ours, lambda: cplx.to_complex(model(x)[0])
 
 
-@pytest.mark.parametrize("variant", [NATIVE, "cplxmodule"])
+@pytest.mark.parametrize("variant", VARIANTS)
 def test_training_step(benchmark, variant):
     model, forward = _run(variant)
 
@@ -113,10 +125,11 @@ def test_training_step(benchmark, variant):
 
     benchmark.group = f"gru {INPUT}-{HIDDEN} length {LENGTH} batch {BATCH}: training step"
     benchmark.extra_info.update(variant=variant, reference=NATIVE)
+    warm_up(benchmark, variant, step)
     benchmark(step)
 
 
-@pytest.mark.parametrize("variant", [NATIVE, "cplxmodule"])
+@pytest.mark.parametrize("variant", VARIANTS)
 def test_inference(benchmark, variant):
     _, forward = _run(variant)
 
@@ -126,6 +139,7 @@ def test_inference(benchmark, variant):
 
     benchmark.group = f"gru {INPUT}-{HIDDEN} length {LENGTH} batch {BATCH}: inference"
     benchmark.extra_info.update(variant=variant, reference=NATIVE)
+    warm_up(benchmark, variant, run)
     benchmark(run)
 
 

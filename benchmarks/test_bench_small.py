@@ -24,7 +24,7 @@ the best that native complex does. Run with::
 busy machine add ``--benchmark-timer=time.process_time``.
 
 Each model is also timed under ``torch.compile`` (inductor, the default
-mode, ``fullgraph=True``): ours (``cplxmodule-compiled``) and the reference
+mode, ``fullgraph=True``, ``benchmarks/_compiling.py``): ours (``cplxmodule-compiled``) and the reference
 (``torch-complex64-compiled``). Only the model is compiled, as a user
 would: the modulus, the loss, the VD penalty, the backward call and the
 SGD step stay eager (the backward graph is compiled with the forward by
@@ -37,11 +37,10 @@ model fail to compile, its compiled variant is skipped with the error as
 the reason, rather than failing the run.
 """
 
-import time
-
 import pytest
 import torch
 import torch.nn.functional as F
+from _compiling import NATIVE, NATIVE_COMPILED, OURS, OURS_COMPILED, compiled, warm_up
 
 from cplxmodule.cplx import Cplx
 from cplxmodule.nn import CplxLinear, CplxSequential, CplxToCplx
@@ -50,11 +49,7 @@ from cplxmodule.nn.relevance import CplxLinearVD
 from cplxmodule.nn.relevance.functional import kl_cplx_vd
 
 
-NATIVE = "torch-complex64"
 NATIVE_VIEW = "torch-complex64-view-relu"
-NATIVE_COMPILED = "torch-complex64-compiled"
-OURS = "cplxmodule"
-OURS_COMPILED = "cplxmodule-compiled"
 VARIANTS = [NATIVE, NATIVE_VIEW, NATIVE_COMPILED, OURS, OURS_COMPILED]
 SIZES = (32, 64, 10)
 BATCH = 64
@@ -113,9 +108,6 @@ class _NativeLinearMasked(torch.nn.Linear):
 
 
 _NATIVE_RELU = {NATIVE: _NativeSplitReLU, NATIVE_VIEW: _NativeViewReLU, NATIVE_COMPILED: _NativeSplitReLU}
-# warm-up calls before timing: the first compiles (forward and, in training,
-# backward), the next ones run the cached code
-WARMUP = 3
 
 
 def _mlp(sequential, linear, relu):
@@ -155,32 +147,6 @@ def _data():
     return x, torch.randint(0, SIZES[-1], (BATCH,))
 
 
-def _compile(model, variant):
-    """``model``, compiled for the ``-compiled`` variants: inductor, default mode, whole graph."""
-    if not variant.endswith("-compiled"):
-        return model
-    torch._dynamo.reset()  # each test compiles afresh, far from dynamo's recompilation limit
-    return torch.compile(model, fullgraph=True)
-
-
-def _warm_up(benchmark, variant, call):
-    """Run ``call`` before timing; keep the first call's wall-clock time.
-
-    A native model that does not compile skips its variant with the error.
-    """
-    start = time.perf_counter()
-    try:
-        call()
-    except Exception as error:  # noqa: BLE001 - any compile failure of the reference is a finding
-        if variant != NATIVE_COMPILED:
-            raise
-        pytest.skip(f"torch.compile of the native complex64 model fails: {type(error).__name__}: "
-                    f"{str(error).splitlines()[0] if str(error) else ''}")
-    benchmark.extra_info["first_call_s"] = time.perf_counter() - start
-    for _ in range(WARMUP - 1):
-        call()
-
-
 def _step(model, forward, input, target, modulus, vd):
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
 
@@ -204,10 +170,10 @@ def test_training_step(benchmark, threads, kind, variant):
         model, input, modulus = native, x.to(torch.complex64), torch.abs
     else:
         model, input, modulus = ours, Cplx(x), abs
-    step = _step(model, _compile(model, variant), input, target, modulus, kind == "vd")
+    step = _step(model, compiled(model, variant), input, target, modulus, kind == "vd")
     benchmark.group = _group(f"{kind} training step", threads)
     benchmark.extra_info.update(variant=variant, reference=NATIVE)
-    _warm_up(benchmark, variant, step)
+    warm_up(benchmark, variant, step)
     benchmark(step)
 
 
@@ -219,7 +185,7 @@ def test_masked_inference(benchmark, threads, variant):
         model, input = native, x.to(torch.complex64)
     else:
         model, input = ours, Cplx(x)
-    model = _compile(model, variant)
+    model = compiled(model, variant)
     benchmark.group = _group("masked inference", threads)
     benchmark.extra_info.update(variant=variant, reference=NATIVE)
 
@@ -227,7 +193,7 @@ def test_masked_inference(benchmark, threads, variant):
         with torch.inference_mode():
             return model(input)
 
-    _warm_up(benchmark, variant, forward)
+    warm_up(benchmark, variant, forward)
     benchmark(forward)
 
 

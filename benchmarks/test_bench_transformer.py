@@ -15,8 +15,15 @@ parts, and the :math:`2 \\times 2` whitening layer norm in widely linear
 form. Each group is checked for equal outputs before it is timed. Two
 groups: ``inference`` (forward under ``torch.no_grad()``, eval mode) and
 ``train-step`` (forward, squared-error loss, backward, SGD step). Runs on
-one thread; ``benchmarks/conftest.py`` prints each ``cplx`` time divided by
-the native time (below 1 is faster). On a busy machine add
+one thread; ``benchmarks/conftest.py`` prints each time divided by the
+native eager time (below 1 is faster). Each group has four variants: ours
+(``cplxmodule``) and the native model, eager and under ``torch.compile``
+(``-compiled``: inductor, the default mode, ``fullgraph=True``, see
+``benchmarks/_compiling.py``). Only the model is compiled; the loss,
+``backward`` and the SGD step stay eager. The first call compiles; its
+wall-clock time is kept in ``extra_info["first_call_s"]``. Inductor has no
+complex kernels: the native model runs torch's eager complex ops inside its
+compiled graph. On a busy machine add
 ``--benchmark-timer=time.process_time``.
 """
 
@@ -25,13 +32,13 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
+from _compiling import NATIVE, OURS, VARIANTS, compiled, warm_up
 
 import cplxmodule.cplx as cplx
 from cplxmodule.nn import CplxTransformerEncoder, CplxTransformerEncoderLayer
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
-NATIVE = "torch-complex64"
 BATCH, SEQ, D_MODEL, HEADS, FF, LAYERS = 16, 64, 128, 4, 512, 2
 
 
@@ -131,19 +138,19 @@ def _inputs():
     return x, target
 
 
-OURS, NATIVE_MODEL = _models()
+OURS_MODEL, NATIVE_MODEL = _models()
 
 
 def _run(variant):
     """The model and its input and target in the variant's representation."""
     x, target = _inputs()
-    if variant == NATIVE:
+    if variant.startswith(NATIVE):
         return NATIVE_MODEL, x, target
-    return OURS, cplx.from_complex(x), cplx.from_complex(target)
+    return OURS_MODEL, cplx.from_complex(x), cplx.from_complex(target)
 
 
 def _loss(variant, out, target):
-    if variant == NATIVE:
+    if variant.startswith(NATIVE):
         return (out - target).abs().square().mean()
     error = out - target
     return (error.real.square() + error.imag.square()).mean()
@@ -151,26 +158,28 @@ def _loss(variant, out, target):
 
 def _check_same_output():
     with torch.no_grad():
-        ours = cplx.to_complex(OURS.eval()(_run("cplx")[1]))
+        ours = cplx.to_complex(OURS_MODEL.eval()(_run(OURS)[1]))
         native = NATIVE_MODEL.eval()(_run(NATIVE)[1])
     torch.testing.assert_close(ours, native, rtol=1e-3, atol=1e-3)
 
 
-@pytest.mark.parametrize("variant", ["cplx", NATIVE])
+@pytest.mark.parametrize("variant", VARIANTS)
 def test_inference(benchmark, variant):
     benchmark.group = "encoder-inference"
     benchmark.extra_info.update(variant=variant, reference=NATIVE)
     _check_same_output()
     model, x, _ = _run(variant)
+    forward = compiled(model, variant)
 
     def step():
         with torch.no_grad():
-            return model(x)
+            return forward(x)
 
+    warm_up(benchmark, variant, step)
     benchmark(step)
 
 
-@pytest.mark.parametrize("variant", ["cplx", NATIVE])
+@pytest.mark.parametrize("variant", VARIANTS)
 def test_train_step(benchmark, variant):
     benchmark.group = "encoder-train-step"
     benchmark.extra_info.update(variant=variant, reference=NATIVE)
@@ -179,10 +188,12 @@ def test_train_step(benchmark, variant):
     model.train()
     # a tiny learning rate: the timed steps keep the model where it was checked
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-9)
+    forward = compiled(model, variant)
 
     def step():
         optimizer.zero_grad()
-        _loss(variant, model(x), target).backward()
+        _loss(variant, forward(x), target).backward()
         optimizer.step()
 
+    warm_up(benchmark, variant, step)
     benchmark(step)

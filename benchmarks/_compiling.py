@@ -1,0 +1,55 @@
+"""The compiled variants that the benchmarks against torch's native complex64 share.
+
+A group that compares with native has four variants: ours and the native
+model, each eager and under ``torch.compile`` (inductor, the default mode,
+``fullgraph=True``), named by :data:`NATIVE` and :data:`OURS` with
+``-compiled`` for the compiled ones.
+"""
+
+import time
+
+import pytest
+import torch
+
+NATIVE = "torch-complex64"
+OURS = "cplxmodule"
+NATIVE_COMPILED = NATIVE + "-compiled"
+OURS_COMPILED = OURS + "-compiled"
+VARIANTS = [NATIVE, NATIVE_COMPILED, OURS, OURS_COMPILED]
+# warm-up calls before timing: the first compiles (forward and, in training,
+# backward), the next ones run the cached code
+WARMUP = 3
+
+
+def compiled(model, variant):
+    """``model``, compiled for the ``-compiled`` variants: inductor, default mode, whole graph."""
+    if not variant.endswith("-compiled"):
+        return model
+    torch._dynamo.reset()  # each test compiles afresh, far from dynamo's recompilation limit
+    return torch.compile(model, fullgraph=True)
+
+
+def warm_up(benchmark, variant, call):
+    """Run ``call`` before timing; keep the first call's wall-clock time in ``extra_info``.
+
+    The first call of a compiled variant compiles: its time
+    (``extra_info["first_call_s"]``) is what a user pays once per input
+    shape. A native model that does not compile skips its variant with the
+    error as the reason: inductor has no complex kernels. With the
+    benchmarks disabled (the test run's ``--benchmark-disable``), a compiled
+    variant is skipped: compiling takes seconds to minutes, and the eager
+    variants check the code runs.
+    """
+    if benchmark.disabled and variant.endswith("-compiled"):
+        pytest.skip("compiled variants run only with --benchmark-enable")
+    start = time.perf_counter()
+    try:
+        call()
+    except Exception as error:  # noqa: BLE001 - any compile failure of the reference is a finding
+        if variant != NATIVE_COMPILED:
+            raise
+        pytest.skip(f"torch.compile of the native complex64 model fails: {type(error).__name__}: "
+                    f"{str(error).splitlines()[0] if str(error) else ''}")
+    benchmark.extra_info["first_call_s"] = time.perf_counter() - start
+    for _ in range(WARMUP - 1):
+        call()
