@@ -33,7 +33,8 @@ uniform in [-20, -5] dB. ``digits`` is the data set of the published
 package's examples: scikit-learn's handwritten digits (8x8 images, their 64 pixels
 scaled to [0, 1] and promoted to complex with a zero imaginary part), one
 fixed split (a quarter held out for the test, stratified, the same for
-every seed: seeds differ in the weights and the order of the batches), and a complex perceptron 64 -> 64 -> 64 -> 10 (three
+every seed: seeds differ in the weights and the order of the batches), and
+a complex perceptron 64 -> 64 -> 64 -> 10 (three
 ``CplxLinear`` layers, split ReLU between them) whose logits are the
 modulus of its complex output, so every weight is complex and initialised
 by the study; it trains for ``--digits-epochs`` epochs, as its training set

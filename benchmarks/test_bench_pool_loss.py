@@ -23,7 +23,6 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import cplxmodule.cplx as cplx
 import cplxmodule.nn as cnn
 from cplxmodule.nn import losses
 from _operands import parts_sum, separate_parts
@@ -71,6 +70,7 @@ LAYERS = {
     "upsample_polar": (cnn.CplxUpsample(scale_factor=2, mode="bilinear", polar=True),
                        _polar(_bilinear)),
 }
+
 
 def _real_ssim_loss(a, b, size=11, sigma=1.5, c1=0.01**2, c2=0.03**2):
     """1 - mean SSIM of real images (N, C, H, W): separable Gaussian filters, no padding."""
