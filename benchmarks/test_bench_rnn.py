@@ -42,6 +42,8 @@ sparsity). On a busy machine add
 ``--benchmark-timer=time.process_time``.
 """
 
+import contextlib
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -143,6 +145,17 @@ def test_inference(benchmark, variant):
     benchmark(run)
 
 
+def _inference(model, in_cached):
+    """A call of ``model`` on the input in inference mode, inside ``cached`` if asked."""
+    x = _input()
+
+    def run():
+        with torch.inference_mode(), cached(model) if in_cached else contextlib.nullcontext():
+            return model(x)
+
+    return run
+
+
 @pytest.mark.parametrize("variant", ["dense", "masked", "masked-cached"])
 def test_masked_inference(benchmark, variant):
     model, _ = _models()
@@ -151,15 +164,7 @@ def test_masked_inference(benchmark, variant):
         model = to_masked(model)
         for layer in (model.ih_l0, model.hh_l0):
             layer.mask = torch.rand(layer.weight.shape) < 0.5
-    x = _input()
-
-    def run():
-        with torch.inference_mode():
-            if variant == "masked-cached":
-                with cached(model):
-                    return model(x)
-            return model(x)
-
+    run = _inference(model, variant == "masked-cached")
     benchmark.group = f"gru {INPUT}-{HIDDEN} length {LENGTH} batch {BATCH}: masked inference"
     benchmark.extra_info.update(variant=variant, reference="dense")
     benchmark(run)
@@ -180,15 +185,7 @@ def _unit_sparse(variant):
 @pytest.mark.parametrize("variant", ["dense", "masked", "masked-cached", "compact"])
 def test_unit_sparse_inference(benchmark, variant):
     model = _unit_sparse("masked" if variant == "masked-cached" else variant)
-    x = _input()
-
-    def run():
-        with torch.inference_mode():
-            if variant == "masked-cached":
-                with cached(model):
-                    return model(x)
-            return model(x)
-
+    run = _inference(model, variant == "masked-cached")
     benchmark.group = (f"gru {INPUT}-{HIDDEN} length {LENGTH} batch {BATCH}: "
                        f"{HIDDEN // 4} of {HIDDEN} units kept")
     benchmark.extra_info.update(variant=variant, reference="masked")
