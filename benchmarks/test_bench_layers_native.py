@@ -5,10 +5,11 @@ Run with::
     python -m pytest benchmarks/test_bench_layers_native.py --benchmark-enable
 
 Each group is one layer, forward and backward, on a ``(8, 16, 64, 64)``
-complex input, with two variants: ``cplx``, the layer of
+complex input, with four variants: ``cplxmodule``, the layer of
 :mod:`cplxmodule.nn` on a :class:`~cplxmodule.cplx.Cplx`, and
 ``torch-complex64``, what a user of torch's native complex tensors writes for
-the same result, from the layer's own parameters. The group norm's
+the same result, from the layer's own parameters, each eager and compiled
+(``-compiled``, see ``benchmarks/_compiling.py``). The group norm's
 :math:`2 \\times 2` whitening and affine map are written widely linear,
 :math:`\\alpha z + \\beta \\bar z`, with the covariance from the complex moments
 :math:`\\operatorname{mean}|z|^2` and :math:`\\operatorname{mean} z^2`. Each
@@ -17,7 +18,7 @@ cover each family: split, polar (modulus tanh, squash, log), zReLU and its
 variants, the holomorphic tanh and sigmoid, the cardioid, modReLU (one
 threshold and one per channel), the phase and magnitude softmaxes and the
 complex ratio mask (two inputs: mask and spectrum). Runs on one thread;
-``benchmarks/conftest.py`` prints each ``cplx`` time divided by the native
+``benchmarks/conftest.py`` prints each variant's time divided by the native
 time of its group (below 1 is faster). On a busy machine add
 ``--benchmark-timer=time.process_time``.
 """
@@ -28,11 +29,11 @@ import torch.nn.functional as F
 
 import cplxmodule.cplx as cplx
 import cplxmodule.nn as cnn
+from _compiling import NATIVE, OURS, VARIANTS, compiled, warm_up
 from _operands import parts_sum, separate_parts
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
-NATIVE = "torch-complex64"
 SHAPE = (8, 16, 64, 64)
 
 
@@ -125,11 +126,16 @@ def _inputs(variant):
     return separate_parts(native)
 
 
+def _eager(variant):
+    """The eager variant a compiled one compiles."""
+    return variant.removesuffix("-compiled")
+
+
 def _native(out):
     return cplx.to_complex(out) if isinstance(out, cplx.Cplx) else out
 
 
-@pytest.mark.parametrize("variant", ["cplx", NATIVE])
+@pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("name", LAYERS)
 def test_layer(benchmark, name, variant):
     layer, native = LAYERS[name]
@@ -138,15 +144,20 @@ def test_layer(benchmark, name, variant):
     with torch.no_grad():
         # the two variants must compute the same thing for the ratio to mean anything
         torch.testing.assert_close(
-            _native(layer(_inputs("cplx"))), native(_inputs(NATIVE)), rtol=1e-4, atol=1e-4
+            _native(layer(_inputs(OURS))), native(_inputs(NATIVE)), rtol=1e-4, atol=1e-4
         )
-    z = _inputs(variant)
-    fn = native if variant == NATIVE else layer
-    benchmark(lambda: parts_sum(fn(z)).backward())
+    z = _inputs(_eager(variant))
+    fn = compiled(native if _eager(variant) == NATIVE else layer, variant)
+
+    def run():
+        parts_sum(fn(z)).backward()
+
+    warm_up(benchmark, variant, run)
+    benchmark(run)
 
 
 @pytest.mark.parametrize("bounded", [True, False], ids=["bounded", "unbounded"])
-@pytest.mark.parametrize("variant", ["cplx", NATIVE])
+@pytest.mark.parametrize("variant", VARIANTS)
 def test_ratio_mask(benchmark, bounded, variant):
     layer = cnn.CplxRatioMask(bounded=bounded)
 
@@ -157,9 +168,14 @@ def test_ratio_mask(benchmark, bounded, variant):
     benchmark.extra_info.update(variant=variant, reference=NATIVE)
     with torch.no_grad():
         torch.testing.assert_close(
-            _native(layer(_inputs("cplx"), _inputs("cplx"))),
+            _native(layer(_inputs(OURS), _inputs(OURS))),
             native(_inputs(NATIVE), _inputs(NATIVE)), rtol=1e-4, atol=1e-4,
         )
-    mask, z = _inputs(variant), _inputs(variant)
-    fn = native if variant == NATIVE else layer
-    benchmark(lambda: parts_sum(fn(mask, z)).backward())
+    mask, z = _inputs(_eager(variant)), _inputs(_eager(variant))
+    fn = compiled(native if _eager(variant) == NATIVE else layer, variant)
+
+    def run():
+        parts_sum(fn(mask, z)).backward()
+
+    warm_up(benchmark, variant, run)
+    benchmark(run)
