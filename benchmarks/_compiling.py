@@ -21,6 +21,11 @@ VARIANTS = [NATIVE, NATIVE_COMPILED, OURS, OURS_COMPILED]
 WARMUP = 3
 
 
+def eager(variant):
+    """The eager variant that a ``-compiled`` one compiles (``variant`` itself if eager)."""
+    return variant.removesuffix("-compiled")
+
+
 def compiled(model, variant):
     """``model``, compiled for the ``-compiled`` variants: inductor, default mode, whole graph."""
     if not variant.endswith("-compiled"):

@@ -29,7 +29,7 @@ import torch.nn.functional as F
 
 import cplxmodule.cplx as cplx
 import cplxmodule.nn as cnn
-from _compiling import NATIVE, OURS, VARIANTS, compiled, warm_up
+from _compiling import NATIVE, OURS, VARIANTS, compiled, eager, warm_up
 from _operands import parts_sum, separate_parts
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -126,11 +126,6 @@ def _inputs(variant):
     return separate_parts(native)
 
 
-def _eager(variant):
-    """The eager variant a compiled one compiles."""
-    return variant.removesuffix("-compiled")
-
-
 def _native(out):
     return cplx.to_complex(out) if isinstance(out, cplx.Cplx) else out
 
@@ -146,8 +141,8 @@ def test_layer(benchmark, name, variant):
         torch.testing.assert_close(
             _native(layer(_inputs(OURS))), native(_inputs(NATIVE)), rtol=1e-4, atol=1e-4
         )
-    z = _inputs(_eager(variant))
-    fn = compiled(native if _eager(variant) == NATIVE else layer, variant)
+    z = _inputs(eager(variant))
+    fn = compiled(native if eager(variant) == NATIVE else layer, variant)
 
     def run():
         parts_sum(fn(z)).backward()
@@ -171,8 +166,8 @@ def test_ratio_mask(benchmark, bounded, variant):
             _native(layer(_inputs(OURS), _inputs(OURS))),
             native(_inputs(NATIVE), _inputs(NATIVE)), rtol=1e-4, atol=1e-4,
         )
-    mask, z = _inputs(_eager(variant)), _inputs(_eager(variant))
-    fn = compiled(native if _eager(variant) == NATIVE else layer, variant)
+    mask, z = _inputs(eager(variant)), _inputs(eager(variant))
+    fn = compiled(native if eager(variant) == NATIVE else layer, variant)
 
     def run():
         parts_sum(fn(mask, z)).backward()

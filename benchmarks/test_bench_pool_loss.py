@@ -5,16 +5,17 @@ Run with::
     python -m pytest benchmarks/test_bench_pool_loss.py --benchmark-enable
 
 Each group is one operation on a ``(8, 16, 64, 64)`` complex input, forward
-only (``fwd``) or forward and backward (``fwd+bwd``), with two variants:
-``cplx``, the layer of :mod:`cplxmodule.nn` on a :class:`~cplxmodule.cplx.Cplx`,
+only (``fwd``) or forward and backward (``fwd+bwd``), with four variants:
+``cplxmodule``, the layer of :mod:`cplxmodule.nn` on a :class:`~cplxmodule.cplx.Cplx`,
 and ``torch-complex64``, what a user of torch's native complex tensors
-writes for the same result. torch has no complex pooling or interpolation
+writes for the same result, each eager and compiled (``-compiled``, see
+``benchmarks/_compiling.py``). torch has no complex pooling or interpolation
 kernels, so the native variant pools or resizes ``z.real`` and ``z.imag``
 (views into the complex tensor) and joins them with :func:`torch.complex`;
 modulus pooling gathers by the indices of the pooled :func:`torch.abs`;
 polar resizing interpolates ``abs`` and :func:`torch.sgn`; the losses are
 their formulas on native tensors (``F.l1_loss`` for the L1 loss). Runs on
-one thread; ``benchmarks/conftest.py`` prints each ``cplx`` time divided by
+one thread; ``benchmarks/conftest.py`` prints each variant's time divided by
 the native time of its group (below 1 is faster). On a busy machine add
 ``--benchmark-timer=time.process_time``.
 """
@@ -25,11 +26,11 @@ import torch.nn.functional as F
 
 import cplxmodule.nn as cnn
 from cplxmodule.nn import losses
+from _compiling import NATIVE, VARIANTS, compiled, eager, warm_up
 from _operands import parts_sum, separate_parts
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
-NATIVE = "torch-complex64"
 SHAPE = (8, 16, 64, 64)
 
 
@@ -118,34 +119,35 @@ def _inputs(variant, backward):
     return separate_parts(native, backward)
 
 
-@pytest.mark.parametrize("variant", ["cplx", NATIVE])
+@pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("name", LAYERS)
 @pytest.mark.parametrize("backward", [False, True], ids=["fwd", "fwd+bwd"])
 def test_layer(benchmark, name, backward, variant):
     layer, native = LAYERS[name]
     benchmark.group = f"{name}-{'fwd+bwd' if backward else 'fwd'}"
     benchmark.extra_info.update(variant=variant, reference=NATIVE)
-    z = _inputs(variant, backward)
-    fn = native if variant == NATIVE else layer
-    if backward:
-        benchmark(lambda: parts_sum(fn(z)).backward())
-    else:
-        with torch.no_grad():
-            benchmark(fn, z)
+    z = _inputs(eager(variant), backward)
+    fn = compiled(native if eager(variant) == NATIVE else layer, variant)
+    _time(benchmark, variant, (lambda: parts_sum(fn(z)).backward()) if backward else (lambda: fn(z)),
+          backward)
 
 
-@pytest.mark.parametrize("variant", ["cplx", NATIVE])
+@pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("name", LOSSES)
 @pytest.mark.parametrize("backward", [False, True], ids=["fwd", "fwd+bwd"])
 def test_loss(benchmark, name, backward, variant):
     loss, native = LOSSES[name]
     benchmark.group = f"{name}-{'fwd+bwd' if backward else 'fwd'}"
     benchmark.extra_info.update(variant=variant, reference=NATIVE)
-    x = _inputs(variant, backward)
-    y = _inputs(variant, False) * 0.5 + 0.1
-    fn = native if variant == NATIVE else loss
-    if backward:
-        benchmark(lambda: fn(x, y).backward())
-    else:
-        with torch.no_grad():
-            benchmark(fn, x, y)
+    x = _inputs(eager(variant), backward)
+    y = _inputs(eager(variant), False) * 0.5 + 0.1
+    fn = compiled(native if eager(variant) == NATIVE else loss, variant)
+    _time(benchmark, variant, (lambda: fn(x, y).backward()) if backward else (lambda: fn(x, y)),
+          backward)
+
+
+def _time(benchmark, variant, call, backward):
+    """Time ``call``, without autograd unless it runs a ``backward``."""
+    with torch.set_grad_enabled(backward):
+        warm_up(benchmark, variant, call)
+        benchmark(call)
