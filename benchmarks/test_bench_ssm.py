@@ -8,20 +8,21 @@ The layer has ``H = 64`` channels of ``N = 64`` (32 complex modes) and runs
 on a ``(16, 64, 1024)`` complex input (batch, channels, length), forward and
 backward (``fwd+bwd``) or forward only (``fwd``); the ``kernel`` groups time
 the convolution kernel alone (length 1024), forward and backward. Two
-variants: ``cplx``, :class:`~cplxmodule.nn.CplxS4D` on a
+variants: ``cplxmodule``, :class:`~cplxmodule.nn.CplxS4D` on a
 :class:`~cplxmodule.cplx.Cplx` whose parts are two separate tensors, and
 ``torch-complex64``, the layer as a user of torch's native complex tensors
 writes it from the paper's definition and its reference code: complex
 parameters, the Vandermonde matrix :math:`e^{l \\Delta\\Lambda_n}` taken whole
 and contracted with :math:`C \\bar B` by ``einsum``, the causal convolution by
 ``torch.fft.fft`` of length :math:`2L`, and the skip added. The
-``cplx`` variant computes the kernel as one complex matrix product of
+``cplxmodule`` variant computes the kernel as one complex matrix product of
 :math:`O(N\\sqrt L)` exponentials (:func:`~cplxmodule.cplx.ssm_kernel`)
 and folds the skip into tap 0: the difference is the algorithm, not the
 dtype (both convolve by torch's native FFT), as the third variant,
 ``torch-complex64-chunked``, shows: the native layer with
-:func:`~cplxmodule.cplx.ssm_kernel`'s algorithm. Each variant is checked
-against the native one before it is timed. Runs on one thread;
+:func:`~cplxmodule.cplx.ssm_kernel`'s algorithm. The layer's groups also
+time the first two compiled (``-compiled``, see ``benchmarks/_compiling.py``).
+Each variant is checked against the native one before it is timed. Runs on one thread;
 ``benchmarks/conftest.py`` prints each variant's time divided by the
 ``torch-complex64`` time of its group (below 1 is faster). On a busy machine add
 ``--benchmark-timer=time.process_time``.
@@ -34,13 +35,13 @@ import torch
 
 import cplxmodule.cplx as cplx
 import cplxmodule.nn as cnn
+from _compiling import NATIVE, NATIVE_COMPILED, OURS, OURS_COMPILED, compiled, eager, warm_up
 from _operands import parts_sum, separate_parts
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
-NATIVE = "torch-complex64"
 CHUNKED = "torch-complex64-chunked"
-VARIANTS = ["cplx", NATIVE, CHUNKED]
+VARIANTS = [OURS, NATIVE, CHUNKED]
 BATCH, H, N, L = 16, 64, 64, 1024
 
 
@@ -88,7 +89,7 @@ class NativeS4D(torch.nn.Module):
 def _layers(variant):
     torch.manual_seed(0)
     layer = cnn.CplxS4D(H, N)
-    if variant == "cplx":
+    if variant == OURS:
         return layer
     return NativeS4D(layer, chunked=variant == CHUNKED)
 
@@ -96,13 +97,13 @@ def _layers(variant):
 def _input(variant, backward):
     torch.manual_seed(1)
     native = torch.randn(BATCH, H, L, dtype=torch.complex64)
-    if variant != "cplx":
+    if variant != OURS:
         return native.requires_grad_(backward)
     return separate_parts(native, backward)
 
 
 def test_variants_agree():
-    layer, native = _layers("cplx"), _layers(NATIVE)
+    layer, native = _layers(OURS), _layers(NATIVE)
     u = _input(NATIVE, False)
     expected = native(u).detach()
     k = native.kernel(L).detach()
@@ -119,18 +120,20 @@ def test_variants_agree():
         assert (got - k).abs().max() < 1e-4 * k.abs().max()
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", VARIANTS + [OURS_COMPILED, NATIVE_COMPILED])
 @pytest.mark.parametrize("backward", [False, True], ids=["fwd", "fwd+bwd"])
 def test_s4d(benchmark, variant, backward):
-    fn = _layers(variant)
+    fn = compiled(_layers(eager(variant)), variant)
     benchmark.group = f"s4d-{'fwd+bwd' if backward else 'fwd'}"
     benchmark.extra_info.update(variant=variant, reference=NATIVE)
-    u = _input(variant, backward)
-    if backward:
-        benchmark(lambda: parts_sum(fn(u)).backward())
-    else:
-        with torch.no_grad():
-            benchmark(fn, u)
+    u = _input(eager(variant), backward)
+
+    def run():
+        return parts_sum(fn(u)).backward() if backward else fn(u)
+
+    with torch.set_grad_enabled(backward):
+        warm_up(benchmark, variant, run)
+        benchmark(run)
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
