@@ -5,16 +5,18 @@ Run with::
     python -m pytest benchmarks/test_bench_spectral.py --benchmark-enable
 
 Each group is one layer, forward and backward (from a fixed gradient of
-the output, as :func:`_backward` says), with three variants.
+the output, as :func:`_backward` says), with three variants, and the
+first and the last of them compiled (``-compiled``, see
+``benchmarks/_compiling.py``).
 ``torch-complex64`` is what a user of torch's native complex tensors writes
 for the same result, from the layer's own parameters, on a complex64
-tensor. The layer of :mod:`cplxmodule.nn` runs on two inputs: ``cplx``, a
+tensor. The layer of :mod:`cplxmodule.nn` runs on two inputs: ``cplxmodule``, a
 :class:`~cplxmodule.cplx.Cplx` whose parts are two separate contiguous
 tensors (as a model holds them, and as a split layer returns them), and
-``cplx-chained``, one whose parts are the halves of one complex buffer (as
+``cplxmodule-chained``, one whose parts are the halves of one complex buffer (as
 a previous FFT or native product returns them), which the layer reads with
-no copy. The analytic signal takes a real input: it has the ``cplx``
-variant only. Each variant is checked against the reference before it is
+no copy. The analytic signal takes a real input: it has no chained
+variant. Each variant is checked against the reference before it is
 timed. Runs on one thread; ``benchmarks/conftest.py`` prints each variant's
 time divided by the native time of its group (below 1 is faster). On a
 busy machine add ``--benchmark-timer=time.process_time``.
@@ -28,12 +30,12 @@ import torch.nn.functional as F
 
 import cplxmodule.cplx as cplx
 import cplxmodule.nn as cnn
+from _compiling import NATIVE, NATIVE_COMPILED, OURS, OURS_COMPILED, compiled, eager, warm_up
 from _operands import separate_parts
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
-NATIVE = "torch-complex64"
-CHAINED = "cplx-chained"
+CHAINED = OURS + "-chained"
 
 
 def _spectral_pool(sizes):
@@ -62,7 +64,8 @@ def _gabor(layer):
     def native(z):
         t = torch.arange(layer.kernel_size[0]) - (layer.kernel_size[0] - 1) / 2
         center, width = layer.center[:, None], layer.width[:, None]
-        kernel = torch.exp(-(t**2) / (2 * width**2)) * torch.exp(2j * math.pi * center * t)
+        # F.conv1d correlates: the conjugate atom passes +center
+        kernel = torch.exp(-(t**2) / (2 * width**2)) * torch.exp(-2j * math.pi * center * t)
         weight = kernel.unsqueeze(1).expand(-1, layer.in_channels // layer.groups, -1)
         return F.conv1d(z, weight, stride=layer.stride, padding=layer.padding)
 
@@ -115,8 +118,8 @@ def _backward(variant, grad):
 
     The loss itself is not timed: each variant receives the gradient the
     next layer of its kind hands back, computed once. A native layer hands
-    back a complex tensor; after ``cplx``, a split layer hands back two
-    separate real tensors; after ``cplx-chained``, the next layer computes
+    back a complex tensor; after ``cplxmodule``, a split layer hands back two
+    separate real tensors; after ``cplxmodule-chained``, the next layer computes
     in torch's complex dtype too (an FFT, a native product), reads the
     output's buffer with no copy and hands back a complex tensor.
     """
@@ -128,7 +131,7 @@ def _backward(variant, grad):
     return lambda out: torch.autograd.backward((out.real, out.imag), parts)
 
 
-@pytest.mark.parametrize("variant", ["cplx", CHAINED, NATIVE])
+@pytest.mark.parametrize("variant", [OURS, CHAINED, NATIVE, OURS_COMPILED, NATIVE_COMPILED])
 @pytest.mark.parametrize("name", LAYERS)
 def test_spectral(benchmark, name, variant):
     layer, native, _, real = LAYERS[name]
@@ -139,11 +142,16 @@ def test_spectral(benchmark, name, variant):
     with torch.no_grad():
         # the variants must compute the same thing for the ratio to mean anything
         expected = native(_inputs(name, NATIVE))
-        ours = _native(layer(_inputs(name, "cplx" if variant == NATIVE else variant)))
+        ours = _native(layer(_inputs(name, OURS if eager(variant) == NATIVE else eager(variant))))
         torch.testing.assert_close(ours, expected, rtol=1e-4, atol=1e-4)
     generator = torch.Generator().manual_seed(1)
     grad = torch.randn(expected.shape, dtype=expected.dtype, generator=generator)
-    backward = _backward(variant, grad)
-    z = _inputs(name, variant)
-    fn = native if variant == NATIVE else layer
-    benchmark(lambda: backward(fn(z)))
+    backward = _backward(eager(variant), grad)
+    z = _inputs(name, eager(variant))
+    fn = compiled(native if eager(variant) == NATIVE else layer, variant)
+
+    def run():
+        backward(fn(z))
+
+    warm_up(benchmark, variant, run)
+    benchmark(run)
