@@ -11,8 +11,10 @@ pass and for forward + backward, at 1 and 2 threads; so is the default on
 packed operands (``packed``), as layers inside :func:`cplxmodule.nn.cached`
 run it. Then complex layers and a complex MLP (256 -> 512 -> 512 -> 8, split
 ReLU) are timed against their twins built from torch's complex64 layers,
-outside (``layer``) and inside (``cached``) the context; for forward +
-backward the context is entered at every step, as training does.
+outside (``layer``) and inside (``cached``) the context, and both sides
+compiled (``layer-compiled``, ``torch-complex64-compiled``, see
+``benchmarks/_compiling.py``); for forward + backward the context is
+entered at every step, as training does.
 ``benchmarks/conftest.py`` prints each time divided by the native time of
 its group. The variants of one group run one after another (``variant`` is
 the innermost parameter), so that they see the same load on a shared machine.
@@ -29,10 +31,10 @@ import torch.nn.functional as F
 import cplxmodule.cplx as cplx
 from cplxmodule.cplx._product import STRATEGIES, Packed
 from cplxmodule.nn import CplxConv2d, CplxLinear, CplxSequential, CplxToCplx, cached
+from _compiling import NATIVE, NATIVE_COMPILED, compiled, eager, warm_up
 
-NATIVE = "torch-complex64"
 VARIANTS = (NATIVE, "default", "packed") + STRATEGIES
-LAYER_VARIANTS = (NATIVE, "layer", "cached")
+LAYER_VARIANTS = (NATIVE, "layer", "cached", NATIVE_COMPILED, "layer-compiled")
 
 # the last one is bound by reading the weight, where the default is "naive"
 LINEAR_SIZES = [(32, 64, 64), (256, 512, 512), (64, 1024, 1024), (4096, 128, 128), (16, 1024, 1024)]
@@ -160,9 +162,10 @@ MODELS = {
 def test_model(benchmark, threads, variant, name, backward):
     ours, theirs, shape = MODELS[name]
     torch.manual_seed(0)
-    model = theirs() if variant == NATIVE else ours()
+    model = theirs() if eager(variant) == NATIVE else ours()
+    forward = compiled(model, variant)
     x = cplx.randn(*shape)
-    if variant == NATIVE:
+    if eager(variant) == NATIVE:
         x = cplx.to_complex(x)
     benchmark.group = f"{name} {'fwd+bwd' if backward else 'fwd'} t{threads}"
     benchmark.extra_info.update(variant=variant, reference=NATIVE)
@@ -177,10 +180,12 @@ def test_model(benchmark, threads, variant, name, backward):
 
         def step():
             with context(model):
-                return torch.autograd.grad(loss(model(x)), params)
+                return torch.autograd.grad(loss(forward(x)), params)
 
+        warm_up(benchmark, variant, step)
         benchmark(step)
         return
     # inference as deployed: torch.inference_mode, for both sides
     with torch.inference_mode(), context(model):
-        benchmark(model, x)
+        warm_up(benchmark, variant, lambda: forward(x))
+        benchmark(forward, x)
