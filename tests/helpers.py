@@ -473,3 +473,19 @@ class Predictor(torch.nn.Module):
     def forward(self, x):
         output, _ = self.gru(x)
         return self.head(output)
+
+
+def dense_family_models(*conv_args, **conv_kwargs):
+    """One dense layer of every family with structured twins, torch's real ones then ours.
+
+    ``Linear(5, 3)``, ``Bilinear(5, 2, 3)``, then each convolution built with
+    ``conv_args`` and ``conv_kwargs``.
+    """
+    convs = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
+    real = [torch.nn.Linear(5, 3), torch.nn.Bilinear(5, 2, 3)] + [
+        getattr(torch.nn, f)(*conv_args, **conv_kwargs) for f in convs
+    ]
+    complex_ = [CplxLinear(5, 3), modules.CplxBilinear(5, 2, 3)] + [
+        getattr(modules, "Cplx" + f)(*conv_args, **conv_kwargs) for f in convs
+    ]
+    return torch.nn.ModuleList(real + complex_)

@@ -16,14 +16,13 @@ import cplxmodule.cplx as cplx
 from cplxmodule.cplx import Cplx
 from cplxmodule.nn import CplxConv1d, CplxLinear, CplxSequential, CplxToCplx
 from cplxmodule.nn import relevance as R
-from cplxmodule.nn import modules as M
 from cplxmodule.nn.masked import compact, convert_layers, to_masked
 from cplxmodule.nn.relevance import functional as F
 from cplxmodule.nn.utils import named_sparsity
 
 from ...helpers import (
-    COMPLEX, KINDS, LOG_ALPHAS, REFERENCES, assert_training_gradcheck, dense_twin,
-    fake_broadcast, inputs_of, parts, replicate_module, set_gates,
+    COMPLEX, KINDS, LOG_ALPHAS, REFERENCES, assert_training_gradcheck, dense_family_models,
+    dense_twin, fake_broadcast, inputs_of, parts, replicate_module, set_gates,
 )
 
 FAMILIES = {
@@ -218,19 +217,9 @@ def test_l0_relevance_hard_and_soft():
 # ----------------------------------------------------------------- model twins
 
 
-def dense_models():
-    real = [torch.nn.Linear(5, 3), torch.nn.Bilinear(5, 2, 3)] + [
-        getattr(torch.nn, f)(2, 4, 3) for f in FAMILIES if f.startswith("Conv")
-    ]
-    cplx_ = [CplxLinear(5, 3), M.CplxBilinear(5, 2, 3)] + [
-        getattr(M, "Cplx" + f)(2, 4, 3) for f in FAMILIES if f.startswith("Conv")
-    ]
-    return torch.nn.ModuleList(real + cplx_)
-
-
 @pytest.mark.parametrize("kind", ["channel_vd", "channel_ard", "channel_l0"])
 def test_to_bayesian_converts_every_family(kind):
-    dense = dense_models()
+    dense = dense_family_models(2, 4, 3)
     twin = R.to_bayesian(dense, kind=kind)
     suffix = {"channel_vd": "ChannelVD", "channel_ard": "ChannelARD", "channel_l0": "ChannelL0"}[kind]
     for a, b in zip(dense, twin):

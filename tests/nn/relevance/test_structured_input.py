@@ -15,14 +15,13 @@ from scipy import integrate, special
 import cplxmodule.cplx as cplx
 from cplxmodule.cplx import Cplx
 from cplxmodule.nn import CplxBatchNorm1d, CplxConv1d, CplxLinear, CplxSequential, CplxToCplx
-from cplxmodule.nn import modules as M
 from cplxmodule.nn import relevance as R
 from cplxmodule.nn.masked import compact, convert_layers, to_masked
 from cplxmodule.nn.utils import named_sparsity
 
 from ...helpers import (
-    COMPLEX, KINDS, LOG_ALPHAS, REFERENCES, assert_training_gradcheck, dense_twin, inputs_of,
-    parts, set_gates,
+    COMPLEX, KINDS, LOG_ALPHAS, REFERENCES, assert_training_gradcheck, dense_family_models,
+    dense_twin, inputs_of, parts, set_gates,
 )
 
 # arguments (input channels: 4, or 5 features) and input shapes; convolutions
@@ -225,19 +224,9 @@ def size(layer, side):
     return next(getattr(layer, name) for name in names if hasattr(layer, name))
 
 
-def dense_models():
-    real = [torch.nn.Linear(5, 3), torch.nn.Bilinear(5, 2, 3)] + [
-        getattr(torch.nn, f)(4, 2, 3, groups=2) for f in FAMILIES if f.startswith("Conv")
-    ]
-    complex_ = [CplxLinear(5, 3), M.CplxBilinear(5, 2, 3)] + [
-        getattr(M, "Cplx" + f)(4, 2, 3, groups=2) for f in FAMILIES if f.startswith("Conv")
-    ]
-    return torch.nn.ModuleList(real + complex_)
-
-
 @pytest.mark.parametrize("kind", ["input_vd", "input_ard", "input_l0"])
 def test_to_bayesian_converts_every_family(kind):
-    dense = dense_models()
+    dense = dense_family_models(4, 2, 3, groups=2)
     twin = R.to_bayesian(dense, kind=kind)
     suffix = {"input_vd": "ChannelVD", "input_ard": "ChannelARD", "input_l0": "ChannelL0"}[kind]
     for a, b in zip(dense, twin):
