@@ -141,7 +141,16 @@ def _gauss(op, x, w, bias, layout):
     # generic form, whose products autocast casts
     if op is F.linear and autocast_dtype(x.real) is None:
         return _gauss_linear(x, w, bias)
-    return _GAUSS[_aligned(x, w)](op, x, w, bias)
+    aligned = _aligned(x, w)
+    if isinstance(aligned, torch.Tensor):
+        # compiled: ``i op(x, -i w)`` where the operands are not aligned (as `_gauss_mm`)
+        bias_real, bias_imag = _bias_parts(bias)
+        if bias is not None:
+            bias = Cplx(*_turn(bias_real, torch.zeros_like(bias_real) if bias_imag is None
+                               else bias_imag, aligned))
+        real, imag = _gauss_cross(op, x, Cplx(*_turn(w.real, w.imag, aligned)), bias)
+        return _turn_back(real, imag, aligned)
+    return _GAUSS[aligned](op, x, w, bias)
 
 
 def _aligned(x, w):
@@ -155,16 +164,25 @@ def _aligned(x, w):
     complex convolution) only when both are mostly real or both mostly
     imaginary. Choosing by the norms of the parts bounds the error of either
     at about three times that of the four-product form, whatever the phases.
-    Compiled code cannot branch on values: it takes the cross form, exact on
-    the common case of weights and inputs that are (nearly) real.
+    Compiled code cannot branch on values: there the answer is a boolean
+    tensor, which `_gauss_mm` takes without branching.
     """
-    if torch.compiler.is_compiling():
-        return True
     return _form(x, "real-dominant", _real_dominant) == _form(w, "real-dominant", _real_dominant)
 
 
 def _real_dominant(z):
-    return bool(torch.linalg.vector_norm(z.real) >= torch.linalg.vector_norm(z.imag))
+    dominant = torch.linalg.vector_norm(z.real) >= torch.linalg.vector_norm(z.imag)
+    return dominant if torch.compiler.is_compiling() else bool(dominant)
+
+
+def _turn(real, imag, aligned):
+    """The parts of ``-i z`` where ``aligned`` (a boolean tensor) is false, else of ``z``."""
+    return torch.where(aligned, real, imag), torch.where(aligned, imag, -real)
+
+
+def _turn_back(real, imag, aligned):
+    """The parts of ``i z`` where ``aligned`` is false, else of ``z``: undoes `_turn`."""
+    return torch.where(aligned, real, -imag), torch.where(aligned, imag, real)
 
 
 def _bias_sum(bias):
@@ -216,7 +234,19 @@ def _gauss_mm(ar, ai, br, bi, aligned, sign=1, b_sum=None, buffered=False):
     ``br + sign bi`` for the aligned form, ``sign bi - br`` for the other.
     ``buffered`` (outside autograd only) writes both parts into one new
     buffer, of which they are views (see `_gauss_mm_buffered`).
+
+    Compiled, ``aligned`` is a boolean tensor: where it is false, the
+    product is ``i ((-i a) @ b)`` or ``i (a @ (-i b))`` (turning the smaller
+    operand), whose operands are aligned, in the aligned form; the turns by
+    ``-i`` and ``i`` swap parts and signs.
     """
+    if isinstance(aligned, torch.Tensor):
+        if ar.numel() < br.numel():
+            ar, ai = _turn(ar, ai, aligned)
+        else:
+            br, bi = _turn(br, bi if sign == 1 else -bi, aligned)
+            sign = 1
+        return _turn_back(*_gauss_mm(ar, ai, br, bi, True, sign), aligned)
     if buffered:
         return _gauss_mm_buffered(ar, ai, br, bi, aligned, sign, b_sum)
     if aligned:
@@ -312,30 +342,34 @@ class _GaussLinear(torch.autograd.Function):
 
 
 def _gauss_linear(x, w, bias):
-    # Outside autograd, or when compiled (dynamo would trace the data
-    # dependent choice of the backward's forms), the products themselves;
-    # with autograd, the function whose backward chooses its forms too.
+    # Outside autograd the products themselves; with autograd, the function
+    # whose backward chooses its forms too.
     aligned = _aligned(x, w)
-    key = "real+imag" if aligned else "imag-real"
-    w_sum = _form(w, key, lambda w: w.real + w.imag if aligned else w.imag - w.real)
+    w_sum = None
+    if not isinstance(aligned, torch.Tensor):
+        key = "real+imag" if aligned else "imag-real"
+        w_sum = _form(w, key, lambda w: w.real + w.imag if aligned else w.imag - w.real)
     xr, xi = _rows(x)
     wr, wi = w.real, w.imag
     tracked = torch.is_grad_enabled() and any(
-        t.requires_grad for t in (xr, xi, wr, wi, w_sum)
+        t is not None and t.requires_grad for t in (xr, xi, wr, wi, w_sum)
     )
-    if tracked and not torch.compiler.is_compiling():
+    if tracked:
         real, imag = _GaussLinear.apply(xr, xi, wr, wi, aligned, w_sum)
     else:
-        # compiled code plans its own memory, and cannot differentiate `out=`
-        buffered = not tracked and not torch.compiler.is_compiling()
-        real, imag = _gauss_mm(xr, xi, wr.t(), wi.t(), aligned, b_sum=w_sum.t(), buffered=buffered)
+        # compiled code plans its own memory
+        buffered = not torch.compiler.is_compiling()
+        b_sum = None if w_sum is None else w_sum.t()
+        real, imag = _gauss_mm(xr, xi, wr.t(), wi.t(), aligned, b_sum=b_sum, buffered=buffered)
     # the bias is added last, so that a real input and weight give an
-    # exactly zero imaginary part
+    # exactly zero imaginary part, and in place: fresh temporaries of the
+    # output's size would fault their pages in at every call (see
+    # `_gauss_mm_buffered`)
     br, bi = _bias_parts(bias)
     if br is not None:
-        real = real + br
+        real = real.add_(br)
     if bi is not None:
-        imag = imag + bi
+        imag = imag.add_(bi)
     return real.view(*x.shape[:-1], -1), imag.view(*x.shape[:-1], -1)
 
 
@@ -419,16 +453,21 @@ def check_strategy(strategy, where):
 # error at about twice that of four products in float32; against the complex
 # GEMM of float64 (itself more accurate than four real products there) the
 # margin is too thin, so float64 never gets 3M by default, nor do other
-# dtypes (their sums of parts lose too much). Compiled and traced code cannot
-# choose the form by value (nor can inductor compile complex tensors, nor
-# ONNX export them), and on other
-# devices than the CPU the choice would wait for the device: there the
-# default is "naive", except for a convolution compiled on the CPU, which
-# takes "cat", training or not: inductor calls the same convolution kernels
-# as eager code, and one call of twice the channels beats the two calls of
-# "naive" on twice the batch (the demo's network: 0.66-0.96x the time of
-# inference, 0.84x of a training step, benchmarks/test_bench_demo_compile.py),
-# while the block weight's concatenations fuse into one small kernel.
+# dtypes (their sums of parts lose too much). Traced and exported code takes
+# real ops only (ONNX has no complex tensors, nor a branch on values), and on
+# other devices than the CPU the choice would wait for the device: there the
+# default is "naive". Compiled code (inductor has no complex kernels either)
+# chooses as eager code with real products in place of torch's complex
+# GEMM: a small linear map takes "naive", whose sums fuse into the kernels
+# around it, a larger one 3M as eagerly, its form chosen by a boolean tensor
+# instead of a branch (`_gauss_mm`; 256 x 512 x 512: 0.8x native's complex
+# GEMM, "naive" 1.05x, benchmarks/test_bench_products.py); a convolution on
+# the CPU takes "cat", training or not: inductor calls the same convolution
+# kernels as eager code, and one call of twice the channels beats the two
+# calls of "naive" on twice the batch (the demo's network: 0.66-0.96x the
+# time of inference, 0.84x of a training step,
+# benchmarks/test_bench_demo_compile.py), while the block weight's
+# concatenations fuse into one small kernel.
 _WEIGHT_PER_ROW = 16384
 _GAUSS_DTYPES = (torch.float32,)
 _SMALL_MACS = 2 ** 22
@@ -447,11 +486,15 @@ def _choose(input, rows, n_weight, conv, packed):
         # under autocast does: "naive" rounds three times, 3M's sums cancel
         return "cat"
     dtype, device = input.dtype, input.device
-    if dtype not in _COMPLEX_DTYPES or torch.compiler.is_compiling() or torch.jit.is_tracing():
-        compiled = torch.compiler.is_compiling() and not torch.compiler.is_exporting()
-        return "cat" if conv and compiled and device.type == "cpu" and dtype in _COMPLEX_DTYPES else "naive"
+    if dtype not in _COMPLEX_DTYPES or torch.jit.is_tracing() or torch.compiler.is_exporting():
+        return "naive"
     small = rows * n_weight < _SMALL_MACS
     gauss = dtype in _GAUSS_DTYPES and device.type == "cpu"
+    if torch.compiler.is_compiling():
+        if conv:
+            return "cat" if device.type == "cpu" else "naive"
+        # the small products, torch's complex GEMM eagerly, take real ones
+        return "3m" if gauss and not small and n_weight <= _WEIGHT_PER_ROW * rows else "naive"
     if conv:
         if not torch.is_grad_enabled() and (small or packed and not gauss):
             return "cat"

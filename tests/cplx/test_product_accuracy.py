@@ -10,6 +10,8 @@ complex convolution itself computes three real convolutions and loses
 digits on nearly-real operands, which is why it is not the yardstick.
 """
 
+import functools
+
 import numpy as np
 import pytest
 import torch
@@ -130,9 +132,16 @@ def relative_error(real, imag, ref):
     return max(errors)
 
 
-def errors(case, family, dtype, strategies, seed=0):
-    """Relative errors of torch's complex GEMM and of each strategy, on one operand set."""
+def errors(case, family, dtype, strategies, seed=0, compiled=False):
+    """Relative errors of torch's complex GEMM and of each strategy, on one operand set.
+
+    ``compiled`` runs ours under ``torch.compile`` (AOTAutograd, no code
+    generation), where the form of Gauss's trick is chosen without a branch.
+    """
     x_shape, w_shape, ours, matrices = CASES[case]()
+    if compiled:
+        torch._dynamo.reset()
+        ours = torch.compile(ours, backend="aot_eager", fullgraph=True)
     gen = torch.Generator().manual_seed(seed)
     # round the operands to ``dtype`` first: the reference sees what the products see
     xr, xi, wr, wi = (t.to(dtype) for t in family(x_shape, w_shape, gen))
@@ -156,12 +165,13 @@ def test_default_within_bound_of_torch(case, family, dtype):
     assert got[None] <= BOUND * got["torch-gemm"], got
 
 
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
 @pytest.mark.parametrize("family", FAMILIES)
 @pytest.mark.parametrize("case", CASES)
-def test_gauss_chooses_its_form_in_float32(case, family):
+def test_gauss_chooses_its_form_in_float32(case, family, compiled):
     # "3m" picks the form of Gauss's trick whose sums do not cancel; a form
     # chosen regardless of the operands would lose up to 1/ratio digits here
-    got = errors(case, FAMILIES[family], torch.float32, ["3m"])
+    got = errors(case, FAMILIES[family], torch.float32, ["3m"], compiled=compiled)
     assert got["3m"] <= BOUND * got["torch-gemm"], got
 
 
@@ -193,9 +203,12 @@ def test_issue_example_nearly_real_linear():
     )
 
 
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+@pytest.mark.parametrize("strategy", [None, "3m"], ids=["default", "3m"])
 @pytest.mark.parametrize("family", ["balanced", "nearly-real-1e-2", "nearly-real-1e-4",
-                                    "real-x-imaginary-w", "phase-cancelling"])
-def test_default_gradients_within_bound_of_torch(family):
+                                    "real-x-imaginary-w", "imaginary-x-real-w",
+                                    "phase-cancelling"])
+def test_gradients_within_bound_of_torch(family, strategy, compiled):
     # the gradients of a linear map are complex products too (g @ conj(w),
     # g.T @ conj(x)), and a nearly-real model gets nearly-real gradients
     gen = torch.Generator().manual_seed(2)
@@ -213,7 +226,11 @@ def test_default_gradients_within_bound_of_torch(family):
               ((x, exact_x), (w, exact_w))]
 
     x, w = Cplx(xr, xi).requires_grad_(), Cplx(wr, wi).requires_grad_()
-    out = cplx.linear(x, w)
+    linear = functools.partial(cplx.linear, strategy=strategy)
+    if compiled:
+        torch._dynamo.reset()
+        linear = torch.compile(linear, backend="aot_eager", fullgraph=True)
+    out = linear(x, w)
     (out.real * gr + out.imag * gi).sum().backward()
     ours = [relative_error(t.real.grad, t.imag.grad, exact) for t, exact in
             ((x, exact_x), (w, exact_w))]

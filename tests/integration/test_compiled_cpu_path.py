@@ -1,4 +1,4 @@
-"""The compiled CPU path: no boolean tensor kept for a split ReLU's backward, one real convolution per complex one.
+"""The compiled CPU path: a split ReLU's backward, complex convolutions, mid-size linear maps.
 
 Inductor (CPU) stores and loads boolean tensors element by element; the
 partitioner of a compiled training step would keep ReLU's mask as one
@@ -7,7 +7,8 @@ modulus, as in the demo's network). The tests run AOTAutograd with
 inductor's decompositions and partitioner and no code generation, which is
 fast. A compiled complex convolution is one real convolution on the block
 matrix, a call of twice the channels, where eager training takes 3M
-(``cplxmodule/cplx/_product.py``).
+(``cplxmodule/cplx/_product.py``); a linear map large enough that eager
+code takes 3M takes it compiled too, not four real products.
 """
 
 import functools
@@ -118,4 +119,33 @@ def test_compiled_convolution_is_one_real_convolution(grad):
     weight = torch.complex(layer.weight.real, layer.weight.imag)
     bias = torch.complex(layer.bias.real, layer.bias.imag)
     want = torch.nn.functional.conv1d(torch.complex(x.real, x.imag), weight, bias, padding=2)
+    torch.testing.assert_close(torch.complex(output.real, output.imag), want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("grad", [False, True], ids=["inference", "training"])
+def test_compiled_mid_size_linear_is_three_real_products(grad):
+    # where eager code takes Gauss's three products (rows times weight
+    # elements above 4M, float32 on the CPU), compiled code does too, its
+    # form chosen without a branch, instead of four products
+    torch.manual_seed(0)
+    layer = nn.CplxLinear(256, 128)
+    x = Cplx(torch.randn(256, 256), torch.randn(256, 256))
+    graphs = []
+
+    def backend(graph, example_inputs):
+        graphs.append(graph)
+        return graph.forward
+
+    torch._dynamo.reset()
+    with torch.set_grad_enabled(grad):
+        output = torch.compile(layer, backend=backend, fullgraph=True)(x)
+    # in training, the forward's products are in the body of its autograd function
+    forward = [graph for name, graph in graphs[0].named_modules()
+               if isinstance(graph, torch.fx.GraphModule) and not name.startswith("bwd_body")]
+    products = [node for graph in forward for node in graph.graph.nodes
+                if node.target in (torch.mm, torch.addmm, torch.nn.functional.linear, "addmm_")]
+    assert len(products) == 3
+    weight = torch.complex(layer.weight.real, layer.weight.imag)
+    bias = torch.complex(layer.bias.real, layer.bias.imag)
+    want = torch.nn.functional.linear(torch.complex(x.real, x.imag), weight, bias)
     torch.testing.assert_close(torch.complex(output.real, output.imag), want, rtol=1e-5, atol=1e-5)
