@@ -28,7 +28,8 @@ as callables on this layout.
 
 Only eagerly do the layouts meet torch's complex dtype (:func:`pairs`,
 :func:`as_complex`): compiled, exported and traced code takes real ops
-only, which every exporter knows.
+only, which every exporter knows; there a projection is one real product
+on the layout (:func:`interleaved`).
 """
 
 import torch
@@ -67,6 +68,26 @@ def as_complex(pairs):
     ):
         pairs = pairs.clone(memory_format=torch.contiguous_format)
     return torch.view_as_complex(pairs)
+
+
+def interleaved(weight, bias):
+    """Real weight and bias mapping the flattened ``(..., 2)`` layout as ``weight`` and ``bias`` map complex vectors.
+
+    A complex ``(out, in)`` weight becomes the real ``(2 out, 2 in)`` matrix
+    of its ``2 x 2`` blocks ``[[wr, -wi], [wi, wr]]``, in the order of the
+    layout's flattened features (``re, im`` of each): one real product does
+    the four of a complex one, and takes and gives the layout without a copy.
+    """
+    wr, wi = weight.real, weight.imag
+    blocks = torch.stack([torch.stack([wr, -wi], dim=-1), torch.stack([wi, wr], dim=-1)], dim=1)
+    if bias is not None:
+        bias = torch.stack([bias.real, bias.imag], dim=-1).flatten()
+    return blocks.flatten(2).flatten(0, 1), bias
+
+
+def interleaved_linear(pairs, weight, bias):
+    """The linear map of ``pairs`` (``(..., in, 2)``) by an `interleaved` weight and bias."""
+    return F.linear(pairs.flatten(-2), weight, bias).unflatten(-1, (-1, 2))
 
 
 # the cell updates

@@ -149,3 +149,27 @@ def test_compiled_mid_size_linear_is_three_real_products(grad):
     bias = torch.complex(layer.bias.real, layer.bias.imag)
     want = torch.nn.functional.linear(torch.complex(x.real, x.imag), weight, bias)
     torch.testing.assert_close(torch.complex(output.real, output.imag), want, rtol=1e-5, atol=1e-5)
+
+
+def test_compiled_recurrence_takes_one_real_product_per_step():
+    # compiled, a recurrent layer's plain projections are one real product
+    # each on the (..., 2) layout of its states (the interleaved block
+    # weight): no per-step concatenation of parts, no second product
+    torch.manual_seed(0)
+    layer = nn.CplxGRU(3, 4)
+    x = Cplx(torch.randn(5, 2, 3), torch.randn(5, 2, 3))
+    graphs = []
+
+    def backend(graph, example_inputs):
+        graphs.append(graph)
+        return graph.forward
+
+    torch._dynamo.reset()
+    with torch.no_grad():
+        output, _ = torch.compile(layer, backend=backend, fullgraph=True)(x)
+        want, _ = layer(x)
+    targets = [node.target for node in graphs[0].graph.nodes]
+    assert targets.count(torch._C._nn.linear) == 1 + 5
+    assert torch.cat not in targets
+    torch.testing.assert_close(output.real, want.real)
+    torch.testing.assert_close(output.imag, want.imag)
