@@ -457,15 +457,14 @@ def check_strategy(strategy, where):
 # real ops only (ONNX has no complex tensors, nor a branch on values), and on
 # other devices than the CPU the choice would wait for the device: there the
 # default is "naive". Compiled code (inductor has no complex kernels either)
-# chooses as eager code with real products in place of torch's complex
-# GEMM: a small linear map takes "naive", whose sums fuse into the kernels
-# around it, a larger one 3M as eagerly, its form chosen by a boolean tensor
-# instead of a branch (`_gauss_mm`; 256 x 512 x 512: 0.8x native's complex
-# GEMM, "naive" 1.05x, benchmarks/test_bench_products.py); a convolution on
-# the CPU takes "cat", training or not: inductor calls the same convolution
-# kernels as eager code, and one call of twice the channels beats the two
-# calls of "naive" on twice the batch (the demo's network: 0.66-0.96x the
-# time of inference, 0.84x of a training step,
+# takes 3M where eager code does, its form chosen by a boolean tensor instead
+# of a branch (`_gauss_mm`; linear 256 x 512 x 512: 0.87x native's complex
+# GEMM, "naive" 1.05x, benchmarks/test_bench_products.py); a smaller linear
+# map takes "naive", whose sums fuse into the kernels around it, and a
+# smaller convolution on the CPU "cat", training or not: inductor calls the
+# same convolution kernels as eager code, and one call of twice the
+# channels beats the two calls of "naive" on twice the batch (the demo's
+# network: 0.66-0.96x the time of inference, 0.84x of a training step,
 # benchmarks/test_bench_demo_compile.py), while the block weight's
 # concatenations fuse into one small kernel.
 _WEIGHT_PER_ROW = 16384
@@ -491,10 +490,9 @@ def _choose(input, rows, n_weight, conv, packed):
     small = rows * n_weight < _SMALL_MACS
     gauss = dtype in _GAUSS_DTYPES and device.type == "cpu"
     if torch.compiler.is_compiling():
-        if conv:
-            return "cat" if device.type == "cpu" else "naive"
-        # the small products, torch's complex GEMM eagerly, take real ones
-        return "3m" if gauss and not small and n_weight <= _WEIGHT_PER_ROW * rows else "naive"
+        if gauss and not small and n_weight <= _WEIGHT_PER_ROW * rows:
+            return "3m"
+        return "cat" if conv and device.type == "cpu" else "naive"
     if conv:
         if not torch.is_grad_enabled() and (small or packed and not gauss):
             return "cat"
