@@ -229,3 +229,8 @@ def kinds():
     _complete()
     return sorted({kind for family in _FAMILIES.values() for kind in family.twins}
                   | {kind for twins in _COMPOSITE_TWINS.values() for kind in twins})
+
+
+def bayesian_kinds():
+    """The kinds of the Bayesian twins (what ``to_bayesian`` converts to), sorted."""
+    return [kind for kind in kinds() if kind not in ("dense", "masked")]

@@ -14,14 +14,10 @@ from __future__ import annotations
 import torch
 
 from ...cplx._shared import check_choice
+from .. import _families
 from ..masked.twins import convert_layers
 
 __all__ = ["to_bayesian"]
-
-_KINDS = (
-    "vd", "ard", "channel_vd", "channel_ard", "channel_l0", "input_vd", "input_ard", "input_l0",
-    "unit_l0",
-)
 
 
 def to_bayesian(module: torch.nn.Module, kind: str = "vd") -> torch.nn.Module:
@@ -79,5 +75,5 @@ def to_bayesian(module: torch.nn.Module, kind: str = "vd") -> torch.nn.Module:
     >>> type(to_bayesian(CplxGRU(4, 3), kind="unit_l0")).__name__
     'CplxGRUUnitL0'
     """
-    check_choice(kind, "kind", "to_bayesian", _KINDS)
+    check_choice(kind, "kind", "to_bayesian", _families.bayesian_kinds())
     return convert_layers(module, kind)

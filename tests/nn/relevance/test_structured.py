@@ -6,6 +6,8 @@ the weight-noise model with the dense torch ops (numpy complex arithmetic
 for complex layers), and torch's dense layers for outputs and masks.
 """
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -14,7 +16,7 @@ from torch.nn.parallel import replicate
 
 import cplxmodule.cplx as cplx
 from cplxmodule.cplx import Cplx
-from cplxmodule.nn import CplxConv1d, CplxLinear, CplxSequential, CplxToCplx
+from cplxmodule.nn import CplxConv1d, CplxGRU, CplxLinear, CplxSequential, CplxToCplx, _families
 from cplxmodule.nn import relevance as R
 from cplxmodule.nn.masked import compact, convert_layers, to_masked
 from cplxmodule.nn.relevance import functional as F
@@ -339,3 +341,16 @@ def test_classes_are_documented_and_exported():
             for prefix in ("", "Cplx"):
                 name = prefix + family + kind
                 assert name in R.__all__ and getattr(R, name).__doc__.strip()
+
+
+def test_to_bayesian_documents_and_accepts_the_declared_kinds():
+    # the kinds are those the layer classes declare: the docstring lists
+    # them, each converts a model, and any other kind is refused by name
+    documented = re.search(r"kind : \{(.*?)\}", R.to_bayesian.__doc__, re.S).group(1)
+    kinds = sorted(re.findall(r'"(\w+)"', documented))
+    assert kinds == _families.bayesian_kinds()
+    for kind in kinds:
+        model = R.to_bayesian(CplxSequential(CplxLinear(3, 2), CplxGRU(2, 2)), kind=kind)
+        assert any(isinstance(layer, R.BaseARD) for layer in model)
+    with pytest.raises(ValueError, match="to_bayesian: `kind`"):
+        R.to_bayesian(CplxLinear(3, 2), kind="masked")
