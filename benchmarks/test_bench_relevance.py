@@ -15,10 +15,17 @@ The floor of ``vd / dense`` is the variance's extra real product (forward
 and its weight gradient) plus the sampling: about 2.3 for a real layer and
 1.4 for a complex one, whose mean costs three or four real products. The
 session prints each variant's time over the dense time of its group.
+
+Each variant also runs with the layer compiled (``-compiled``,
+``benchmarks/_compiling.py``: inductor, ``fullgraph=True``; the penalty,
+the loss and ``backward`` eager): the compiled VD step over the compiled
+dense one is the ratio to hold against the eager one.
 """
 
 import pytest
 import torch
+
+from _compiling import compiled, eager, warm_up
 
 import cplxmodule.cplx as cplx
 from cplxmodule.nn import CplxLinear
@@ -36,23 +43,26 @@ def total(output):
     return output.real.sum() + output.imag.sum() if isinstance(output, cplx.Cplx) else output.sum()
 
 
-@pytest.mark.parametrize("variant", ["dense", "vd", "vd+penalty"])
+@pytest.mark.parametrize("variant", ["dense", "vd", "vd+penalty", "dense-compiled",
+                                     "vd-compiled", "vd+penalty-compiled"])
 @pytest.mark.parametrize("is_complex", [False, True], ids=["real", "complex"])
 def test_training_step(benchmark, is_complex, variant):
     batch, n_in, n_out = SHAPE
     torch.manual_seed(0)
-    layer = LAYERS[is_complex][variant.split("+")[0]](n_in, n_out).train()
+    kind = eager(variant)
+    layer = LAYERS[is_complex][kind.split("+")[0]](n_in, n_out).train()
+    forward = compiled(layer, variant)
     x = cplx.randn(batch, n_in) if is_complex else torch.randn(batch, n_in)
-    with_penalty = variant.endswith("penalty")
+    with_penalty = kind.endswith("penalty")
 
     def step():
         layer.zero_grad(set_to_none=True)
-        loss = total(layer(x))
+        loss = total(forward(x))
         if with_penalty:
             loss = loss + layer.penalty.sum()
         loss.backward()
 
     benchmark.group = f"{'cplx-' if is_complex else ''}linear-train"
     benchmark.extra_info.update(variant=variant, reference="dense")
-    step()
+    warm_up(benchmark, variant, step)
     benchmark(step)

@@ -336,6 +336,32 @@ def kl_cplx_vd_bogus(log_alpha):
     return -log_alpha - BogusExpiFunction.apply(-torch.exp(-log_alpha))
 
 
+def _standard_normal(shape, like):
+    """Standard normal noise of ``shape``, of ``like``'s dtype and device, by torch's own kernel.
+
+    Compiled for the CPU, inductor (torch 2.13) generates its own normal
+    draws, ten times slower than torch's kernel (131072 numbers: 5.1 ms
+    against 0.48 ms), which made a compiled variational dropout step slower
+    than an eager one; there the draw is an opaque op that fills a new
+    tensor in place, so that no pass of the compiler merges two draws or
+    recomputes one. It reads ``like`` (the values it is drawn for), so that
+    the draws of consecutive layers keep their order, and takes the numbers
+    eager code would.
+    """
+    if torch.compiler.is_compiling() and not torch.compiler.is_exporting() and (
+        like.device.type == "cpu"
+    ):
+        noise = torch.empty(shape, dtype=like.dtype, device=like.device)
+        _fill_standard_normal_(noise, like)
+        return noise
+    return torch.randn(shape, dtype=like.dtype, device=like.device)
+
+
+@torch.library.custom_op("cplxmodule::fill_standard_normal_", mutates_args=("out",))
+def _fill_standard_normal_(out: torch.Tensor, after: torch.Tensor) -> None:
+    out.normal_()
+
+
 def local_reparameterization(mean, var):
     r"""Draw each output of a Gaussian layer: ``mean + sqrt(var) * noise``.
 
@@ -371,11 +397,11 @@ def local_reparameterization(mean, var):
     # inputs for the backward pass, not its output
     std = var.add_(torch.finfo(var.dtype).tiny).sqrt_()
     if isinstance(mean, torch.Tensor):
-        return torch.addcmul(mean, std, torch.randn_like(var))
+        return torch.addcmul(mean, std, _standard_normal(var.shape, var))
     # complex-circular: each part of variance var / 2. One draw for both
     # parts, the real parts' first, so that compiled code (which may reorder
     # independent draws) takes the same random numbers as eager.
-    noise = torch.randn(2 * var.numel(), dtype=var.dtype, device=var.device).view(2, *var.shape)
+    noise = _standard_normal((2 * var.numel(),), var).view(2, *var.shape)
     scale = 0.5**0.5
     # a plain Cplx skips the checks of ``Cplx.__init__``: its parts agree
     pair = _pair if type(mean) is Cplx else type(mean)
@@ -510,10 +536,10 @@ def gaussian_gate(output, log_alpha, shape):
     """
     std = torch.exp(0.5 * log_alpha)
     if isinstance(output, torch.Tensor):
-        noise = torch.randn(shape, dtype=output.dtype, device=output.device)
+        noise = _standard_normal(shape, output)
         return torch.addcmul(output, output, noise * std)
     # one draw for both parts, as in ``local_reparameterization``
-    noise = torch.randn((2, *shape), dtype=output.real.dtype, device=output.real.device)
+    noise = _standard_normal((2, *shape), output.real)
     a, b = (noise * (std * 0.5**0.5)).unbind(0)
     re, im = output.real, output.imag
     # (re + i im)(1 + a + i b)
