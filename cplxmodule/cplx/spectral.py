@@ -35,6 +35,7 @@ import math
 import torch
 import torch.nn.functional as F
 
+from . import _fft
 from ._shared import check_choice, check_positive_int, checked_cplx, checked_real, describe
 from .conversions import _from_complex, to_complex
 from .tensor import Cplx
@@ -56,13 +57,65 @@ def _exporting():
     )
 
 
+def _compiling():
+    """Whether the call is compiled, not exported: then the FFTs are the operators of ``_fft``."""
+    return torch.compiler.is_compiling() and not _exporting()
+
+
 def _transform(op, parts_op, inverse, input, where, norm, **kwargs):
-    """``op`` of torch on the native complex input, or ``parts_op`` on its parts for an export."""
+    """``op`` of torch on the native complex input, ``parts_op`` on its parts for an export,
+    or ``_fftn_compiled`` compiled."""
     input = checked_cplx(input, where=where)
     check_choice(norm, "norm", where, NORMS, optional=True)
-    if not _exporting():
-        return _from_complex(op(to_complex(input), norm=norm, **kwargs))
-    return Cplx(*parts_op(input.real, input.imag, norm=norm, inverse=inverse, **kwargs))
+    if _exporting():
+        return Cplx(*parts_op(input.real, input.imag, norm=norm, inverse=inverse, **kwargs))
+    if torch.compiler.is_compiling():
+        if "n" in kwargs:
+            n, dim = kwargs["n"], kwargs["dim"]
+            kwargs = {"s": None if n is None else (n,), "dim": (dim,)}
+        return _fftn_compiled(input.real, input.imag, norm=norm, inverse=inverse, where=where,
+                              **kwargs)
+    return _from_complex(op(to_complex(input), norm=norm, **kwargs))
+
+
+# the transforms compiled: torch's kernels as operators on real tensors (see ``_fft``)
+def _fftn_plan(ndim, s, dim, where):
+    """The dimensions (counted from the front) and lengths of an ``fftn``, as torch reads them."""
+    if dim is None:
+        dim = range(ndim) if s is None else range(ndim - len(s), ndim)
+    dims = []
+    for d in dim:
+        if not -ndim <= d < ndim:
+            raise IndexError(
+                f"{where}: `dim` must be in [{-ndim}, {ndim - 1}] for a {ndim}-d input, got {d}"
+            )
+        dims.append(d % ndim)
+    if len(set(dims)) != len(dims):
+        raise ValueError(f"{where}: `dim` must not repeat a dimension, got {tuple(dim)}")
+    if s is None:
+        return dims, [None] * len(dims)
+    if len(s) != len(dims):
+        raise ValueError(f"{where}: `s` and `dim` must have the same length, got {s} and {dim}")
+    for n in s:
+        if n != -1 and n < 1:
+            raise ValueError(f"{where}: the lengths of the transform must be positive, got {n}")
+    return dims, [None if n == -1 else n for n in s]
+
+
+def _fftn_compiled(real, imag, s, dim, norm, inverse, where):
+    """:func:`fftn` (:func:`ifftn`) of the parts, padded or cut by real ops, by ``_fft.fft_c2c``."""
+    dims, lengths = _fftn_plan(real.dim(), s, dim, where)
+    for d, n in zip(dims, lengths):
+        length = real.shape[d]
+        if n is None or n == length:
+            continue
+        if n < length:
+            real, imag = real.narrow(d, 0, n), imag.narrow(d, 0, n)
+        else:
+            pad = (0, 0) * (real.dim() - 1 - d) + (0, n - length)
+            real, imag = F.pad(real, pad), F.pad(imag, pad)
+    spectrum = _fft.fft_c2c(torch.stack((real, imag), -1), dims, norm or "backward", not inverse)
+    return Cplx(*spectrum.unbind(-1))
 
 
 # the transforms on real parts, for an export (see the module's docstring)
@@ -422,6 +475,9 @@ def _stft(input, n_fft, hop_length, win_length, window, center, pad_mode, normal
         )
     hop_length, win_length = _check_stft_lengths(n_fft, hop_length, win_length, where)
     window = _check_window(window, win_length, input, where)
+    if _compiling():
+        return Cplx(*_stft_compiled(input.real, input.imag, n_fft, hop_length, win_length,
+                                    window, center, pad_mode, normalized))
     if _exporting():
         return Cplx(*_stft_parts(input.real, input.imag, n_fft, hop_length, win_length, window,
                                  center, pad_mode, normalized))
@@ -462,6 +518,24 @@ def _stft_parts(real, imag, n_fft, hop_length, win_length, window, center, pad_m
         real, imag = real * n_fft ** -0.5, imag * n_fft ** -0.5
     # (B, frames, n_fft) -> (B, n_fft, frames)
     real, imag = real.transpose(-1, -2), imag.transpose(-1, -2)
+    return (real, imag) if batched else (real.squeeze(0), imag.squeeze(0))
+
+
+def _stft_compiled(real, imag, n_fft, hop_length, win_length, window, center, pad_mode,
+                   normalized):
+    """:func:`stft` compiled: the frames by real ops (views), their FFT by ``_fft.fft_c2c``."""
+    window = _frame_window(window, n_fft, win_length, real)
+    batched = real.dim() == 2
+    frames = []
+    for part in (real, imag):
+        part = part if batched else part.unsqueeze(0)
+        if center:
+            part = F.pad(part.unsqueeze(0), (n_fft // 2, n_fft // 2), mode=pad_mode).squeeze(0)
+        frames.append(part.unfold(-1, n_fft, hop_length) * window)
+    # (B, frames, n_fft, 2) -> (B, n_fft, frames)
+    spectrum = _fft.fft_c2c(torch.stack(frames, -1), [2], "ortho" if normalized else "backward",
+                            True)
+    real, imag = spectrum.transpose(1, 2).unbind(-1)
     return (real, imag) if batched else (real.squeeze(0), imag.squeeze(0))
 
 
@@ -537,6 +611,9 @@ def _istft(input, n_fft, hop_length, win_length, window, center, normalized, len
             f" got {tuple(input.shape)}"
         )
     window = _check_window(window, win_length, input, where)
+    if _compiling():
+        return Cplx(*_istft_compiled(input.real, input.imag, n_fft, hop_length, win_length,
+                                     window, center, normalized, length, where))
     if _exporting():
         return Cplx(*_istft_parts(input.real, input.imag, n_fft, hop_length, win_length, window,
                                   center, normalized, length))
@@ -579,7 +656,15 @@ def _istft_parts(real, imag, n_fft, hop_length, win_length, window, center, norm
     )
     real, imag = _dft(real, imag, inverse=True)
     scale = n_fft ** -0.5 if normalized else 1 / n_fft
-    frames = real.shape[-2]
+    envelope, start, end, expected = _istft_envelope(window, real.shape[-2], n_fft, hop_length,
+                                                     center, length)
+    return _istft_signal(real, imag, window * scale, envelope, hop_length, start, end,
+                         expected, batched)
+
+
+def _istft_envelope(window, frames, n_fft, hop_length, center, length):
+    """The overlap-added squared window of the signal kept, where it starts and ends, and the
+    length the frames cover."""
     expected = n_fft + hop_length * (frames - 1)
     start = n_fft // 2 if center else 0
     if length is not None:
@@ -587,14 +672,42 @@ def _istft_parts(real, imag, n_fft, hop_length, win_length, window, center, norm
     else:
         end = expected - n_fft // 2 if center else expected
     envelope = _overlap_add((window * window).expand(frames, n_fft), hop_length)
-    envelope = envelope[start:end]
+    return envelope[start:end], start, end, expected
+
+
+def _istft_signal(real, imag, window, envelope, hop_length, start, end, expected, batched):
+    """The frames' parts ``(B, frames, n_fft)``, windowed, overlap-added, divided by the envelope."""
     signal = []
     for part in (real, imag):
-        part = _overlap_add(part * (window * scale), hop_length)[..., start:end] / envelope
+        part = _overlap_add(part * window, hop_length)[..., start:end] / envelope
         if end > expected:
             part = F.pad(part, (0, end - expected))
         signal.append(part if batched else part.squeeze(0))
     return tuple(signal)
+
+
+def _istft_compiled(real, imag, n_fft, hop_length, win_length, window, center, normalized,
+                    length, where):
+    """:func:`istft` compiled: the frames' inverse FFT by ``_fft.fft_c2c``, the rest real ops.
+
+    The check of the envelope that :func:`torch.istft` makes is an assertion
+    in the graph.
+    """
+    window = _frame_window(window, n_fft, win_length, real)
+    batched = real.dim() == 3
+    # (B, n_fft, frames) -> the frames' spectra (B, frames, n_fft, 2)
+    spectrum = torch.stack([t if batched else t.unsqueeze(0) for t in (real, imag)], -1)
+    frames = _fft.fft_c2c(spectrum.transpose(1, 2), [2], "ortho" if normalized else "backward",
+                          False)
+    envelope, start, end, expected = _istft_envelope(window, frames.shape[1], n_fft, hop_length,
+                                                     center, length)
+    torch._assert_async(
+        envelope.abs().min() > 1e-11,
+        f"{where}: the overlap-added squared window vanishes (the window and hop do not"
+        f" satisfy the nonzero-overlap-add condition)",
+    )
+    return _istft_signal(*frames.unbind(-1), window, envelope, hop_length, start, end, expected,
+                         batched)
 
 
 def hilbert(input: torch.Tensor, dim: int = -1) -> Cplx:
@@ -654,6 +767,12 @@ def _hilbert(input, dim, where):
         real, imag = _dft(signal, torch.zeros_like(signal), inverse=False)
         real, imag = _dft(real * (gain / n), imag * (gain / n), inverse=True)
         return Cplx(real.movedim(last, dim), imag.movedim(last, dim))
+    if _compiling():
+        (dim,), _ = _fftn_plan(input.dim(), None, (dim,), where)
+        shape = [1] * (input.dim() + 1)
+        shape[dim] = n
+        spectrum = _fft.fft_r2c(input, [dim], "backward") * gain.view(shape)
+        return Cplx(*_fft.fft_c2c(spectrum, [dim], "backward", False).unbind(-1))
     shape = [1] * input.dim()
     shape[dim] = n
     spectrum = torch.fft.fft(input, dim=dim)
