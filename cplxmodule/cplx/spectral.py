@@ -114,8 +114,7 @@ def _fftn_compiled(real, imag, s, dim, norm, inverse, where):
         else:
             pad = (0, 0) * (real.dim() - 1 - d) + (0, n - length)
             real, imag = F.pad(real, pad), F.pad(imag, pad)
-    spectrum = _fft.fft_c2c(torch.stack((real, imag), -1), dims, norm or "backward", not inverse)
-    return Cplx(*spectrum.unbind(-1))
+    return Cplx(*_fft.parts(_fft.fft_c2c(real, imag, dims, norm or "backward", not inverse)))
 
 
 # the transforms on real parts, for an export (see the module's docstring)
@@ -521,9 +520,42 @@ def _stft_parts(real, imag, n_fft, hop_length, win_length, window, center, pad_m
     return (real, imag) if batched else (real.squeeze(0), imag.squeeze(0))
 
 
+class _WindowedFrames(torch.autograd.Function):
+    """The frames ``(..., T, n_fft)`` of a signal, frame ``t`` from sample ``t * hop_length``,
+    times the window ``(n_fft,)``.
+
+    The gradient of :meth:`torch.Tensor.unfold` compiles to a scatter-add of
+    each frame's samples onto the signal, a scalar loop; it is written here
+    as the overlap-add of the frames, ``k`` shifted sums of whole chunks that
+    inductor computes in one vectorised pass.
+    """
+
+    @staticmethod
+    def forward(signal, window, n_fft, hop_length):
+        return signal.unfold(-1, n_fft, hop_length) * window
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        signal, window, ctx.n_fft, ctx.hop_length = inputs
+        ctx.save_for_backward(signal, window)
+
+    @staticmethod
+    def backward(ctx, grad):
+        signal, window = ctx.saved_tensors
+        grad_signal = grad_window = None
+        if ctx.needs_input_grad[0]:
+            grad_signal = _overlap_add(grad * window, ctx.hop_length)
+            # the samples after the last frame have no gradient
+            grad_signal = F.pad(grad_signal, (0, signal.shape[-1] - grad_signal.shape[-1]))
+        if ctx.needs_input_grad[1]:
+            frames = signal.unfold(-1, ctx.n_fft, ctx.hop_length)
+            grad_window = (grad * frames).flatten(0, -2).sum(0)
+        return grad_signal, grad_window, None, None
+
+
 def _stft_compiled(real, imag, n_fft, hop_length, win_length, window, center, pad_mode,
                    normalized):
-    """:func:`stft` compiled: the frames by real ops (views), their FFT by ``_fft.fft_c2c``."""
+    """:func:`stft` compiled: the frames by real ops, their FFT by ``_fft.fft_c2c``."""
     window = _frame_window(window, n_fft, win_length, real)
     batched = real.dim() == 2
     frames = []
@@ -531,11 +563,10 @@ def _stft_compiled(real, imag, n_fft, hop_length, win_length, window, center, pa
         part = part if batched else part.unsqueeze(0)
         if center:
             part = F.pad(part.unsqueeze(0), (n_fft // 2, n_fft // 2), mode=pad_mode).squeeze(0)
-        frames.append(part.unfold(-1, n_fft, hop_length) * window)
+        frames.append(_WindowedFrames.apply(part, window, n_fft, hop_length))
+    spectrum = _fft.fft_c2c(*frames, [2], "ortho" if normalized else "backward", True)
     # (B, frames, n_fft, 2) -> (B, n_fft, frames)
-    spectrum = _fft.fft_c2c(torch.stack(frames, -1), [2], "ortho" if normalized else "backward",
-                            True)
-    real, imag = spectrum.transpose(1, 2).unbind(-1)
+    real, imag = _fft.parts(spectrum, 0, 2, 1)
     return (real, imag) if batched else (real.squeeze(0), imag.squeeze(0))
 
 
@@ -695,10 +726,9 @@ def _istft_compiled(real, imag, n_fft, hop_length, win_length, window, center, n
     """
     window = _frame_window(window, n_fft, win_length, real)
     batched = real.dim() == 3
-    # (B, n_fft, frames) -> the frames' spectra (B, frames, n_fft, 2)
-    spectrum = torch.stack([t if batched else t.unsqueeze(0) for t in (real, imag)], -1)
-    frames = _fft.fft_c2c(spectrum.transpose(1, 2), [2], "ortho" if normalized else "backward",
-                          False)
+    # (B, n_fft, frames) -> the frames' spectra (B, frames, n_fft)
+    real, imag = ((t if batched else t.unsqueeze(0)).transpose(1, 2) for t in (real, imag))
+    frames = _fft.fft_c2c(real, imag, [2], "ortho" if normalized else "backward", False)
     envelope, start, end, expected = _istft_envelope(window, frames.shape[1], n_fft, hop_length,
                                                      center, length)
     torch._assert_async(
@@ -772,7 +802,8 @@ def _hilbert(input, dim, where):
         shape = [1] * (input.dim() + 1)
         shape[dim] = n
         spectrum = _fft.fft_r2c(input, [dim], "backward") * gain.view(shape)
-        return Cplx(*_fft.fft_c2c(spectrum, [dim], "backward", False).unbind(-1))
+        return Cplx(*_fft.parts(_fft.fft_c2c(spectrum[..., 0], spectrum[..., 1], [dim],
+                                             "backward", False)))
     shape = [1] * input.dim()
     shape[dim] = n
     spectrum = torch.fft.fft(input, dim=dim)

@@ -35,9 +35,10 @@ def _spectral_pool(input, output_size, n, where):
     if _compiling():
         # torch's FFTs on the ``(..., 2)`` layout of real tensors (see ``_fft``)
         dims = list(range(input.dim() - n, input.dim()))
-        spectrum = torch.stack((input.real, input.imag), -1)
-        spectrum = _crop(_fft.fft_c2c(spectrum, dims, "forward", True), dims, spatial, output_size)
-        return Cplx(*_fft.fft_c2c(spectrum, dims, "forward", False).unbind(-1))
+        spectrum = _fft.fft_c2c(input.real, input.imag, dims, "forward", True)
+        spectrum = _crop(spectrum, dims, spatial, output_size)
+        return Cplx(*_fft.parts(_fft.fft_c2c(spectrum[..., 0], spectrum[..., 1], dims, "forward",
+                                             False)))
     dims = tuple(range(-n, 0))
     # norm="forward" divides by the input's size before the crop and not after,
     # so the zero-frequency bin is the mean and a constant input stays constant
