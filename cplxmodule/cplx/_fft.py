@@ -24,14 +24,11 @@ __all__: list[str] = []
 _ADJOINT_NORM = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 
 
-@torch.library.custom_op("cplxmodule::fft_c2c", mutates_args=())
-def fft_c2c(
-    real: torch.Tensor, imag: torch.Tensor, dim: list[int], norm: str, forward: bool,
-) -> torch.Tensor:
-    """:func:`torch.fft.fftn` (``ifftn`` unless ``forward``) of ``real + i imag``, ``(..., 2)``.
+def _c2c(real, imag, dim, norm, forward):
+    """:func:`torch.fft.fftn` (``ifftn`` unless ``forward``) of ``real + i imag``, complex.
 
-    The output is contiguous. Parts that are the halves of one buffer (the
-    gradient of such an output) are read in place; others are interleaved by
+    Parts that are the halves of one buffer (the gradient of an interleaved
+    output) are read in place; others are interleaved by
     :func:`torch.complex`, faster than any compiled kernel of inductor, into a
     contiguous tensor whatever their strides (transposed parts, the gradient
     of a short-time spectrum, would otherwise give a transposed tensor that
@@ -42,7 +39,15 @@ def fft_c2c(
         input = torch.empty(real.shape, dtype=real.dtype.to_complex(), device=real.device)
         torch.complex(real, imag, out=input)
     transform = torch.fft.fftn if forward else torch.fft.ifftn
-    return torch.view_as_real(transform(input, dim=dim, norm=norm)).contiguous()
+    return transform(input, dim=dim, norm=norm)
+
+
+@torch.library.custom_op("cplxmodule::fft_c2c", mutates_args=())
+def fft_c2c(
+    real: torch.Tensor, imag: torch.Tensor, dim: list[int], norm: str, forward: bool,
+) -> torch.Tensor:
+    """The transform of ``real + i imag`` (see ``_c2c``), interleaved: ``(..., 2)``, contiguous."""
+    return torch.view_as_real(_c2c(real, imag, dim, norm, forward)).contiguous()
 
 
 @fft_c2c.register_fake
@@ -61,6 +66,34 @@ def _c2c_backward(ctx, grad):
 
 
 fft_c2c.register_autograd(_c2c_backward, setup_context=_c2c_setup)
+
+
+@torch.library.custom_op("cplxmodule::fft_c2c_split", mutates_args=())
+def fft_c2c_split(
+    real: torch.Tensor, imag: torch.Tensor, dim: list[int], norm: str, forward: bool,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The transform of ``real + i imag`` (see ``_c2c``), its two parts, each contiguous.
+
+    For the outputs of a transform: dense parts take their gradients as they
+    come (a compiled graph copies a gradient into the strides of its output,
+    those of a view of an interleaved buffer), and the gradients go to the
+    adjoint transform with no copy.
+    """
+    spectrum = _c2c(real, imag, dim, norm, forward)
+    return spectrum.real.contiguous(), spectrum.imag.contiguous()
+
+
+@fft_c2c_split.register_fake
+def _(real, imag, dim, norm, forward):
+    return real.new_empty(real.shape), real.new_empty(real.shape)
+
+
+def _c2c_split_backward(ctx, grad_real, grad_imag):
+    grad = fft_c2c(grad_real, grad_imag, ctx.dim, _ADJOINT_NORM[ctx.norm], not ctx.forward)
+    return grad[..., 0], grad[..., 1], None, None, None
+
+
+fft_c2c_split.register_autograd(_c2c_split_backward, setup_context=_c2c_setup)
 
 
 @torch.library.custom_op("cplxmodule::fft_r2c", mutates_args=())
@@ -88,18 +121,3 @@ def _r2c_backward(ctx, grad):
 
 
 fft_r2c.register_autograd(_r2c_backward, setup_context=_r2c_setup)
-
-
-def parts(spectrum, *dims):
-    """The real and imaginary parts of an operator's ``(..., 2)`` output, each dense.
-
-    The parts are the two halves of one planar buffer ``(2, ...)``, written
-    by one vectorised kernel of inductor; ``dims`` then permute each (as a
-    view: a transposition copy fused with the split of the interleaved
-    parts runs about four times slower than the two passes). Dense outputs
-    of a compiled graph take their gradients as they come, where views of
-    the interleaved buffer would have them copied into their own strides
-    first.
-    """
-    real, imag = spectrum.movedim(-1, 0).contiguous().unbind(0)
-    return (real.permute(*dims), imag.permute(*dims)) if dims else (real, imag)

@@ -114,7 +114,7 @@ def _fftn_compiled(real, imag, s, dim, norm, inverse, where):
         else:
             pad = (0, 0) * (real.dim() - 1 - d) + (0, n - length)
             real, imag = F.pad(real, pad), F.pad(imag, pad)
-    return Cplx(*_fft.parts(_fft.fft_c2c(real, imag, dims, norm or "backward", not inverse)))
+    return Cplx(*_fft.fft_c2c_split(real, imag, dims, norm or "backward", not inverse))
 
 
 # the transforms on real parts, for an export (see the module's docstring)
@@ -564,9 +564,9 @@ def _stft_compiled(real, imag, n_fft, hop_length, win_length, window, center, pa
         if center:
             part = F.pad(part.unsqueeze(0), (n_fft // 2, n_fft // 2), mode=pad_mode).squeeze(0)
         frames.append(_WindowedFrames.apply(part, window, n_fft, hop_length))
-    spectrum = _fft.fft_c2c(*frames, [2], "ortho" if normalized else "backward", True)
-    # (B, frames, n_fft, 2) -> (B, n_fft, frames)
-    real, imag = _fft.parts(spectrum, 0, 2, 1)
+    spectrum = _fft.fft_c2c_split(*frames, [2], "ortho" if normalized else "backward", True)
+    # (B, frames, n_fft) -> (B, n_fft, frames), as views: a copy would transpose
+    real, imag = (t.transpose(1, 2) for t in spectrum)
     return (real, imag) if batched else (real.squeeze(0), imag.squeeze(0))
 
 
@@ -802,8 +802,8 @@ def _hilbert(input, dim, where):
         shape = [1] * (input.dim() + 1)
         shape[dim] = n
         spectrum = _fft.fft_r2c(input, [dim], "backward") * gain.view(shape)
-        return Cplx(*_fft.parts(_fft.fft_c2c(spectrum[..., 0], spectrum[..., 1], [dim],
-                                             "backward", False)))
+        return Cplx(*_fft.fft_c2c_split(spectrum[..., 0], spectrum[..., 1], [dim], "backward",
+                                        False))
     shape = [1] * input.dim()
     shape[dim] = n
     spectrum = torch.fft.fft(input, dim=dim)
