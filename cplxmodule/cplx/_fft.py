@@ -96,28 +96,66 @@ def _c2c_split_backward(ctx, grad_real, grad_imag):
 fft_c2c_split.register_autograd(_c2c_split_backward, setup_context=_c2c_setup)
 
 
-@torch.library.custom_op("cplxmodule::fft_r2c", mutates_args=())
-def fft_r2c(input: torch.Tensor, dim: list[int], norm: str) -> torch.Tensor:
-    """:func:`torch.fft.fftn` of a real ``input`` (both halves of the spectrum), ``(..., 2)``.
-
-    Torch transforms a real input at about half the cost of a complex one.
-    """
-    return torch.view_as_real(torch.fft.fftn(input, dim=dim, norm=norm)).contiguous()
-
-
-@fft_r2c.register_fake
-def _(input, dim, norm):
-    return input.new_empty(input.shape + (2,))
+def analytic_gain(n, like):
+    """The gain of the analytic signal on the spectrum of length ``n``, of ``like``'s dtype."""
+    # 1 at the zero (and an even length's Nyquist) frequency, 2 at the
+    # positive ones, 0 at the negative ones
+    k = torch.arange(n, device=like.device)
+    gain = torch.where((k == 0) | (2 * k == n), 1.0, torch.where(2 * k < n, 2.0, 0.0))
+    return gain.to(like.dtype)
 
 
-def _r2c_setup(ctx, inputs, output):
-    _, ctx.dim, ctx.norm = inputs
+def analytic_signal(input, dim):
+    """The analytic signal of a native (real or complex) tensor along ``dim``: complex."""
+    shape = [1] * input.dim()
+    shape[dim] = input.shape[dim]
+    gain = analytic_gain(input.shape[dim], input.real if input.is_complex() else input)
+    return torch.fft.ifft(torch.fft.fft(input, dim=dim) * gain.view(shape), dim=dim)
 
 
-def _r2c_backward(ctx, grad):
-    # the real part of the adjoint: the input has no imaginary part to receive the rest
-    grad = fft_c2c(grad[..., 0], grad[..., 1], ctx.dim, _ADJOINT_NORM[ctx.norm], False)
-    return grad[..., 0], None, None
+# The analytic signal is a linear map A = F^-1 diag(h) F with a real gain h,
+# Hermitian: the gradient of its two parts on a real input x is Re(A g) for
+# g = grad_real + i grad_imag, and that of Re(A z) on the parts of z is the
+# two parts of A on the real gradient; each operator is the other's adjoint.
+@torch.library.custom_op("cplxmodule::analytic", mutates_args=())
+def analytic(input: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The analytic signal of a real ``input`` along ``dim``, its two parts, each contiguous."""
+    signal = analytic_signal(input, dim)
+    return signal.real.contiguous(), signal.imag.contiguous()
 
 
-fft_r2c.register_autograd(_r2c_backward, setup_context=_r2c_setup)
+@analytic.register_fake
+def _(input, dim):
+    return input.new_empty(input.shape), input.new_empty(input.shape)
+
+
+def _analytic_setup(ctx, inputs, output):
+    ctx.dim = inputs[-1]
+
+
+def _analytic_backward(ctx, grad_real, grad_imag):
+    return analytic_real(grad_real, grad_imag, ctx.dim), None
+
+
+analytic.register_autograd(_analytic_backward, setup_context=_analytic_setup)
+
+
+@torch.library.custom_op("cplxmodule::analytic_real", mutates_args=())
+def analytic_real(real: torch.Tensor, imag: torch.Tensor, dim: int) -> torch.Tensor:
+    """The real part of the analytic signal of ``real + i imag`` (the adjoint of ``analytic``)."""
+    input = _complex_view(real, imag)
+    if input is None:
+        input = torch.complex(real, imag)
+    return analytic_signal(input, dim).real.contiguous()
+
+
+@analytic_real.register_fake
+def _(real, imag, dim):
+    return real.new_empty(real.shape)
+
+
+def _analytic_real_backward(ctx, grad):
+    return *analytic(grad, ctx.dim), None
+
+
+analytic_real.register_autograd(_analytic_real_backward, setup_context=_analytic_setup)

@@ -785,13 +785,9 @@ def _hilbert(input, dim, where):
     input = checked_real(input, where=where)
     if input.dim() == 0:
         raise ValueError(f"{where}: `input` must have at least one dimension, got shape ()")
-    n = input.shape[dim]
-    # 1 at the zero (and an even length's Nyquist) frequency, 2 at the
-    # positive ones, 0 at the negative ones
-    k = torch.arange(n, device=input.device)
-    gain = torch.where((k == 0) | (2 * k == n), 1.0, torch.where(2 * k < n, 2.0, 0.0))
-    gain = gain.to(input.dtype)
     if _exporting():
+        n = input.shape[dim]
+        gain = _fft.analytic_gain(n, input)
         dim, last = dim % input.dim(), input.dim() - 1
         signal = input.movedim(dim, last)
         real, imag = _dft(signal, torch.zeros_like(signal), inverse=False)
@@ -799,12 +795,5 @@ def _hilbert(input, dim, where):
         return Cplx(real.movedim(last, dim), imag.movedim(last, dim))
     if _compiling():
         (dim,), _ = _fftn_plan(input.dim(), None, (dim,), where)
-        shape = [1] * (input.dim() + 1)
-        shape[dim] = n
-        spectrum = _fft.fft_r2c(input, [dim], "backward") * gain.view(shape)
-        return Cplx(*_fft.fft_c2c_split(spectrum[..., 0], spectrum[..., 1], [dim], "backward",
-                                        False))
-    shape = [1] * input.dim()
-    shape[dim] = n
-    spectrum = torch.fft.fft(input, dim=dim)
-    return _from_complex(torch.fft.ifft(spectrum * gain.view(shape), dim=dim))
+        return Cplx(*_fft.analytic(input, dim))
+    return _from_complex(_fft.analytic_signal(input, dim))
