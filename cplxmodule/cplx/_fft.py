@@ -5,12 +5,12 @@ makes every op and view around it fall back to eager kernels, and each change
 of layout between the split parts and the complex tensor a copy. Under
 :func:`torch.compile` the transforms of :mod:`~cplxmodule.cplx.spectral` call
 instead the operators below, each opaque to the compiler, whose inputs are
-the two real parts and whose output is real, in torch's ``(..., 2)`` layout
-(see :func:`torch.view_as_real`): the kernel is torch's own FFT, and
-everything around it (padding, framing, windows, overlap-add) is real ops
-that inductor fuses. Their gradients are again such operators (the adjoint
-transform), so no complex tensor appears in a compiled graph, nor in its
-backward.
+the two real parts and whose outputs are real: the transform in torch's
+``(..., 2)`` layout (see :func:`torch.view_as_real`), or its two parts. The
+kernel is torch's own FFT, and everything around it (padding, framing,
+windows, overlap-add) is real ops that inductor fuses. Their gradients are
+again such operators (the adjoint transform), so no complex tensor appears
+in a compiled graph, nor in its backward.
 """
 
 import torch

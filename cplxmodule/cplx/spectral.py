@@ -5,9 +5,16 @@ and :func:`torch.stft`): a Fourier transform has no cheaper form on split
 parts, so the input is viewed or copied as a native complex tensor and the
 result viewed back as a :class:`Cplx` (:func:`to_complex`,
 :func:`from_complex`). Gradients flow through both conversions.
-:func:`torch.compile` traces them into one graph (``fullgraph=True``, with
-the default inductor backend too), where the FFTs stay torch's own kernels:
-inductor generates no code of its own for them.
+
+Under :func:`torch.compile` (``fullgraph=True`` and dynamic shapes work)
+no complex tensor enters the graph, where inductor has no kernel for it:
+each FFT is one operator of the ``cplxmodule`` namespace that takes the two
+real parts and returns real tensors, calling torch's FFT kernel inside, its
+gradient again such an operator (the adjoint transform). The framing,
+padding, windows and overlap-add of the short-time transforms are real ops
+around it that inductor compiles; the analytic signal is one such operator
+whole. The check of :func:`istft` that the overlap-added window does not
+vanish is an assertion in the compiled graph.
 
 Exported and traced (:func:`torch.export` and the ONNX exporter built on it,
 the TorchScript tracer and its ONNX exporter), the same transforms are
