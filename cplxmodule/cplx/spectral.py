@@ -5,9 +5,16 @@ and :func:`torch.stft`): a Fourier transform has no cheaper form on split
 parts, so the input is viewed or copied as a native complex tensor and the
 result viewed back as a :class:`Cplx` (:func:`to_complex`,
 :func:`from_complex`). Gradients flow through both conversions.
-:func:`torch.compile` traces them into one graph (``fullgraph=True``, with
-the default inductor backend too), where the FFTs stay torch's own kernels:
-inductor generates no code of its own for them.
+
+Under :func:`torch.compile` (``fullgraph=True`` and dynamic shapes work)
+no complex tensor enters the graph, where inductor has no kernel for it:
+each FFT is one operator of the ``cplxmodule`` namespace that takes the two
+real parts and returns real tensors, calling torch's FFT kernel inside, its
+gradient again such an operator (the adjoint transform). The framing,
+padding, windows and overlap-add of the short-time transforms are real ops
+around it that inductor compiles; the analytic signal is one such operator
+whole. The check of :func:`istft` that the overlap-added window does not
+vanish is an assertion in the compiled graph.
 
 Exported and traced (:func:`torch.export` and the ONNX exporter built on it,
 the TorchScript tracer and its ONNX exporter), the same transforms are
@@ -35,6 +42,7 @@ import math
 import torch
 import torch.nn.functional as F
 
+from . import _fft
 from ._shared import check_choice, check_positive_int, checked_cplx, checked_real, describe
 from .conversions import _from_complex, to_complex
 from .tensor import Cplx
@@ -56,13 +64,64 @@ def _exporting():
     )
 
 
+def _compiling():
+    """Whether the call is compiled, not exported: then the FFTs are the operators of ``_fft``."""
+    return torch.compiler.is_compiling() and not _exporting()
+
+
 def _transform(op, parts_op, inverse, input, where, norm, **kwargs):
-    """``op`` of torch on the native complex input, or ``parts_op`` on its parts for an export."""
+    """``op`` of torch on the native complex input, ``parts_op`` on its parts for an export,
+    or ``_fftn_compiled`` compiled."""
     input = checked_cplx(input, where=where)
     check_choice(norm, "norm", where, NORMS, optional=True)
-    if not _exporting():
-        return _from_complex(op(to_complex(input), norm=norm, **kwargs))
-    return Cplx(*parts_op(input.real, input.imag, norm=norm, inverse=inverse, **kwargs))
+    if _exporting():
+        return Cplx(*parts_op(input.real, input.imag, norm=norm, inverse=inverse, **kwargs))
+    if torch.compiler.is_compiling():
+        if "n" in kwargs:
+            n, dim = kwargs["n"], kwargs["dim"]
+            kwargs = {"s": None if n is None else (n,), "dim": (dim,)}
+        return _fftn_compiled(input.real, input.imag, norm=norm, inverse=inverse, where=where,
+                              **kwargs)
+    return _from_complex(op(to_complex(input), norm=norm, **kwargs))
+
+
+# the transforms compiled: torch's kernels as operators on real tensors (see ``_fft``)
+def _fftn_plan(ndim, s, dim, where):
+    """The dimensions (counted from the front) and lengths of an ``fftn``, as torch reads them."""
+    if dim is None:
+        dim = range(ndim) if s is None else range(ndim - len(s), ndim)
+    dims = []
+    for d in dim:
+        if not -ndim <= d < ndim:
+            raise IndexError(
+                f"{where}: `dim` must be in [{-ndim}, {ndim - 1}] for a {ndim}-d input, got {d}"
+            )
+        dims.append(d % ndim)
+    if len(set(dims)) != len(dims):
+        raise ValueError(f"{where}: `dim` must not repeat a dimension, got {tuple(dim)}")
+    if s is None:
+        return dims, [None] * len(dims)
+    if len(s) != len(dims):
+        raise ValueError(f"{where}: `s` and `dim` must have the same length, got {s} and {dim}")
+    for n in s:
+        if n != -1 and n < 1:
+            raise ValueError(f"{where}: the lengths of the transform must be positive, got {n}")
+    return dims, [None if n == -1 else n for n in s]
+
+
+def _fftn_compiled(real, imag, s, dim, norm, inverse, where):
+    """:func:`fftn` (:func:`ifftn`) of the parts, padded or cut by real ops, by ``_fft.fft_c2c``."""
+    dims, lengths = _fftn_plan(real.dim(), s, dim, where)
+    for d, n in zip(dims, lengths):
+        length = real.shape[d]
+        if n is None or n == length:
+            continue
+        if n < length:
+            real, imag = real.narrow(d, 0, n), imag.narrow(d, 0, n)
+        else:
+            pad = (0, 0) * (real.dim() - 1 - d) + (0, n - length)
+            real, imag = F.pad(real, pad), F.pad(imag, pad)
+    return Cplx(*_fft.fft_c2c_split(real, imag, dims, norm or "backward", not inverse))
 
 
 # the transforms on real parts, for an export (see the module's docstring)
@@ -422,6 +481,9 @@ def _stft(input, n_fft, hop_length, win_length, window, center, pad_mode, normal
         )
     hop_length, win_length = _check_stft_lengths(n_fft, hop_length, win_length, where)
     window = _check_window(window, win_length, input, where)
+    if _compiling():
+        return Cplx(*_stft_compiled(input.real, input.imag, n_fft, hop_length, win_length,
+                                    window, center, pad_mode, normalized))
     if _exporting():
         return Cplx(*_stft_parts(input.real, input.imag, n_fft, hop_length, win_length, window,
                                  center, pad_mode, normalized))
@@ -462,6 +524,56 @@ def _stft_parts(real, imag, n_fft, hop_length, win_length, window, center, pad_m
         real, imag = real * n_fft ** -0.5, imag * n_fft ** -0.5
     # (B, frames, n_fft) -> (B, n_fft, frames)
     real, imag = real.transpose(-1, -2), imag.transpose(-1, -2)
+    return (real, imag) if batched else (real.squeeze(0), imag.squeeze(0))
+
+
+class _WindowedFrames(torch.autograd.Function):
+    """The frames ``(..., T, n_fft)`` of a signal, frame ``t`` from sample ``t * hop_length``,
+    times the window ``(n_fft,)``.
+
+    The gradient of :meth:`torch.Tensor.unfold` compiles to a scatter-add of
+    each frame's samples onto the signal, a scalar loop; it is written here
+    as the overlap-add of the frames, ``k`` shifted sums of whole chunks that
+    inductor computes in one vectorised pass.
+    """
+
+    @staticmethod
+    def forward(signal, window, n_fft, hop_length):
+        return signal.unfold(-1, n_fft, hop_length) * window
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        signal, window, ctx.n_fft, ctx.hop_length = inputs
+        ctx.save_for_backward(signal, window)
+
+    @staticmethod
+    def backward(ctx, grad):
+        signal, window = ctx.saved_tensors
+        grad_signal = grad_window = None
+        if ctx.needs_input_grad[0]:
+            grad_signal = _overlap_add(grad * window, ctx.hop_length)
+            # the samples after the last frame have no gradient
+            grad_signal = F.pad(grad_signal, (0, signal.shape[-1] - grad_signal.shape[-1]))
+        if ctx.needs_input_grad[1]:
+            frames = signal.unfold(-1, ctx.n_fft, ctx.hop_length)
+            grad_window = (grad * frames).flatten(0, -2).sum(0)
+        return grad_signal, grad_window, None, None
+
+
+def _stft_compiled(real, imag, n_fft, hop_length, win_length, window, center, pad_mode,
+                   normalized):
+    """:func:`stft` compiled: the frames by real ops, their FFT by ``_fft.fft_c2c``."""
+    window = _frame_window(window, n_fft, win_length, real)
+    batched = real.dim() == 2
+    frames = []
+    for part in (real, imag):
+        part = part if batched else part.unsqueeze(0)
+        if center:
+            part = F.pad(part.unsqueeze(0), (n_fft // 2, n_fft // 2), mode=pad_mode).squeeze(0)
+        frames.append(_WindowedFrames.apply(part, window, n_fft, hop_length))
+    spectrum = _fft.fft_c2c_split(*frames, [2], "ortho" if normalized else "backward", True)
+    # (B, frames, n_fft) -> (B, n_fft, frames), as views: a copy would transpose
+    real, imag = (t.transpose(1, 2) for t in spectrum)
     return (real, imag) if batched else (real.squeeze(0), imag.squeeze(0))
 
 
@@ -537,6 +649,9 @@ def _istft(input, n_fft, hop_length, win_length, window, center, normalized, len
             f" got {tuple(input.shape)}"
         )
     window = _check_window(window, win_length, input, where)
+    if _compiling():
+        return Cplx(*_istft_compiled(input.real, input.imag, n_fft, hop_length, win_length,
+                                     window, center, normalized, length, where))
     if _exporting():
         return Cplx(*_istft_parts(input.real, input.imag, n_fft, hop_length, win_length, window,
                                   center, normalized, length))
@@ -579,7 +694,15 @@ def _istft_parts(real, imag, n_fft, hop_length, win_length, window, center, norm
     )
     real, imag = _dft(real, imag, inverse=True)
     scale = n_fft ** -0.5 if normalized else 1 / n_fft
-    frames = real.shape[-2]
+    envelope, start, end, expected = _istft_envelope(window, real.shape[-2], n_fft, hop_length,
+                                                     center, length)
+    return _istft_signal(real, imag, window * scale, envelope, hop_length, start, end,
+                         expected, batched)
+
+
+def _istft_envelope(window, frames, n_fft, hop_length, center, length):
+    """The overlap-added squared window of the signal kept, where it starts and ends, and the
+    length the frames cover."""
     expected = n_fft + hop_length * (frames - 1)
     start = n_fft // 2 if center else 0
     if length is not None:
@@ -587,14 +710,41 @@ def _istft_parts(real, imag, n_fft, hop_length, win_length, window, center, norm
     else:
         end = expected - n_fft // 2 if center else expected
     envelope = _overlap_add((window * window).expand(frames, n_fft), hop_length)
-    envelope = envelope[start:end]
+    return envelope[start:end], start, end, expected
+
+
+def _istft_signal(real, imag, window, envelope, hop_length, start, end, expected, batched):
+    """The frames' parts ``(B, frames, n_fft)``, windowed, overlap-added, divided by the envelope."""
     signal = []
     for part in (real, imag):
-        part = _overlap_add(part * (window * scale), hop_length)[..., start:end] / envelope
+        part = _overlap_add(part * window, hop_length)[..., start:end] / envelope
         if end > expected:
             part = F.pad(part, (0, end - expected))
         signal.append(part if batched else part.squeeze(0))
     return tuple(signal)
+
+
+def _istft_compiled(real, imag, n_fft, hop_length, win_length, window, center, normalized,
+                    length, where):
+    """:func:`istft` compiled: the frames' inverse FFT by ``_fft.fft_c2c``, the rest real ops.
+
+    The check of the envelope that :func:`torch.istft` makes is an assertion
+    in the graph.
+    """
+    window = _frame_window(window, n_fft, win_length, real)
+    batched = real.dim() == 3
+    # (B, n_fft, frames) -> the frames' spectra (B, frames, n_fft)
+    real, imag = ((t if batched else t.unsqueeze(0)).transpose(1, 2) for t in (real, imag))
+    frames = _fft.fft_c2c(real, imag, [2], "ortho" if normalized else "backward", False)
+    envelope, start, end, expected = _istft_envelope(window, frames.shape[1], n_fft, hop_length,
+                                                     center, length)
+    torch._assert_async(
+        envelope.abs().min() > 1e-11,
+        f"{where}: the overlap-added squared window vanishes (the window and hop do not"
+        f" satisfy the nonzero-overlap-add condition)",
+    )
+    return _istft_signal(*frames.unbind(-1), window, envelope, hop_length, start, end, expected,
+                         batched)
 
 
 def hilbert(input: torch.Tensor, dim: int = -1) -> Cplx:
@@ -642,19 +792,15 @@ def _hilbert(input, dim, where):
     input = checked_real(input, where=where)
     if input.dim() == 0:
         raise ValueError(f"{where}: `input` must have at least one dimension, got shape ()")
-    n = input.shape[dim]
-    # 1 at the zero (and an even length's Nyquist) frequency, 2 at the
-    # positive ones, 0 at the negative ones
-    k = torch.arange(n, device=input.device)
-    gain = torch.where((k == 0) | (2 * k == n), 1.0, torch.where(2 * k < n, 2.0, 0.0))
-    gain = gain.to(input.dtype)
     if _exporting():
+        n = input.shape[dim]
+        gain = _fft.analytic_gain(n, input)
         dim, last = dim % input.dim(), input.dim() - 1
         signal = input.movedim(dim, last)
         real, imag = _dft(signal, torch.zeros_like(signal), inverse=False)
         real, imag = _dft(real * (gain / n), imag * (gain / n), inverse=True)
         return Cplx(real.movedim(last, dim), imag.movedim(last, dim))
-    shape = [1] * input.dim()
-    shape[dim] = n
-    spectrum = torch.fft.fft(input, dim=dim)
-    return _from_complex(torch.fft.ifft(spectrum * gain.view(shape), dim=dim))
+    if _compiling():
+        (dim,), _ = _fftn_plan(input.dim(), None, (dim,), where)
+        return Cplx(*_fft.analytic(input, dim))
+    return _from_complex(_fft.analytic_signal(input, dim))

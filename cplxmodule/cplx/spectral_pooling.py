@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import torch
 
+from . import _fft
 from ._shared import checked_cplx, ntuple
+from .spectral import _compiling
 from .conversions import _from_complex, _to_complex
 from ._typing import CplxLike
 from torch.nn.common_types import _size_1_t, _size_2_t, _size_3_t
@@ -30,16 +32,27 @@ def _spectral_pool(input, output_size, n, where):
             f"{where}: `output_size` must be at most the input's spatial size {spatial},"
             f" got {output_size!r}"
         )
+    if _compiling():
+        # torch's FFTs on the ``(..., 2)`` layout of real tensors (see ``_fft``)
+        dims = list(range(input.dim() - n, input.dim()))
+        spectrum = _fft.fft_c2c(input.real, input.imag, dims, "forward", True)
+        spectrum = _crop(spectrum, dims, spatial, output_size)
+        return Cplx(*_fft.fft_c2c_split(spectrum[..., 0], spectrum[..., 1], dims, "forward",
+                                        False))
     dims = tuple(range(-n, 0))
     # norm="forward" divides by the input's size before the crop and not after,
     # so the zero-frequency bin is the mean and a constant input stays constant
     spectrum = torch.fft.fftn(_to_complex(input.real, input.imag), dim=dims, norm="forward")
+    output = torch.fft.ifftn(_crop(spectrum, dims, spatial, output_size), dim=dims, norm="forward")
+    return _from_complex(output)
+
+
+def _crop(spectrum, dims, spatial, output_size):
+    """The ``output_size`` lowest frequencies of ``spectrum`` along ``dims``, in FFT order."""
     spectrum = torch.fft.fftshift(spectrum, dim=dims)
     for dim, size, m in zip(dims, spatial, output_size):
         spectrum = spectrum.narrow(dim, size // 2 - m // 2, m)
-    spectrum = torch.fft.ifftshift(spectrum, dim=dims)
-    output = torch.fft.ifftn(spectrum, dim=dims, norm="forward")
-    return _from_complex(output)
+    return torch.fft.ifftshift(spectrum, dim=dims)
 
 
 _DOC = r"""Spectral pooling over the last {n} dimension{s} (Rippel et al., 2015).

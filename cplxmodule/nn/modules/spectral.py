@@ -2,8 +2,9 @@ r"""Signal front ends: FFTs, short-time FFTs with a learnable window, the analyt
 
 The layers hold the settings (and the STFT's window) and call the functions
 of :mod:`cplxmodule.cplx.spectral`, which run through torch's native complex
-FFT, and on real ops only when exported or traced (so that the layers export
-to ONNX with both of torch's exporters).
+FFT, through the same kernels as operators on real tensors when compiled (no
+complex tensor in a compiled graph), and on real ops only when exported or
+traced (so that the layers export to ONNX with both of torch's exporters).
 """
 
 from __future__ import annotations

@@ -1,0 +1,161 @@
+r"""Torch's complex FFT kernels as operators on real tensors, for compiled graphs.
+
+Inductor has no complex kernels: a native complex tensor in a compiled graph
+makes every op and view around it fall back to eager kernels, and each change
+of layout between the split parts and the complex tensor a copy. Under
+:func:`torch.compile` the transforms of :mod:`~cplxmodule.cplx.spectral` call
+instead the operators below, each opaque to the compiler, whose inputs are
+the two real parts and whose outputs are real: the transform in torch's
+``(..., 2)`` layout (see :func:`torch.view_as_real`), or its two parts. The
+kernel is torch's own FFT, and everything around it (padding, framing,
+windows, overlap-add) is real ops that inductor fuses. Their gradients are
+again such operators (the adjoint transform), so no complex tensor appears
+in a compiled graph, nor in its backward.
+"""
+
+import torch
+
+from ._views import _complex_view
+
+__all__: list[str] = []
+
+# the scaling of the adjoint transform: that of ``fftn(norm="backward")``
+# (none) is ``ifftn(norm="forward")`` (none), and so on
+_ADJOINT_NORM = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
+
+
+def _c2c(real, imag, dim, norm, forward):
+    """:func:`torch.fft.fftn` (``ifftn`` unless ``forward``) of ``real + i imag``, complex.
+
+    Parts that are the halves of one buffer (the gradient of an interleaved
+    output) are read in place; others are interleaved by
+    :func:`torch.complex`, faster than any compiled kernel of inductor, into a
+    contiguous tensor whatever their strides (transposed parts, the gradient
+    of a short-time spectrum, would otherwise give a transposed tensor that
+    the FFT copies again, slowly).
+    """
+    input = _complex_view(real, imag)
+    if input is None:
+        input = torch.empty(real.shape, dtype=real.dtype.to_complex(), device=real.device)
+        torch.complex(real, imag, out=input)
+    transform = torch.fft.fftn if forward else torch.fft.ifftn
+    return transform(input, dim=dim, norm=norm)
+
+
+@torch.library.custom_op("cplxmodule::fft_c2c", mutates_args=())
+def fft_c2c(
+    real: torch.Tensor, imag: torch.Tensor, dim: list[int], norm: str, forward: bool,
+) -> torch.Tensor:
+    """The transform of ``real + i imag`` (see ``_c2c``), interleaved: ``(..., 2)``, contiguous."""
+    return torch.view_as_real(_c2c(real, imag, dim, norm, forward)).contiguous()
+
+
+@fft_c2c.register_fake
+def _(real, imag, dim, norm, forward):
+    return real.new_empty(real.shape + (2,))
+
+
+def _c2c_setup(ctx, inputs, output):
+    _, _, ctx.dim, ctx.norm, ctx.forward = inputs
+
+
+def _c2c_backward(ctx, grad):
+    # the gradient of a linear map is its adjoint: the transform the other way
+    grad = fft_c2c(grad[..., 0], grad[..., 1], ctx.dim, _ADJOINT_NORM[ctx.norm], not ctx.forward)
+    return grad[..., 0], grad[..., 1], None, None, None
+
+
+fft_c2c.register_autograd(_c2c_backward, setup_context=_c2c_setup)
+
+
+@torch.library.custom_op("cplxmodule::fft_c2c_split", mutates_args=())
+def fft_c2c_split(
+    real: torch.Tensor, imag: torch.Tensor, dim: list[int], norm: str, forward: bool,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The transform of ``real + i imag`` (see ``_c2c``), its two parts, each contiguous.
+
+    For the outputs of a transform: dense parts take their gradients as they
+    come (a compiled graph copies a gradient into the strides of its output,
+    those of a view of an interleaved buffer), and the gradients go to the
+    adjoint transform with no copy.
+    """
+    spectrum = _c2c(real, imag, dim, norm, forward)
+    return spectrum.real.contiguous(), spectrum.imag.contiguous()
+
+
+@fft_c2c_split.register_fake
+def _(real, imag, dim, norm, forward):
+    return real.new_empty(real.shape), real.new_empty(real.shape)
+
+
+def _c2c_split_backward(ctx, grad_real, grad_imag):
+    grad = fft_c2c(grad_real, grad_imag, ctx.dim, _ADJOINT_NORM[ctx.norm], not ctx.forward)
+    return grad[..., 0], grad[..., 1], None, None, None
+
+
+fft_c2c_split.register_autograd(_c2c_split_backward, setup_context=_c2c_setup)
+
+
+def analytic_gain(n, like):
+    """The gain of the analytic signal on the spectrum of length ``n``, of ``like``'s dtype."""
+    # 1 at the zero (and an even length's Nyquist) frequency, 2 at the
+    # positive ones, 0 at the negative ones
+    k = torch.arange(n, device=like.device)
+    gain = torch.where((k == 0) | (2 * k == n), 1.0, torch.where(2 * k < n, 2.0, 0.0))
+    return gain.to(like.dtype)
+
+
+def analytic_signal(input, dim):
+    """The analytic signal of a native (real or complex) tensor along ``dim``: complex."""
+    shape = [1] * input.dim()
+    shape[dim] = input.shape[dim]
+    gain = analytic_gain(input.shape[dim], input.real if input.is_complex() else input)
+    return torch.fft.ifft(torch.fft.fft(input, dim=dim) * gain.view(shape), dim=dim)
+
+
+# The analytic signal is a linear map A = F^-1 diag(h) F with a real gain h,
+# Hermitian: the gradient of its two parts on a real input x is Re(A g) for
+# g = grad_real + i grad_imag, and that of Re(A z) on the parts of z is the
+# two parts of A on the real gradient; each operator is the other's adjoint.
+@torch.library.custom_op("cplxmodule::analytic", mutates_args=())
+def analytic(input: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The analytic signal of a real ``input`` along ``dim``, its two parts, each contiguous."""
+    signal = analytic_signal(input, dim)
+    return signal.real.contiguous(), signal.imag.contiguous()
+
+
+@analytic.register_fake
+def _(input, dim):
+    return input.new_empty(input.shape), input.new_empty(input.shape)
+
+
+def _analytic_setup(ctx, inputs, output):
+    ctx.dim = inputs[-1]
+
+
+def _analytic_backward(ctx, grad_real, grad_imag):
+    return analytic_real(grad_real, grad_imag, ctx.dim), None
+
+
+analytic.register_autograd(_analytic_backward, setup_context=_analytic_setup)
+
+
+@torch.library.custom_op("cplxmodule::analytic_real", mutates_args=())
+def analytic_real(real: torch.Tensor, imag: torch.Tensor, dim: int) -> torch.Tensor:
+    """The real part of the analytic signal of ``real + i imag`` (the adjoint of ``analytic``)."""
+    input = _complex_view(real, imag)
+    if input is None:
+        input = torch.complex(real, imag)
+    return analytic_signal(input, dim).real.contiguous()
+
+
+@analytic_real.register_fake
+def _(real, imag, dim):
+    return real.new_empty(real.shape)
+
+
+def _analytic_real_backward(ctx, grad):
+    return *analytic(grad, ctx.dim), None
+
+
+analytic_real.register_autograd(_analytic_real_backward, setup_context=_analytic_setup)
