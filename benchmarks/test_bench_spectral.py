@@ -22,6 +22,7 @@ time divided by the native time of its group (below 1 is faster). On a
 busy machine add ``--benchmark-timer=time.process_time``.
 """
 
+import functools
 import math
 
 import pytest
@@ -32,6 +33,7 @@ import cplxmodule.cplx as cplx
 import cplxmodule.nn as cnn
 from _compiling import NATIVE, NATIVE_COMPILED, OURS, OURS_COMPILED, compiled, eager, warm_up
 from _operands import separate_parts
+from tests.helpers import native_spectral_pool
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -39,14 +41,7 @@ CHAINED = OURS + "-chained"
 
 
 def _spectral_pool(sizes):
-    def native(z):
-        dims = tuple(range(-len(sizes), 0))
-        spectrum = torch.fft.fftshift(torch.fft.fftn(z, dim=dims, norm="forward"), dim=dims)
-        for dim, m in zip(dims, sizes):
-            spectrum = spectrum.narrow(dim, z.shape[dim] // 2 - m // 2, m)
-        return torch.fft.ifftn(torch.fft.ifftshift(spectrum, dim=dims), dim=dims, norm="forward")
-
-    return native
+    return functools.partial(native_spectral_pool, sizes=sizes)
 
 
 def _analytic(z):

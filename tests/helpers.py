@@ -54,6 +54,18 @@ def random_native(*shape, dtype=torch.complex128, seed=None, generator=None):
     return torch.randn(*shape, dtype=dtype, generator=generator)
 
 
+def native_spectral_pool(z, sizes):
+    """Spectral pooling of the native complex ``z`` to ``sizes`` over its last dimensions, by torch.fft.
+
+    The centred ``sizes`` bins of the spectrum (normalised as the layers' mean-keeping transform).
+    """
+    dims = tuple(range(-len(sizes), 0))
+    spectrum = torch.fft.fftshift(torch.fft.fftn(z, dim=dims, norm="forward"), dim=dims)
+    for dim, m in zip(dims, sizes):
+        spectrum = spectrum.narrow(dim, z.shape[dim] // 2 - m // 2, m)
+    return torch.fft.ifftn(torch.fft.ifftshift(spectrum, dim=dims), dim=dims, norm="forward")
+
+
 def flat_outputs(output):
     """The tensors of an output (Cplx as torch's complex dtype; tuples, lists and dicts flattened)."""
     if isinstance(output, Cplx):

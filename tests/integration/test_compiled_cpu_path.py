@@ -48,6 +48,20 @@ def _saved_dtypes(model, *inputs):
     return saved, compiled(*inputs)
 
 
+def _captured(model, *inputs, grad=False):
+    """The graph dynamo captures of ``model`` (whole), and its output."""
+    graphs = []
+
+    def backend(graph, example_inputs):
+        graphs.append(graph)
+        return graph.forward
+
+    torch._dynamo.reset()
+    with torch.set_grad_enabled(grad):
+        output = torch.compile(model, backend=backend, fullgraph=True)(*inputs)
+    return graphs[0], output
+
+
 def _pooled(relu):
     return nn.CplxSequential(nn.CplxConv1d(2, 3, 3), relu, nn.CplxMaxPool1d(2))
 
@@ -106,16 +120,8 @@ def test_compiled_convolution_is_one_real_convolution(grad):
     torch.manual_seed(0)
     layer = nn.CplxConv1d(3, 4, 5, padding=2)
     x = Cplx(torch.randn(2, 3, 16), torch.randn(2, 3, 16))
-    graphs = []
-
-    def backend(graph, example_inputs):
-        graphs.append(graph)
-        return graph.forward
-
-    torch._dynamo.reset()
-    with torch.set_grad_enabled(grad):
-        output = torch.compile(layer, backend=backend, fullgraph=True)(x)
-    convolutions = [node for node in graphs[0].graph.nodes if node.target is torch.conv1d]
+    graph, output = _captured(layer, x, grad=grad)
+    convolutions = [node for node in graph.graph.nodes if node.target is torch.conv1d]
     assert len(convolutions) == 1
     weight = torch.complex(layer.weight.real, layer.weight.imag)
     bias = torch.complex(layer.bias.real, layer.bias.imag)
@@ -131,19 +137,11 @@ def test_compiled_mid_size_linear_is_three_real_products(grad):
     torch.manual_seed(0)
     layer = nn.CplxLinear(256, 128)
     x = Cplx(torch.randn(256, 256), torch.randn(256, 256))
-    graphs = []
-
-    def backend(graph, example_inputs):
-        graphs.append(graph)
-        return graph.forward
-
-    torch._dynamo.reset()
-    with torch.set_grad_enabled(grad):
-        output = torch.compile(layer, backend=backend, fullgraph=True)(x)
+    graph, output = _captured(layer, x, grad=grad)
     # in training, the forward's products are in the body of its autograd function
-    forward = [graph for name, graph in graphs[0].named_modules()
-               if isinstance(graph, torch.fx.GraphModule) and not name.startswith("bwd_body")]
-    products = [node for graph in forward for node in graph.graph.nodes
+    forward = [module for name, module in graph.named_modules()
+               if isinstance(module, torch.fx.GraphModule) and not name.startswith("bwd_body")]
+    products = [node for module in forward for node in module.graph.nodes
                 if node.target in (torch.mm, torch.addmm, torch.nn.functional.linear, "addmm_")]
     assert len(products) == 3
     weight = torch.complex(layer.weight.real, layer.weight.imag)
@@ -159,17 +157,10 @@ def test_compiled_recurrence_takes_one_real_product_per_step():
     torch.manual_seed(0)
     layer = nn.CplxGRU(3, 4)
     x = Cplx(torch.randn(5, 2, 3), torch.randn(5, 2, 3))
-    graphs = []
-
-    def backend(graph, example_inputs):
-        graphs.append(graph)
-        return graph.forward
-
-    torch._dynamo.reset()
+    graph, (output, _) = _captured(layer, x)
     with torch.no_grad():
-        output, _ = torch.compile(layer, backend=backend, fullgraph=True)(x)
         want, _ = layer(x)
-    targets = [node.target for node in graphs[0].graph.nodes]
+    targets = [node.target for node in graph.graph.nodes]
     assert targets.count(torch._C._nn.linear) == 1 + 5
     assert torch.cat not in targets
     torch.testing.assert_close(output.real, want.real)

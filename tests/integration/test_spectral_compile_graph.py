@@ -19,20 +19,9 @@ from torch._functorch.aot_autograd import make_boxed_func
 
 from cplxmodule import nn
 from cplxmodule.cplx import Cplx, fftn, stft
-from ..helpers import cplx_to_native
+from ..helpers import cplx_to_native, native_spectral_pool
 
 pytestmark = [pytest.mark.inductor, pytest.mark.usefixtures("one_thread")]
-
-
-def _pool_reference(sizes):
-    def native(z):
-        dims = tuple(range(-len(sizes), 0))
-        spectrum = torch.fft.fftshift(torch.fft.fftn(z, dim=dims, norm="forward"), dim=dims)
-        for dim, m in zip(dims, sizes):
-            spectrum = spectrum.narrow(dim, z.shape[dim] // 2 - m // 2, m)
-        return torch.fft.ifftn(torch.fft.ifftshift(spectrum, dim=dims), dim=dims, norm="forward")
-
-    return native
 
 
 def _analytic_reference(x):
@@ -61,7 +50,7 @@ CASES = {
     "Analytic": (lambda: nn.CplxAnalytic(), (2, 9), True,
                  lambda layer, x: _analytic_reference(x)),
     "SpectralPool2d": (lambda: nn.CplxSpectralPool2d((3, 4)), (2, 6, 7), False,
-                       lambda layer, z: _pool_reference((3, 4))(z)),
+                       lambda layer, z: native_spectral_pool(z, (3, 4))),
 }
 
 
