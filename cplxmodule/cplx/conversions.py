@@ -249,26 +249,23 @@ def _to_complex(real, imag):
     return torch.complex(real, imag)
 
 
-def _split_apply(z, f, *args, **kwargs):
-    """``Cplx(f(z.real, ...), f(z.imag, ...))`` for an elementwise ``f``, in one call where it can.
+def _split_apply(z, f, args=(), kwargs=None, compiled=None):
+    """``Cplx(f(z.real, *args, **kwargs), f(z.imag, ...))`` for an elementwise ``f``, in one call where it can.
 
     Where the parts are the halves of one buffer (the output of a
     ``"native"`` product, or of this function), ``f`` runs once on the
     buffer: one kernel instead of two, and the output's parts are again the
     halves of one buffer, which the next product packs for free. ``f`` must
-    act on each element alone (see ``_ELEMENTWISE``).
+    act on each element alone (see ``_ELEMENTWISE``). ``compiled``, if not
+    None, is what compiled code calls instead (``_COMPILED[f]``).
     """
-    if _is_relu(f) and torch.compiler.is_compiling() and not torch.compiler.is_exporting():
-        f, args, kwargs = _compiled_relu, (), {}
+    kwargs = kwargs or {}
+    if compiled is not None and torch.compiler.is_compiling() and not torch.compiler.is_exporting():
+        f, args, kwargs = compiled, (), {}
     buffer = _interleaved(z.real, z.imag)
     if buffer is None:
         return Cplx(f(z.real, *args, **kwargs), f(z.imag, *args, **kwargs))
     return _pair(*f(buffer, *args, **kwargs).unbind(-1))
-
-
-def _is_relu(f):
-    """Whether ``f`` is torch's ReLU function (a split ``torch.nn.ReLU`` passes it, see ``base.py``)."""
-    return f is torch.relu or f is torch.nn.functional.relu
 
 
 class _ReLU(torch.autograd.Function):
@@ -303,6 +300,14 @@ def _compiled_relu(input):
     if torch.is_grad_enabled() and input.requires_grad:
         return _ReLU.apply(input)
     return torch.relu(input)
+
+
+#: what compiled code calls instead of an elementwise function or module (see `_split_apply`)
+_COMPILED = {
+    torch.relu: _compiled_relu,
+    torch.nn.functional.relu: _compiled_relu,
+    torch.nn.ReLU: _compiled_relu,
+}
 
 
 def _elementwise_table():

@@ -8,7 +8,7 @@ import operator
 import torch
 
 from ...cplx import Cplx
-from ...cplx.conversions import _ELEMENTWISE, _split_apply
+from ...cplx.conversions import _COMPILED, _ELEMENTWISE, _split_apply
 from ...cplx._dtypes import AUTOCAST_DTYPES, HALF_DTYPES, autocast_dtype
 from ...cplx._shared import check_dtype, checked_cplx
 from .. import _kinds
@@ -171,13 +171,11 @@ def _promoted(base):
 def _split_module(base):
     if base in _ELEMENTWISE:
         # one call on both parts where they share a buffer (see `_split_apply`)
+        compiled = _COMPILED.get(base)
+
         def forward(self: torch.nn.Module, input: CplxLike) -> Cplx:
             input = _check_cplx(self, input)
-            if base is torch.nn.ReLU:
-                # its forward, as the function that compiled code replaces
-                # (see `_split_apply`)
-                return _split_apply(input, torch.nn.functional.relu, inplace=self.inplace)
-            return _split_apply(input, base.forward.__get__(self))
+            return _split_apply(input, base.forward.__get__(self), compiled=compiled)
 
     else:
         def forward(self: torch.nn.Module, input: CplxLike) -> Cplx:
@@ -205,7 +203,8 @@ class _SplitFunction(CplxToCplx):
     def forward(self, input):
         input = _check_cplx(self, input)
         if self._function in _ELEMENTWISE:
-            return _split_apply(input, self._function, *self.args, **self.kwargs)
+            return _split_apply(input, self._function, self.args, self.kwargs,
+                                _COMPILED.get(self._function))
         return input.apply(self._function, *self.args, **self.kwargs)
 
     def extra_repr(self):
