@@ -1,4 +1,4 @@
-r"""Hidden-unit sparsity of the recurrent layers: one L0 gate per hidden unit.
+r"""Hidden-unit sparsity of the recurrent layers: one gate per hidden unit, L0 or Gaussian.
 
 A recurrent layer's hidden unit :math:`j` of one layer and direction owns
 a row of every gate in both projections, ``ih`` and ``hh`` (the GRU's
@@ -18,32 +18,48 @@ so that a closed gate, :math:`z_j = 0`, makes the candidate of the unit
 zero at every step and its state zero from a zero initial state: the unit
 is *dead* in the sense of :class:`~cplxmodule.nn.masked.CompactRecurrent`,
 its columns read a zero, and :func:`~cplxmodule.nn.masked.compact` removes
-it. The gate is the hard-concrete gate of L0 regularisation (Louizos,
-Welling & Kingma, 2018, who gate neurons so), the one mechanism of the
-structured layers (:class:`~cplxmodule.nn.relevance.structured.ChannelL0Mixin`),
-real for the complex layers (a phase-invariant scale): drawn once per
-forward call in training, its deterministic value in :math:`[0, 1]` in eval
-mode, exactly 0 when closed.
+it. The gate is real for the complex layers (a phase-invariant scale) and
+drawn once per forward call in training (it is a parameter of the network,
+as the weights it scales). Two gates share this geometry
+(``_UnitGates``):
+
+- :class:`UnitL0Mixin`, the hard-concrete gate of L0 regularisation
+  (Louizos, Welling & Kingma, 2018, who gate neurons so), the one mechanism
+  of the structured layers
+  (:class:`~cplxmodule.nn.relevance.structured.ChannelL0Mixin`): its
+  deterministic value in :math:`[0, 1]` in eval mode, exactly 0 when
+  closed. ``kind="unit_l0"``.
+- :class:`UnitGaussianMixin`, the Gaussian gate
+  :math:`z_j \sim \mathcal{N}(1, \alpha_j)` of variational dropout
+  (``kind="unit_vd"``, Molchanov et al., 2017) or ARD (``kind="unit_ard"``,
+  Kharitonov et al., 2018), penalised by the real KL of each gate. Its
+  eval-mode value is its mean, 1, so a unit that a threshold on
+  :math:`\log\alpha` drops is not closed by the gate: the masks of
+  :func:`~cplxmodule.nn.relevance.compute_ard_masks` zero its rows and
+  columns, and its biases, which would keep its state alive, are zeroed by
+  :func:`~cplxmodule.nn.masked.to_masked` (and by
+  :func:`~cplxmodule.nn.masked.compact` with ``threshold``). The masked
+  model then does not compute what the Bayesian one does in eval mode on
+  the dropped units: pruning them is the point, as for the weights of a
+  per-weight VD layer.
 
 The pipeline is that of every layer: :func:`~cplxmodule.nn.relevance.to_bayesian`
 with ``kind="unit_l0"`` turns :class:`~cplxmodule.nn.CplxRNN`,
 :class:`~cplxmodule.nn.CplxGRU` and :class:`~cplxmodule.nn.CplxLSTM` into
 :class:`CplxRNNUnitL0`, :class:`CplxGRUUnitL0` and :class:`CplxLSTMUnitL0`
-(the model's other layers have no such twin and stay);
-:func:`~cplxmodule.nn.relevance.penalties` collects their expected number
-of open units; :func:`~cplxmodule.nn.relevance.compute_ard_masks` gives the
-masks of their projections, ``<layer>.ih_l0.mask`` and so on, whose zeros
-are whole units (rows of every gate, the columns that read the unit);
+(``"unit_vd"``: :class:`CplxRNNUnitVD`, ...; ``"unit_ard"``:
+:class:`CplxRNNUnitARD`, ...; the model's other layers have no such twin
+and stay); :func:`~cplxmodule.nn.relevance.penalties` collects their
+expected number of open units or their KL;
+:func:`~cplxmodule.nn.relevance.compute_ard_masks` gives the masks of their
+projections, ``<layer>.ih_l0.mask`` and so on, whose zeros are whole units
+(rows of every gate, the columns that read the unit);
 :func:`~cplxmodule.nn.masked.to_masked` gives the plain recurrent layer with
-masked projections, the eval-mode gates folded into their weights and
-biases, which computes in eval mode what the gated layer does; and
+masked projections (an L0 layer's eval-mode gates folded into their weights
+and biases, which then computes in eval mode what the gated layer does; a
+Gaussian layer's dropped units' biases zeroed); and
 :func:`~cplxmodule.nn.masked.compact` of either gives a
 :class:`~cplxmodule.nn.masked.CompactRecurrent` with fewer hidden units.
-
-Why no Gaussian (variational dropout, ARD) gate of units: its eval-mode
-value is its mean, 1, so a unit dropped by a threshold on :math:`\log\alpha`
-still has its biases, whose candidate makes its state non-zero; a mask of
-weights cannot kill it, and compact could not remove it.
 """
 
 from __future__ import annotations
@@ -293,7 +309,7 @@ class UnitL0Mixin(_UnitGates, _HardConcreteGates, _CplxRNNBase):
         -------
         torch.Tensor
             Detached, ``(num_layers * D, hidden_size)``; the masks of the
-            projections are :meth:`projection_relevance`'s.
+            projections are ``projection_relevance()``'s.
         """
         with torch.no_grad():
             gate = self._eval_gates()
@@ -403,7 +419,7 @@ class UnitGaussianMixin(_UnitGates, _CplxRNNBase):
         -------
         torch.Tensor
             A detached 0/1 tensor ``(num_layers * D, hidden_size)``; the
-            masks of the projections are :meth:`projection_relevance`'s.
+            masks of the projections are ``projection_relevance()``'s.
 
         Raises
         ------
@@ -446,7 +462,7 @@ class UnitGaussianMixin(_UnitGates, _CplxRNNBase):
         :func:`~cplxmodule.nn.masked.to_masked` calls it on the masked plain
         twin of such a layer once the masks are deployed. A unit is dropped
         when the masks of ``ih`` and ``hh`` zero its rows of every gate (as
-        those of :meth:`projection_relevance` do); each unit's rows of
+        those of ``projection_relevance()`` do); each unit's rows of
         every gate's bias are multiplied by whether it is kept.
 
         Parameters
