@@ -74,7 +74,13 @@ from .. import _families
 from . import functional as F
 from .base import BaseARD, _check_threshold, _real
 from .structured import _HardConcreteGates
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, Optional
+
+if TYPE_CHECKING:
+    # a mixin of the plain layers, before them (and before the gate's mechanism) in the MRO
+    _RecurrentMixin = _CplxRNNBase
+else:
+    _RecurrentMixin = object
 
 # the layers are documented at ``cplxmodule.nn.relevance``, as the structured ones
 __all__ = ["UnitL0Mixin", "UnitGaussianMixin"]
@@ -90,7 +96,7 @@ class _Scaled:
         return self.projection(x) * self.scale
 
 
-class _UnitGates:
+class _UnitGates(_RecurrentMixin):
     """The hidden-unit geometry of every unit gate: the scaled projections, the twins, the masks.
 
     A gate mixin derives from it and defines ``log_alpha`` (through
@@ -102,9 +108,18 @@ class _UnitGates:
     kind="unit_vd"``; the mixin's ``_unit_kind`` by default).
     """
 
-    __sparsity_ignore__ = ("log_alpha",)
     _unit_kind: str
     _gate_name: str
+
+    if TYPE_CHECKING:
+        # what the gate mixin defines (not here: it comes after this class in the MRO)
+        def _make_log_alpha(self, empty: torch.Tensor) -> None: ...
+
+        def gate(self) -> torch.Tensor: ...
+
+        relevance: Callable[..., torch.Tensor]
+
+        def _folded_gates(self, **kwargs: Any) -> Optional[torch.Tensor]: ...
 
     def __init_subclass__(cls, plain=None, kind=None, **kwargs):
         # ``class CplxGRUUnitL0(UnitL0Mixin, CplxGRU, BaseARD, plain=CplxGRU)``:
@@ -364,6 +379,7 @@ class UnitGaussianMixin(_UnitGates, _CplxRNNBase):
     (torch.Size([2, 8]), 16.0)
     """
 
+    __sparsity_ignore__: ClassVar[tuple[str, ...]] = ("log_alpha",)
     _KL = {"unit_vd": F.kl_real_vd, "unit_ard": F.kl_real_ard}
     _gate_name = "Gaussian"
 
@@ -584,4 +600,3 @@ class CplxGRUUnitARD(UnitGaussianMixin, CplxGRU, BaseARD, plain=CplxGRU, kind="u
 
 class CplxLSTMUnitARD(UnitGaussianMixin, CplxLSTM, BaseARD, plain=CplxLSTM, kind="unit_ard"):
     pass
-
