@@ -162,7 +162,8 @@ class _UnitGates(_RecurrentMixin):
 
         Returns
         -------
-        The twin, in ``layer``'s training mode.
+        torch.nn.Module
+            The twin, of this class, in ``layer``'s training mode.
         """
         real = _real(layer.ih_l0.weight)
         names = inspect.signature(cls._plain_class().__init__).parameters
