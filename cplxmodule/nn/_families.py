@@ -142,7 +142,11 @@ class Composite(NamedTuple):
     eval mode, ``kind`` its kind (``"dense"`` for the plain layer itself).
     A twin defines ``from_plain(layer)`` (a classmethod: the twin of the
     plain ``layer``, its weights kept) and ``plain_twin()`` (the plain
-    layer it computes as in eval mode, its gates folded into the weights).
+    layer it computes as in eval mode, its gates folded into the weights;
+    ``compact`` passes it its ``threshold``). A twin whose eval-mode gates
+    do not drop what its masks drop also defines ``fold_masks(plain)``,
+    which ``to_masked`` calls on its masked plain twin once the masks are
+    deployed.
     """
 
     dense: type

@@ -1095,6 +1095,14 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
              _sequence(3), _unit_l0_reference, unbatched=True, setup=_unit_l0_setup,
              stochastic=True, batch_dim=1)
       for cls in (relevance.CplxRNNUnitL0, relevance.CplxGRUUnitL0, relevance.CplxLSTMUnitL0)],
+    # in eval mode a Gaussian unit gate is its mean 1: the plain layer's reference
+    *[_entry(cls, ((3, 4), Sample((3, 4), {"num_layers": 2, "bidirectional": True}, "bidir2"),
+                   Sample((3, 4), {"batch_first": True}, "batchfirst")),
+             _sequence(3), _rnn_reference, unbatched=True, setup=_unit_l0_setup,
+             stochastic=True, batch_dim=1)
+      for cls in (relevance.CplxRNNUnitVD, relevance.CplxGRUUnitVD, relevance.CplxLSTMUnitVD,
+                  relevance.CplxRNNUnitARD, relevance.CplxGRUUnitARD,
+                  relevance.CplxLSTMUnitARD)],
     _entry(cnn.CplxUnitaryRNNCell, (3, 4), _c(3), no_reference=_NO_REFERENCE["own"],
            unbatched=True),
     _entry(cnn.CplxUnitaryRNN, (3, 4), _sequence(3), no_reference=_NO_REFERENCE["own"],
@@ -1221,6 +1229,9 @@ BAD_SHAPES = {
     cnn.CplxRNN: _sequence(4), cnn.CplxGRU: _sequence(4), cnn.CplxLSTM: _sequence(4),
     relevance.CplxRNNUnitL0: _sequence(4), relevance.CplxGRUUnitL0: _sequence(4),
     relevance.CplxLSTMUnitL0: _sequence(4),
+    relevance.CplxRNNUnitVD: _sequence(4), relevance.CplxGRUUnitVD: _sequence(4),
+    relevance.CplxLSTMUnitVD: _sequence(4), relevance.CplxRNNUnitARD: _sequence(4),
+    relevance.CplxGRUUnitARD: _sequence(4), relevance.CplxLSTMUnitARD: _sequence(4),
     cnn.CplxUnitaryRNN: _sequence(4),
     cnn.CplxS4D: _c(4, 5),
     cnn.CplxGaborConv1d: _c(2, 8), cnn.CplxMorletConv1d: _c(2, 8),

@@ -87,7 +87,9 @@ def compact(
         A recurrent layer with hidden-unit gates
         (:mod:`~cplxmodule.nn.relevance.recurrent`) is compacted as the plain
         layer it computes as in eval mode, its gates folded in: its closed
-        units are dead.
+        units are dead; with Gaussian gates, the units that
+        ``relevance(threshold=threshold)`` drops are dead (their rows
+        and biases zero).
     max_density : float, optional
         A linear layer whose mask keeps at most this fraction of its weight
         (after the removal of whole features) becomes a
@@ -225,7 +227,13 @@ def compact(
     """
     check_real(max_density, "max_density", "compact", low=0, high=1, optional=True)
     # a layer whose gates span its projections computes as its plain twin
-    model = twins.plain_composites(copy.deepcopy(module)).eval()
+    for name, layer in module.named_modules():
+        if threshold is None and hasattr(layer, "fold_masks"):
+            raise ValueError(
+                "compact: `threshold` must be a number for the Bayesian layer "
+                f"`{name}` ({layer._get_name()}), got None"
+            )
+    model = twins.plain_composites(copy.deepcopy(module), threshold=threshold).eval()
     units = {}
     uses = collections.Counter(map(id, model.modules(remove_duplicate=False)))
     with torch.no_grad():

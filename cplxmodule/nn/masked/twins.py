@@ -169,16 +169,19 @@ def _convert_composite(module, kind):
     return target.from_plain(_convert(plain, "dense", {}))
 
 
-def plain_composites(model):
+def plain_composites(model, **kwargs):
     """``model`` with every layer whose gates span its projections as the plain layer it computes as.
 
-    ``model`` is changed in place, and returned (replaced, if it is such a layer itself).
+    ``model`` is changed in place, and returned (replaced, if it is such a
+    layer itself). ``kwargs`` go to each layer's ``plain_twin`` (the
+    ``threshold`` of :func:`~cplxmodule.nn.masked.compact`, at which a
+    Gaussian unit gate drops its units).
     """
     new = {}
     for module in model.modules():
         composite = _families.lookup_composite(type(module))
         if composite is not None and composite.kind != "dense" and id(module) not in new:
-            new[id(module)] = module.plain_twin()
+            new[id(module)] = module.plain_twin(**kwargs)
     for parent in list(model.modules()):
         for name, child in list(parent._modules.items()):
             if id(child) in new:
@@ -223,6 +226,15 @@ def to_masked(
     ``hard=False`` hold the gates' values, which that weight holds
     already: deployed, they would scale it twice.
 
+    A recurrent layer with Gaussian gates on its hidden units
+    (:class:`~cplxmodule.nn.relevance.recurrent.UnitGaussianMixin`)
+    becomes the plain layer with masked projections; once the masks are
+    deployed, the biases of the units they drop (rows of every gate) are
+    zeroed, so that those units are dead and
+    :func:`~cplxmodule.nn.masked.compact` removes them. The masked model
+    then differs from the Bayesian one in eval mode on those units:
+    pruning them is the point, as for the weights of a VD layer.
+
     Examples
     --------
     >>> model = torch.nn.Sequential(torch.nn.Linear(4, 3))
@@ -232,7 +244,14 @@ def to_masked(
     """
     from .base import deploy_masks
 
-    return deploy_masks(convert_layers(module, "masked"), state_dict=masks, strict=strict)
+    masked = deploy_masks(convert_layers(module, "masked"), state_dict=masks, strict=strict)
+    # a layer whose gates span its projections and are pruned by a mask
+    # (Gaussian unit gates) folds the deployed masks into its plain twin
+    for name, layer in module.named_modules():
+        fold = getattr(layer, "fold_masks", None)
+        if fold is not None and _families.lookup_composite(type(layer)) is not None:
+            fold(masked.get_submodule(name))
+    return masked
 
 
 def magnitude_masks(

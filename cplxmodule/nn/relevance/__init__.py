@@ -16,7 +16,17 @@ from .real import __all__ as _real_all
 from .complex import *  # noqa: F401,F403
 from .complex import __all__ as _complex_all
 from .extensions import LinearL0, LinearLASSO
-from .recurrent import CplxGRUUnitL0, CplxLSTMUnitL0, CplxRNNUnitL0
+from .recurrent import (
+    CplxGRUUnitARD,
+    CplxGRUUnitL0,
+    CplxGRUUnitVD,
+    CplxLSTMUnitARD,
+    CplxLSTMUnitL0,
+    CplxLSTMUnitVD,
+    CplxRNNUnitARD,
+    CplxRNNUnitL0,
+    CplxRNNUnitVD,
+)
 from .twins import to_bayesian
 
 __all__ = (
@@ -24,5 +34,6 @@ __all__ = (
     + [name for name in _real_all if not name.endswith("Mixin")]
     + [name for name in _complex_all if not name.endswith("Mixin")]
     + ["LinearL0", "LinearLASSO", "CplxRNNUnitL0", "CplxGRUUnitL0", "CplxLSTMUnitL0",
-       "to_bayesian"]
+       "CplxRNNUnitVD", "CplxGRUUnitVD", "CplxLSTMUnitVD", "CplxRNNUnitARD", "CplxGRUUnitARD",
+       "CplxLSTMUnitARD", "to_bayesian"]
 )

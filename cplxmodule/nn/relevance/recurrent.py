@@ -1,4 +1,4 @@
-r"""Hidden-unit sparsity of the recurrent layers: one L0 gate per hidden unit.
+r"""Hidden-unit sparsity of the recurrent layers: one gate per hidden unit, L0 or Gaussian.
 
 A recurrent layer's hidden unit :math:`j` of one layer and direction owns
 a row of every gate in both projections, ``ih`` and ``hh`` (the GRU's
@@ -18,32 +18,48 @@ so that a closed gate, :math:`z_j = 0`, makes the candidate of the unit
 zero at every step and its state zero from a zero initial state: the unit
 is *dead* in the sense of :class:`~cplxmodule.nn.masked.CompactRecurrent`,
 its columns read a zero, and :func:`~cplxmodule.nn.masked.compact` removes
-it. The gate is the hard-concrete gate of L0 regularisation (Louizos,
-Welling & Kingma, 2018, who gate neurons so), the one mechanism of the
-structured layers (:class:`~cplxmodule.nn.relevance.structured.ChannelL0Mixin`),
-real for the complex layers (a phase-invariant scale): drawn once per
-forward call in training, its deterministic value in :math:`[0, 1]` in eval
-mode, exactly 0 when closed.
+it. The gate is real for the complex layers (a phase-invariant scale) and
+drawn once per forward call in training (it is a parameter of the network,
+as the weights it scales). Two gates share this geometry
+(``_UnitGates``):
+
+- :class:`UnitL0Mixin`, the hard-concrete gate of L0 regularisation
+  (Louizos, Welling & Kingma, 2018, who gate neurons so), the one mechanism
+  of the structured layers
+  (:class:`~cplxmodule.nn.relevance.structured.ChannelL0Mixin`): its
+  deterministic value in :math:`[0, 1]` in eval mode, exactly 0 when
+  closed. ``kind="unit_l0"``.
+- :class:`UnitGaussianMixin`, the Gaussian gate
+  :math:`z_j \sim \mathcal{N}(1, \alpha_j)` of variational dropout
+  (``kind="unit_vd"``, Molchanov et al., 2017) or ARD (``kind="unit_ard"``,
+  Kharitonov et al., 2018), penalised by the real KL of each gate. Its
+  eval-mode value is its mean, 1, so a unit that a threshold on
+  :math:`\log\alpha` drops is not closed by the gate: the masks of
+  :func:`~cplxmodule.nn.relevance.compute_ard_masks` zero its rows and
+  columns, and its biases, which would keep its state alive, are zeroed by
+  :func:`~cplxmodule.nn.masked.to_masked` (and by
+  :func:`~cplxmodule.nn.masked.compact` with ``threshold``). The masked
+  model then does not compute what the Bayesian one does in eval mode on
+  the dropped units: pruning them is the point, as for the weights of a
+  per-weight VD layer.
 
 The pipeline is that of every layer: :func:`~cplxmodule.nn.relevance.to_bayesian`
 with ``kind="unit_l0"`` turns :class:`~cplxmodule.nn.CplxRNN`,
 :class:`~cplxmodule.nn.CplxGRU` and :class:`~cplxmodule.nn.CplxLSTM` into
 :class:`CplxRNNUnitL0`, :class:`CplxGRUUnitL0` and :class:`CplxLSTMUnitL0`
-(the model's other layers have no such twin and stay);
-:func:`~cplxmodule.nn.relevance.penalties` collects their expected number
-of open units; :func:`~cplxmodule.nn.relevance.compute_ard_masks` gives the
-masks of their projections, ``<layer>.ih_l0.mask`` and so on, whose zeros
-are whole units (rows of every gate, the columns that read the unit);
+(``"unit_vd"``: :class:`CplxRNNUnitVD`, ...; ``"unit_ard"``:
+:class:`CplxRNNUnitARD`, ...; the model's other layers have no such twin
+and stay); :func:`~cplxmodule.nn.relevance.penalties` collects their
+expected number of open units or their KL;
+:func:`~cplxmodule.nn.relevance.compute_ard_masks` gives the masks of their
+projections, ``<layer>.ih_l0.mask`` and so on, whose zeros are whole units
+(rows of every gate, the columns that read the unit);
 :func:`~cplxmodule.nn.masked.to_masked` gives the plain recurrent layer with
-masked projections, the eval-mode gates folded into their weights and
-biases, which computes in eval mode what the gated layer does; and
+masked projections (an L0 layer's eval-mode gates folded into their weights
+and biases, which then computes in eval mode what the gated layer does; a
+Gaussian layer's dropped units' biases zeroed); and
 :func:`~cplxmodule.nn.masked.compact` of either gives a
 :class:`~cplxmodule.nn.masked.CompactRecurrent` with fewer hidden units.
-
-Why no Gaussian (variational dropout, ARD) gate of units: its eval-mode
-value is its mean, 1, so a unit dropped by a threshold on :math:`\log\alpha`
-still has its biases, whose candidate makes its state non-zero; a mask of
-weights cannot kill it, and compact could not remove it.
 """
 
 from __future__ import annotations
@@ -53,13 +69,21 @@ import inspect
 import torch
 
 from ..modules.rnn import _GATES, CplxGRU, CplxLSTM, CplxRNN, _CplxRNNBase
+from ...cplx._shared import check_choice
 from .. import _families
-from .base import BaseARD, _real
+from . import functional as F
+from .base import BaseARD, _check_threshold, _real
 from .structured import _HardConcreteGates
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, Optional
+
+if TYPE_CHECKING:
+    # a mixin of the plain layers, before them (and before the gate's mechanism) in the MRO
+    _RecurrentMixin = _CplxRNNBase
+else:
+    _RecurrentMixin = object
 
 # the layers are documented at ``cplxmodule.nn.relevance``, as the structured ones
-__all__ = ["UnitL0Mixin"]
+__all__ = ["UnitL0Mixin", "UnitGaussianMixin"]
 
 
 class _Scaled:
@@ -72,47 +96,40 @@ class _Scaled:
         return self.projection(x) * self.scale
 
 
-class UnitL0Mixin(_HardConcreteGates, _CplxRNNBase):
-    r"""Hard-concrete L0 gates on the hidden units of a recurrent layer.
+class _UnitGates(_RecurrentMixin):
+    """The hidden-unit geometry of every unit gate: the scaled projections, the twins, the masks.
 
-    Goes before the plain recurrent layer, :class:`BaseARD` after it
-    (``class CplxGRUUnitL0(UnitL0Mixin, CplxGRU, BaseARD)``). ``log_alpha``,
-    of shape ``(num_layers * D, hidden_size)`` (``D`` directions, in
-    torch's order of the layers and directions), is each gate's log-odds of
-    being closed, :math:`\log(0.1 / 0.9)` to start; the gate scales every
-    pre-activation of its unit, biases included (see
-    :mod:`cplxmodule.nn.relevance.recurrent`).
-
-    In training one draw of the gates serves the whole call (every example
-    and step: the gate is a parameter of the network, as the weights it
-    scales); in eval mode the gates are their deterministic values,
-    :func:`~cplxmodule.nn.relevance.functional.hard_concrete_gate`.
-    ``penalty`` is the probability of each gate being open,
-    :func:`~cplxmodule.nn.relevance.functional.l0_penalty`: the expected
-    number of live units.
-
-    Shape
-    -----
-    - Input, states and output: as for the plain layer.
-    - ``log_alpha``, ``penalty`` and ``relevance()``:
-      ``(num_layers * D, hidden_size)``.
-
-    Examples
-    --------
-    >>> from cplxmodule.nn.relevance import CplxLSTMUnitL0
-    >>> layer = CplxLSTMUnitL0(4, 8, bidirectional=True)
-    >>> layer.log_alpha.shape, layer.penalty.sum().item() > 14
-    (torch.Size([2, 8]), True)
+    A gate mixin derives from it and defines ``log_alpha`` (through
+    ``_make_log_alpha``), ``gate()`` (drawn in training, the eval-mode
+    value otherwise), ``relevance(**kwargs)`` (the units to keep) and
+    ``_folded_gates(**kwargs)`` (what :meth:`plain_twin` multiplies each
+    unit's rows and biases by, ``None`` for nothing); the layer's class
+    statement names its plain class and kind (``plain=CplxGRU,
+    kind="unit_vd"``; the mixin's ``_unit_kind`` by default).
     """
 
-    __sparsity_ignore__ = ("log_alpha",)
+    _unit_kind: str
+    _gate_name: str
 
-    def __init_subclass__(cls, plain=None, **kwargs):
+    if TYPE_CHECKING:
+        # what the gate mixin defines (not here: it comes after this class in the MRO)
+        def _make_log_alpha(self, empty: torch.Tensor) -> None: ...
+
+        def gate(self) -> torch.Tensor: ...
+
+        relevance: Callable[..., torch.Tensor]
+
+        def _folded_gates(self, **kwargs: Any) -> Optional[torch.Tensor]: ...
+
+    def __init_subclass__(cls, plain=None, kind=None, **kwargs):
         # ``class CplxGRUUnitL0(UnitL0Mixin, CplxGRU, BaseARD, plain=CplxGRU)``:
-        # the twin of kind ``unit_l0`` of the plain layer, for ``convert_layers``
+        # the twin of the mixin's kind of the plain layer, for ``convert_layers``
         super().__init_subclass__(**kwargs)
         if plain is not None:
-            _families.declare_composite(cls, plain, "unit_l0")
+            cls._unit_kind = kind or cls._unit_kind
+            _families.declare_composite(cls, plain, cls._unit_kind)
+            if cls.__doc__ is None:
+                cls.__doc__ = _layer_doc(cls)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -134,14 +151,9 @@ class UnitL0Mixin(_HardConcreteGates, _CplxRNNBase):
     def _plain_class(cls):
         return _families.lookup_composite(cls).dense
 
-    def _plain_kwargs(self):
-        names = inspect.signature(self._plain_class().__init__).parameters
-        return {name: getattr(self, name) for name in names
-                if name not in ("self", "device", "dtype")}
-
     @classmethod
-    def from_plain(cls, layer: _CplxRNNBase) -> "UnitL0Mixin":
-        """The gated twin of the plain recurrent layer ``layer``: its weights, every gate open at 0.9.
+    def from_plain(cls, layer: _CplxRNNBase) -> "_UnitGates":
+        """The gated twin of the plain recurrent layer ``layer``: its weights, the gates at their initial values.
 
         Parameters
         ----------
@@ -150,8 +162,8 @@ class UnitL0Mixin(_HardConcreteGates, _CplxRNNBase):
 
         Returns
         -------
-        UnitL0Mixin
-            In ``layer``'s training mode.
+        torch.nn.Module
+            The twin, of this class, in ``layer``'s training mode.
         """
         real = _real(layer.ih_l0.weight)
         names = inspect.signature(cls._plain_class().__init__).parameters
@@ -161,64 +173,42 @@ class UnitL0Mixin(_HardConcreteGates, _CplxRNNBase):
         twin.load_state_dict(layer.state_dict(), strict=False)
         return twin.train(layer.training)
 
-    def plain_twin(self) -> _CplxRNNBase:
-        """The plain recurrent layer that computes what this one does in eval mode.
+    def plain_twin(self, **kwargs: Any) -> _CplxRNNBase:
+        """The plain recurrent layer of this one's weights, each unit's rows and biases times its folded gate.
 
-        Its projections' weights and biases are this layer's times the
-        eval-mode gates of their units (closed gates: zero rows and biases);
-        the modulus gates' real biases are kept, as the gates do not scale them.
+        Parameters
+        ----------
+        **kwargs
+            What the gate folds in by (``threshold`` for a Gaussian gate);
+            see the gate mixin.
 
         Returns
         -------
         CplxRNN, CplxGRU or CplxLSTM
-            In this layer's training mode.
+            In this layer's training mode; the modulus gates' real biases
+            are kept, as the gates do not scale them.
         """
         real = _real(self.ih_l0.weight)
-        plain = self._plain_class()(**self._plain_kwargs(), device=real.device, dtype=real.dtype)
+        plain_class = self._plain_class()
+        names = inspect.signature(plain_class.__init__).parameters
+        plain = plain_class(**{name: getattr(self, name) for name in names
+                               if name not in ("self", "device", "dtype")},
+                            device=real.device, dtype=real.dtype)
         state = {key: value for key, value in self.state_dict().items() if key != "log_alpha"}
         plain.load_state_dict(state)
-        with torch.no_grad():
-            gates = self._eval_gates()
-            for suffix, gate in zip(self._suffixes(), gates):
-                rows = gate.repeat(_GATES[self.mode])
-                for name in ("ih", "hh"):
-                    projection = getattr(plain, name + suffix)
-                    for part in _parts(projection.weight):
-                        part.mul_(rows.unsqueeze(-1))
-                    for part in _parts(projection.bias):
-                        part.mul_(rows)
+        gates = self._folded_gates(**kwargs)
+        if gates is not None:
+            _scale_units(plain, gates)
         return plain.train(self.training)
 
     # the masks
-    def relevance(self, *, hard: bool = True, **kwargs: Any) -> torch.Tensor:
-        """The units to keep: 1 where a gate is open at all (``hard``), else the gates' values.
-
-        Parameters
-        ----------
-        hard : bool, default True
-        **kwargs
-            Ignored (e.g. ``threshold``).
-
-        Returns
-        -------
-        torch.Tensor
-            Detached, ``(num_layers * D, hidden_size)``; the masks of the
-            projections are :meth:`projection_relevance`'s.
-        """
-        with torch.no_grad():
-            gate = self._eval_gates()
-            return torch.gt(gate, 0).to(gate.dtype) if hard else gate
-
-    def projection_relevance(self, *, hard: bool = True,
-                             **kwargs: Any) -> Iterator[tuple[str, torch.Tensor]]:
+    def projection_relevance(self, **kwargs: Any) -> Iterator[tuple[str, torch.Tensor]]:
         """The masks of the projections, whole units zero: what :func:`compute_ard_masks` gives.
 
         Parameters
         ----------
-        hard : bool, default True
-            As for :meth:`relevance`.
         **kwargs
-            Ignored.
+            As for the layer's ``relevance``.
 
         Yields
         ------
@@ -229,7 +219,7 @@ class UnitL0Mixin(_HardConcreteGates, _CplxRNNBase):
             gate and (in ``hh``, the next layer's ``ih`` or ``hr``) its
             columns carry its value.
         """
-        units = self.relevance(hard=hard)
+        units = self.relevance(**kwargs)
         directions = 2 if self.bidirectional else 1
         repeat = _GATES[self.mode]
         for k, suffix in enumerate(self._suffixes()):
@@ -247,40 +237,292 @@ class UnitL0Mixin(_HardConcreteGates, _CplxRNNBase):
             else:
                 yield "hh" + suffix, torch.outer(rows, units[k])
 
-    def sparsity(self, *, hard=True, **kwargs):
-        """The projections' weight entries that the gates switch off, for :func:`named_sparsity`.
+    def sparsity(self, **kwargs):
+        """The projections' weight entries that the masks drop, for :func:`named_sparsity`.
 
         Parameters
         ----------
-        hard : bool, default True
-            Count the closed units' entries; ``False`` sums ``1 - mask``.
         **kwargs
-            Ignored.
+            As for the layer's ``relevance``; ``hard=False`` of an L0 gate
+            sums ``1 - mask``.
 
         Returns
         -------
         list of (int, float)
         """
         counts = []
-        for name, mask in self.projection_relevance(hard=hard):
+        for name, mask in self.projection_relevance(**kwargs):
             dropped = float(torch.sum(1 - mask))
             counts += [(id(part), dropped) for part in _parts(getattr(self, name).weight)]
         return counts
 
     def extra_repr(self) -> str:
-        return super().extra_repr() + ", unit gates: L0"
+        return super().extra_repr() + f", unit gates: {self._gate_name}"
+
+
+def _scale_units(plain, gates):
+    """Multiply each unit's rows of every gate, weights and biases, of ``plain``'s projections by its gate."""
+    with torch.no_grad():
+        for suffix, gate in zip(plain._suffixes(), gates):
+            rows = gate.repeat(_GATES[plain.mode])
+            for name in ("ih", "hh"):
+                projection = getattr(plain, name + suffix)
+                for part in _parts(projection.weight):
+                    part.mul_(rows.unsqueeze(-1))
+                for part in _parts(projection.bias):
+                    part.mul_(rows)
+
+
+class UnitL0Mixin(_UnitGates, _HardConcreteGates, _CplxRNNBase):
+    r"""Hard-concrete L0 gates on the hidden units of a recurrent layer.
+
+    Goes before the plain recurrent layer, :class:`BaseARD` after it
+    (``class CplxGRUUnitL0(UnitL0Mixin, CplxGRU, BaseARD)``). ``log_alpha``,
+    of shape ``(num_layers * D, hidden_size)`` (``D`` directions, in
+    torch's order of the layers and directions), is each gate's log-odds of
+    being closed, :math:`\log(0.1 / 0.9)` to start; the gate scales every
+    pre-activation of its unit, biases included (see
+    :mod:`cplxmodule.nn.relevance.recurrent`).
+
+    In training one draw of the gates serves the whole call (every example
+    and step: the gate is a parameter of the network, as the weights it
+    scales); in eval mode the gates are their deterministic values,
+    :func:`~cplxmodule.nn.relevance.functional.hard_concrete_gate`, which
+    ``plain_twin()`` folds into the plain layer's weights and biases.
+    ``penalty`` is the probability of each gate being open,
+    :func:`~cplxmodule.nn.relevance.functional.l0_penalty`: the expected
+    number of live units.
+
+    Shape
+    -----
+    - Input, states and output: as for the plain layer.
+    - ``log_alpha``, ``penalty`` and ``relevance()``:
+      ``(num_layers * D, hidden_size)``.
+
+    Examples
+    --------
+    >>> from cplxmodule.nn.relevance import CplxLSTMUnitL0
+    >>> layer = CplxLSTMUnitL0(4, 8, bidirectional=True)
+    >>> layer.log_alpha.shape, layer.penalty.sum().item() > 14
+    (torch.Size([2, 8]), True)
+    """
+
+    _unit_kind, _gate_name = "unit_l0", "L0"
+
+    def _folded_gates(self, **kwargs):
+        return self._eval_gates()
+
+    def relevance(self, *, hard: bool = True, **kwargs: Any) -> torch.Tensor:
+        """The units to keep: 1 where a gate is open at all (``hard``), else the gates' values.
+
+        Parameters
+        ----------
+        hard : bool, default True
+        **kwargs
+            Ignored (e.g. ``threshold``).
+
+        Returns
+        -------
+        torch.Tensor
+            Detached, ``(num_layers * D, hidden_size)``; the masks of the
+            projections are ``projection_relevance()``'s.
+        """
+        with torch.no_grad():
+            gate = self._eval_gates()
+            return torch.gt(gate, 0).to(gate.dtype) if hard else gate
+
+
+class UnitGaussianMixin(_UnitGates, _CplxRNNBase):
+    r"""Gaussian gates :math:`z_j \sim \mathcal{N}(1, \alpha_j)` on the hidden units of a recurrent layer.
+
+    Variational dropout (``kind="unit_vd"``, Molchanov et al., 2017) or
+    ARD (``kind="unit_ard"``, Kharitonov et al., 2018) of whole units: goes
+    before the plain recurrent layer, :class:`BaseARD` after it, and the
+    class statement names the kind (``class CplxGRUUnitVD(UnitGaussianMixin,
+    CplxGRU, BaseARD, plain=CplxGRU, kind="unit_vd")``). ``log_alpha``, of
+    shape ``(num_layers * D, hidden_size)``, is :math:`\log\alpha_j`, -10
+    to start, as the per-weight layers' :math:`\log\sigma^2`; the gate is
+    real, also for the complex layers (a phase-invariant scale), and
+    scales every pre-activation of its unit, biases included (see
+    :mod:`cplxmodule.nn.relevance.recurrent`).
+
+    In training one draw of the gates,
+    :math:`z_j = 1 + \sqrt{\alpha_j}\,\varepsilon_j`, serves the whole
+    call (every example and step, as for
+    :class:`~cplxmodule.nn.relevance.recurrent.UnitL0Mixin`); in eval mode
+    the gates are their mean, 1, and the layer computes as its plain twin.
+    ``penalty`` is the KL of real variational dropout or ARD of each gate,
+    :func:`~cplxmodule.nn.relevance.functional.kl_real_vd` or
+    :func:`~cplxmodule.nn.relevance.functional.kl_real_ard`;
+    ``relevance(threshold=t)`` keeps the units with
+    :math:`\log\alpha_j \leq t`.
+
+    Pruning is the point, as for the weights of a per-weight VD layer:
+    the masked twin (:func:`~cplxmodule.nn.masked.to_masked` with the masks
+    of :func:`~cplxmodule.nn.relevance.compute_ard_masks`) and
+    ``compact(threshold=t)`` drop the units. Their rows and columns are
+    masked and :meth:`fold_masks` zeroes their biases, so they are dead and
+    :func:`~cplxmodule.nn.masked.compact` removes them; the layer itself in
+    eval mode still computes them (with their gate's mean 1), so the
+    masked model differs from it there.
+
+    Shape
+    -----
+    - Input, states and output: as for the plain layer.
+    - ``log_alpha``, ``penalty`` and ``relevance(threshold=t)``:
+      ``(num_layers * D, hidden_size)``.
+
+    Examples
+    --------
+    >>> from cplxmodule.nn.relevance import CplxGRUUnitARD
+    >>> layer = CplxGRUUnitARD(4, 8, num_layers=2)
+    >>> layer.log_alpha.shape, layer.relevance(threshold=3.0).sum().item()
+    (torch.Size([2, 8]), 16.0)
+    """
+
+    __sparsity_ignore__: ClassVar[tuple[str, ...]] = ("log_alpha",)
+    _KL = {"unit_vd": F.kl_real_vd, "unit_ard": F.kl_real_ard}
+    _gate_name = "Gaussian"
+
+    def __init_subclass__(cls, plain=None, kind=None, **kwargs):
+        if plain is not None:
+            check_choice(kind, "kind", cls.__name__, tuple(cls._KL))
+        super().__init_subclass__(plain=plain, kind=kind, **kwargs)
+
+    def _make_log_alpha(self, empty):
+        self.log_alpha = torch.nn.Parameter(empty)
+        self.reset_variational_parameters()
+
+    def reset_variational_parameters(self):
+        """Set every gate's :math:`\\log\\alpha` to -10: the gates start nearly deterministic."""
+        with torch.no_grad():
+            self.log_alpha.fill_(-10.0)
+
+    def reset_parameters(self):
+        """Reset the plain layer's parameters and ``log_alpha``."""
+        super().reset_parameters()
+        # the plain layer's ``__init__`` calls this before ``log_alpha`` exists
+        if "log_alpha" in self._parameters:
+            self.reset_variational_parameters()
+
+    @property
+    def penalty(self):
+        """torch.Tensor: the KL of each unit's gate, of real variational dropout or ARD."""
+        return self._KL[self._unit_kind](self.log_alpha)
+
+    def gate(self):
+        r"""The gates: :math:`1 + \sqrt\alpha\,\varepsilon` drawn in training, their mean 1 in eval mode.
+
+        Returns
+        -------
+        torch.Tensor
+            Of ``log_alpha``'s shape.
+        """
+        ones = torch.ones_like(self.log_alpha)
+        if not self.training:
+            return ones
+        return F.gaussian_gate(ones, self.log_alpha, self.log_alpha.shape)
+
+    def relevance(self, *, threshold: Any, **kwargs: Any) -> torch.Tensor:
+        r"""The units to keep: :math:`\log\alpha_j \leq` ``threshold``.
+
+        Parameters
+        ----------
+        threshold : float or 0-dim float tensor
+        **kwargs
+            Ignored (e.g. ``hard``).
+
+        Returns
+        -------
+        torch.Tensor
+            A detached 0/1 tensor ``(num_layers * D, hidden_size)``; the
+            masks of the projections are ``projection_relevance()``'s.
+
+        Raises
+        ------
+        TypeError
+            If ``threshold`` is not a real number.
+        """
+        _check_threshold(threshold, type(self).__name__)
+        with torch.no_grad():
+            return torch.le(self.log_alpha, threshold).to(self.log_alpha.dtype)
+
+    def _folded_gates(self, *, threshold=None, **kwargs):
+        # the eval-mode gates are 1; a threshold drops the units it drops
+        return None if threshold is None else self.relevance(threshold=threshold)
+
+    def plain_twin(self, *, threshold: Any = None, **kwargs: Any) -> _CplxRNNBase:
+        """The plain recurrent layer of this one's weights; with ``threshold``, the dropped units dead.
+
+        Parameters
+        ----------
+        threshold : float, optional
+            Without it the plain layer computes what this one does in eval
+            mode; with it, the rows (weights and biases) of the units that
+            ``relevance(threshold=threshold)`` drops are zero, so that the
+            units are dead (what :func:`~cplxmodule.nn.masked.compact`
+            builds on).
+        **kwargs
+            Ignored.
+
+        Returns
+        -------
+        CplxRNN, CplxGRU or CplxLSTM
+            In this layer's training mode.
+        """
+        return super().plain_twin(threshold=threshold)
+
+    @classmethod
+    def fold_masks(cls, plain: _CplxRNNBase) -> None:
+        """Zero the biases of the units that the masks of ``plain``'s projections drop: they die.
+
+        :func:`~cplxmodule.nn.masked.to_masked` calls it on the masked plain
+        twin of such a layer once the masks are deployed. A unit is dropped
+        when the masks of ``ih`` and ``hh`` zero its rows of every gate (as
+        those of ``projection_relevance()`` do); each unit's rows of
+        every gate's bias are multiplied by whether it is kept.
+
+        Parameters
+        ----------
+        plain : CplxRNN, CplxGRU or CplxLSTM
+            With masked projections; changed in place.
+        """
+        gates = _GATES[plain.mode]
+        kept = []
+        for suffix in plain._suffixes():
+            unit = torch.zeros(plain.hidden_size, dtype=torch.bool)
+            for name in ("ih", "hh"):
+                projection = getattr(plain, name + suffix)
+                mask = getattr(projection, "mask", None)
+                if mask is None:
+                    unit[:] = True
+                    continue
+                full = torch.broadcast_to(mask.detach(), _real(projection.weight).shape)
+                unit |= full.reshape(gates, plain.hidden_size, -1).ne(0).any(2).any(0).cpu()
+            kept.append(unit)
+        _scale_biases(plain, kept)
+
+
+def _scale_biases(plain, kept):
+    """Multiply each unit's rows of every gate's bias of ``plain``'s projections by ``kept``."""
+    with torch.no_grad():
+        for suffix, unit in zip(plain._suffixes(), kept):
+            for name in ("ih", "hh"):
+                projection = getattr(plain, name + suffix)
+                for part in _parts(projection.bias):
+                    part.mul_(unit.to(part).repeat(_GATES[plain.mode]))
 
 
 def _parts(x):
     return () if x is None else (x.real, x.imag)
 
 
-_DOC = r"""{what} with an L0 gate on each hidden unit.
+_DOC = r"""{what} with {gate} on each hidden unit.
 
     See :mod:`cplxmodule.nn.relevance.recurrent` for the gates and the
-    pipeline and :class:`~cplxmodule.nn.relevance.recurrent.UnitL0Mixin`
+    pipeline and :class:`~cplxmodule.nn.relevance.recurrent.{mixin}`
     for ``log_alpha``; built by
-    :func:`~cplxmodule.nn.relevance.to_bayesian` with ``kind="unit_l0"``.
+    :func:`~cplxmodule.nn.relevance.to_bayesian` with ``kind="{kind}"``.
 
     Parameters
     ----------
@@ -290,7 +532,7 @@ _DOC = r"""{what} with an L0 gate on each hidden unit.
     Shape
     -----
     - Input, states and output: as for :class:`~cplxmodule.nn.{plain}`.
-    - ``log_alpha``, ``penalty`` and ``relevance()``:
+    - ``log_alpha``, ``penalty`` and ``relevance({relevance})``:
       ``(num_layers * D, hidden_size)``.
 
     Examples
@@ -301,21 +543,61 @@ _DOC = r"""{what} with an L0 gate on each hidden unit.
     >>> output, _ = layer(cplx.randn(10, 3, 4))
     >>> output.shape, layer.penalty.shape
     (torch.Size([10, 3, 8]), torch.Size([2, 8]))
-    >>> masks = compute_ard_masks(layer)
+    >>> masks = compute_ard_masks(layer{relevance_call})
     >>> sorted(masks)[:2], masks["ih_l1.mask"].shape
     (['hh_l0.mask', 'hh_l1.mask'], torch.Size([{rows}, 8]))
     """
 
+_GATE_DOCS = {
+    "unit_l0": dict(gate="an L0 gate", mixin="UnitL0Mixin", relevance="", relevance_call=""),
+    "unit_vd": dict(gate="a variational dropout gate", mixin="UnitGaussianMixin",
+                    relevance="threshold=t", relevance_call=", threshold=3.0"),
+    "unit_ard": dict(gate="an ARD gate", mixin="UnitGaussianMixin",
+                     relevance="threshold=t", relevance_call=", threshold=3.0"),
+}
+_PLAIN_DOCS = {
+    "RNN": ("A complex Elman RNN", 8), "GRU": ("A complex GRU", 24), "LSTM": ("A complex LSTM", 32),
+}
+
+
+def _layer_doc(cls):
+    """The docstring of the gated layer class ``cls``."""
+    what, rows = _PLAIN_DOCS[cls._plain_class().__name__.removeprefix("Cplx")]
+    return _DOC.format(what=what, plain=cls._plain_class().__name__, name=cls.__name__,
+                       rows=rows, kind=cls._unit_kind, **_GATE_DOCS[cls._unit_kind])
+
 
 class CplxRNNUnitL0(UnitL0Mixin, CplxRNN, BaseARD, plain=CplxRNN):
-    __doc__ = _DOC.format(what="A complex Elman RNN", plain="CplxRNN", name="CplxRNNUnitL0",
-                          rows=8)
+    pass
 
 
 class CplxGRUUnitL0(UnitL0Mixin, CplxGRU, BaseARD, plain=CplxGRU):
-    __doc__ = _DOC.format(what="A complex GRU", plain="CplxGRU", name="CplxGRUUnitL0", rows=24)
+    pass
 
 
 class CplxLSTMUnitL0(UnitL0Mixin, CplxLSTM, BaseARD, plain=CplxLSTM):
-    __doc__ = _DOC.format(what="A complex LSTM", plain="CplxLSTM", name="CplxLSTMUnitL0",
-                          rows=32)
+    pass
+
+
+class CplxRNNUnitVD(UnitGaussianMixin, CplxRNN, BaseARD, plain=CplxRNN, kind="unit_vd"):
+    pass
+
+
+class CplxGRUUnitVD(UnitGaussianMixin, CplxGRU, BaseARD, plain=CplxGRU, kind="unit_vd"):
+    pass
+
+
+class CplxLSTMUnitVD(UnitGaussianMixin, CplxLSTM, BaseARD, plain=CplxLSTM, kind="unit_vd"):
+    pass
+
+
+class CplxRNNUnitARD(UnitGaussianMixin, CplxRNN, BaseARD, plain=CplxRNN, kind="unit_ard"):
+    pass
+
+
+class CplxGRUUnitARD(UnitGaussianMixin, CplxGRU, BaseARD, plain=CplxGRU, kind="unit_ard"):
+    pass
+
+
+class CplxLSTMUnitARD(UnitGaussianMixin, CplxLSTM, BaseARD, plain=CplxLSTM, kind="unit_ard"):
+    pass

@@ -33,7 +33,7 @@ def to_bayesian(module: torch.nn.Module, kind: str = "vd") -> torch.nn.Module:
     ----------
     module : torch.nn.Module
     kind : {"vd", "ard", "channel_vd", "channel_ard", "channel_l0", "input_vd", "input_ard", \
-"input_l0", "unit_l0"}
+"input_l0", "unit_ard", "unit_l0", "unit_vd"}
         Variational dropout or automatic relevance determination of each
         weight; or, structured (:mod:`~cplxmodule.nn.relevance.structured`),
         of whole output channels (``*ChannelVD``, ``*ChannelARD``), or L0
@@ -49,7 +49,10 @@ def to_bayesian(module: torch.nn.Module, kind: str = "vd") -> torch.nn.Module:
         every :class:`~cplxmodule.nn.CplxRNN`, :class:`~cplxmodule.nn.CplxGRU`
         and :class:`~cplxmodule.nn.CplxLSTM`
         (:mod:`~cplxmodule.nn.relevance.recurrent`), the other layers kept
-        as they are. A layer already of ``kind`` is kept as it is.
+        as they are; ``"unit_vd"``, ``"unit_ard"``: a Gaussian gate of
+        variational dropout or ARD on each hidden unit of those layers,
+        whose masked twin and ``compact`` drop the units that the
+        threshold drops. A layer already of ``kind`` is kept as it is.
 
     Returns
     -------
