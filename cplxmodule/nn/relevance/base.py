@@ -191,10 +191,7 @@ class GaussianMixin(SparsityStats):
         TypeError
             If ``threshold`` is not a real number.
         """
-        _check_threshold(threshold, type(self).__name__)
-        with torch.no_grad():
-            log_alpha = self.log_alpha
-            return torch.le(log_alpha, threshold).to(log_alpha.dtype)
+        return _kept(self.log_alpha, threshold, type(self).__name__)
 
     def sparsity(self, *, threshold: float, **kwargs: Any) -> list[tuple[Any, int]]:
         """The number of weight entries the relevance mask drops, per weight parameter.
@@ -239,6 +236,13 @@ def _modulus2(input):
     if isinstance(input, Cplx):
         return torch.square(input.real).addcmul_(input.imag, input.imag)
     return torch.square(input)
+
+
+def _kept(log_alpha, threshold, where):
+    """``log_alpha <= threshold`` as a detached 0/1 tensor of its dtype, ``threshold`` checked."""
+    _check_threshold(threshold, where)
+    with torch.no_grad():
+        return torch.le(log_alpha, threshold).to(log_alpha.dtype)
 
 
 def _check_threshold(threshold, where):

@@ -72,7 +72,7 @@ from ..modules.rnn import _GATES, CplxGRU, CplxLSTM, CplxRNN, _CplxRNNBase
 from ...cplx._shared import check_choice
 from .. import _families
 from . import functional as F
-from .base import BaseARD, _check_threshold, _real
+from .base import BaseARD, _kept, _real
 from .structured import _HardConcreteGates
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, Optional
 
@@ -443,9 +443,7 @@ class UnitGaussianMixin(_UnitGates, _CplxRNNBase):
         TypeError
             If ``threshold`` is not a real number.
         """
-        _check_threshold(threshold, type(self).__name__)
-        with torch.no_grad():
-            return torch.le(self.log_alpha, threshold).to(self.log_alpha.dtype)
+        return _kept(self.log_alpha, threshold, type(self).__name__)
 
     def _folded_gates(self, *, threshold=None, **kwargs):
         # the eval-mode gates are 1; a threshold drops the units it drops
