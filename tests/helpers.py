@@ -203,13 +203,43 @@ def _split_mul(a, b):
     return torch.complex(a.real * b.real, a.imag * b.imag)
 
 
-def native_rnn_step(mode, x, h, c, ih, hh):
+def _radial(u, bias, f):
+    """``f(|u| + bias) u / |u|`` (``bias`` None: ``f(|u|)``), zero at zero."""
+    modulus = u.abs()
+    shifted = modulus if bias is None else torch.relu(modulus + bias)
+    return torch.where(modulus == 0, 0, f(shifted) / modulus) * u
+
+
+def _modulus_gate(a, bias):
+    return torch.sigmoid(a.abs() + bias)
+
+
+def native_modulus_step(mode, x, h, c, ih, hh, bias):
+    """One step of ``mode`` with modulus gates (the Notes of the layers), ``bias`` the real gate biases."""
+    gi, gh = native_linear(ih, x), native_linear(hh, h)
+    if mode.startswith("RNN"):
+        return _radial(gi + gh, bias, torch.tanh if mode == "RNN_TANH" else torch.relu), None
+    if mode == "GRU":
+        (ir, iz, in_), (hr, hz, hn) = gi.chunk(3, -1), gh.chunk(3, -1)
+        br, bz, bn = bias.chunk(3)
+        r, z = _modulus_gate(ir + hr, br), _modulus_gate(iz + hz, bz)
+        n = _radial(in_ + r * hn, bn, torch.tanh)
+        return (1 - z) * n + z * h, None
+    (i, f, g, o), (bi, bf, bg, bo) = (gi + gh).chunk(4, -1), bias.chunk(4)
+    c = _modulus_gate(f, bf) * c + _modulus_gate(i, bi) * _radial(g, bg, torch.tanh)
+    return _modulus_gate(o, bo) * _radial(c, None, torch.tanh), c
+
+
+def native_rnn_step(mode, x, h, c, ih, hh, gate_bias=None):
     """One step of ``mode`` (torch's ``RNN_TANH``, ``RNN_RELU``, ``GRU``, ``LSTM``): ``(h', c')``.
 
     From the equations of the layers' docstrings: complex products, split
     gates, activations and gating products; ``ih`` and ``hh`` are the
-    projections (complex linear layers).
+    projections (complex linear layers). With the real ``gate_bias`` of
+    modulus gates, those (`native_modulus_step`).
     """
+    if gate_bias is not None:
+        return native_modulus_step(mode, x, h, c, ih, hh, gate_bias)
     gi, gh = native_linear(ih, x), native_linear(hh, h)
     if mode in ("RNN_TANH", "RNN_RELU"):
         return _split(torch.tanh if mode == "RNN_TANH" else torch.relu, gi + gh), None
@@ -223,6 +253,14 @@ def native_rnn_step(mode, x, h, c, ih, hh):
     i, f, o = (_split(torch.sigmoid, t) for t in (i, f, o))
     c = _split_mul(f, c) + _split_mul(i, _split(torch.tanh, g))
     return _split_mul(o, _split(torch.tanh, c)), c
+
+
+def gate_bias(layer, suffix=""):
+    """The real biases of a layer's (or cell's) modulus gates, detached; None with split gates."""
+    if getattr(layer, "gates", "split") != "modulus":
+        return None
+    bias = getattr(layer, "gate_bias" + suffix)
+    return None if bias is None else bias.detach().double()
 
 
 def native_rnn(layer, x, h0=None, c0=None):
@@ -246,10 +284,11 @@ def native_rnn(layer, x, h0=None, c0=None):
             suffix = f"_l{k}" + ("_reverse" if d else "")
             ih, hh = getattr(layer, "ih" + suffix), getattr(layer, "hh" + suffix)
             hr = getattr(layer, "hr" + suffix, None)
+            bias = gate_bias(layer, suffix)
             h, c = h0[k * directions + d], c0[k * directions + d]
             out = [None] * len(x)
             for t in reversed(range(len(x))) if d else range(len(x)):
-                h, c_new = native_rnn_step(layer.mode, x[t], h, c, ih, hh)
+                h, c_new = native_rnn_step(layer.mode, x[t], h, c, ih, hh, bias)
                 c = c if c_new is None else c_new
                 h = h if hr is None else native_linear(hr, h)
                 out[t] = h

@@ -679,7 +679,8 @@ def _cell_reference(module, x, hx=None):
     unbatched = z.dim() == 1
     z = z.reshape(-1, z.shape[-1])
     zeros = torch.zeros(z.shape[0], module.hidden_size, dtype=z.dtype)
-    h, c = helpers.native_rnn_step(module.mode, z, zeros, zeros, module.ih, module.hh)
+    h, c = helpers.native_rnn_step(module.mode, z, zeros, zeros, module.ih, module.hh,
+                                   helpers.gate_bias(module))
     if unbatched:
         h, c = h[0], (None if c is None else c[0])
     return (h, c) if module.mode == "LSTM" else h
@@ -1083,11 +1084,13 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
     _entry(cnn.CplxS4D, (Sample((3,), {"d_state": 4}),), _c(3, 5),
            no_reference=_NO_REFERENCE["own"]),
     # --- recurrent
-    *[_entry(cls, (Sample((3, 4), {"bias": False}, "nobias"), (3, 4)), _c(3), _cell_reference,
-             unbatched=True)
+    *[_entry(cls, (Sample((3, 4), {"bias": False}, "nobias"), (3, 4),
+                   Sample((3, 4), {"gates": "modulus"}, "modulus")),
+             _c(3), _cell_reference, unbatched=True)
       for cls in (cnn.CplxRNNCell, cnn.CplxGRUCell, cnn.CplxLSTMCell)],
     *[_entry(cls, ((3, 4), Sample((3, 4), {"num_layers": 2, "bidirectional": True}, "bidir2"),
-                   Sample((3, 4), {"batch_first": True}, "batchfirst")),
+                   Sample((3, 4), {"batch_first": True}, "batchfirst"),
+                   Sample((3, 4), {"gates": "modulus", "bidirectional": True}, "modulus")),
              _sequence(3), _rnn_reference, unbatched=True, batch_dim=1)
       for cls in (cnn.CplxRNN, cnn.CplxGRU, cnn.CplxLSTM)],
     *[_entry(cls, ((3, 4), Sample((3, 4), {"num_layers": 2, "bidirectional": True}, "bidir2"),

@@ -17,7 +17,7 @@ from cplxmodule.nn import CplxGRU, CplxGRUCell, CplxLSTM, CplxLSTMCell, CplxRNN,
 from cplxmodule.nn.masked import compact, to_masked
 from cplxmodule.nn.relevance import compute_ard_masks, to_bayesian
 
-from ...helpers import detached_native, native_linear
+from ...helpers import detached_native, native_linear, native_modulus_step
 
 INPUT, HIDDEN, LENGTH, BATCH = 3, 4, 6, 2
 LAYERS = [
@@ -111,32 +111,6 @@ def test_packed_sequences_are_phase_equivariant(cls, kwargs, theta):
         torch.testing.assert_close(ours, theirs, rtol=1e-12, atol=1e-12)
 
 
-# the equations of the Notes, in torch's complex dtype
-def _radial(u, bias, f):
-    modulus = u.abs()
-    shifted = modulus if bias is None else torch.relu(modulus + bias)
-    return torch.where(modulus == 0, 0, f(shifted) / modulus) * u
-
-
-def _gate(a, bias):
-    return torch.sigmoid(a.abs() + bias)
-
-
-def native_step(mode, x, h, c, ih, hh, bias):
-    gi, gh = native_linear(ih, x), native_linear(hh, h)
-    if mode.startswith("RNN"):
-        return _radial(gi + gh, bias, torch.tanh if mode == "RNN_TANH" else torch.relu), None
-    if mode == "GRU":
-        (ir, iz, in_), (hr, hz, hn) = gi.chunk(3, -1), gh.chunk(3, -1)
-        br, bz, bn = bias.chunk(3)
-        r, z = _gate(ir + hr, br), _gate(iz + hz, bz)
-        n = _radial(in_ + r * hn, bn, torch.tanh)
-        return (1 - z) * n + z * h, None
-    (i, f, g, o), (bi, bf, bg, bo) = (gi + gh).chunk(4, -1), bias.chunk(4)
-    c = _gate(f, bf) * c + _gate(i, bi) * _radial(g, bg, torch.tanh)
-    return _gate(o, bo) * _radial(c, None, torch.tanh), c
-
-
 @pytest.mark.parametrize("cls, kwargs", LAYERS[:5], ids=_ids(LAYERS[:5]))
 def test_layers_match_their_equations(cls, kwargs):
     layer = make(cls, kwargs)
@@ -147,7 +121,7 @@ def test_layers_match_their_equations(cls, kwargs):
     bias, hr = layer.gate_bias_l0.detach(), getattr(layer, "hr_l0", None)
     outputs = []
     for t in range(LENGTH):
-        h, c_new = native_step(layer.mode, x[t], h, c, layer.ih_l0, layer.hh_l0, bias)
+        h, c_new = native_modulus_step(layer.mode, x[t], h, c, layer.ih_l0, layer.hh_l0, bias)
         c = c if c_new is None else c_new
         h = h if hr is None else native_linear(hr, h)
         outputs.append(h)
@@ -166,7 +140,7 @@ def test_cells_match_their_equations_and_are_equivariant(cls, kwargs):
     hx = (cplx.from_complex(h), cplx.from_complex(c)) if lstm else cplx.from_complex(h)
     out = cell(cplx.from_complex(x), hx)
     ours = [detached_native(z) for z in (out if lstm else (out,))]
-    h_new, c_new = native_step(cell.mode, x, h, c, cell.ih, cell.hh, cell.gate_bias.detach())
+    h_new, c_new = native_modulus_step(cell.mode, x, h, c, cell.ih, cell.hh, cell.gate_bias.detach())
     for got, want in zip(ours, [h_new, c_new]):
         torch.testing.assert_close(got, want.detach(), rtol=1e-10, atol=1e-12)
     turned = cell(cplx.from_complex(x * phase), rotated(hx, phase))
