@@ -26,7 +26,7 @@ from ..modules._weighted import _check_forward_calls_base, _weight_and_bias
 from ._doc import layer_doc
 from ..utils.sparsity import SparsityStats, _weight_counts
 from . import functional as F
-from typing import Any, Iterator, Optional, Union
+from typing import Any, ClassVar, Iterator, Optional, Union
 
 __all__ = [
     "BaseARD",
@@ -71,7 +71,24 @@ class BaseARD(torch.nn.Module):
         raise NotImplementedError(f"{type(self).__name__} must define `relevance(**kwargs)`.")
 
 
-class GaussianMixin(SparsityStats):
+class _VariationalReset:
+    """``reset_parameters`` of a Bayesian layer: the plain layer's parameters, then its own.
+
+    The plain layer's ``__init__`` calls ``reset_parameters`` before the
+    variational parameter (named by ``_variational``) exists: then only the
+    plain layer's are reset. Goes before the plain layer in the bases.
+    """
+
+    _variational: ClassVar[str] = "log_alpha"
+
+    def reset_parameters(self) -> None:
+        """Reset the plain layer's parameters and the variational ones."""
+        super().reset_parameters()
+        if self._variational in self._parameters:
+            self.reset_variational_parameters()
+
+
+class GaussianMixin(_VariationalReset, SparsityStats):
     r"""The Gaussian posterior shared by every variational dropout and ARD layer.
 
     A Bayesian layer is this base (with a penalty, e.g.
@@ -132,6 +149,7 @@ class GaussianMixin(SparsityStats):
 
     # not a weight of the model: left out of the sparsity figures, as published
     __sparsity_ignore__ = ("log_sigma2",)
+    _variational = "log_sigma2"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -154,13 +172,6 @@ class GaussianMixin(SparsityStats):
         """Set ``log_sigma2`` to -10: a nearly deterministic posterior."""
         with torch.no_grad():
             self.log_sigma2.fill_(-10.0)
-
-    def reset_parameters(self) -> None:
-        """Reset the dense twin's parameters and ``log_sigma2``."""
-        super().reset_parameters()
-        # the dense twin's ``__init__`` calls this before ``log_sigma2`` exists
-        if "log_sigma2" in self._parameters:
-            self.reset_variational_parameters()
 
     @property
     def log_alpha(self) -> torch.Tensor:

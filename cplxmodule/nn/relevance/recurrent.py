@@ -72,7 +72,7 @@ from ..modules.rnn import _GATES, CplxGRU, CplxLSTM, CplxRNN, _CplxRNNBase
 from ...cplx._shared import check_choice
 from .. import _families
 from . import functional as F
-from .base import BaseARD, _kept, _real
+from .base import BaseARD, _VariationalReset, _kept, _real
 from .structured import _HardConcreteGates
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, Optional
 
@@ -332,7 +332,7 @@ class UnitL0Mixin(_UnitGates, _HardConcreteGates, _CplxRNNBase):
             return torch.gt(gate, 0).to(gate.dtype) if hard else gate
 
 
-class UnitGaussianMixin(_UnitGates, _CplxRNNBase):
+class UnitGaussianMixin(_VariationalReset, _UnitGates, _CplxRNNBase):
     r"""Gaussian gates :math:`z_j \sim \mathcal{N}(1, \alpha_j)` on the hidden units of a recurrent layer.
 
     Variational dropout (``kind="unit_vd"``, Molchanov et al., 2017) or
@@ -397,13 +397,6 @@ class UnitGaussianMixin(_UnitGates, _CplxRNNBase):
         """Set every gate's :math:`\\log\\alpha` to -10: the gates start nearly deterministic."""
         with torch.no_grad():
             self.log_alpha.fill_(-10.0)
-
-    def reset_parameters(self):
-        """Reset the plain layer's parameters and ``log_alpha``."""
-        super().reset_parameters()
-        # the plain layer's ``__init__`` calls this before ``log_alpha`` exists
-        if "log_alpha" in self._parameters:
-            self.reset_variational_parameters()
 
     @property
     def penalty(self):

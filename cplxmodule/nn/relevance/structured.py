@@ -56,7 +56,7 @@ from ..modules._weighted import _check_forward_calls_base
 from ..utils.sparsity import SparsityStats, _weight_counts
 from . import functional as F
 from ._doc import twin_fields
-from .base import BaseARD, GaussianMixin, _check_threshold, _real
+from .base import BaseARD, GaussianMixin, _VariationalReset, _check_threshold, _real
 from typing import Any
 
 __all__ = ["ChannelGateMixin", "ChannelGaussianMixin", "ChannelL0Mixin", "channel_layer_doc"]
@@ -344,7 +344,7 @@ class ChannelGaussianMixin(ChannelGateMixin, GaussianMixin, BaseARD):
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
 
-class _HardConcreteGates(SparsityStats):
+class _HardConcreteGates(_VariationalReset, SparsityStats):
     r"""The one L0 gate mechanism: hard-concrete gates (Louizos, Welling & Kingma, 2018).
 
     ``log_alpha``, the gates' log-odds of being closed, starts at
@@ -373,13 +373,6 @@ class _HardConcreteGates(SparsityStats):
         """Open every gate with probability about 0.9."""
         with torch.no_grad():
             self.log_alpha.fill_(math.log(0.1 / 0.9))
-
-    def reset_parameters(self):
-        """Reset the dense twin's parameters and ``log_alpha``."""
-        super().reset_parameters()
-        # the dense twin's ``__init__`` calls this before ``log_alpha`` exists
-        if "log_alpha" in self._parameters:
-            self.reset_variational_parameters()
 
     @property
     def penalty(self):
