@@ -165,11 +165,7 @@ class _UnitGates(_RecurrentMixin):
         torch.nn.Module
             The twin, of this class, in ``layer``'s training mode.
         """
-        real = _real(layer.ih_l0.weight)
-        names = inspect.signature(cls._plain_class().__init__).parameters
-        kwargs = {name: getattr(layer, name) for name in names
-                  if name not in ("self", "device", "dtype")}
-        twin = cls(**kwargs, device=real.device, dtype=real.dtype)
+        twin = _built_like(cls, layer, cls._plain_class())
         twin.load_state_dict(layer.state_dict(), strict=False)
         return twin.train(layer.training)
 
@@ -188,12 +184,8 @@ class _UnitGates(_RecurrentMixin):
             In this layer's training mode; the modulus gates' real biases
             are kept, as the gates do not scale them.
         """
-        real = _real(self.ih_l0.weight)
         plain_class = self._plain_class()
-        names = inspect.signature(plain_class.__init__).parameters
-        plain = plain_class(**{name: getattr(self, name) for name in names
-                               if name not in ("self", "device", "dtype")},
-                            device=real.device, dtype=real.dtype)
+        plain = _built_like(plain_class, self, plain_class)
         state = {key: value for key, value in self.state_dict().items() if key != "log_alpha"}
         plain.load_state_dict(state)
         gates = self._folded_gates(**kwargs)
@@ -260,14 +252,25 @@ class _UnitGates(_RecurrentMixin):
         return super().extra_repr() + f", unit gates: {self._gate_name}"
 
 
-def _scale_units(plain, gates):
-    """Multiply each unit's rows of every gate, weights and biases, of ``plain``'s projections by its gate."""
+def _built_like(cls, layer, plain_class):
+    """A new ``cls`` of ``layer``'s arguments of ``plain_class``'s constructor, device and dtype."""
+    real = _real(layer.ih_l0.weight)
+    names = inspect.signature(plain_class.__init__).parameters
+    kwargs = {name: getattr(layer, name) for name in names if name not in ("self", "device", "dtype")}
+    return cls(**kwargs, device=real.device, dtype=real.dtype)
+
+
+def _scale_units(plain, gates, weights=True):
+    """Multiply each unit's rows of every gate of ``plain``'s projections by its gate.
+
+    The biases' rows always, the weights' rows if ``weights``.
+    """
     with torch.no_grad():
         for suffix, gate in zip(plain._suffixes(), gates):
             rows = gate.repeat(_GATES[plain.mode])
             for name in ("ih", "hh"):
                 projection = getattr(plain, name + suffix)
-                for part in _parts(projection.weight):
+                for part in _parts(projection.weight) if weights else ():
                     part.mul_(rows.unsqueeze(-1))
                 for part in _parts(projection.bias):
                     part.mul_(rows)
@@ -479,9 +482,9 @@ class UnitGaussianMixin(_VariationalReset, _UnitGates, _CplxRNNBase):
             With masked projections; changed in place.
         """
         gates = _GATES[plain.mode]
-        kept = []
+        kept, real = [], _real(plain.ih_l0.weight)
         for suffix in plain._suffixes():
-            unit = torch.zeros(plain.hidden_size, dtype=torch.bool)
+            unit = torch.zeros(plain.hidden_size, dtype=torch.bool, device=real.device)
             for name in ("ih", "hh"):
                 projection = getattr(plain, name + suffix)
                 mask = getattr(projection, "mask", None)
@@ -489,19 +492,9 @@ class UnitGaussianMixin(_VariationalReset, _UnitGates, _CplxRNNBase):
                     unit[:] = True
                     continue
                 full = torch.broadcast_to(mask.detach(), _real(projection.weight).shape)
-                unit |= full.reshape(gates, plain.hidden_size, -1).ne(0).any(2).any(0).cpu()
-            kept.append(unit)
-        _scale_biases(plain, kept)
-
-
-def _scale_biases(plain, kept):
-    """Multiply each unit's rows of every gate's bias of ``plain``'s projections by ``kept``."""
-    with torch.no_grad():
-        for suffix, unit in zip(plain._suffixes(), kept):
-            for name in ("ih", "hh"):
-                projection = getattr(plain, name + suffix)
-                for part in _parts(projection.bias):
-                    part.mul_(unit.to(part).repeat(_GATES[plain.mode]))
+                unit |= full.reshape(gates, plain.hidden_size, -1).ne(0).any(2).any(0)
+            kept.append(unit.to(real.dtype))
+        _scale_units(plain, kept, weights=False)
 
 
 def _parts(x):
