@@ -228,11 +228,8 @@ def compact(
     check_real(max_density, "max_density", "compact", low=0, high=1, optional=True)
     # a layer whose gates span its projections computes as its plain twin
     for name, layer in module.named_modules():
-        if threshold is None and hasattr(layer, "fold_masks"):
-            raise ValueError(
-                "compact: `threshold` must be a number for the Bayesian layer "
-                f"`{name}` ({layer._get_name()}), got None"
-            )
+        if hasattr(layer, "fold_masks"):
+            _check_threshold_given(name, layer, threshold)
     model = twins.plain_composites(copy.deepcopy(module), threshold=threshold).eval()
     units = {}
     uses = collections.Counter(map(id, model.modules(remove_duplicate=False)))
@@ -293,6 +290,15 @@ def _warn_if_masked_or_bayesian(name, layer):
         )
 
 
+def _check_threshold_given(name, layer, threshold):
+    """Raise unless ``threshold`` is given: the Bayesian layer ``name`` drops by it."""
+    if threshold is None:
+        raise ValueError(
+            "compact: `threshold` must be a number for the Bayesian layer "
+            f"`{name}` ({layer._get_name()}), got None"
+        )
+
+
 def _eval_weight_and_mask(name, layer, member, threshold):
     """``(weight, bool mask or None)``: what ``layer`` computes with in eval mode.
 
@@ -315,11 +321,7 @@ def _eval_weight_and_mask(name, layer, member, threshold):
         weight = layer._eval_weight().detach()
         return weight, _nonzero(weight)
     else:
-        if threshold is None:
-            raise ValueError(
-                "compact: `threshold` must be a number for the Bayesian layer "
-                f"`{name}` ({layer._get_name()}), got None"
-            )
+        _check_threshold_given(name, layer, threshold)
         mask = layer.relevance(threshold=threshold)
     mask = mask.detach()
     if not bool(((mask == 0) | (mask == 1)).all()):
