@@ -15,6 +15,7 @@ from .. import _families
 from ..modules.linear import CplxLinear
 from ..modules.rnn import _GATES, CplxGRU, CplxLSTM, CplxRNN, _CplxRNNBase
 from ._channels import _all_zero, _parts
+from collections.abc import Mapping
 from typing import Any, Optional, cast
 
 __all__ = ["CompactRecurrent"]
@@ -38,10 +39,12 @@ class CompactRecurrent(_CplxRNNBase):
     It runs the recurrence of the layer it replaces (a
     :class:`~cplxmodule.nn.CplxRNN`, :class:`~cplxmodule.nn.CplxGRU` or
     :class:`~cplxmodule.nn.CplxLSTM`, whose attributes and projections it
-    keeps) on the live units only, and takes and returns outputs and
-    states of the original shapes: a dead unit's output and state are
-    zero, as they are in the original layer (see the Notes). Built by
-    :func:`compact`, not by hand.
+    keeps) on the live units only. It takes and returns outputs and
+    states of the original shapes, a dead unit's output and state zero as
+    they are in the original layer (see the Notes), unless its read-out
+    was declared to :func:`compact` (``readouts``): then outputs and states
+    hold the computed units only, and the read-out lost the dead units'
+    columns. Built by :func:`compact`, not by hand.
 
     Parameters
     ----------
@@ -56,17 +59,24 @@ class CompactRecurrent(_CplxRNNBase):
         remaining place.
     live : list of int
         Per layer and direction, how many of ``slots`` are live units.
+    full_width : bool, default True
+        Whether outputs and states have the original width (the dead
+        units' entries zero), or hold the computed units only.
 
     Attributes
     ----------
     full_size : int
         The original ``hidden_size``; ``hidden_size`` is the number of
         units computed.
+    full_width : bool
+        As given.
 
     Shape
     -----
     - Input, states and output: those of the layer replaced, ``full_size``
-      standing for its ``hidden_size``.
+      standing for its ``hidden_size``; with ``full_width=False``,
+      ``hidden_size`` (the units of layer and direction ``k`` in the order
+      of ``slots[k]``, whose places past ``live[k]`` hold zeros).
 
     Examples
     --------
@@ -129,7 +139,9 @@ class CompactRecurrent(_CplxRNNBase):
     and in the default zero state.
     """
 
-    def __init__(self, layer: _CplxRNNBase, slots: list, live: list) -> None:
+    def __init__(
+        self, layer: _CplxRNNBase, slots: list, live: list, full_width: bool = True
+    ) -> None:
         torch.nn.Module.__init__(self)
         for name, child in layer._modules.items():
             self.add_module(name, child)
@@ -141,7 +153,7 @@ class CompactRecurrent(_CplxRNNBase):
                 setattr(self, name, getattr(layer, name))
         # the mode is the replaced layer's: its class's, kept per instance here
         self.__dict__["_mode"] = type(layer)._mode
-        self._kind = type(layer).__name__
+        self._kind, self.full_width = type(layer).__name__, full_width
         self.full_size, self.hidden_size = layer.hidden_size, len(slots[0])
         full, size = self.full_size, self.hidden_size
         # each index reads one place past the end for a zero: the state
@@ -161,9 +173,12 @@ class CompactRecurrent(_CplxRNNBase):
         self.register_buffer("output_out", last.flatten().to(device))
 
     def extra_repr(self) -> str:
-        return f"{self._kind} {super().extra_repr()} (of {self.full_size} hidden units)"
+        width = "" if self.full_width else ", full_width=False"
+        return f"{self._kind} {super().extra_repr()} (of {self.full_size} hidden units{width})"
 
     def forward(self, input: Any, hx: Optional[Any] = None) -> tuple[Cplx, Any]:
+        if not self.full_width:
+            return super().forward(input, hx)
         where = self._get_name()
         lstm = self.mode == "LSTM"
         if hx is not None:
@@ -212,12 +227,57 @@ class CompactRecurrent(_CplxRNNBase):
         return _map(state, lambda part: torch.gather(F.pad(part, (0, 1)), -1, view))
 
 
-def shrink(model, units):
+def readers(model, readouts, uses):
+    """``{id(layer): read-out}`` of the names ``readouts`` maps, checked.
+
+    ``readouts`` is :func:`compact`'s argument, ``model`` the copy being
+    compacted, ``uses`` the number of places of each module (by ``id``).
+    """
+    if readouts is None:
+        return {}
+    if not isinstance(readouts, Mapping):
+        raise TypeError(
+            "compact: `readouts` must be a mapping of a recurrent layer's name to its "
+            f"read-out's, got {type(readouts).__name__}"
+        )
+    modules = dict(model.named_modules())
+    found = {}
+    for name, reader in readouts.items():
+        layer, readout = modules.get(name), modules.get(reader)
+        if type(layer) not in RECURRENT:
+            got = "no module" if layer is None else type(layer).__name__
+            raise ValueError(
+                f"compact: `readouts` key `{name}` must name a CplxRNN, CplxGRU or CplxLSTM "
+                f"of `module`, got {got}"
+            )
+        if layer.proj_size:
+            raise ValueError(
+                f"compact: `readouts` key `{name}` has proj_size={layer.proj_size}: its output "
+                "is the projection's, whose features stay"
+            )
+        member = None if readout is None else _families.lookup(type(readout))
+        width = layer.hidden_size * (2 if layer.bidirectional else 1)
+        if member is None or member.family.spatial != 0 or uses[id(readout)] != 1 or (
+                readout.in_features != width) or id(readout) in found.values() or (
+                reader.startswith(name + ".")):
+            got = "no module" if readout is None else repr(readout)
+            raise ValueError(
+                f"compact: `readouts['{name}']` must name a linear layer of `module` outside "
+                f"`{name}`, used once and by no other recurrent layer, with "
+                f"in_features={width} (the output's), got {got}"
+            )
+        found[id(layer)] = id(readout)
+    return found
+
+
+def shrink(model, units, readers):
     """Remove the dead units of every recurrent layer of ``model`` from its projections' units.
 
-    ``units`` maps ``id(layer)`` to :class:`~cplxmodule.nn.masked._channels.Unit`.
-    Returns ``{id(layer): (layer, slots, live)}`` for each layer that loses units;
-    the layers' gate biases are sliced here, their projections' units in ``units``.
+    ``units`` maps ``id(layer)`` to :class:`~cplxmodule.nn.masked._channels.Unit`,
+    ``readers`` a recurrent layer's ``id`` to its read-out's (:func:`readers`).
+    Returns ``{id(layer): (layer, slots, live, full_width)}`` for each layer that
+    loses units; the layers' gate biases are sliced here, their projections'
+    and read-outs' units in ``units``.
     """
     linear = _families.lookup(CplxLinear).family
     found = {}
@@ -231,9 +291,27 @@ def shrink(model, units):
                for row in projections for unit in row):
             continue
         plan = _plan(layer, projections)
-        if plan is not None:
-            found[id(layer)] = (layer,) + plan
+        if plan is None:
+            continue
+        reader = units.get(readers.get(id(layer)))
+        if reader is not None:
+            _slice_readout(layer, plan[0], reader)
+        found[id(layer)] = (layer, *plan, reader is None)
     return found
+
+
+def _slice_readout(layer, slots, reader):
+    """Keep the columns of ``reader`` that read the units of the last layer's ``slots``."""
+    directions = 2 if layer.bidirectional else 1
+    if reader.size(reader.in_dim) != directions * layer.hidden_size:
+        raise ValueError(
+            f"compact: the read-out {reader.layer!r} of a recurrent layer in `readouts` "
+            "lost input features as a consumer of another layer: it must read the "
+            "recurrent layer's output only"
+        )
+    last = slots[-directions:]
+    columns = torch.cat([d * layer.hidden_size + s for d, s in enumerate(last)])
+    reader.keep_inputs(columns.to(_device(reader)))
 
 
 def _plan(layer, projections):

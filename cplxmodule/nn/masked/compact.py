@@ -37,6 +37,7 @@ from .base import BaseMasked
 from ._recurrent import CompactRecurrent
 from .report import CompactReport, compact_report
 from .sparse_linear import CplxSparseLinear, SparseLinear
+from collections.abc import Mapping
 from typing import Optional
 
 # ``compact_report``, ``CompactReport`` and the CSR layers were defined here
@@ -76,6 +77,7 @@ def compact(
     *,
     max_density: Optional[float] = None,
     threshold: Optional[float] = None,
+    readouts: Optional[Mapping[str, str]] = None,
 ) -> torch.nn.Module:
     r"""An inference copy of ``module`` with what its masks zero removed.
 
@@ -107,6 +109,15 @@ def compact(
         weight (variational dropout, ARD, LASSO): their mask is
         ``relevance(threshold=threshold)``. Not needed, and ignored, for
         layers with gates of their own (:class:`~cplxmodule.nn.relevance.LinearL0`).
+    readouts : mapping of str to str, optional
+        For a recurrent layer (named as in ``module.named_modules()``), the
+        name of the linear layer that reads its output, one column per
+        output feature (``hidden_size`` per direction), from the layer's
+        ``forward`` call in the model's own ``forward``: the output itself, a
+        step of it or the last layer's final state, directly or through an
+        elementwise map that takes 0 to 0 (a modulus, a split ReLU, ...).
+        Compacted, the recurrent layer then returns the live units only, and
+        the read-out loses the dead units' columns (see the Notes).
 
     Returns
     -------
@@ -120,8 +131,13 @@ def compact(
 
     Raises
     ------
+    TypeError
+        If ``readouts`` is not a mapping.
     ValueError
-        If ``max_density`` is neither ``None`` nor in [0, 1], if a mask is not binary (see
+        If ``max_density`` is neither ``None`` nor in [0, 1], if ``readouts``
+        names no recurrent layer, one with ``proj_size``, or a read-out that
+        is not a linear layer used once with the recurrent output's width,
+        if a mask is not binary (see
         :func:`~cplxmodule.nn.masked.binarize_masks`), or if a Bayesian layer
         that needs a ``threshold`` meets none, naming the layer.
     RuntimeError
@@ -192,7 +208,13 @@ def compact(
     zero: its state is then zero at every step (the exact condition is in
     the Notes of :class:`CompactRecurrent`). The layer's outputs and states
     keep their shapes, the dead units' entries zero, so whatever reads them
-    (a read-out in a custom ``forward``) is left as it is.
+    (a read-out in a custom ``forward``) is left as it is; ``compact``
+    cannot see a custom ``forward``, so the read-out's product keeps the
+    dead units' columns. Naming the read-out in ``readouts`` removes them
+    too: the recurrent layer returns outputs and states of its live units
+    only (``full_width=False``), which the model's ``forward`` must hand to
+    the read-out alone. An initial state given to it then has that width
+    too; the states it returns have it.
 
     Convolutions stay dense (with their dead channels removed): torch has no
     sparse convolution, so the zeros scattered inside their kernels are
@@ -233,6 +255,7 @@ def compact(
     model = twins.plain_composites(copy.deepcopy(module), threshold=threshold).eval()
     units = {}
     uses = collections.Counter(map(id, model.modules(remove_duplicate=False)))
+    readers = _recurrent.readers(model, readouts, uses)
     with torch.no_grad():
         for name, layer in model.named_modules():
             member = _families.lookup(type(layer))
@@ -256,7 +279,7 @@ def compact(
         for sequential in model.modules():
             if type(sequential) in _channels.SEQUENTIAL and id(sequential) not in inner:
                 _channels.shrink_chain(_channels.chain(sequential, uses), units, uses)
-        shrunk = _recurrent.shrink(model, units)
+        shrunk = _recurrent.shrink(model, units, readers)
         new = {
             key: _rebuild(unit, max_density).train(False)
             for key, unit in units.items()

@@ -13,7 +13,7 @@ that the test fails if compact kept reading them.
 
 import pytest
 import torch
-from torch.nn.utils.rnn import pack_sequence
+from torch.nn.utils.rnn import PackedSequence, pack_sequence, pad_packed_sequence
 
 from cplxmodule import cplx
 from cplxmodule.nn import CplxGRU, CplxLinear, CplxLSTM, CplxRNN
@@ -41,9 +41,10 @@ IDS = [f"{cls.__name__}-{'-'.join(f'{k}={v}' for k, v in kw.items())}" for cls, 
 
 
 def masked_layer(cls, kwargs, dead=DEAD, *, bias_zero=True, **options):
-    """The masked twin of a 2-layer bidirectional layer with the units ``dead`` killed."""
+    """The masked twin of a 2-layer (bidirectional) layer with the units ``dead`` killed."""
     torch.manual_seed(0)
-    layer = to_masked(cls(INPUT, HIDDEN, num_layers=2, bidirectional=True, **kwargs, **options))
+    options = dict(num_layers=2, bidirectional=True) | kwargs | options
+    layer = to_masked(cls(INPUT, HIDDEN, **options))
     layer = layer.double().eval()
     candidate = CANDIDATE[layer.mode] * HIDDEN
     with torch.no_grad():
@@ -182,6 +183,97 @@ def test_in_a_model_with_a_read_out_and_a_report():
     x = cplx.from_complex(torch.randn(4, 3, INPUT, dtype=torch.complex128))
     torch.testing.assert_close(cplx.to_complex(small(x)), cplx.to_complex(model(x)))
     assert "4, num_layers=2" in repr(small.rnn)
+
+
+class ReadOut(torch.nn.Module):
+    """A recurrent layer read out by ``head``: at every step, or its last final state."""
+
+    def __init__(self, rnn, head, last_state=False):
+        super().__init__()
+        self.rnn, self.head, self.last_state = rnn, head, last_state
+
+    def forward(self, x):
+        output, states = self.rnn(x)
+        if isinstance(output, PackedSequence):
+            output = cplx.from_interleaved_real(pad_packed_sequence(output)[0])
+        if self.last_state:
+            output = (states[0] if isinstance(states, tuple) else states)[-1]
+        if isinstance(self.head, torch.nn.Linear):
+            output = abs(output)  # a real read-out of the moduli: 0 stays 0
+        return self.head(output)
+
+
+def read_out(rnn, real=False, last_state=False):
+    width = HIDDEN * (2 if rnn.bidirectional else 1)
+    head = (torch.nn.Linear if real else CplxLinear)(width, 3).double()
+    return ReadOut(rnn, head, last_state).eval()
+
+
+def assert_close(ours, theirs):
+    if isinstance(ours, cplx.Cplx):
+        ours, theirs = cplx.to_complex(ours), cplx.to_complex(theirs)
+    torch.testing.assert_close(ours, theirs)
+
+
+@pytest.mark.parametrize("cls, kwargs", SAMPLES, ids=IDS)
+@pytest.mark.parametrize("real", [False, True], ids=["cplx-head", "real-head"])
+def test_a_declared_read_out_loses_the_dead_units_columns(cls, kwargs, real):
+    layer = masked_layer(cls, kwargs)
+    model = read_out(layer, real)
+    if layer.proj_size:
+        with pytest.raises(ValueError, match="`readouts` key `rnn` has proj_size=2"):
+            compact(model, readouts={"rnn": "head"})
+        return
+    small = compact(model, readouts={"rnn": "head"})
+    assert type(small.rnn) is CompactRecurrent and not small.rnn.full_width
+    assert small.head.in_features == 2 * small.rnn.hidden_size == 8
+    x = cplx.from_complex(torch.randn(5, 2, INPUT, dtype=torch.complex128))
+    assert_close(small(x), model(x))
+    assert small.rnn(x)[0].shape == (5, 2, 8)
+
+
+@pytest.mark.parametrize("cls, kwargs", SAMPLES[2:4], ids=IDS[2:4])
+def test_a_read_out_of_the_final_state_and_of_packed_sequences(cls, kwargs):
+    layer = masked_layer(cls, kwargs, bidirectional=False)
+    model = read_out(layer, last_state=True)
+    small = compact(model, readouts={"rnn": "head"})
+    # layer 1 (the last) has units 1, 2, 3, 5 dead: two live
+    assert small.head.in_features == small.rnn.hidden_size == 4
+    x = cplx.from_complex(torch.randn(5, 2, INPUT, dtype=torch.complex128))
+    assert_close(small(x), model(x))
+    model.last_state = small.last_state = False
+    sequences = [cplx.from_complex(torch.randn(n, INPUT, dtype=torch.complex128))
+                 for n in (2, 5, 3)]
+    packed = pack_sequence([cplx.to_interleaved_real(s) for s in sequences],
+                           enforce_sorted=False)
+    assert_close(small(packed), model(packed))
+
+
+def test_bad_read_outs_name_the_argument_and_leave_the_model():
+    def refused(error, match, readouts):
+        before = {key: value.clone() for key, value in model.state_dict().items()}
+        with pytest.raises(error, match=match):
+            compact(model, readouts=readouts)
+        assert model.state_dict().keys() == before.keys()
+        for key, value in model.state_dict().items():
+            assert torch.equal(value, before[key]), key
+
+    model = read_out(masked_layer(CplxGRU, {}))
+    refused(TypeError, "`readouts` must be a mapping", ["rnn", "head"])
+    refused(ValueError, "`readouts` key `head` must name a CplxRNN", {"head": "rnn"})
+    refused(ValueError, "`readouts` key `gru` must name .* got no module", {"gru": "head"})
+    for reader in ("rnn.ih_l1", "nothing", ""):
+        refused(ValueError, r"`readouts\['rnn'\]` must name a linear layer", {"rnn": reader})
+    model.head = CplxLinear(HIDDEN, 3).double()  # reads one direction: not the output
+    refused(ValueError, "in_features=12", {"rnn": "head"})
+    model.head = model.rnn.ih_l1  # used twice
+    refused(ValueError, "used once", {"rnn": "head"})
+
+
+def test_a_read_out_of_a_layer_without_dead_units_is_kept():
+    model = read_out(masked_layer(CplxGRU, {}, dead=[[], [], [], []]))
+    small = compact(model, readouts={"rnn": "head"})
+    assert type(small.rnn) is CplxGRU and small.head.in_features == 2 * HIDDEN
 
 
 def test_bad_state_names_the_layer():
