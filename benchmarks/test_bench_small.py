@@ -35,12 +35,28 @@ has no complex kernels: in the native model it falls back to torch's
 eager complex ops, which is part of what is measured. Should the native
 model fail to compile, its compiled variant is skipped with the error as
 the reason, rather than failing the run.
+
+Masked inference is also timed compiled as one deploys a model for
+inference on the CPU (``-compiled-frozen``): inductor's ``freezing``, which
+folds the parameters and what is computed from them alone (the masked
+weights; ours, the block matrices of its products) into constants, and
+its ``cpp_wrapper`` (``benchmarks/_compiling.py``).
 """
 
 import pytest
 import torch
 import torch.nn.functional as F
-from _compiling import NATIVE, NATIVE_COMPILED, OURS, OURS_COMPILED, compiled, warm_up
+from _compiling import (
+    NATIVE,
+    NATIVE_COMPILED,
+    NATIVE_FROZEN,
+    OURS,
+    OURS_COMPILED,
+    OURS_FROZEN,
+    compiled,
+    settings,
+    warm_up,
+)
 
 from cplxmodule.cplx import Cplx
 from cplxmodule.nn import CplxLinear, CplxSequential, CplxToCplx
@@ -107,7 +123,8 @@ class _NativeLinearMasked(torch.nn.Linear):
         return F.linear(input, self.weight * self.mask, self.bias)
 
 
-_NATIVE_RELU = {NATIVE: _NativeSplitReLU, NATIVE_VIEW: _NativeViewReLU, NATIVE_COMPILED: _NativeSplitReLU}
+_NATIVE_RELU = {NATIVE: _NativeSplitReLU, NATIVE_VIEW: _NativeViewReLU,
+                NATIVE_COMPILED: _NativeSplitReLU, NATIVE_FROZEN: _NativeSplitReLU}
 
 
 def _mlp(sequential, linear, relu):
@@ -177,7 +194,7 @@ def test_training_step(benchmark, threads, kind, variant):
     benchmark(step)
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", VARIANTS + [NATIVE_FROZEN, OURS_FROZEN])
 def test_masked_inference(benchmark, threads, variant):
     ours, native = _models("masked", _NATIVE_RELU.get(variant, _NativeSplitReLU))
     x, _ = _data()
@@ -193,8 +210,9 @@ def test_masked_inference(benchmark, threads, variant):
         with torch.inference_mode():
             return model(input)
 
-    warm_up(benchmark, variant, forward)
-    benchmark(forward)
+    with settings(variant):
+        warm_up(benchmark, variant, forward)
+        benchmark(forward)
 
 
 def test_models_agree():

@@ -9,6 +9,7 @@ without their argument checks: each layer checks its input once, in its
 by one of these.
 """
 
+import sys
 from typing import NamedTuple
 
 import torch
@@ -466,7 +467,14 @@ def check_strategy(strategy, where):
 # channels beats the two calls of "naive" on twice the batch (the demo's
 # network: 0.66-0.96x the time of inference, 0.84x of a training step,
 # benchmarks/test_bench_demo_compile.py), while the block weight's
-# concatenations fuse into one small kernel.
+# concatenations fuse into one small kernel. A small linear map compiled for
+# inference with inductor's ``freezing`` takes "cat" too: freezing folds the
+# block matrix into a constant (prepacked for MKL), and one product per
+# layer instead of two halves the products' fixed cost, which dominates
+# small ones (the masked MLP 32-64-10, batch 64, with ``cpp_wrapper``:
+# 1.25x native eager instead of 1.75x, benchmarks/test_bench_small.py);
+# without freezing the block matrix is built at each call, and "naive"
+# stays faster.
 _WEIGHT_PER_ROW = 16384
 _GAUSS_DTYPES = (torch.float32,)
 _SMALL_MACS = 2 ** 22
@@ -492,7 +500,7 @@ def _choose(input, rows, n_weight, conv, packed):
     if torch.compiler.is_compiling():
         if gauss and not small and n_weight <= _WEIGHT_PER_ROW * rows:
             return "3m"
-        return "cat" if conv and device.type == "cpu" else "naive"
+        return "cat" if device.type == "cpu" and (conv or small and _frozen()) else "naive"
     if conv:
         if not torch.is_grad_enabled() and (small or packed and not gauss):
             return "cat"
@@ -505,6 +513,17 @@ def _choose(input, rows, n_weight, conv, packed):
 
 
 _COMPLEX_DTYPES = (torch.float32, torch.float64)
+
+
+def _frozen():
+    """Whether inductor's ``freezing`` folds the weights of the code being compiled into constants."""
+    # grad mode first: a training graph then holds no guard on the setting.
+    # Inductor is imported by the time it compiles anything; importing its
+    # config here would import it with cplxmodule, which takes seconds
+    if torch.is_grad_enabled():
+        return False
+    config = sys.modules.get("torch._inductor.config")
+    return config is not None and bool(config.freezing)
 
 
 # the ops, unchecked (see the module's docstring)

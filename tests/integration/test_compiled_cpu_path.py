@@ -8,7 +8,9 @@ inductor's decompositions and partitioner and no code generation, which is
 fast. A compiled complex convolution is one real convolution on the block
 matrix, a call of twice the channels, where eager training takes 3M
 (``cplxmodule/cplx/_product.py``); a linear map large enough that eager
-code takes 3M takes it compiled too, not four real products.
+code takes 3M takes it compiled too, not four real products; a small one,
+compiled for inference with inductor's ``freezing``, is one real product on
+the block matrix.
 """
 
 import functools
@@ -19,6 +21,7 @@ from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
 from torch._functorch.partitioners import min_cut_rematerialization_partition
 from torch._inductor import compile_fx  # noqa: F401  (loads the lowerings the decompositions consult)
+from torch._inductor import config as inductor_config
 from torch._inductor.decomposition import select_decomp_table
 
 from cplxmodule import nn
@@ -148,6 +151,44 @@ def test_compiled_mid_size_linear_is_three_real_products(grad):
     bias = torch.complex(layer.bias.real, layer.bias.imag)
     want = torch.nn.functional.linear(torch.complex(x.real, x.imag), weight, bias)
     torch.testing.assert_close(torch.complex(output.real, output.imag), want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("freezing, grad, products", [
+    (False, False, 2), (True, False, 1), (True, True, 2),
+], ids=["inference", "frozen-inference", "frozen-training"])
+def test_compiled_small_linear_under_freezing_is_one_real_product(freezing, grad, products):
+    # compiled for inference with inductor's freezing, a small linear map is
+    # one real product on the block matrix, which freezing makes a constant;
+    # otherwise two products of the weight's parts on both parts of the input
+    torch.manual_seed(0)
+    layer = nn.CplxLinear(5, 3)
+    x = Cplx(torch.randn(4, 5), torch.randn(4, 5))
+    with inductor_config.patch(freezing=freezing):
+        graph, output = _captured(layer, x, grad=grad)
+    targets = [node.target for node in graph.graph.nodes]
+    assert targets.count(torch._C._nn.linear) == products
+    weight = torch.complex(layer.weight.real, layer.weight.imag)
+    bias = torch.complex(layer.bias.real, layer.bias.imag)
+    want = torch.nn.functional.linear(torch.complex(x.real, x.imag), weight, bias)
+    torch.testing.assert_close(torch.complex(output.real, output.imag), want)
+
+
+@pytest.mark.slow
+def test_frozen_masked_model_computes_what_eager_does():
+    # inductor with freezing folds the masked block matrices into constants
+    torch.manual_seed(0)
+    model = nn.CplxSequential(nn.masked.CplxLinearMasked(5, 6), nn.CplxToCplx[torch.nn.ReLU](),
+                              nn.masked.CplxLinearMasked(6, 3))
+    for layer in model[0], model[2]:
+        layer.mask = (torch.rand(layer.weight.shape) < 0.5).float()
+    x = Cplx(torch.randn(4, 5), torch.randn(4, 5))
+    with torch.no_grad():
+        want = model(x)
+        torch._dynamo.reset()
+        with inductor_config.patch(freezing=True):
+            got = torch.compile(model, fullgraph=True)(x)
+    torch.testing.assert_close(got.real, want.real)
+    torch.testing.assert_close(got.imag, want.imag)
 
 
 def test_compiled_recurrence_takes_one_real_product_per_step():
