@@ -26,6 +26,7 @@ from torch._inductor.decomposition import select_decomp_table
 
 from cplxmodule import nn
 from cplxmodule.cplx import Cplx
+from cplxmodule.nn.masked import CplxLinearMasked
 from cplxmodule.nn.relevance import CplxLinearChannelVD, CplxLinearVD, LinearVD
 
 pytestmark = [pytest.mark.inductor, pytest.mark.usefixtures("one_thread")]
@@ -177,8 +178,8 @@ def test_compiled_small_linear_under_freezing_is_one_real_product(freezing, grad
 def test_frozen_masked_model_computes_what_eager_does():
     # inductor with freezing folds the masked block matrices into constants
     torch.manual_seed(0)
-    model = nn.CplxSequential(nn.masked.CplxLinearMasked(5, 6), nn.CplxToCplx[torch.nn.ReLU](),
-                              nn.masked.CplxLinearMasked(6, 3))
+    model = nn.CplxSequential(CplxLinearMasked(5, 6), nn.CplxToCplx[torch.nn.ReLU](),
+                              CplxLinearMasked(6, 3))
     for layer in model[0], model[2]:
         layer.mask = (torch.rand(layer.weight.shape) < 0.5).float()
     x = Cplx(torch.randn(4, 5), torch.randn(4, 5))
