@@ -5,8 +5,9 @@ makes every op and view around it fall back to eager kernels, and each change
 of layout between the split parts and the complex tensor a copy. Under
 :func:`torch.compile` the transforms of :mod:`~cplxmodule.cplx.spectral` call
 instead the operators below, each opaque to the compiler, whose inputs are
-the two real parts and whose outputs are real: the transform in torch's
-``(..., 2)`` layout (see :func:`torch.view_as_real`), or its two parts. The
+the two real parts, or the ``(..., 2)`` layout of torch (see
+:func:`torch.view_as_real`) when the graph computes the input, and whose
+outputs are real: the transform in that layout, or its two parts. The
 kernel is torch's own FFT, and everything around it (padding, framing,
 windows, overlap-add) is real ops that inductor fuses. Their gradients are
 again such operators (the adjoint transform), so no complex tensor appears
@@ -27,8 +28,7 @@ _ADJOINT_NORM = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 def _c2c(real, imag, dim, norm, forward):
     """:func:`torch.fft.fftn` (``ifftn`` unless ``forward``) of ``real + i imag``, complex.
 
-    Parts that are the halves of one buffer (the gradient of an interleaved
-    output) are read in place; others are interleaved by
+    Parts that are the halves of one buffer are read in place; others are interleaved by
     :func:`torch.complex`, faster than any compiled kernel of inductor, into a
     contiguous tensor whatever their strides (transposed parts, the gradient
     of a short-time spectrum, would otherwise give a transposed tensor that
@@ -56,12 +56,12 @@ def _(real, imag, dim, norm, forward):
 
 
 def _c2c_setup(ctx, inputs, output):
-    _, _, ctx.dim, ctx.norm, ctx.forward = inputs
+    *_, ctx.dim, ctx.norm, ctx.forward = inputs
 
 
 def _c2c_backward(ctx, grad):
     # the gradient of a linear map is its adjoint: the transform the other way
-    grad = fft_c2c(grad[..., 0], grad[..., 1], ctx.dim, _ADJOINT_NORM[ctx.norm], not ctx.forward)
+    grad = fft_interleaved(grad, ctx.dim, _ADJOINT_NORM[ctx.norm], not ctx.forward)
     return grad[..., 0], grad[..., 1], None, None, None
 
 
@@ -94,6 +94,63 @@ def _c2c_split_backward(ctx, grad_real, grad_imag):
 
 
 fft_c2c_split.register_autograd(_c2c_split_backward, setup_context=_c2c_setup)
+
+
+# The same transforms of an interleaved ``(..., 2)`` input, for an input that
+# the graph computes (a cropped spectrum, the gradient of an interleaved
+# output): inductor then writes it into one buffer, which the FFT reads as a
+# complex tensor with no copy. Passed as two parts, the parts would be two
+# buffers of that layout, each half empty, and interleaved again by a copy.
+def _interleaved_c2c(input, dim, norm, forward):
+    """:func:`torch.fft.fftn` (``ifftn`` unless ``forward``) of the ``(..., 2)`` ``input``, complex."""
+    if (input.stride(-1) != 1 or input.storage_offset() % 2
+            or any(stride % 2 for stride in input.stride()[:-1])):
+        # no complex view of this layout
+        input = input.contiguous()
+    transform = torch.fft.fftn if forward else torch.fft.ifftn
+    return transform(torch.view_as_complex(input), dim=dim, norm=norm)
+
+
+@torch.library.custom_op("cplxmodule::fft_interleaved", mutates_args=())
+def fft_interleaved(
+    input: torch.Tensor, dim: list[int], norm: str, forward: bool,
+) -> torch.Tensor:
+    """The transform of the ``(..., 2)`` ``input``, interleaved: ``(..., 2)``, contiguous."""
+    return torch.view_as_real(_interleaved_c2c(input, dim, norm, forward)).contiguous()
+
+
+@fft_interleaved.register_fake
+def _(input, dim, norm, forward):
+    return input.new_empty(input.shape)
+
+
+def _interleaved_backward(ctx, grad):
+    return fft_interleaved(grad, ctx.dim, _ADJOINT_NORM[ctx.norm], not ctx.forward), None, None, None
+
+
+fft_interleaved.register_autograd(_interleaved_backward, setup_context=_c2c_setup)
+
+
+@torch.library.custom_op("cplxmodule::fft_interleaved_split", mutates_args=())
+def fft_interleaved_split(
+    input: torch.Tensor, dim: list[int], norm: str, forward: bool,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The transform of the ``(..., 2)`` ``input``, its two parts, each contiguous (see ``fft_c2c_split``)."""
+    spectrum = _interleaved_c2c(input, dim, norm, forward)
+    return spectrum.real.contiguous(), spectrum.imag.contiguous()
+
+
+@fft_interleaved_split.register_fake
+def _(input, dim, norm, forward):
+    return input.new_empty(input.shape[:-1]), input.new_empty(input.shape[:-1])
+
+
+def _interleaved_split_backward(ctx, grad_real, grad_imag):
+    grad = fft_c2c(grad_real, grad_imag, ctx.dim, _ADJOINT_NORM[ctx.norm], not ctx.forward)
+    return grad, None, None, None
+
+
+fft_interleaved_split.register_autograd(_interleaved_split_backward, setup_context=_c2c_setup)
 
 
 def analytic_gain(n, like):

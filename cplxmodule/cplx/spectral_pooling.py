@@ -37,8 +37,7 @@ def _spectral_pool(input, output_size, n, where):
         dims = list(range(input.dim() - n, input.dim()))
         spectrum = _fft.fft_c2c(input.real, input.imag, dims, "forward", True)
         spectrum = _crop(spectrum, dims, spatial, output_size)
-        return Cplx(*_fft.fft_c2c_split(spectrum[..., 0], spectrum[..., 1], dims, "forward",
-                                        False))
+        return Cplx(*_fft.fft_interleaved_split(spectrum, dims, "forward", False))
     dims = tuple(range(-n, 0))
     # norm="forward" divides by the input's size before the crop and not after,
     # so the zero-frequency bin is the mean and a constant input stays constant
