@@ -802,5 +802,6 @@ def _hilbert(input, dim, where):
         return Cplx(real.movedim(last, dim), imag.movedim(last, dim))
     if _compiling():
         (dim,), _ = _fftn_plan(input.dim(), None, (dim,), where)
-        return Cplx(*_fft.analytic(input, dim))
+        # a fresh real part, as eager code returns (see ``_fft``)
+        return Cplx(input.clone(), _fft.hilbert_transform(input, dim))
     return _from_complex(_fft.analytic_signal(input, dim))
