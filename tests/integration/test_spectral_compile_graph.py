@@ -49,6 +49,9 @@ CASES = {
              lambda layer, z: torch.fft.ifft(z, n=5)),
     "Analytic": (lambda: nn.CplxAnalytic(), (2, 9), True,
                  lambda layer, x: _analytic_reference(x)),
+    # an even length (its Nyquist frequency), along a middle dimension
+    "Analytic-even-dim1": (lambda: nn.CplxAnalytic(dim=1), (8, 3), True,
+                           lambda layer, x: _analytic_reference(x.transpose(1, 2)).transpose(1, 2)),
     "SpectralPool2d": (lambda: nn.CplxSpectralPool2d((3, 4)), (2, 6, 7), False,
                        lambda layer, z: native_spectral_pool(z, (3, 4))),
 }
@@ -121,6 +124,23 @@ def test_compiled_with_dynamic_batch_matches_native(name):
         for got, want in zip(grads + params, native_grads + native_params):
             torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
         layer.zero_grad()
+
+
+@pytest.mark.parametrize("op, args", [
+    ("fft_c2c", lambda: (torch.randn(2, 3, 4), torch.randn(2, 3, 4), [1, 2], "ortho", True)),
+    ("fft_c2c_split", lambda: (torch.randn(3, 4), torch.randn(3, 4), [1], "backward", False)),
+    ("fft_interleaved", lambda: (torch.randn(2, 5, 2), [1], "forward", True)),
+    ("fft_interleaved_split", lambda: (torch.randn(3, 4, 2), [0], "backward", False)),
+    ("hilbert_transform", lambda: (torch.randn(3, 6), 1)),
+    ("hilbert_transform", lambda: (torch.randn(5, 2), 0)),
+])
+def test_operators_fake_and_autograd_agree_with_their_kernels(op, args):
+    # torch's checks of a custom operator: its fake implementation (shapes,
+    # strides) against its kernel, its autograd registration, and its
+    # gradients under AOTAutograd against eager ones (the gradients' values
+    # are checked against torch's complex transforms by the cases above)
+    args = [a.double().requires_grad_() if isinstance(a, torch.Tensor) else a for a in args()]
+    torch.library.opcheck(getattr(torch.ops.cplxmodule, op), args)
 
 
 @pytest.mark.parametrize("s, dim", [(None, None), ((3, -1), None), ((6, 2), (0, -2)),
