@@ -16,7 +16,7 @@ in a compiled graph, nor in its backward.
 
 import torch
 
-from ._views import _complex_view
+from ._views import _as_complex, _complex_view
 
 __all__: list[str] = []
 
@@ -103,12 +103,8 @@ fft_c2c_split.register_autograd(_c2c_split_backward, setup_context=_c2c_setup)
 # buffers of that layout, each half empty, and interleaved again by a copy.
 def _interleaved_c2c(input, dim, norm, forward):
     """:func:`torch.fft.fftn` (``ifftn`` unless ``forward``) of the ``(..., 2)`` ``input``, complex."""
-    if (input.stride(-1) != 1 or input.storage_offset() % 2
-            or any(stride % 2 for stride in input.stride()[:-1])):
-        # no complex view of this layout
-        input = input.contiguous()
     transform = torch.fft.fftn if forward else torch.fft.ifftn
-    return transform(torch.view_as_complex(input), dim=dim, norm=norm)
+    return transform(_as_complex(input), dim=dim, norm=norm)
 
 
 @torch.library.custom_op("cplxmodule::fft_interleaved", mutates_args=())

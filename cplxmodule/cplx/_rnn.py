@@ -26,8 +26,8 @@ directions, the dropout between layers, the time steps, and the rows of a
 packed batch that join or leave it. The layers give it their projections
 as callables on this layout.
 
-Only eagerly do the layouts meet torch's complex dtype (:func:`pairs`,
-:func:`as_complex`): compiled, exported and traced code takes real ops
+Only eagerly do the layouts meet torch's complex dtype (:func:`pairs`, and
+the layers' products): compiled, exported and traced code takes real ops
 only, which every exporter knows; there a projection is one real product
 on the layout (:func:`interleaved`).
 """
@@ -59,15 +59,6 @@ def pairs(z):
 def from_pairs(pairs):
     """The :class:`Cplx` whose parts view ``pairs``, ``(..., 2)``."""
     return Cplx(pairs[..., 0], pairs[..., 1])
-
-
-def as_complex(pairs):
-    """The complex tensor that ``pairs`` views, or a copy where it views none (eager only)."""
-    if pairs.stride(-1) != 1 or pairs.storage_offset() % 2 or any(
-        stride % 2 for stride in pairs.stride()[:-1]
-    ):
-        pairs = pairs.clone(memory_format=torch.contiguous_format)
-    return torch.view_as_complex(pairs)
 
 
 def interleaved(weight, bias):

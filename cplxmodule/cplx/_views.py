@@ -27,6 +27,16 @@ def _eager():
     )
 
 
+def _as_complex(pairs):
+    """The complex tensor that the ``(..., 2)`` ``pairs`` views, or a copy's where it views none."""
+    if pairs.stride(-1) != 1 or pairs.storage_offset() % 2 or any(
+        stride % 2 for stride in pairs.stride()[:-1]
+    ):
+        # a copy, not ``contiguous()``: a contiguous tensor at an odd offset has no view
+        pairs = pairs.clone(memory_format=torch.contiguous_format)
+    return torch.view_as_complex(pairs)
+
+
 def _complex_view(real, imag):
     """The complex tensor whose parts are ``real`` and ``imag``, if one views them."""
     view = _pair_view(real, imag)

@@ -143,6 +143,19 @@ def test_operators_fake_and_autograd_agree_with_their_kernels(op, args):
     torch.library.opcheck(getattr(torch.ops.cplxmodule, op), args)
 
 
+@pytest.mark.parametrize("layout", ["odd offset", "transposed"])
+def test_an_interleaved_input_without_a_complex_view_is_copied(layout):
+    # a contiguous tensor at an odd offset, and pairs strided across the
+    # batch, view no complex tensor: the operator reads a copy
+    base = torch.randn(2 * 3 * 4 + 1, dtype=torch.float64)
+    pairs = base[1:].view(3, 4, 2) if layout == "odd offset" else base[1:].view(4, 3, 2)
+    if layout == "transposed":
+        pairs = pairs.transpose(0, 1)
+    expected = torch.fft.fft(torch.complex(pairs[..., 0], pairs[..., 1]), dim=1)
+    got = torch.ops.cplxmodule.fft_interleaved(pairs, [1], "backward", True)
+    torch.testing.assert_close(torch.view_as_complex(got), expected)
+
+
 @pytest.mark.parametrize("s, dim", [(None, None), ((3, -1), None), ((6, 2), (0, -2)),
                                     (None, (3, 1))])
 def test_compiled_fftn_matches_native(s, dim):

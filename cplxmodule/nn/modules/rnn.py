@@ -31,7 +31,7 @@ from ...cplx._shared import (
     describe,
     is_int,
 )
-from ...cplx._views import _eager
+from ...cplx._views import _as_complex, _eager
 from ...cplx.conversions import _to_complex
 from ._rnn_names import _TorchNames
 from .base import CplxToCplx
@@ -131,7 +131,7 @@ class _Projection:
     def __call__(self, x):
         if self.packed is not None:
             weight, bias = self.packed
-            return torch.view_as_real(F.linear(_rnn.as_complex(x), weight, bias))
+            return torch.view_as_real(F.linear(_as_complex(x), weight, bias))
         if self.interleaved is not None:
             return _rnn.interleaved_linear(x, *self.interleaved)
         return pairs(self.layer(from_pairs(x)))
