@@ -228,7 +228,7 @@ class CompactRecurrent(_CplxRNNBase):
 
 
 def readers(model, readouts, uses):
-    """``{id(layer): read-out}`` of the names ``readouts`` maps, checked.
+    """``{id(layer): id(read-out)}`` of the names ``readouts`` maps, checked.
 
     ``readouts`` is :func:`compact`'s argument, ``model`` the copy being
     compacted, ``uses`` the number of places of each module (by ``id``).

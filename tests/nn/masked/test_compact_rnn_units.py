@@ -16,7 +16,7 @@ import torch
 from torch.nn.utils.rnn import PackedSequence, pack_sequence, pad_packed_sequence
 
 from cplxmodule import cplx
-from cplxmodule.nn import CplxGRU, CplxLinear, CplxLSTM, CplxRNN
+from cplxmodule.nn import CplxGRU, CplxLinear, CplxLSTM, CplxRNN, CplxSequential
 from cplxmodule.nn.masked import CompactRecurrent, compact, to_masked
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -268,6 +268,20 @@ def test_bad_read_outs_name_the_argument_and_leave_the_model():
     refused(ValueError, "in_features=12", {"rnn": "head"})
     model.head = model.rnn.ih_l1  # used twice
     refused(ValueError, "used once", {"rnn": "head"})
+
+
+def test_a_read_out_that_consumes_another_layer_is_refused():
+    # head is declared the GRU's read-out, but reads a masked layer of its
+    # chain, whose zero rows compact removes from head's inputs first
+    model = read_out(masked_layer(CplxGRU, {}))
+    first = to_masked(CplxLinear(2 * HIDDEN, 2 * HIDDEN)).double()
+    first.mask = torch.ones(2 * HIDDEN, 2 * HIDDEN)
+    first.mask[:3] = 0
+    with torch.no_grad():
+        first.bias.real[:3] = first.bias.imag[:3] = 0
+    model.head = CplxSequential(first, model.head)
+    with pytest.raises(ValueError, match="lost input features as a consumer of another layer"):
+        compact(model, readouts={"rnn": "head.1"})
 
 
 def test_a_read_out_of_a_layer_without_dead_units_is_kept():
