@@ -40,9 +40,13 @@ class CompactReport(NamedTuple):
         return self.masked_seconds / self.compact_seconds
 
     def __str__(self) -> str:
-        lines = [f"{'layer':<16} {'before':<36} {'after':<36} kept"]
+        # columns as wide as their longest entry (a recurrent layer's
+        # ``rnn.hh_l0_reverse`` say), at least as in a small model
+        names = max([16] + [len(name) for name, *_ in self.layers])
+        layers = max([36] + [len(text) for _, *texts, _ in self.layers for text in texts])
+        lines = [f"{'layer':<{names}} {'before':<{layers}} {'after':<{layers}} kept"]
         for name, before, after, kept in self.layers:
-            lines.append(f"{name:<16} {before:<36} {after:<36} {kept:.1%}")
+            lines.append(f"{name:<{names}} {before:<{layers}} {after:<{layers}} {kept:.1%}")
         if self.speedup is not None:
             lines.append(
                 f"forward: {self.masked_seconds * 1e3:.3f} ms masked, "

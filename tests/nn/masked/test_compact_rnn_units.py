@@ -17,7 +17,7 @@ from torch.nn.utils.rnn import PackedSequence, pack_sequence, pad_packed_sequenc
 
 from cplxmodule import cplx
 from cplxmodule.nn import CplxGRU, CplxLinear, CplxLSTM, CplxRNN, CplxSequential
-from cplxmodule.nn.masked import CompactRecurrent, compact, to_masked
+from cplxmodule.nn.masked import CompactRecurrent, compact, compact_report, to_masked
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -183,6 +183,11 @@ def test_in_a_model_with_a_read_out_and_a_report():
     x = cplx.from_complex(torch.randn(4, 3, INPUT, dtype=torch.complex128))
     torch.testing.assert_close(cplx.to_complex(small(x)), cplx.to_complex(model(x)))
     assert "4, num_layers=2" in repr(small.rnn)
+    # the report's columns stay aligned past the long names of reverse projections
+    lines = str(compact_report(model, small)).splitlines()
+    assert any("rnn.ih_l1_reverse" in line for line in lines)
+    after = lines[0].index("after")
+    assert all(line[after - 1] == " " and line[after] != " " for line in lines[1:])
 
 
 class ReadOut(torch.nn.Module):
