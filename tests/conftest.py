@@ -1,5 +1,6 @@
 """Test-suite settings: hypothesis runs the same examples on every CI run; shared fixtures."""
 
+import gc
 import os
 
 import pytest
@@ -16,6 +17,23 @@ from .helpers import (
 settings.register_profile("ci", derandomize=True, deadline=None)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+@pytest.fixture(scope="module")
+def gc_paused():
+    """Pause Python's cyclic garbage collector for a module's tests, then collect.
+
+    For files that trace large graphs (``torch.export``, ONNX): tracing makes
+    millions of objects, and the collector's passes over them took a fifth
+    of an export's time (the layer table's zoo: 48.6 s, 38.9 s paused, for
+    60 MB more memory at the peak).
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    yield
+    if enabled:
+        gc.enable()
+    gc.collect()
 
 
 @pytest.fixture(scope="module")

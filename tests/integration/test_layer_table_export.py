@@ -43,7 +43,7 @@ import torch
 from cplxmodule import Cplx
 from tests.nn.layer_table import EXPORTS, LAYERS
 
-pytestmark = pytest.mark.usefixtures("one_thread")
+pytestmark = pytest.mark.usefixtures("one_thread", "gc_paused")
 
 EXPORT_BATCH, RUN_BATCHES = 3, (2, 5)
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "deploying.rst"
