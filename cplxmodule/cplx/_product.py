@@ -472,7 +472,7 @@ def check_strategy(strategy, where):
 # block matrix into a constant (prepacked for MKL), and one product per
 # layer instead of two halves the products' fixed cost, which dominates
 # small ones (the masked MLP 32-64-10, batch 64, with ``cpp_wrapper``:
-# 1.25x native eager instead of 1.75x, benchmarks/test_bench_small.py);
+# 1.29x native eager instead of 1.73x, benchmarks/test_bench_small.py);
 # without freezing the block matrix is built at each call, and "naive"
 # stays faster.
 _WEIGHT_PER_ROW = 16384

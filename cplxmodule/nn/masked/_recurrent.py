@@ -227,7 +227,7 @@ class CompactRecurrent(_CplxRNNBase):
         return _map(state, lambda part: torch.gather(F.pad(part, (0, 1)), -1, view))
 
 
-def readers(model, readouts, uses):
+def readout_ids(model, readouts, uses):
     """``{id(layer): id(read-out)}`` of the names ``readouts`` maps, checked.
 
     ``readouts`` is :func:`compact`'s argument, ``model`` the copy being
@@ -274,7 +274,7 @@ def shrink(model, units, readers):
     """Remove the dead units of every recurrent layer of ``model`` from its projections' units.
 
     ``units`` maps ``id(layer)`` to :class:`~cplxmodule.nn.masked._channels.Unit`,
-    ``readers`` a recurrent layer's ``id`` to its read-out's (:func:`readers`).
+    ``readers`` a recurrent layer's ``id`` to its read-out's (:func:`readout_ids`).
     Returns ``{id(layer): (layer, slots, live, full_width)}`` for each layer that
     loses units; the layers' gate biases are sliced here, their projections'
     and read-outs' units in ``units``.

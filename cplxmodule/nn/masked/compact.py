@@ -255,7 +255,7 @@ def compact(
     model = twins.plain_composites(copy.deepcopy(module), threshold=threshold).eval()
     units = {}
     uses = collections.Counter(map(id, model.modules(remove_duplicate=False)))
-    readers = _recurrent.readers(model, readouts, uses)
+    readers = _recurrent.readout_ids(model, readouts, uses)
     with torch.no_grad():
         for name, layer in model.named_modules():
             member = _families.lookup(type(layer))
