@@ -125,11 +125,12 @@ class BaseMasked(torch.nn.Module, SparsityStats):
     loaded by the method ``_load_from_state_dict``, not by a load hook, so
     a pickled masked layer holds no reference to a private function:
     ``torch.save(model)`` then ``torch.load(path, weights_only=True)``
-    works inside ``torch.serialization.safe_globals([...])`` listing the
-    model's classes (its layers, :class:`~cplxmodule.nn.CplxParameter`,
-    torch's containers), and ``weights_only=False`` loads it as any pickled
-    module (only from a trusted source). Saving the ``state_dict`` needs
-    neither.
+    works inside ``torch.serialization.safe_globals(safe_globals(model))``,
+    where :func:`cplxmodule.nn.safe_globals` lists the classes that the
+    pickle of a model of that architecture names (its layers,
+    :class:`~cplxmodule.nn.CplxParameter`, torch's containers) and nothing
+    broader. ``weights_only=False`` loads it as any pickled module, only
+    from a trusted source. Saving the ``state_dict`` needs neither.
 
     Examples
     --------
