@@ -20,7 +20,9 @@ class CompactReport(NamedTuple):
     layer that changed: the layer's class and weight shape before and
     after (``"CplxConv1dMasked weight 16x1x7"``), and the fraction of the
     original weight's entries stored (the nonzeros of a CSR weight, or all
-    entries of a dense one). ``masked_seconds`` and ``compact_seconds`` are
+    entries of a dense one); a layer whose original weight has no entries
+    (``CplxLinear(4, 0)``) kept all of them, ``1.0``, by convention, as
+    nothing was removed. ``masked_seconds`` and ``compact_seconds`` are
     the times of one forward call of each model (``None`` when
     :func:`compact_report` had no inputs). ``notes`` are lines printed
     after the table: which convolutions still compute zeros that no
@@ -111,7 +113,7 @@ def compact_report(
             continue
         total = _parts(old.weight)[0].numel()
         stored = new.col_indices.numel() if hasattr(new, "col_indices") else _stored(new)
-        layers.append((name, _describe(old), _describe(new), stored / total))
+        layers.append((name, _describe(old), _describe(new), _kept(stored, total)))
     notes = ()
     if zeros:
         named = ", ".join(f"{name or '(model)'} ({fraction:.0%})" for name, fraction in zeros)
@@ -130,6 +132,15 @@ def _stored(layer):
     return _parts(layer.weight)[0].numel()
 
 
+def _kept(stored, total):
+    """The fraction ``stored / total`` of a weight's entries kept; ``1.0`` for an empty weight.
+
+    An empty weight (``total`` 0) lost none of its entries: by convention
+    it kept them all, as :func:`_zero_fraction` finds none of them zero.
+    """
+    return stored / total if total else 1.0
+
+
 def _is_convolution(layer):
     """A convolution that :func:`compact` made (a dense twin, real or complex)."""
     member = _families.lookup(type(layer))
@@ -137,7 +148,10 @@ def _is_convolution(layer):
 
 
 def _zero_fraction(weight):
-    """The fraction of a weight's entries that are zero (in both parts, if complex)."""
+    """The fraction of a weight's entries that are zero (in both parts, if complex).
+
+    ``0.0`` for an empty weight, by convention: it holds no zeros.
+    """
     with torch.no_grad():
         parts = _parts(weight)
         zero = parts[0] == 0
