@@ -362,6 +362,8 @@ def _link(modules, i, units, uses):
 def _shrink(producer, steps, consumer, group):
     """Remove the producer's channels that the consumer never sees; ``True`` if any."""
     unused = consumer.zero_inputs(group)
+    if not unused.numel():
+        return False  # a layer of no channels has none to lose
     dead = producer.zero_outputs() & ~unused
     constants = _constants(producer, steps) if dead.any() else None
     if constants is None:

@@ -11,6 +11,7 @@ import torch
 from ...cplx import Cplx
 from ...cplx.tensor import _pair
 from .. import cache
+from .._guards import keep_current, naming, non_finite, refuse_non_finite
 from ..cache import _cached_attr, _memo
 from ..modules._weighted import _check_forward_calls_base, _registered
 from ..modules.parameter import _refuse_complex_cast
@@ -262,6 +263,15 @@ class BaseMasked(torch.nn.Module, SparsityStats):
             self._raise_no_mask()
         return _memo(self, "weight_masked", lambda: _masked(self.weight, mask))
 
+    def _eval_weight(self):
+        """The weight a twin of another kind takes: the mask folded in (the weight, while unset).
+
+        :func:`convert_layers` builds every twin of a masked layer from it,
+        so that a pruned entry stays zero in the twin.
+        """
+        mask = self._buffers.get("mask")
+        return self.weight if mask is None else _masked(self.weight, mask)
+
     def _raise_no_mask(self):
         # only on this error path is the layer looked up in its model
         name = _name_in_calling_model(self)
@@ -311,13 +321,19 @@ class BaseMasked(torch.nn.Module, SparsityStats):
                 f"got {type(mask).__name__}"
             )
         mask = mask.detach()
-        if not getattr(self, "_is_replica", False):
-            _check_mask_values(name, mask)
+        checked = not getattr(self, "_is_replica", False)
+        if checked and mask.is_complex():
+            raise TypeError(f"{name}: `mask` must be real, got dtype {mask.dtype}")
         target = self._mask_target() if target is None else target
         if target is None:
             converted = mask
             self.__dict__[_UNSETTLED] = True
         else:
+            if mask.device.type == "meta" and target.device.type != "meta":
+                raise ValueError(
+                    f"{name}: `mask` must hold values, got a tensor on the meta device"
+                    f" for a weight on {target.device}"
+                )
             try:
                 mask = torch.broadcast_to(mask, target.shape)
             except RuntimeError as e:
@@ -331,7 +347,14 @@ class BaseMasked(torch.nn.Module, SparsityStats):
                 dtype=target.dtype,
                 memory_format=torch.contiguous_format,
             )
-        if converted is mask and not getattr(self, "_is_replica", False):
+            # checked in the weight's dtype: 1e300 in float64 is finite, but
+            # not once cast to float32
+            if checked and non_finite(converted):
+                raise ValueError(
+                    f"{name}: `mask` must be finite in the weight's dtype {target.dtype},"
+                    " got NaN or infinite values"
+                )
+        if converted is mask and checked:
             # nothing was copied: the layer must not share the caller's memory
             converted = mask.clone(memory_format=torch.contiguous_format)
         return converted
@@ -347,6 +370,17 @@ class BaseMasked(torch.nn.Module, SparsityStats):
         # with the layer and keep ``torch.load(weights_only=True)`` of a
         # whole pickled model from allowlisting it.
         key = prefix + "mask"
+        try:
+            # validate now, so that a bad mask leaves the whole layer untouched;
+            # ``None`` (a state_dict of an unmasked layer, as published) unsets it
+            if state_dict.get(key) is not None:
+                self._mask_like_weight(state_dict[key])
+        except (TypeError, ValueError, RuntimeError) as e:
+            error_msgs.append(f"While loading {key!r}: {e}")
+            keep_current(self, state_dict, prefix)
+            return
+        if refuse_non_finite(self, state_dict, prefix, error_msgs):
+            return
         if key not in state_dict:
             # strict loading reports the mask missing even when none is set
             # (torch's loader reports a set one itself); the mask is kept
@@ -355,14 +389,6 @@ class BaseMasked(torch.nn.Module, SparsityStats):
             return super()._load_from_state_dict(
                 state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
             )
-        try:
-            # validate now, so that a bad mask leaves the whole layer untouched;
-            # ``None`` (a state_dict of an unmasked layer, as published) unsets it
-            if state_dict[key] is not None:
-                self._mask_like_weight(state_dict[key])
-        except (TypeError, ValueError, RuntimeError) as e:
-            error_msgs.append(f"While loading {key!r}: {e}")
-            return
         # torch's loader would ``copy_`` into the current mask in place; take
         # the key out of its sight (torch hands ``_load_from_state_dict`` a
         # copy of the state_dict that it may modify) and register afresh.
@@ -420,18 +446,6 @@ def _name_in_calling_model(layer):
     if root is None or root is layer:
         return None
     return next((name for name, m in root.named_modules() if m is layer), None)
-
-
-def _check_mask_values(name, mask):
-    """A mask must be real and finite (NaN or inf would poison every output)."""
-    if mask.is_complex():
-        raise TypeError(f"{name}: `mask` must be real, got dtype {mask.dtype}")
-    if (
-        mask.is_floating_point()
-        and mask.device.type != "meta"
-        and not bool(torch.isfinite(mask).all())
-    ):
-        raise ValueError(f"{name}: `mask` must be finite, got NaN or infinite values")
 
 
 def _masked(weight, mask):
@@ -505,7 +519,8 @@ def deploy_masks(
         as in a state_dict or the output of
         :func:`~cplxmodule.nn.relevance.compute_ard_masks`; a ``None`` mask
         unsets the layer's. Other entries (weights) are ignored. ``None``
-        deploys nothing.
+        deploys nothing. A layer used under several names (tied) may have
+        a key under each, as in its model's state_dict, with one mask.
     prefix : str, optional
         Prefix of the layer names in ``state_dict``.
     reset : bool, default False
@@ -526,10 +541,12 @@ def deploy_masks(
     Raises
     ------
     TypeError, ValueError, RuntimeError
-        If a mask is not a real finite tensor or does not broadcast to its
-        layer's weight (see :meth:`BaseMasked.mask_`), or, with ``strict``,
-        if mask keys match no masked layer. Everything is checked before any
-        mask is set, so on error no layer changes.
+        If a mask is not a real tensor, finite in its weight's dtype, that
+        broadcasts to its layer's weight (see :meth:`BaseMasked.mask_`; the
+        message names its key), if a layer used under several names (tied)
+        gets different masks under them, or, with ``strict``, if mask keys
+        match no masked layer. Everything is checked before any mask is
+        set, so on error no layer changes.
 
     Warns
     -----
@@ -548,33 +565,54 @@ def deploy_masks(
     ...
     ValueError: deploy_masks: `state_dict` must hold masks of masked layers of `module` only, got masks of no layer: ['2.mask']
     """
+    return _deploy_masks(module, state_dict, prefix, reset, reduce_fn, strict, "deploy_masks",
+                         "state_dict")
+
+
+def _deploy_masks(module, state_dict, prefix, reset, reduce_fn, strict, where, argument):
+    """:func:`deploy_masks`, its errors naming the helper ``where`` and its ``argument``."""
     if state_dict is None:
         return module
-    new_masks, used = [], set()
-    for name, layer in module.named_modules(prefix=prefix):
+    new_masks, used = {}, set()  # id(layer) -> (layer, key or None, mask)
+    # every name of a layer used twice: the model's state_dict lists it under each
+    for name, layer in module.named_modules(prefix=prefix, remove_duplicate=False):
         if not isinstance(layer, BaseMasked):
             continue
         key = f"{name}.mask" if name else "mask"
-        if key in state_dict:
-            mask = state_dict[key]
-            if mask is not None:  # ``None`` unsets the mask, as published
+        if key not in state_dict:
+            if reset:
+                new_masks.setdefault(id(layer), (layer, None, None))
+            continue
+        used.add(key)
+        mask = state_dict[key]
+        if mask is not None:  # ``None`` unsets the mask, as published
+            with naming(f"{where}: `{argument}[{key!r}]`"):
                 mask = layer._mask_like_weight(mask if reduce_fn is None else reduce_fn(mask))
-            new_masks.append((layer, mask))
-            used.add(key)
-        elif reset:
-            new_masks.append((layer, None))
+        _, earlier, earlier_mask = new_masks.get(id(layer), (None, None, None))
+        if earlier is not None and not _same_mask(earlier_mask, mask):
+            raise ValueError(
+                f"{where}: `{argument}` must give a layer used under several names one mask,"
+                f" got different masks under {earlier!r} and {key!r}"
+            )
+        new_masks[id(layer)] = (layer, key, mask)
     unused = [k for k in state_dict if (k == "mask" or k.endswith(".mask")) and k not in used]
     if unused:
         message = (
-            "deploy_masks: `state_dict` must hold masks of masked layers of `module`"
+            f"{where}: `{argument}` must hold masks of masked layers of `module`"
             f" only, got masks of no layer: {unused}"
         )
         if strict:
             raise ValueError(message)
-        warnings.warn(message + " (left out)", UserWarning, stacklevel=2)
-    for layer, mask in new_masks:
+        warnings.warn(message + " (left out)", UserWarning, stacklevel=3)
+    for layer, _, mask in new_masks.values():
         layer.register_buffer("mask", mask)
     return module
+
+
+def _same_mask(a, b):
+    if a is None or b is None:
+        return a is b
+    return torch.equal(a, b)
 
 
 def binarize_masks(
@@ -608,6 +646,8 @@ def binarize_masks(
     KeyError
         If a mask key does not end with ``mask`` or has no weight in
         ``state_dict``.
+    ValueError
+        If a mask holds NaN or an infinity.
 
     Examples
     --------
@@ -620,6 +660,11 @@ def binarize_masks(
     for name, mask in masks.items():
         if name != "mask" and not name.endswith(".mask"):
             raise KeyError(f"binarize_masks: `masks` keys must end with '.mask', got {name!r}")
+        if non_finite(mask):
+            # ``mask != 0`` would keep a NaN entry
+            raise ValueError(
+                f"binarize_masks: `masks[{name!r}]` must be finite, got NaN or infinite values"
+            )
         layer = name[: -len("mask")]
         keys = [
             key

@@ -31,6 +31,7 @@ import torch
 from ...cplx import Cplx
 from ...cplx._shared import check_real
 from .. import _families
+from .._guards import check_finite, check_threshold
 from . import _channels, _recurrent, twins
 from ._channels import Unit, _parts
 from .base import BaseMasked
@@ -248,6 +249,8 @@ def compact(
     True
     """
     check_real(max_density, "max_density", "compact", low=0, high=1, optional=True)
+    if threshold is not None:
+        check_threshold(threshold, "compact")
     # a layer whose gates span its projections computes as its plain twin
     for name, layer in module.named_modules():
         if hasattr(layer, "fold_masks"):
@@ -262,6 +265,8 @@ def compact(
             if member is None:
                 _warn_if_masked_or_bayesian(name, layer)
                 continue
+            if member.kind != "dense":
+                check_finite(layer, "compact", name)
             weight, mask = _eval_weight_and_mask(name, layer, member, threshold)
             if mask is None and not (
                 _channels.shrinkable(member.family, layer)

@@ -21,7 +21,7 @@ import warnings
 import torch
 
 from ...cplx import Cplx
-from ...cplx._shared import ArgumentTypeError, is_real
+from .._guards import check_finite, check_threshold, layer_label, naming, refuse_non_finite
 from ..modules._weighted import _check_forward_calls_base, _weight_and_bias
 from ._doc import layer_doc
 from ..utils.sparsity import SparsityStats, _weight_counts
@@ -69,6 +69,16 @@ class BaseARD(torch.nn.Module):
     def relevance(self, *args: Any, **kwargs: Any) -> torch.Tensor:
         """The 0/1 relevance mask of the weight; see the class docstring."""
         raise NotImplementedError(f"{type(self).__name__} must define `relevance(**kwargs)`.")
+
+    def _load_from_state_dict(
+        self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+    ):
+        # a NaN weight or variance would be counted as pruned by the
+        # relevance mask: the whole layer refuses it and stays as it was
+        if not refuse_non_finite(self, state_dict, prefix, error_msgs):
+            super()._load_from_state_dict(
+                state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+            )
 
 
 class _VariationalReset:
@@ -251,22 +261,19 @@ def _modulus2(input):
 
 def _kept(log_alpha, threshold, where):
     """``log_alpha <= threshold`` as a detached 0/1 tensor of its dtype, ``threshold`` checked."""
-    _check_threshold(threshold, where)
+    check_threshold(threshold, where)
     with torch.no_grad():
+        _check_no_nan(log_alpha, where)
         return torch.le(log_alpha, threshold).to(log_alpha.dtype)
 
 
-def _check_threshold(threshold, where):
-    """A real number, or a 0-dim float tensor (a threshold that is itself learnt or scheduled)."""
-    if is_real(threshold) or (
-        isinstance(threshold, torch.Tensor)
-        and threshold.dim() == 0
-        and threshold.is_floating_point()
-    ):
-        return
-    raise ArgumentTypeError(
-        f"{where}: `threshold` must be a real number or a 0-dim float tensor, got {threshold!r}"
-    )
+def _check_no_nan(log_alpha, where):
+    """A NaN ``log_alpha`` (from a NaN weight or variance) compares false: it would read as pruned."""
+    if bool(torch.isnan(log_alpha).any()):
+        raise ValueError(
+            f"{where}: `log_alpha` must not be NaN (its weight or variance holds NaN),"
+            " got NaN entries: they are refused, never counted as pruned"
+        )
 
 
 _REDUCTIONS = {"sum": torch.sum, "mean": torch.mean, None: None}
@@ -395,7 +402,9 @@ def _named_relevance(module, prefix, kwargs, where, stacklevel):
         # a layer whose gates span its projections (a recurrent layer's
         # hidden-unit gates) gives their masks, keyed by their names
         spanned = getattr(layer, "projection_relevance", None)
-        found = [("", layer.relevance(**kwargs))] if spanned is None else spanned(**kwargs)
+        check_finite(layer, where, name)
+        with naming(layer_label(where, name, layer)):
+            found = [("", layer.relevance(**kwargs))] if spanned is None else spanned(**kwargs)
         for sub, mask in found:
             if mask.numel() and not bool(mask.any()):
                 warnings.warn(

@@ -330,9 +330,7 @@ class UnitL0Mixin(_UnitGates, _HardConcreteGates, _CplxRNNBase):
             Detached, ``(num_layers * D, hidden_size)``; the masks of the
             projections are ``projection_relevance()``'s.
         """
-        with torch.no_grad():
-            gate = self._eval_gates()
-            return torch.gt(gate, 0).to(gate.dtype) if hard else gate
+        return self._gate_relevance(hard)
 
 
 class UnitGaussianMixin(_VariationalReset, _UnitGates, _CplxRNNBase):

@@ -56,7 +56,9 @@ from ..modules._weighted import _check_forward_calls_base
 from ..utils.sparsity import SparsityStats, _weight_counts
 from . import functional as F
 from ._doc import twin_fields
-from .base import BaseARD, GaussianMixin, _VariationalReset, _check_threshold, _real
+from .base import (
+    BaseARD, GaussianMixin, _VariationalReset, _check_no_nan, _kept, _real,
+)
 from typing import Any
 
 __all__ = ["ChannelGateMixin", "ChannelGaussianMixin", "ChannelL0Mixin", "channel_layer_doc"]
@@ -295,8 +297,7 @@ class ChannelGaussianMixin(ChannelGateMixin, GaussianMixin, BaseARD):
         return _cached_attr(self, "weight")
 
     def _channel_relevance(self, *, threshold, **kwargs):
-        _check_threshold(threshold, type(self).__name__)
-        return torch.le(self.log_alpha, threshold).to(self.log_alpha.dtype)
+        return _kept(self.log_alpha, threshold, type(self).__name__)
 
     def relevance(self, *, threshold, **kwargs):
         r"""The mask of the channels to keep: :math:`\log\alpha_c \leq` ``threshold``.
@@ -396,6 +397,16 @@ class _HardConcreteGates(_VariationalReset, SparsityStats):
     def _eval_gates(self):
         return F.hard_concrete_gate(self.log_alpha, self.gamma, self.zeta)
 
+    def _gate_relevance(self, hard):
+        """1 where an eval-mode gate is open at all (``hard``), else the gates' values; detached.
+
+        A NaN ``log_alpha`` gives a closed hard gate: it is refused instead.
+        """
+        with torch.no_grad():
+            _check_no_nan(self.log_alpha, type(self).__name__)
+            gate = self._eval_gates()
+            return torch.gt(gate, 0).to(gate.dtype) if hard else gate
+
 
 class _HardConcreteChannels(_HardConcreteGates):
     """Hard-concrete gates on the channels of a layer's weight, which the geometry maps."""
@@ -415,8 +426,7 @@ class _HardConcreteChannels(_HardConcreteGates):
         return self._gated_weight()
 
     def _channel_relevance(self, *, hard=True, **kwargs):
-        gate = self._eval_gates()
-        return torch.gt(gate, 0).to(gate.dtype) if hard else gate
+        return self._gate_relevance(hard)
 
 
 class ChannelL0Mixin(ChannelGateMixin, _HardConcreteChannels, BaseARD):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from ...cplx import Cplx
+from .._guards import check_finite, layer_label, naming
 from typing import Any, ClassVar
 
 __all__ = ["SparsityStats", "named_sparsity", "sparsity"]
@@ -100,6 +101,16 @@ def named_sparsity(module, prefix="", **kwargs):
         ``(n_zeroed, numel)``; ``n_zeroed`` is a float, as published (a
         soft count need not be whole).
 
+    Raises
+    ------
+    ValueError
+        Naming the layer, if a masked or Bayesian layer has a parameter
+        holding NaN or an infinity: such an entry is refused, never counted
+        as zeroed (a NaN weight times a zero mask is still NaN).
+    TypeError
+        Naming the layer, if its ``sparsity`` lacks an argument, e.g. the
+        ``threshold`` of a Bayesian layer.
+
     Examples
     --------
     >>> from cplxmodule.nn.masked import CplxLinearMasked
@@ -109,9 +120,12 @@ def named_sparsity(module, prefix="", **kwargs):
     {'weight.real': (4.0, 8), 'weight.imag': (4.0, 8), 'bias.real': (0.0, 2), 'bias.imag': (0.0, 2)}
     """
     n_zeroed = {}
-    for layer in module.modules():
+    for name, layer in module.named_modules(prefix=prefix):
         if isinstance(layer, SparsityStats):
-            for tensor, count in layer.sparsity(**kwargs):
+            check_finite(layer, "named_sparsity", name)
+            with naming(layer_label("named_sparsity", name, layer)):
+                counts = layer.sparsity(**kwargs)
+            for tensor, count in counts:
                 n_zeroed[id(tensor) if isinstance(tensor, torch.Tensor) else tensor] = count
     for kind in ("_parameters", "_buffers"):
         for name, tensor in _named_counted(module, prefix, kind):

@@ -2,7 +2,8 @@
 
 import torch
 
-from ...base import BaseARD, _check_threshold
+from ...._guards import check_threshold
+from ...base import BaseARD
 from ....modules.linear import _RealLinear
 from ....utils.sparsity import SparsityStats, _weight_counts
 
@@ -69,7 +70,7 @@ class LinearLASSO(
         TypeError
             If ``threshold`` is not a real number.
         """
-        _check_threshold(threshold, type(self).__name__)
+        check_threshold(threshold, type(self).__name__)
         with torch.no_grad():
             return torch.gt(torch.log(torch.abs(self.weight)), threshold).to(self.weight.dtype)
 
