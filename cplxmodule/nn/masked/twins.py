@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import copy
 import functools
+import warnings
 
 import torch
+import torch.nn.utils.parametrize
 
 from ...cplx import Cplx
 from ...cplx._shared import check_choice, check_real
 from .. import _families
+from .._guards import check_finite, layer_label, renamed
 from ._channels import _parts
 from typing import Mapping, Optional
 
@@ -47,21 +50,22 @@ _MISSING = object()
 def _conversion_weight(layer):
     """The weight a twin of ``layer`` takes: what ``layer`` computes with in eval mode.
 
-    A layer with gates of its own (L0) defines ``_eval_weight()``, its
-    weight with the eval-mode gates folded in, which
+    A masked layer (its mask folded in) and a layer with gates of its own
+    (L0: its eval-mode gates folded in) define ``_eval_weight()``, which
     :func:`~cplxmodule.nn.masked.compact` stores as well; any other layer
-    computes with its ``weight`` (times a mask, or as a posterior's mean).
+    computes with its ``weight`` (as a posterior's mean).
     """
     eval_weight = getattr(layer, "_eval_weight", None)
     return layer.weight if eval_weight is None else eval_weight()
 
 
 def _source(layer, family):
-    """``layer``, or the dense layer it computes as in eval mode if it has gates of its own.
+    """``layer``, or the dense layer it computes as in eval mode if its weight is folded.
 
-    Its twins load their state from it: a gated layer's twins then take
-    its folded weight and not its gates, which would scale that weight
-    again.
+    Its twins load their state from it: a masked layer's twins then take
+    its weight times its mask (the pruned entries stay zero), a gated
+    layer's its folded weight and not its gates, which would scale that
+    weight again.
     """
     if not hasattr(layer, "_eval_weight"):
         return layer
@@ -70,6 +74,37 @@ def _source(layer, family):
         for part, value in zip(_parts(dense.weight), _parts(_conversion_weight(layer))):
             part.copy_(value)
     return dense
+
+
+# what a conversion carries from a layer to its twin besides the state_dict
+_HOOKS = (
+    "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
+    "_forward_hooks_with_kwargs", "_forward_hooks_always_called", "_backward_pre_hooks",
+    "_backward_hooks", "_state_dict_pre_hooks", "_state_dict_hooks",
+    "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks",
+)
+
+
+def _carry(source, twin):
+    """Give ``twin`` the hooks, ``requires_grad`` flags and modes of ``source``.
+
+    A parameter of both keeps its flag; one the twin adds (``log_sigma2``,
+    gates) is trainable as the source's weight is, so that a frozen layer
+    stays frozen.
+    """
+    flags = {name: p.requires_grad for name, p in source.named_parameters()}
+    of_weight = [flag for name, flag in flags.items() if name.split(".")[0] == "weight"]
+    added = any(of_weight or flags.values()) if flags else True
+    for name, parameter in twin.named_parameters():
+        parameter.requires_grad_(flags.get(name, added))
+    for hooks in _HOOKS:
+        getattr(twin, hooks).update(getattr(source, hooks))
+    if source._is_full_backward_hook is not None:
+        twin._is_full_backward_hook = source._is_full_backward_hook
+    twin.train(source.training)
+    modes = {name: sub.training for name, sub in source.named_modules()}
+    for name, sub in twin.named_modules():
+        sub.training = modes.get(name, sub.training)
 
 
 def _built_as(module, target):
@@ -127,30 +162,104 @@ def convert_layers(module: torch.nn.Module, kind: str) -> torch.nn.Module:
     >>> type(masked[0]).__name__, bool(torch.equal(masked[2].weight, model[2].weight))
     ('LinearMasked', True)
     """
-    kinds = _families.kinds()
-    check_choice(kind, "kind", "convert_layers", kinds)
-    return _convert(copy.deepcopy(module), kind, {})
+    check_choice(kind, "kind", "convert_layers", _families.kinds())
+    return _convert_model(module, kind, "convert_layers")
 
 
-def _convert(module, kind, memo):
+def _convert_model(module, kind, where):
+    """:func:`convert_layers` of a checked ``kind``, its errors and warnings naming ``where``."""
+    return _convert(_copy(module, where), kind, {}, "", where)
+
+
+def _convert(module, kind, memo, name, where):
     if id(module) in memo:  # a layer used twice stays one layer
         return memo[id(module)]
     member = _families.lookup(type(module))
     target = member.family.twins.get(kind) if member and member.convertible else None
     if target is not None and not _built_as(module, target):
+        check_finite(module, where, name)
         converted = _twin(_source(module, member.family), member.family, target)
     else:
-        converted = _convert_composite(module, kind)
+        if member is None:
+            _warn_if_left_as_it_is(module, kind, name, where)
+        converted = _convert_composite(module, kind, name, where)
         # not ``named_children``, which yields a shared child only once
-        for name, child in list(converted._modules.items()):
-            new = None if child is None else _convert(child, kind, memo)
+        for child_name, child in list(converted._modules.items()):
+            path = f"{name}.{child_name}" if name else child_name
+            new = None if child is None else _convert(child, kind, memo, path, where)
             if new is not child:
-                setattr(converted, name, new)
+                setattr(converted, child_name, new)
+    if converted is not module:
+        _carry(module, converted)
     memo[id(module)] = converted
     return converted
 
 
-def _convert_composite(module, kind):
+def _copy(module, where):
+    """``copy.deepcopy(module)``; what cannot be copied is named, with its layer."""
+    try:
+        return copy.deepcopy(module)
+    except Exception as error:  # noqa: BLE001 (whatever deepcopy raised, re-raised below)
+        found = _uncopyable(module)
+        if found is None:
+            raise
+        name, attribute = found
+        message = (
+            f"{layer_label(where, name, module.get_submodule(name))} cannot be copied: its"
+            f" attribute `{attribute}` fails to copy ({error}). A tensor computed from the"
+            " parameters (torch.nn.utils.prune's `weight`: undo it with"
+            " `torch.nn.utils.prune.remove`) or a lock must go before converting"
+        )
+        raise renamed(error, message) from error
+
+
+def _uncopyable(module):
+    """``(layer name, attribute)`` of the first attribute of a layer that deepcopy fails on."""
+    for name, layer in module.named_modules():
+        for attribute, value in vars(layer).items():
+            if attribute == "_modules":
+                continue
+            try:
+                copy.deepcopy(value)
+            except Exception:  # noqa: BLE001 (any failure names the attribute)
+                return name, attribute
+    return None
+
+
+def _warn_if_left_as_it_is(module, kind, name, where):
+    """Warn when ``module`` derives from a layer that has a ``kind`` twin but is left as it is.
+
+    Membership is by exact class: a subclass or a parametrized layer may
+    compute anything in its ``forward``, so it is copied as it is; it then
+    gets no penalty and no mask, which the user must hear of.
+    """
+    base = next(
+        (
+            cls for cls in type(module).__mro__[1:]
+            if getattr(_families.lookup(cls), "convertible", False)
+            and _families.lookup(cls).kind != kind
+            and kind in _families.lookup(cls).family.twins
+        ),
+        None,
+    )
+    if base is None:
+        return
+    if torch.nn.utils.parametrize.is_parametrized(module):
+        why = (
+            "is parametrized (torch.nn.utils.parametrize, e.g. weight_norm): remove the"
+            " parametrization first (parametrize.remove_parametrizations with"
+            " leave_parametrized=True)"
+        )
+    else:
+        why = f"is a subclass of {base.__name__}, whose own forward may compute anything"
+    warnings.warn(
+        f"{layer_label(where, name, module)} is left as it is, with no {kind!r} twin: it {why}",
+        UserWarning,
+        stacklevel=4,
+    )
+
+
+def _convert_composite(module, kind, name, where):
     """``module``, or its ``kind`` twin if it is a layer with gates that span its projections.
 
     Such a layer (a recurrent layer with hidden-unit gates) converts through
@@ -162,11 +271,12 @@ def _convert_composite(module, kind):
     composite = _families.lookup_composite(type(module))
     if composite is None or composite.kind == kind:
         return module
+    check_finite(module, where, name)
     plain = module if composite.kind == "dense" else module.plain_twin()
     target = _families.composite_twin(composite.dense, kind)
     if target is None:
         return plain
-    return target.from_plain(_convert(plain, "dense", {}))
+    return target.from_plain(_convert(plain, "dense", {}, name, where))
 
 
 def plain_composites(model, **kwargs):
@@ -242,9 +352,12 @@ def to_masked(
     >>> int(masked[0].mask.sum())
     6
     """
-    from .base import deploy_masks
+    from .base import _deploy_masks
 
-    masked = deploy_masks(convert_layers(module, "masked"), state_dict=masks, strict=strict)
+    masked = _deploy_masks(
+        _convert_model(module, "masked", "to_masked"), masks, "", False, None, strict,
+        "to_masked", "masks",
+    )
     # a layer whose gates span its projections and are pruned by a mask
     # (Gaussian unit gates) folds the deployed masks into its plain twin
     for name, layer in module.named_modules():
@@ -326,7 +439,7 @@ def _magnitude(weight):
 
 def _top(values, keep):
     """A boolean vector marking the ``keep`` fraction of largest ``values``."""
-    k = max(1, round(keep * values.numel()))
+    k = min(values.numel(), max(1, round(keep * values.numel())))
     kept = torch.zeros_like(values, dtype=torch.bool)
     kept[torch.topk(values, k, sorted=False).indices] = True
     return kept

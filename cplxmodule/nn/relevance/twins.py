@@ -15,7 +15,7 @@ import torch
 
 from ...cplx._shared import check_choice
 from .. import _families
-from ..masked.twins import convert_layers
+from ..masked.twins import _convert_model
 
 __all__ = ["to_bayesian"]
 
@@ -79,4 +79,4 @@ def to_bayesian(module: torch.nn.Module, kind: str = "vd") -> torch.nn.Module:
     'CplxGRUUnitL0'
     """
     check_choice(kind, "kind", "to_bayesian", _families.bayesian_kinds())
-    return convert_layers(module, kind)
+    return _convert_model(module, kind, "to_bayesian")
