@@ -124,26 +124,43 @@ def convert_layers(module: torch.nn.Module, kind: str) -> torch.nn.Module:
     and dtype and loads the original's state_dict with ``strict=False``, so
     weights and biases are kept (and a mask, between masked layers), and
     what the twin adds starts from its initial value (``log_sigma2 = -10``,
-    no mask). A layer with gates of its own (the L0 layers:
-    :class:`~cplxmodule.nn.relevance.LinearL0` and the ``*ChannelL0``
-    layers) converts as the dense layer it computes as in eval mode: the
-    twin's weight is its weight with the eval-mode gates folded in (as
-    :func:`~cplxmodule.nn.masked.compact` stores it), and the gates stay
-    behind. A recurrent layer with gates on its hidden units
+    no mask). In eval mode the twin computes what the layer computed (a
+    Bayesian twin as its posterior mean): a masked layer's twins of other
+    kinds take its weight times its mask, so that its pruned entries stay
+    zero (a second round of variational dropout on a fine-tuned masked
+    model keeps the pruning, and drops them again). A layer with gates of
+    its own (the L0 layers: :class:`~cplxmodule.nn.relevance.LinearL0` and
+    the ``*ChannelL0`` layers) converts as the dense layer it computes as in
+    eval mode: the twin's weight is its weight with the eval-mode gates
+    folded in (as :func:`~cplxmodule.nn.masked.compact` stores it), and the
+    gates stay behind. A recurrent layer with gates on its hidden units
     (:mod:`~cplxmodule.nn.relevance.recurrent`) converts so too: to the
     plain layer, its gates folded into its projections' weights and biases,
     whose projections then convert to ``kind``. A layer already of the kind
-    is kept as it is; layers of other types, subclasses included, are
-    copied as they are. ``module`` itself is not changed.
+    is kept as it is. ``module`` itself is not changed, whether the
+    conversion succeeds or raises.
+
+    What a swapped layer had besides its state carries over to its twin:
+    each parameter's ``requires_grad`` (a parameter the twin adds, such as
+    ``log_sigma2`` or a gate, follows the weight's, so that a frozen layer
+    stays frozen), its forward, backward and state_dict hooks (the handles
+    that registered them remove them from ``module``, not from the copy, as
+    for :func:`copy.deepcopy`) and the training mode of it and of each of
+    its submodules. A layer used under several names stays one layer.
+
+    Layers of other types are copied as they are; a subclass of a layer
+    that has a ``kind`` twin, or a layer parametrized with
+    :mod:`torch.nn.utils.parametrize` (``weight_norm``), whose ``forward``
+    may compute anything, is copied too, with a warning naming it: it gets
+    no penalty and no mask.
 
     Parameters
     ----------
     module : torch.nn.Module
     kind : str
         ``"dense"``, ``"masked"``, ``"vd"``, ``"ard"`` and the structured
-        kinds of :func:`~cplxmodule.nn.relevance.to_bayesian`. Converting to ``"dense"`` drops
-        masks and variances: deploy a mask into the weight first (see
-        :func:`~cplxmodule.nn.masked.binarize_masks`).
+        kinds of :func:`~cplxmodule.nn.relevance.to_bayesian`. Converting
+        to ``"dense"`` folds masks into the weights and drops variances.
 
     Returns
     -------
@@ -153,7 +170,21 @@ def convert_layers(module: torch.nn.Module, kind: str) -> torch.nn.Module:
     Raises
     ------
     ValueError
-        If ``kind`` is not a known kind.
+        If ``kind`` is not a known kind, or a layer to convert has a
+        parameter holding NaN or an infinity (naming it: such a weight
+        would read as pruned by a mask or a relevance threshold, and
+        poisons the output all the same).
+    RuntimeError, TypeError
+        If ``module`` cannot be copied, naming the layer and the attribute
+        that :func:`copy.deepcopy` fails on (the ``weight`` that
+        :mod:`torch.nn.utils.prune` computes from ``weight_orig``: remove
+        the pruning first; a lock).
+
+    Warns
+    -----
+    UserWarning
+        For each layer left as it is although its base class has a
+        ``kind`` twin (a subclass, a parametrized layer), naming it.
 
     Examples
     --------

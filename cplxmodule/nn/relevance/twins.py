@@ -24,10 +24,13 @@ def to_bayesian(module: torch.nn.Module, kind: str = "vd") -> torch.nn.Module:
     """The variational dropout, ARD or structured twin of ``module``.
 
     Every dense, masked or Bayesian layer, real or complex, is swapped for
-    its twin of ``kind``, weights kept and the variational parameters at
-    their initial values (see :func:`~cplxmodule.nn.masked.convert_layers`);
-    ``module`` is not changed. The first step of the train, sparsify,
-    fine-tune pipeline.
+    its twin of ``kind``, weights kept (a masked layer's with its mask
+    folded in, so that pruned weights stay pruned) and the variational
+    parameters at their initial values; ``requires_grad`` flags, hooks and
+    modes carry over, and layers with non-finite parameters are refused
+    (see :func:`~cplxmodule.nn.masked.convert_layers`, which says what
+    each conversion keeps, refuses and warns of); ``module`` is not
+    changed. The first step of the train, sparsify, fine-tune pipeline.
 
     Parameters
     ----------
@@ -61,7 +64,15 @@ def to_bayesian(module: torch.nn.Module, kind: str = "vd") -> torch.nn.Module:
     Raises
     ------
     ValueError
-        If ``kind`` is none of these.
+        If ``kind`` is none of these, or a layer has non-finite parameters.
+    RuntimeError, TypeError
+        If ``module`` cannot be copied (see
+        :func:`~cplxmodule.nn.masked.convert_layers`).
+
+    Warns
+    -----
+    UserWarning
+        For each subclass or parametrized layer left as it is, naming it.
 
     Examples
     --------
