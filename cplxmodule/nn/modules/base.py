@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import copyreg
-import operator
+import importlib
 
 import torch
 
@@ -14,7 +13,7 @@ from ...cplx._shared import check_dtype, checked_cplx
 from .. import _kinds
 from .parameter import CplxParameter  # noqa: F401  (published import path)
 from .parameter import _load_complex_children, _refuse_complex_cast
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple, Union
 
 from ...cplx._typing import CplxLike
 
@@ -90,10 +89,21 @@ class CplxToCplx(CplxParameterAccessor, _CplxStateDict):
     part, so a stateful base updates its state twice (a promoted
     :class:`torch.nn.BatchNorm1d` counts each batch twice and mixes the parts'
     statistics; a promoted :class:`torch.nn.Dropout` draws a mask per part):
-    use :class:`CplxBatchNorm1d` and :class:`CplxDropout` instead.  The
-    generated classes are cached (the
-    same ``Base`` gives the same class) and can be pickled, so
-    ``torch.save(model)`` works for models holding them.
+    use :class:`CplxBatchNorm1d` and :class:`CplxDropout` instead.
+
+    The generated classes are cached (the same ``Base`` gives the same
+    class) and named after where ``Base`` is found:
+    ``CplxToCplx[torch.nn.ELU]`` is the global
+    ``CplxToCplx[torch/nn/modules/activation:ELU]`` of this module (dots
+    written as ``/``, since pickle reads a dot as an attribute access), so
+    two bases of one short name, ``torch.nn.ELU`` and a user's ``ELU``, get
+    two names.  Pickle saves such a class by that name, as any class, and
+    finds it again in a process that has not made it yet (the module makes
+    it on lookup); a load with ``weights_only=True`` needs the class itself
+    in the allow-list, as :func:`cplxmodule.nn.safe_globals` gives it.  A
+    base that cannot be found by its name (a lambda, a local class) gives a
+    class that works but cannot be pickled.  The layers keep the short name
+    in their repr, ``CplxToCplx[ELU](alpha=1.0)``.
 
     Examples
     --------
@@ -125,27 +135,13 @@ class BaseCplxToReal(_CplxStateDict):
     """Base class of layers mapping a :class:`Cplx` to real tensors."""
 
 
-class _Promoted(type):
-    """The metaclass of the classes made by ``CplxToCplx[...]``.
+_PROMOTED: Dict[Any, type] = {}  # base -> promoted class
+_RECIPES: Dict[type, Any] = {}  # promoted class -> base
 
-    It exists only so that pickle can save such a class by the recipe that
-    made it (``CplxToCplx[base]``) instead of by a global name, which a class
-    created at run time does not have.
-    """
-
-
-def _reduce_promoted(cls):
-    base = _RECIPES.get(cls)
-    if base is None:
-        # a user subclass of a promoted class: an ordinary global
-        return cls.__qualname__
-    return operator.getitem, (CplxToCplx, base)
-
-
-copyreg.pickle(_Promoted, _reduce_promoted)
-
-_PROMOTED = {}  # base -> promoted class
-_RECIPES = {}  # promoted class -> base
+# The global name of ``CplxToCplx[base]``: ``CplxToCplx[<module>:<qualname>]``
+# of ``base``, with ``/`` for the dots of each (pickle splits a name at its
+# dots and looks each piece up in turn).
+_PREFIX, _SUFFIX = "CplxToCplx[", "]"
 
 
 def _promoted(base):
@@ -168,6 +164,83 @@ def _promoted(base):
     return _PROMOTED[base]
 
 
+def _resolve(module: str, qualname: str) -> Any:
+    """The object found at ``module`` (imported if need be) by the attributes of ``qualname``.
+
+    Raises ``ImportError`` or ``AttributeError`` where there is none.
+    """
+    obj: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _location(base: Any) -> Optional[Tuple[str, str]]:
+    """``(module, qualname)`` where ``base`` is found again, or ``None``.
+
+    A builtin such as :func:`torch.tanh` has a qualname
+    (``_VariableFunctionsClass.tanh``) that its module does not hold, but
+    its ``__name__`` is found there; a method of a builtin class, such as
+    ``torch.Tensor.tanh``, has no module, but its class has.
+    """
+    module = getattr(base, "__module__", None)
+    names = [getattr(base, "__qualname__", None), getattr(base, "__name__", None)]
+    owner = getattr(base, "__objclass__", None)
+    if module is None and isinstance(owner, type):
+        module = owner.__module__
+        names = [f"{owner.__qualname__}.{getattr(base, '__name__', '')}"]
+    if not isinstance(module, str):
+        return None
+    for name in names:
+        if not isinstance(name, str) or "<" in name:
+            continue  # a lambda or a local object: not a global
+        try:
+            if _resolve(module, name) is base:
+                return module, name
+        except (ImportError, AttributeError):
+            continue
+    return None
+
+
+def _global_name(base: Any) -> str:
+    """The name of ``CplxToCplx[base]`` in this module."""
+    location = _location(base)
+    if location is None:
+        # not found by its name again, so not picklable whatever the name:
+        # say what it is, keeping the name free of dots
+        module = getattr(base, "__module__", None) or "?"
+        label = getattr(base, "__qualname__", None) or type(base).__qualname__
+        location = str(module), str(label)
+    module, qualname = location
+    return f"{_PREFIX}{module.replace('.', '/')}:{qualname.replace('.', '/')}{_SUFFIX}"
+
+
+def _find_promoted(name: str) -> type:
+    """The class ``CplxToCplx[base]`` of global name ``name``, made if need be.
+
+    Pickle looks a class up by module and qualname; this lets it find a
+    promoted class in a process that has not made it yet. Only the one
+    name of each class is found.
+    """
+    if name.startswith(_PREFIX) and name.endswith(_SUFFIX) and ":" in name:
+        module, qualname = name[len(_PREFIX):-len(_SUFFIX)].split(":", 1)
+        try:
+            base = _resolve(module.replace("/", "."), qualname.replace("/", "."))
+            cls = _promoted(base)
+        except (ImportError, AttributeError, TypeError, ValueError):
+            pass
+        else:
+            if cls.__qualname__ == name and cls.__module__ == __name__:
+                return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+if not TYPE_CHECKING:
+    # module ``__getattr__`` (PEP 562), hidden from mypy, which would
+    # otherwise take any name imported from this module as found
+    __getattr__ = _find_promoted
+
+
 def _split_module(base):
     if base in _ELEMENTWISE:
         # one call on both parts where they share a buffer (see `_split_apply`)
@@ -185,12 +258,12 @@ def _split_module(base):
     name = f"CplxToCplx[{base.__name__}]"
     namespace = {
         "__module__": __name__,
-        "__qualname__": name,
+        "__qualname__": _global_name(base),
         "__doc__": f"Split complex :class:`{base.__module__}.{base.__qualname__}`: "
         "applied to the real and the imaginary part separately.",
         "forward": forward,
     }
-    return _Promoted(name, (CplxToCplx, base), namespace)
+    return type(name, (CplxToCplx, base), namespace)
 
 
 class _SplitFunction(CplxToCplx):
@@ -218,12 +291,12 @@ def _split_function(function):
     name = f"CplxToCplx[{label}]"
     namespace = {
         "__module__": __name__,
-        "__qualname__": name,
+        "__qualname__": _global_name(function),
         "__doc__": f"Split complex ``{label}``: applied to the real and the "
         "imaginary part separately.",
         "_function": staticmethod(function),
     }
-    return _Promoted(name, (_SplitFunction,), namespace)
+    return type(name, (_SplitFunction,), namespace)
 
 
 def _ends(module, index):
