@@ -5,6 +5,7 @@ from .modules import __all__ as _modules_all
 from .parallel import *  # noqa: F401,F403
 from .parallel import __all__ as _parallel_all
 from .cache import cached
+from .serialization import safe_globals
 from . import init, losses
 
-__all__ = _modules_all + _parallel_all + ["cached", "init", "losses"]
+__all__ = _modules_all + _parallel_all + ["cached", "safe_globals", "init", "losses"]
