@@ -171,6 +171,96 @@ def check_conv_input(input, channels, n, where):
         )
 
 
+# what each padding mode asks of the input, besides holding the kernel
+_PADDING_MODE_RULES = {
+    "zeros": "",
+    "reflect": " and each side's padding be smaller than the input",
+    "replicate": " and the input be non-empty",
+    "circular": " and each side's padding be at most the input's size",
+}
+
+
+def conv_smallest_input(kernel_size, padding, dilation, padding_mode):
+    """The smallest spatial sizes a convolution takes, as torch computes them.
+
+    The padded input must be at least the dilated kernel,
+    ``dilation * (kernel_size - 1) + 1``, in every dimension, the input
+    padded by ``padding`` on both sides (an int per dimension), by none for
+    ``"valid"``, or, for ``"same"``, by ``dilation * (kernel_size - 1)`` in
+    all, the larger half on the right. :func:`torch.nn.functional.pad`
+    asks more of the other modes: a "reflect" padding smaller than the
+    input, a "circular" one at most its size, and an input of at least one
+    entry for "replicate".
+
+    Parameters
+    ----------
+    kernel_size, dilation : tuple of int
+        One per spatial dimension.
+    padding : tuple of int or {"same", "valid"}
+    padding_mode : {"zeros", "reflect", "replicate", "circular"}
+
+    Returns
+    -------
+    tuple of int
+        The smallest size of each spatial dimension.
+    """
+    smallest = []
+    for i, (k, d) in enumerate(zip(kernel_size, dilation)):
+        total = d * (k - 1)
+        if padding == "same":
+            side = total - total // 2
+        else:
+            side = 0 if padding == "valid" else padding[i]
+            total = 2 * side
+        # the padded input, ``size + total``, holds the dilated kernel, ``d * (k - 1) + 1``
+        size = d * (k - 1) + 1 - total
+        if padding_mode == "reflect":
+            size = max(size, side + 1)
+        elif padding_mode == "circular":
+            size = max(size, side)
+        elif padding_mode == "replicate":
+            size = max(size, 1)
+        smallest.append(max(size, 0))
+    return tuple(smallest)
+
+
+def check_conv_input_size(input, kernel_size, padding, dilation, padding_mode, where):
+    """Raise a ``ValueError`` unless ``input``'s spatial sizes fit a convolution.
+
+    A few integer comparisons on the shape, no tensor op: the sizes must be
+    at least those of :func:`conv_smallest_input` (same arguments), e.g.
+    ``"CplxConv2d: `input` must have spatial sizes of at least (9, 9) for
+    kernel_size=(9, 9), dilation=(1, 1), padding=(0, 0) and
+    padding_mode='zeros' (the padded input must hold the dilated kernel),
+    got shape (1, 2, 5, 5)"``; and, as torch's kernels require, none of
+    them zero unless the batch or the channels are, and at least one
+    channel for the "reflect" and "replicate" modes.
+    """
+    smallest = conv_smallest_input(kernel_size, padding, dilation, padding_mode)
+    shape = input.shape
+    leading = len(shape) - len(smallest)
+    for size, least in zip(shape[leading:], smallest):
+        if size < least:
+            raise ValueError(
+                f"{_prefix(where)}`input` must have spatial sizes of at least {smallest}"
+                f" for kernel_size={tuple(kernel_size)}, dilation={tuple(dilation)},"
+                f" padding={padding!r} and padding_mode={padding_mode!r} (the padded"
+                f" input must hold the dilated kernel{_PADDING_MODE_RULES[padding_mode]}),"
+                f" got shape {tuple(shape)}"
+            )
+        if size == 0 and math.prod(shape[:leading]):
+            raise ValueError(
+                f"{_prefix(where)}`input` must have no spatial size 0 unless its batch or"
+                f" channel size is 0, as torch's convolutions require, got shape {tuple(shape)}"
+            )
+    if padding_mode in ("reflect", "replicate") and shape[leading - 1] == 0:
+        raise ValueError(
+            f"{_prefix(where)}`input` must have at least one channel for"
+            f" padding_mode={padding_mode!r}, as torch's padding requires,"
+            f" got shape {tuple(shape)}"
+        )
+
+
 def check_spatial_dims(input, n, where):
     """Raise a ``ValueError`` unless ``input`` is ``(N, C, *spatial)`` or ``(C, *spatial)``."""
     if input.dim() not in (n + 1, n + 2):
@@ -415,6 +505,22 @@ def check_padding(padding, padding_mode, stride, n, where=None):
             _fail(padding, "padding", where, "an int, a tuple, 'same' or 'valid'")
         if padding == "same" and any(s != 1 for s in ntuple(stride, n, "stride", where)):
             _fail(stride, "stride", where, "1 for `padding`='same'")
+
+
+def check_output_padding(output_padding, stride, dilation, where):
+    """Raise a ``ValueError`` unless each ``output_padding`` is smaller than its stride or dilation.
+
+    torch's transposed convolutions require it of each dimension, e.g.
+    ``"CplxConvTranspose2d: `output_padding` must be smaller than `stride`
+    (1, 1) or `dilation` (1, 1) in each dimension, got (3, 3)"``; all three
+    are tuples of one int per dimension.
+    """
+    if any(o >= max(s, d) for o, s, d in zip(output_padding, stride, dilation)):
+        expected = (
+            f"smaller than `stride` {tuple(stride)} or `dilation` {tuple(dilation)}"
+            " in each dimension"
+        )
+        _fail(output_padding, "output_padding", where, expected)
 
 
 def check_transposed_padding_mode(padding_mode, where):

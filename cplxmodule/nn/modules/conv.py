@@ -11,8 +11,10 @@ import torch.nn.functional as F
 from ...cplx._product import conv_transposend, convnd
 from ...cplx._shared import (
     check_conv_input,
+    check_conv_input_size,
     check_divides,
     check_non_negative_int,
+    check_output_padding,
     check_padding,
     check_positive_int,
     check_transposed_padding_mode,
@@ -69,8 +71,9 @@ class CplxConvNd(_WeightedForward, CplxToCplx):
     Subclasses set the number of spatial dimensions ``_n`` and the functional
     op ``_conv``, called as :func:`cplxmodule.cplx.conv2d` (or
     :func:`~cplxmodule.cplx.conv_transpose2d`) is. ``forward`` checks the
-    input (``_check_inputs``) and calls ``_weighted_forward``, which passes
-    the weight and bias to ``_dense_forward(input, *, weight, bias)``
+    input (``_check_inputs``: its shape and, but for a transposed
+    convolution, that it fits the kernel) and calls ``_weighted_forward``,
+    which passes the weight and bias to ``_dense_forward(input, *, weight, bias)``
     (transposed: also ``output_size=``), the single place where a weight
     meets the op, so a masked or Bayesian subclass passes its own weight,
     or a real weight with a real input, and keeps ``forward``. The layers of this package
@@ -133,6 +136,7 @@ class CplxConvNd(_WeightedForward, CplxToCplx):
         check_padding(padding, padding_mode, stride, n, where=name)
         if transposed:
             check_transposed_padding_mode(padding_mode, name)
+            check_output_padding(output_padding, stride, dilation, name)
         if not isinstance(padding, str):
             padding = ntuple(padding, n, "padding", name, minimum=0)
         super().__init__()
@@ -156,9 +160,14 @@ class CplxConvNd(_WeightedForward, CplxToCplx):
         _reset_weight_and_bias(self.weight, self.bias, fan_in)
 
     def _check_inputs(self, input):
-        n, channels = self._n, self.in_channels
+        n, channels, name = self._n, self.in_channels, self._get_name()
         input = _check_cplx(self, input, conv_input_shape(channels, n))
-        check_conv_input(input, channels, n, self._get_name())
+        check_conv_input(input, channels, n, name)
+        if not self.transposed:
+            # torch's kernel would refuse it without naming the layer
+            check_conv_input_size(
+                input, self.kernel_size, self.padding, self.dilation, self.padding_mode, name
+            )
         return input
 
     def extra_repr(self):
@@ -318,6 +327,16 @@ _CONV_DOC = """Complex {n}d convolution, the twin of :class:`torch.nn.Conv{n}d`.
     are options (``init.cplx_kaiming_rayleigh_(layer.weight)``), measured
     in :doc:`/api/init`.
 
+    Raises
+    ------
+    ValueError
+        At the call, naming the layer and ``input``, if the input, padded,
+        is smaller than the dilated kernel, ``dilation * (kernel_size - 1)
+        + 1``, in a spatial dimension, or torch's padding refuses it (a
+        "reflect" padding not smaller than the input, a "circular" one
+        larger than it, an empty dimension), as torch's kernel would
+        without naming the layer.
+
     Shape
     -----
     - Input: ``(N, C_in, *spatial_in)`` or ``(C_in, *spatial_in)``, where
@@ -341,6 +360,15 @@ _CONV_TRANSPOSE_DOC = """Complex {n}d transposed convolution.
     device=None, dtype=None`` (only the "zeros" padding mode, as in torch).
     ``forward(input, output_size=None)`` resolves ``output_size`` as torch
     does.
+
+    Raises
+    ------
+    ValueError
+        At construction, naming the layer and ``output_padding``, if an
+        ``output_padding`` is neither smaller than its ``stride`` nor than
+        its ``dilation`` (torch's kernel refuses it at the call); at the
+        call, naming ``output_size``, if ``output_size`` is out of the
+        range the input allows.
 
     Shape
     -----
