@@ -119,11 +119,16 @@ def named_sparsity(module, prefix="", **kwargs):
     >>> dict(named_sparsity(layer))
     {'weight.real': (4.0, 8), 'weight.imag': (4.0, 8), 'bias.real': (0.0, 2), 'bias.imag': (0.0, 2)}
     """
+    return _named_sparsity(module, prefix, kwargs, "named_sparsity")
+
+
+def _named_sparsity(module, prefix, kwargs, where):
+    """:func:`named_sparsity`, its errors naming the helper ``where``."""
     n_zeroed = {}
     for name, layer in module.named_modules(prefix=prefix):
         if isinstance(layer, SparsityStats):
-            check_finite(layer, "named_sparsity", name)
-            with naming(layer_label("named_sparsity", name, layer)):
+            check_finite(layer, where, name)
+            with naming(layer_label(where, name, layer)):
                 counts = layer.sparsity(**kwargs)
             for tensor, count in counts:
                 n_zeroed[id(tensor) if isinstance(tensor, torch.Tensor) else tensor] = count
@@ -148,6 +153,11 @@ def sparsity(module, **kwargs):
         Zeroed entries over all entries, as :func:`named_sparsity` counts
         them; ``0.0`` for a model without parameters or buffers.
 
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`named_sparsity`, naming the layer.
+
     Examples
     --------
     >>> from cplxmodule.nn.masked import LinearMasked
@@ -157,7 +167,7 @@ def sparsity(module, **kwargs):
     0.2
     """
     n_zeroed = n_total = 0
-    for _, (zeroed, total) in named_sparsity(module, **kwargs):
+    for _, (zeroed, total) in _named_sparsity(module, "", kwargs, "sparsity"):
         n_zeroed, n_total = n_zeroed + zeroed, n_total + total
     return float(n_zeroed / n_total) if n_total else 0.0
 
