@@ -98,20 +98,36 @@ def keep_current(module, state_dict, prefix):
     )
 
 
-def refuse_non_finite(module, state_dict, prefix, error_msgs):
-    """Report a non-finite entry of ``module`` in ``state_dict``; whether one was found.
+def refuse_bad_entries(module, state_dict, prefix, error_msgs, unchecked_shapes=()):
+    """Report a non-finite or misshapen entry of ``module`` in ``state_dict``; whether one was found.
 
-    When one is, the error is added to ``error_msgs`` (torch's loader raises
-    it with the others once the load ends) and ``module`` keeps its tensors
-    (:func:`keep_current`): the caller returns without loading.
+    Every entry under ``prefix`` must be finite, and every one of the
+    module's own tensors (its children's included; but those named in
+    ``unchecked_shapes``) must come in its shape. When one does not, the
+    error is added to ``error_msgs`` (torch's loader raises it with the
+    others once the load ends) and ``module`` keeps all its tensors
+    (:func:`keep_current`), rather than loading those before or after the
+    bad one: the caller returns without loading.
     """
+    shapes = {
+        prefix + name: tensor.shape
+        for name, tensor in module.state_dict(keep_vars=True).items()
+        if name not in unchecked_shapes
+    }
     for key, value in state_dict.items():
-        if key.startswith(prefix) and non_finite(value):
-            error_msgs.append(
-                f"While loading {key!r}: {type(module).__name__}: a masked or Bayesian "
-                "layer must load finite values, got NaN or infinite ones (refused, "
-                "never counted as pruned); the layer is left as it was"
-            )
-            keep_current(module, state_dict, prefix)
-            return True
+        if not key.startswith(prefix) or not isinstance(value, torch.Tensor):
+            continue
+        if non_finite(value):
+            problem = ("a masked or Bayesian layer must load finite values, got NaN or"
+                       " infinite ones (refused, never counted as pruned)")
+        elif key in shapes and value.shape != shapes[key]:
+            problem = (f"size mismatch: copying a tensor of shape {tuple(value.shape)} from"
+                       f" the checkpoint, the shape in the current model is {tuple(shapes[key])}")
+        else:
+            continue
+        error_msgs.append(
+            f"While loading {key!r}: {type(module).__name__}: {problem}; the layer is left as it was"
+        )
+        keep_current(module, state_dict, prefix)
+        return True
     return False

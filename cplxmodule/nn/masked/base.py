@@ -11,7 +11,7 @@ import torch
 from ...cplx import Cplx
 from ...cplx.tensor import _pair
 from .. import cache
-from .._guards import keep_current, naming, non_finite, refuse_non_finite
+from .._guards import keep_current, naming, non_finite, refuse_bad_entries
 from ..cache import _cached_attr, _memo
 from ..modules._weighted import _check_forward_calls_base, _registered
 from ..modules.parameter import _refuse_complex_cast
@@ -379,7 +379,7 @@ class BaseMasked(torch.nn.Module, SparsityStats):
             error_msgs.append(f"While loading {key!r}: {e}")
             keep_current(self, state_dict, prefix)
             return
-        if refuse_non_finite(self, state_dict, prefix, error_msgs):
+        if refuse_bad_entries(self, state_dict, prefix, error_msgs, unchecked_shapes=("mask",)):
             return
         if key not in state_dict:
             # strict loading reports the mask missing even when none is set

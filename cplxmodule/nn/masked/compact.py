@@ -128,7 +128,8 @@ def compact(
         package left. A variational dropout, ARD or LASSO layer computes
         there what its masked twin with mask ``relevance(threshold)`` computes
         (the sparsification is the point); an L0 layer what it computes itself
-        in eval mode (weight times its deterministic gates).
+        in eval mode (weight times its deterministic gates). A rebuilt layer
+        keeps the hooks and ``requires_grad`` flags of the layer it replaces.
 
     Raises
     ------
@@ -139,8 +140,10 @@ def compact(
         names no recurrent layer, one with ``proj_size``, or a read-out that
         is not a linear layer used once with the recurrent output's width,
         if a mask is not binary (see
-        :func:`~cplxmodule.nn.masked.binarize_masks`), or if a Bayesian layer
-        that needs a ``threshold`` meets none, naming the layer.
+        :func:`~cplxmodule.nn.masked.binarize_masks`), if a Bayesian layer
+        that needs a ``threshold`` meets none, or if a masked or Bayesian
+        layer has a parameter holding NaN or an infinity, naming the layer;
+        if ``threshold`` is NaN.
     RuntimeError
         If a masked layer has no mask, naming it.
 
@@ -286,16 +289,25 @@ def compact(
                 _channels.shrink_chain(_channels.chain(sequential, uses), units, uses)
         shrunk = _recurrent.shrink(model, units, readers)
         new = {
-            key: _rebuild(unit, max_density).train(False)
+            key: _inference(_rebuild(unit, max_density), unit.layer)
             for key, unit in units.items()
             if unit.changed
         }
     _replace(model, new)
     model = new.get(id(model), model)
     # built once their projections are rebuilt, which they take along
-    new = {key: _recurrent.CompactRecurrent(*plan).train(False) for key, plan in shrunk.items()}
+    new = {
+        key: _inference(_recurrent.CompactRecurrent(*plan), plan[0])
+        for key, plan in shrunk.items()
+    }
     _replace(model, new)
     return new.get(id(model), model)
+
+
+def _inference(module, layer):
+    """``module``, which replaces ``layer``, in eval mode with its hooks and ``requires_grad`` flags."""
+    twins._carry(layer, module)
+    return module.train(False)
 
 
 def _replace(model, new):

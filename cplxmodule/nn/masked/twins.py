@@ -38,9 +38,15 @@ def _twin(layer, family, cls):
         device=real.device,
         dtype=real.dtype,
     )
-    # shared keys (weight, bias, a mask between masked layers) load; the
-    # twin's own state (``log_sigma2``, ``mask``) keeps its initial value
-    twin.load_state_dict(layer.state_dict(), strict=False)
+    # shared keys of one shape (weight, bias, the variances of VD and ARD)
+    # load; the twin's own state keeps its initial value, as does what means
+    # another thing in it (a channel gate's ``log_sigma2`` in a per-weight twin)
+    own = twin.state_dict()
+    twin.load_state_dict(
+        {key: value for key, value in layer.state_dict().items()
+         if key in own and own[key].shape == value.shape},
+        strict=False,
+    )
     return twin.train(layer.training)
 
 
@@ -89,14 +95,13 @@ def _carry(source, twin):
     """Give ``twin`` the hooks, ``requires_grad`` flags and modes of ``source``.
 
     A parameter of both keeps its flag; one the twin adds (``log_sigma2``,
-    gates) is trainable as the source's weight is, so that a frozen layer
-    stays frozen.
+    gates) is trainable as the weight of the module that holds it is in
+    the source (as any parameter of the source, for a module without one),
+    so that a frozen layer stays frozen.
     """
     flags = {name: p.requires_grad for name, p in source.named_parameters()}
-    of_weight = [flag for name, flag in flags.items() if name.split(".")[0] == "weight"]
-    added = any(of_weight or flags.values()) if flags else True
     for name, parameter in twin.named_parameters():
-        parameter.requires_grad_(flags.get(name, added))
+        parameter.requires_grad_(flags[name] if name in flags else _added_flag(flags, name))
     for hooks in _HOOKS:
         getattr(twin, hooks).update(getattr(source, hooks))
     if source._is_full_backward_hook is not None:
@@ -195,6 +200,14 @@ def convert_layers(module: torch.nn.Module, kind: str) -> torch.nn.Module:
     """
     check_choice(kind, "kind", "convert_layers", _families.kinds())
     return _convert_model(module, kind, "convert_layers")
+
+
+def _added_flag(flags, name):
+    """``requires_grad`` of a parameter ``name`` that a twin adds, from the source's ``flags``."""
+    owner = name.rpartition(".")[0]
+    weight = f"{owner}.weight" if owner else "weight"
+    of_weight = [flag for key, flag in flags.items() if key == weight or key.startswith(weight + ".")]
+    return any(of_weight or flags.values()) if flags else True
 
 
 def _convert_model(module, kind, where):
@@ -323,6 +336,7 @@ def plain_composites(model, **kwargs):
         composite = _families.lookup_composite(type(module))
         if composite is not None and composite.kind != "dense" and id(module) not in new:
             new[id(module)] = module.plain_twin(**kwargs)
+            _carry(module, new[id(module)])
     for parent in list(model.modules()):
         for name, child in list(parent._modules.items()):
             if id(child) in new:

@@ -21,7 +21,7 @@ import warnings
 import torch
 
 from ...cplx import Cplx
-from .._guards import check_finite, check_threshold, layer_label, naming, refuse_non_finite
+from .._guards import check_finite, check_threshold, layer_label, naming, refuse_bad_entries
 from ..modules._weighted import _check_forward_calls_base, _weight_and_bias
 from ._doc import layer_doc
 from ..utils.sparsity import SparsityStats, _weight_counts
@@ -74,8 +74,9 @@ class BaseARD(torch.nn.Module):
         self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
     ):
         # a NaN weight or variance would be counted as pruned by the
-        # relevance mask: the whole layer refuses it and stays as it was
-        if not refuse_non_finite(self, state_dict, prefix, error_msgs):
+        # relevance mask: the whole layer refuses it, or a misshapen
+        # tensor, and stays as it was
+        if not refuse_bad_entries(self, state_dict, prefix, error_msgs):
             super()._load_from_state_dict(
                 state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
             )
