@@ -6,13 +6,12 @@ import importlib
 import io
 import pickle
 import pickletools
-import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 
 from ..cplx.conversions import _ELEMENTWISE
-from .modules.base import _promoted
+from .modules.base import _promoted, _resolve
 
 __all__ = ["safe_globals"]
 
@@ -173,16 +172,6 @@ class _StoragesByReference(pickle.Pickler):
         if isinstance(obj, torch.storage.TypedStorage) or torch.is_storage(obj):
             return "storage"
         return None
-
-
-def _resolve(module: str, name: str) -> Any:
-    """The object that pickle found for the global ``module`` ``name``."""
-    if module not in sys.modules:
-        importlib.import_module(module)
-    obj: Any = sys.modules[module]
-    for part in name.split("."):
-        obj = getattr(obj, part)
-    return obj
 
 
 def _torch_defaults() -> Dict[int, Any]:
