@@ -256,14 +256,30 @@ def family_cases(draw, source_kind):
     )
 
 
+def drawn_layer(case, draw):
+    """``(family, layer, generator)``: the case's layer in a random state."""
+    generator = torch.Generator().manual_seed(case["seed"])
+    layer = build(case["source"], case["family"], case["empty"], case["dtype"])
+    set_state(layer, draw, generator)
+    return case["family"], layer, generator
+
+
+def poison(layer, value):
+    """Put ``value`` (``None``: nothing) in the layer's weight; whether it went in."""
+    weight = layer.weight.real if isinstance(layer.weight, Cplx) else layer.weight
+    if value is None or not weight.numel():
+        return False
+    with torch.no_grad():
+        weight.view(-1)[0] = value
+    return True
+
+
 @pytest.mark.parametrize("source_kind", SOURCE_KINDS)
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_a_conversion_computes_what_its_source_computes_and_carries_its_state(source_kind, data):
     case = data.draw(family_cases(source_kind))
-    family, generator = case["family"], torch.Generator().manual_seed(case["seed"])
-    layer = build(case["source"], family, case["empty"], case["dtype"])
-    set_state(layer, data.draw, generator)
+    family, layer, generator = drawn_layer(case, data.draw)
     names = [name for name, _ in layer.named_parameters()]
     for name in data.draw(st.sets(st.sampled_from(names)) if names else st.just(set())):
         layer.get_parameter(name).requires_grad_(False)
@@ -273,11 +289,7 @@ def test_a_conversion_computes_what_its_source_computes_and_carries_its_state(so
         layer.register_forward_hook(lambda module, args, out: calls.append("post"))
     model = Model(layer, case["tied"])
     model.train(case["training"])
-    weight = layer.weight.real if isinstance(layer.weight, Cplx) else layer.weight
-    poisoned = case["poison"] is not None and weight.numel() > 0
-    if poisoned:
-        with torch.no_grad():
-            weight.view(-1)[0] = case["poison"]
+    poisoned = poison(layer, case["poison"])
     target = family.twins.get(case["kind"])
     rebuilt = target is not None and not of_kind(layer, target)
     before = snapshot(model)
@@ -402,19 +414,13 @@ def kept(layer, family, threshold, weight):
 @given(data=st.data())
 def test_compact_computes_what_its_source_computes_and_keeps_its_hooks(source_kind, data):
     case = data.draw(family_cases(source_kind))
-    family, generator = case["family"], torch.Generator().manual_seed(case["seed"])
-    layer = build(case["source"], family, case["empty"], case["dtype"])
-    set_state(layer, data.draw, generator)
+    family, layer, generator = drawn_layer(case, data.draw)
     threshold = data.draw(st.sampled_from([-1.0, 0.0, 3.0]))
     calls = []
     layer.register_forward_hook(lambda module, args, out: calls.append("post"))
-    layer.weight.real.requires_grad_(False) if isinstance(layer.weight, Cplx) else None
+    next(layer.parameters()).requires_grad_(False)
     model = Model(layer, case["tied"])
-    weight = layer.weight.real if isinstance(layer.weight, Cplx) else layer.weight
-    poisoned = case["poison"] is not None and weight.numel() > 0 and source_kind != "dense"
-    if poisoned:
-        with torch.no_grad():
-            weight.view(-1)[0] = case["poison"]
+    poisoned = source_kind != "dense" and poison(layer, case["poison"])
     before = snapshot(model)
     if poisoned:
         with pytest.raises(ValueError, match=r"compact: layer 'first'.*finite"):
