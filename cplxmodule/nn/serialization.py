@@ -11,7 +11,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import torch
 
 from ..cplx.conversions import _ELEMENTWISE
-from .modules.base import _promoted, _resolve
+from ._globals import resolve as _resolve
+from .modules.base import _promoted
 
 __all__ = ["safe_globals"]
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-
 import torch
 
 from ...cplx import Cplx
@@ -11,9 +9,10 @@ from ...cplx.conversions import _COMPILED, _ELEMENTWISE, _split_apply
 from ...cplx._dtypes import AUTOCAST_DTYPES, HALF_DTYPES, autocast_dtype
 from ...cplx._shared import check_dtype, checked_cplx
 from .. import _kinds
+from .._globals import finder, global_name
 from .parameter import CplxParameter  # noqa: F401  (published import path)
 from .parameter import _load_complex_children, _refuse_complex_cast
-from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Union
 
 from ...cplx._typing import CplxLike
 
@@ -138,11 +137,6 @@ class BaseCplxToReal(_CplxStateDict):
 _PROMOTED: Dict[Any, type] = {}  # base -> promoted class
 _RECIPES: Dict[type, Any] = {}  # promoted class -> base
 
-# The global name of ``CplxToCplx[base]``: ``CplxToCplx[<module>:<qualname>]``
-# of ``base``, with ``/`` for the dots of each (pickle splits a name at its
-# dots and looks each piece up in turn).
-_PREFIX, _SUFFIX = "CplxToCplx[", "]"
-
 
 def _promoted(base):
     """The split complex layer class for the real layer class or function ``base``."""
@@ -164,81 +158,11 @@ def _promoted(base):
     return _PROMOTED[base]
 
 
-def _resolve(module: str, qualname: str) -> Any:
-    """The object found at ``module`` (imported if need be) by the attributes of ``qualname``.
-
-    Raises ``ImportError`` or ``AttributeError`` where there is none.
-    """
-    obj: Any = importlib.import_module(module)
-    for part in qualname.split("."):
-        obj = getattr(obj, part)
-    return obj
-
-
-def _location(base: Any) -> Optional[Tuple[str, str]]:
-    """``(module, qualname)`` where ``base`` is found again, or ``None``.
-
-    A builtin such as :func:`torch.tanh` has a qualname
-    (``_VariableFunctionsClass.tanh``) that its module does not hold, but
-    its ``__name__`` is found there; a method of a builtin class, such as
-    ``torch.Tensor.tanh``, has no module, but its class has.
-    """
-    module = getattr(base, "__module__", None)
-    names = [getattr(base, "__qualname__", None), getattr(base, "__name__", None)]
-    owner = getattr(base, "__objclass__", None)
-    if module is None and isinstance(owner, type):
-        module = owner.__module__
-        names = [f"{owner.__qualname__}.{getattr(base, '__name__', '')}"]
-    if not isinstance(module, str):
-        return None
-    for name in names:
-        if not isinstance(name, str) or "<" in name:
-            continue  # a lambda or a local object: not a global
-        try:
-            if _resolve(module, name) is base:
-                return module, name
-        except (ImportError, AttributeError):
-            continue
-    return None
-
-
-def _global_name(base: Any) -> str:
-    """The name of ``CplxToCplx[base]`` in this module."""
-    location = _location(base)
-    if location is None:
-        # not found by its name again, so not picklable whatever the name:
-        # say what it is, keeping the name free of dots
-        module = getattr(base, "__module__", None) or "?"
-        label = getattr(base, "__qualname__", None) or type(base).__qualname__
-        location = str(module), str(label)
-    module, qualname = location
-    return f"{_PREFIX}{module.replace('.', '/')}:{qualname.replace('.', '/')}{_SUFFIX}"
-
-
-def _find_promoted(name: str) -> type:
-    """The class ``CplxToCplx[base]`` of global name ``name``, made if need be.
-
-    Pickle looks a class up by module and qualname; this lets it find a
-    promoted class in a process that has not made it yet. Only the one
-    name of each class is found.
-    """
-    if name.startswith(_PREFIX) and name.endswith(_SUFFIX) and ":" in name:
-        module, qualname = name[len(_PREFIX):-len(_SUFFIX)].split(":", 1)
-        try:
-            base = _resolve(module.replace("/", "."), qualname.replace("/", "."))
-            cls = _promoted(base)
-        except (ImportError, AttributeError, TypeError, ValueError):
-            pass
-        else:
-            if cls.__qualname__ == name and cls.__module__ == __name__:
-                return cls
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 if not TYPE_CHECKING:
-    # module ``__getattr__`` (PEP 562), hidden from mypy, which would
+    # module ``__getattr__`` (PEP 562): pickle finds a promoted class in a
+    # process that has not made it yet; hidden from mypy, which would
     # otherwise take any name imported from this module as found
-    __getattr__ = _find_promoted
+    __getattr__ = finder(__name__, ("CplxToCplx",), lambda prefix, base: _promoted(base))
 
 
 def _split_module(base):
@@ -258,7 +182,7 @@ def _split_module(base):
     name = f"CplxToCplx[{base.__name__}]"
     namespace = {
         "__module__": __name__,
-        "__qualname__": _global_name(base),
+        "__qualname__": global_name("CplxToCplx", base),
         "__doc__": f"Split complex :class:`{base.__module__}.{base.__qualname__}`: "
         "applied to the real and the imaginary part separately.",
         "forward": forward,
@@ -291,7 +215,7 @@ def _split_function(function):
     name = f"CplxToCplx[{label}]"
     namespace = {
         "__module__": __name__,
-        "__qualname__": _global_name(function),
+        "__qualname__": global_name("CplxToCplx", function),
         "__doc__": f"Split complex ``{label}``: applied to the real and the "
         "imaginary part separately.",
         "_function": staticmethod(function),
