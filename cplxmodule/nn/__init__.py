@@ -7,5 +7,8 @@ from .parallel import __all__ as _parallel_all
 from .cache import cached
 from .serialization import safe_globals
 from . import init, losses
+# the twins of every family, so that the table of families and kinds is
+# complete whatever part of the package was imported first
+from . import masked, relevance  # noqa: E402,F401
 
 __all__ = _modules_all + _parallel_all + ["cached", "safe_globals", "init", "losses"]

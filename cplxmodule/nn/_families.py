@@ -22,8 +22,10 @@ The lookups import the modules that declare twins first, so the table is
 complete whatever the caller imported.
 """
 
-import importlib
+import functools
 from typing import NamedTuple
+
+from ._globals import finder, global_name
 
 __all__ = []
 
@@ -87,6 +89,12 @@ class Family:
     twins : dict of str to type
         The member of each kind that :func:`convert_layers` converts to
         (``"dense"``, ``"masked"``, ``"vd"``, ``"ard"``, ...).
+    entry : type
+        The class that declared the family, whose ``forward`` calls the
+        dense entry point: ``dense`` itself, or this package's twin of a
+        torch layer.
+    complex : bool
+        Whether the family's layers are complex.
     """
 
     def __init__(self, args, *, dense=None, kernel_dims=0, transposed=False,
@@ -98,6 +106,10 @@ class Family:
         self.spatial = kernel_dims if shrinkable else None
         self.sizes = features if shrinkable else None
         self.twins = {}
+        #: the class that declared the family: ``dense`` itself, or for
+        #: torch's layers this package's twin of it with the entry point
+        self.entry = None
+        self.complex = False
 
     @property
     def name(self):
@@ -156,11 +168,8 @@ class Composite(NamedTuple):
 _COMPOSITES = {}  # exact class -> Composite
 _COMPOSITE_TWINS = {}  # plain class -> {kind: twin class}
 
-# the packages whose classes declare twins: imported before a lookup
-_TWIN_MODULES = ("cplxmodule.nn.masked", "cplxmodule.nn.relevance")
 
-
-def declare(cls, family=None, kind=None, *, twin=True, convertible=True):
+def declare(cls, family=None, kind=None, *, twin=True, convertible=True, complex=False):
     """Record what the class statement of ``cls`` declares; return its :class:`Family`.
 
     Called by the dense entry point's ``__init_subclass__`` with the class
@@ -170,11 +179,13 @@ def declare(cls, family=None, kind=None, *, twin=True, convertible=True):
     a member that :func:`convert_layers` does not convert to (the
     extensions' layers, with arguments of their own); ``convertible=False``
     one that it does not convert from either (the Gaussian bases, the
-    extensions' LASSO and complex VD variants).
+    extensions' LASSO and complex VD variants). ``complex`` says whether a
+    new family's layers are complex (their twins take the complex kinds).
     """
     if isinstance(family, Family):
         if family.dense is None:
             family.dense = cls
+        family.entry, family.complex = cls, complex
         _FAMILIES[family.dense] = family
         add_member(family, "dense", family.dense)
         return family
@@ -202,24 +213,16 @@ def declare_composite(cls, dense, kind):
 
 def lookup_composite(cls):
     """The :class:`Composite` record of the exact class ``cls``, or ``None``."""
-    _complete()
     return _COMPOSITES.get(cls)
 
 
 def composite_twin(dense, kind):
     """The ``kind`` twin of the plain layer class ``dense``, or ``None``."""
-    _complete()
     return _COMPOSITE_TWINS.get(dense, {}).get(kind)
-
-
-def _complete():
-    for name in _TWIN_MODULES:
-        importlib.import_module(name)
 
 
 def lookup(cls):
     """The :class:`Member` record of the exact class ``cls``, or ``None``."""
-    _complete()
     return _MEMBERS.get(cls)
 
 
@@ -230,7 +233,6 @@ def families():
 
 def kinds():
     """The kinds :func:`convert_layers` converts to, sorted."""
-    _complete()
     return sorted({kind for family in _FAMILIES.values() for kind in family.twins}
                   | {kind for twins in _COMPOSITE_TWINS.values() for kind in twins})
 
@@ -238,3 +240,118 @@ def kinds():
 def bayesian_kinds():
     """The kinds of the Bayesian twins (what ``to_bayesian`` converts to), sorted."""
     return [kind for kind in kinds() if kind not in ("dense", "masked")]
+
+
+class Kind(NamedTuple):
+    """How a dense layer becomes a twin of one kind: the bases put around its class."""
+
+    name: str
+    #: added to the dense class's name, e.g. ``"VD"``
+    suffix: str
+    #: the kind's bases before the dense class (its mixins) and after it
+    before: tuple
+    after: tuple = ()
+    #: constructor arguments the kind binds, e.g. ``(("gated", "input"),)``
+    bound: tuple = ()
+
+
+_KINDS = {}  # (name, complex) -> Kind
+_MADE = {}  # (plain class, bases) -> twin class made of it
+_PLAIN = {}  # twin class made by ``twin_class`` -> its plain class
+
+
+def declare_kind(name, suffix, before, after=(), *, complex=None, **bound):
+    """Record the bases that make a twin of kind ``name`` of a real, complex (or any) dense class."""
+    for flag in (False, True) if complex is None else (complex,):
+        _KINDS[name, flag] = Kind(name, suffix, tuple(before), tuple(after), tuple(bound.items()))
+
+
+def dense_family(cls):
+    """The family of the nearest dense class that ``cls`` derives from, or ``None``."""
+    for base in cls.__mro__:
+        member = _MEMBERS.get(base)
+        if member is not None and member.kind == "dense":
+            return member.family
+    return None
+
+
+def plain_class(cls):
+    """The dense class that a layer of class ``cls`` converts through, or ``None``.
+
+    A family's member that converts (its dense class, a twin, an L0
+    layer): the family's dense class; a twin that :func:`twin_class` made
+    of a user's class: that class; a user's subclass of a dense class that
+    has no kind of its own: the subclass itself, whose ``forward`` and
+    parameters its twins keep. Anything else (a subclass of a twin, a
+    Gaussian base, an opaque module) does not convert.
+    """
+    member = _MEMBERS.get(cls)
+    if member is not None:
+        return member.family.dense if member.convertible else None
+    if cls in _PLAIN:
+        return _PLAIN[cls]
+    family = dense_family(cls)
+    kinds = {_MEMBERS[base].kind for base in cls.__mro__ if base in _MEMBERS}
+    if family is None or kinds != {"dense"} or any(base in _PLAIN for base in cls.__mro__):
+        return None
+    return cls
+
+
+def twin_class(plain, kind):
+    """The ``kind`` twin of the dense class ``plain``: a class, a class with bound arguments, or ``None``.
+
+    A family's dense class has its published twins (``CplxConv2dVD``); any
+    other dense class (a user's subclass, a family a user declared) gets a
+    class made of the kind's bases around it, once, named
+    ``<Plain><Suffix>`` (pickled under the global name ``<Suffix>[<module>:
+    <qualname>]`` of this module). ``None`` for a kind that has no twin of
+    a single layer (the recurrent layers' unit gates).
+    """
+    family = dense_family(plain)
+    if kind == "dense":
+        return plain
+    if plain is family.dense and kind in family.twins:
+        return family.twins[kind]
+    row = _KINDS.get((kind, family.complex))
+    if row is None:
+        return None
+    cls = _made(plain, row, family)
+    return functools.partial(cls, **dict(row.bound)) if row.bound else cls
+
+
+def made_from(cls):
+    """The class that :func:`twin_class` made the twin class ``cls`` of, or ``None``."""
+    return _PLAIN.get(cls)
+
+
+def _made(plain, row, family):
+    # a torch layer's subclass needs the package's twin of it, whose
+    # ``forward`` calls the entry point that the kind's mixins override
+    entry = () if issubclass(plain, family.entry) else (family.entry,)
+    bases = (*row.before, plain, *entry, *row.after)
+    if (plain, bases) not in _MADE:
+        namespace = {
+            "__module__": __name__,
+            "__qualname__": global_name(row.suffix, plain),
+            "__doc__": f"The {row.name!r} twin of :class:`{plain.__module__}."
+            f"{plain.__qualname__}`, made by the table of kinds.",
+        }
+        cls = type(f"{plain.__name__}{row.suffix}", bases, namespace)
+        _MADE[plain, bases], _PLAIN[cls] = cls, plain
+    return _MADE[plain, bases]
+
+
+def _find(suffix, plain):
+    family = dense_family(plain) if isinstance(plain, type) else None
+    rows = [row for (_, flag), row in _KINDS.items()
+            if row.suffix == suffix and family is not None and flag == family.complex]
+    if not rows:
+        raise ValueError(suffix)
+    return _made(plain, rows[0], family)
+
+
+def __getattr__(name):
+    # PEP 562: pickle finds a twin made of a user's class in a process that
+    # has not made it yet
+    suffixes = tuple({row.suffix for row in _KINDS.values()})
+    return finder(__name__, suffixes, _find)(name)

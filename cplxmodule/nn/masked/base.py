@@ -155,6 +155,15 @@ class BaseMasked(torch.nn.Module, SparsityStats):
         super().__init__(*args, **kwargs)
         self.register_buffer("mask", None)
 
+    def _attach_kind(self, **kwargs):
+        super()._attach_kind(**kwargs)
+        self.register_buffer("mask", None)
+
+    def _detach_kind(self):
+        super()._detach_kind()
+        del self.mask
+        self.__dict__.pop(_UNSETTLED, None)
+
     def _weighted_forward(self, *inputs, **kwargs):
         """The dense twin's forward pass with :attr:`weight_masked` as its weight.
 

@@ -34,7 +34,7 @@ from .. import _families
 from .._guards import check_finite, check_threshold
 from . import _channels, _recurrent, twins
 from ._channels import Unit, _parts
-from .base import BaseMasked
+from .base import BaseMasked, _masked
 from ._recurrent import CompactRecurrent
 from .report import CompactReport, compact_report
 from .sparse_linear import CplxSparseLinear, SparseLinear
@@ -259,6 +259,7 @@ def compact(
         if hasattr(layer, "fold_masks"):
             _check_threshold_given(name, layer, threshold)
     model = twins.plain_composites(copy.deepcopy(module), threshold=threshold).eval()
+    _plain_users_twins(model, threshold)
     units = {}
     uses = collections.Counter(map(id, model.modules(remove_duplicate=False)))
     readers = _recurrent.readout_ids(model, readouts, uses)
@@ -270,7 +271,7 @@ def compact(
                 continue
             if member.kind != "dense":
                 check_finite(layer, "compact", name)
-            weight, mask = _eval_weight_and_mask(name, layer, member, threshold)
+            weight, mask = _eval_weight_and_mask(name, layer, member.kind == "dense", threshold)
             if mask is None and not (
                 _channels.shrinkable(member.family, layer)
                 or _channels.depthwise(member.family, layer)
@@ -339,7 +340,27 @@ def _check_threshold_given(name, layer, threshold):
         )
 
 
-def _eval_weight_and_mask(name, layer, member, threshold):
+def _plain_users_twins(model, threshold):
+    """Make every twin of a user's layer in ``model`` that layer, its eval-mode weight folded in.
+
+    Such a layer (a masked or Bayesian twin of a user's subclass of a dense
+    layer, or of a family a user declared) computes in its own ``forward``,
+    which ``compact`` cannot see through: it stays that layer, of the
+    user's class, computing with the weight its twin computed with (its
+    mask, relevance mask or gates folded in), and no feature of it goes.
+    """
+    for name, layer in model.named_modules():
+        plain = _families.made_from(type(layer))
+        if plain is not None:
+            check_finite(layer, "compact", name)
+            with torch.no_grad():
+                weight, mask = _eval_weight_and_mask(name, layer, False, threshold)
+                if mask is not None:
+                    weight = _masked(weight, mask)
+            twins._retype(layer, plain, plain, weight=weight)
+
+
+def _eval_weight_and_mask(name, layer, dense, threshold):
     """``(weight, bool mask or None)``: what ``layer`` computes with in eval mode.
 
     A dense layer: its weight, no mask. A masked layer: its weight and mask.
@@ -348,7 +369,7 @@ def _eval_weight_and_mask(name, layer, member, threshold):
     other Bayesian layer computes with its plain weight in eval mode, and
     is sparsified by ``relevance(threshold=threshold)``.
     """
-    if member.kind == "dense":
+    if dense:
         return layer.weight, None
     if isinstance(layer, BaseMasked):
         if layer.mask is None:

@@ -28,28 +28,6 @@ from typing import Mapping, Optional
 __all__ = ["convert_layers", "to_masked", "magnitude_masks"]
 
 
-def _twin(layer, family, cls):
-    """``layer`` rebuilt as ``cls``, a member of its ``family``, with its state."""
-    weight = layer.weight
-    real = weight.real if isinstance(weight, Cplx) else weight
-    twin = cls(
-        **family.init_kwargs(layer),
-        bias=layer.bias is not None,
-        device=real.device,
-        dtype=real.dtype,
-    )
-    # shared keys of one shape (weight, bias, the variances of VD and ARD)
-    # load; the twin's own state keeps its initial value, as does what means
-    # another thing in it (a channel gate's ``log_sigma2`` in a per-weight twin)
-    own = twin.state_dict()
-    twin.load_state_dict(
-        {key: value for key, value in layer.state_dict().items()
-         if key in own and own[key].shape == value.shape},
-        strict=False,
-    )
-    return twin.train(layer.training)
-
-
 _MISSING = object()
 
 
@@ -65,21 +43,47 @@ def _conversion_weight(layer):
     return layer.weight if eval_weight is None else eval_weight()
 
 
-def _source(layer, family):
-    """``layer``, or the dense layer it computes as in eval mode if its weight is folded.
+def _retype(layer, plain, target, weight=None):
+    """``layer``, a copy, made in place into its twin ``target`` (a class, or one with bound arguments).
 
-    Its twins load their state from it: a masked layer's twins then take
-    its weight times its mask (the pruned entries stay zero), a gated
-    layer's its folded weight and not its gates, which would scale that
-    weight again.
+    Its kind's state is taken off (the weight it computes with in eval mode
+    folded into its weight), its class set to its dense class ``plain``,
+    then to the twin's, whose kind bases add their state. Everything else of
+    the layer stays: its parameters and their ``requires_grad`` flags, its
+    hooks, modes and attributes, those of a user's class included. A
+    variational parameter of the same name, shape and gated channels in
+    source and twin (``log_sigma2`` between VD and ARD) keeps its value;
+    one the twin adds is trainable as the weight of its module is.
+    ``weight`` replaces the weight folded in (``compact`` folds a Bayesian
+    layer's relevance mask in).
     """
-    if not hasattr(layer, "_eval_weight"):
-        return layer
-    dense = _twin(layer, family, family.dense)
-    with torch.no_grad():
-        for part, value in zip(_parts(dense.weight), _parts(_conversion_weight(layer))):
-            part.copy_(value)
-    return dense
+    cls, bound = (target.func, target.keywords) if isinstance(target, functools.partial) else (
+        target, {})
+    before = dict(layer.named_parameters())
+    gated = getattr(layer, "gated", None)
+    if type(layer) is not plain:
+        with torch.no_grad():
+            folded = _conversion_weight(layer) if weight is None else weight
+            weight = [part.clone() for part in _parts(folded)]
+            layer._detach_kind()
+            layer.__class__ = plain
+            for part, value in zip(_parts(layer.weight), weight):
+                part.copy_(value)
+    if cls is not plain:
+        layer.__class__ = cls
+        layer._attach_kind(**bound)
+    flags = {name: p.requires_grad for name, p in before.items()}
+    for name, parameter in layer.named_parameters():
+        old = before.get(name)
+        if old is None:
+            parameter.requires_grad_(_added_flag(flags, name))
+            continue
+        if old is not parameter and old.shape == parameter.shape and (
+                getattr(layer, "gated", None) == gated):
+            with torch.no_grad():
+                parameter.copy_(old)
+        parameter.requires_grad_(old.requires_grad)
+    return layer
 
 
 # what a conversion carries from a layer to its twin besides the state_dict
@@ -110,6 +114,17 @@ def _carry(source, twin):
     modes = {name: sub.training for name, sub in source.named_modules()}
     for name, sub in twin.named_modules():
         sub.training = modes.get(name, sub.training)
+
+
+def _plain_class(module):
+    """The dense class ``module`` converts through (see ``_families.plain_class``), or ``None``.
+
+    A layer parametrized with :mod:`torch.nn.utils.parametrize` computes
+    its weight in a parametrization, which a twin would not keep: ``None``.
+    """
+    if torch.nn.utils.parametrize.is_parametrized(module):
+        return None
+    return _families.plain_class(type(module))
 
 
 def _built_as(module, target):
@@ -218,13 +233,13 @@ def _convert_model(module, kind, where):
 def _convert(module, kind, memo, name, where):
     if id(module) in memo:  # a layer used twice stays one layer
         return memo[id(module)]
-    member = _families.lookup(type(module))
-    target = member.family.twins.get(kind) if member and member.convertible else None
+    plain = _plain_class(module)
+    target = None if plain is None else _families.twin_class(plain, kind)
     if target is not None and not _built_as(module, target):
         check_finite(module, where, name)
-        converted = _twin(_source(module, member.family), member.family, target)
+        converted = _retype(module, plain, target)
     else:
-        if member is None:
+        if plain is None:
             _warn_if_left_as_it_is(module, kind, name, where)
         converted = _convert_composite(module, kind, name, where)
         # not ``named_children``, which yields a shared child only once
@@ -453,9 +468,7 @@ def magnitude_masks(
     check_real(keep, "keep", "magnitude_masks", low=0, high=1, open_low=True)
     check_choice(scope, "scope", "magnitude_masks", ("global", "layer"))
     layers = [
-        (name, layer)
-        for name, layer in module.named_modules()
-        if getattr(_families.lookup(type(layer)), "convertible", False)
+        (name, layer) for name, layer in module.named_modules() if _plain_class(layer) is not None
     ]
     if not layers:
         raise ValueError(

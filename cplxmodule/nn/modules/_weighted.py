@@ -15,6 +15,7 @@ import torch
 from .. import _families
 from .. import cache
 from ..cache import _cached_attr
+from .base import CplxToCplx
 
 
 class _WeightedForward:
@@ -42,7 +43,8 @@ class _WeightedForward:
         super().__init_subclass__(**kwargs)
         if family is not None:
             cls._family = _families.declare(
-                cls, family, kind, twin=twin, convertible=convertible
+                cls, family, kind, twin=twin, convertible=convertible,
+                complex=issubclass(cls, CplxToCplx),
             )
         # under python -OO every class lacks its docstring, and none is made
         if kind is not None and cls.__doc__ is None and sys.flags.optimize < 2:
@@ -52,6 +54,20 @@ class _WeightedForward:
     def _member_doc(cls, kind):
         """The docstring of a declared twin of ``kind`` that has none of its own, or ``None``."""
         return None
+
+    def _attach_kind(self, **kwargs: Any) -> None:
+        """Add what a kind's bases add to a built dense layer (its class already the twin's).
+
+        A conversion changes a layer's class to its twin's and calls this;
+        each kind base adds its state (a mask, ``log_sigma2``, gates) and
+        calls on, taking its own keyword arguments (``gated``). The
+        constructor of a twin adds the same state.
+        """
+        if kwargs:
+            raise TypeError(f"{type(self).__name__}: unexpected arguments {sorted(kwargs)}")
+
+    def _detach_kind(self) -> None:
+        """Remove what the kind's bases added: the inverse of :meth:`_attach_kind`."""
 
     def _weighted_forward(self, *inputs, **kwargs):
         """The entry point ``_dense_forward`` with the layer's weight and bias.

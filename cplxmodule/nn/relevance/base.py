@@ -172,8 +172,19 @@ class GaussianMixin(_VariationalReset, SparsityStats):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._add_log_sigma2()
+
+    def _add_log_sigma2(self):
         self.log_sigma2 = torch.nn.Parameter(self._empty_log_sigma2())
         self.reset_variational_parameters()
+
+    def _attach_kind(self, **kwargs):
+        super()._attach_kind(**kwargs)
+        self._add_log_sigma2()
+
+    def _detach_kind(self):
+        super()._detach_kind()
+        del self.log_sigma2
 
     def _empty_log_sigma2(self):
         """``log_sigma2``, uninitialised: of the weight's real shape (a channel base overrides it)."""

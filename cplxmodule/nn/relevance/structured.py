@@ -223,11 +223,22 @@ class ChannelGateMixin(_ChannelGeometry):
                 _families.add_member(cls._family, twin_kind, functools.partial(cls, gated=gated))
 
     def __init__(self, *args: Any, gated: str = "output", **kwargs: Any) -> None:
-        check_choice(gated, "gated", type(self).__name__, self._AXES)
         # before the dense twin's ``__init__``: the gates' parameter, made
         # inside it by a Gaussian base, is shaped by the gated channels
-        self.gated = gated
+        self._set_gated(gated)
         super().__init__(*args, **kwargs)
+
+    def _set_gated(self, gated):
+        check_choice(gated, "gated", type(self).__name__, self._AXES)
+        self.gated = gated
+
+    def _attach_kind(self, gated="output", **kwargs):
+        self._set_gated(gated)
+        super()._attach_kind(**kwargs)
+
+    def _detach_kind(self):
+        super()._detach_kind()
+        del self.gated
 
     @property
     def n_channels(self):
@@ -370,6 +381,10 @@ class _HardConcreteGates(_VariationalReset, SparsityStats):
         self.log_alpha = torch.nn.Parameter(empty)
         self.reset_variational_parameters()
 
+    def _detach_kind(self):
+        super()._detach_kind()
+        del self.log_alpha
+
     def reset_variational_parameters(self):
         """Open every gate with probability about 0.9."""
         with torch.no_grad():
@@ -475,6 +490,10 @@ class ChannelL0Mixin(ChannelGateMixin, _HardConcreteChannels, BaseARD):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._make_log_alpha(self._empty_gate())
+
+    def _attach_kind(self, **kwargs):
+        super()._attach_kind(**kwargs)
         self._make_log_alpha(self._empty_gate())
 
     def relevance(self, *, hard=True, **kwargs):

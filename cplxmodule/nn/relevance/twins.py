@@ -15,9 +15,32 @@ import torch
 
 from ...cplx._shared import check_choice
 from .. import _families
+from ..masked.base import BaseMasked
 from ..masked.twins import _convert_model
+from .base import BaseARD, GaussianMixin
+from .complex import CplxARDMixin, CplxVDMixin
+from .real import RealARDMixin, RealVDMixin
+from .structured import ChannelGaussianMixin, ChannelL0Mixin
 
 __all__ = ["to_bayesian"]
+
+# The table of kinds: the bases that make a dense class (a family's, or a
+# user's subclass of one) into its twin of each kind, real and complex. The
+# published twins of the package's families are these bases around their
+# dense class, written out as class statements.
+_families.declare_kind("masked", "Masked", (BaseMasked,))
+for _kind, _real, _complex in (("vd", RealVDMixin, CplxVDMixin),
+                               ("ard", RealARDMixin, CplxARDMixin)):
+    _suffix = _kind.upper()
+    _families.declare_kind(_kind, _suffix, (_real, GaussianMixin), (BaseARD,), complex=False)
+    _families.declare_kind(_kind, _suffix, (_complex, GaussianMixin), (BaseARD,), complex=True)
+    for _axis, _gated in (("channel", "output"), ("input", "input")):
+        _families.declare_kind(f"{_axis}_{_kind}", f"Channel{_suffix}",
+                               (_real, ChannelGaussianMixin), complex=False, gated=_gated)
+        _families.declare_kind(f"{_axis}_{_kind}", f"Channel{_suffix}",
+                               (_complex, ChannelGaussianMixin), complex=True, gated=_gated)
+for _axis, _gated in (("channel", "output"), ("input", "input")):
+    _families.declare_kind(f"{_axis}_l0", "ChannelL0", (ChannelL0Mixin,), gated=_gated)
 
 
 def to_bayesian(module: torch.nn.Module, kind: str = "vd") -> torch.nn.Module:

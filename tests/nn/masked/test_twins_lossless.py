@@ -278,12 +278,13 @@ def test_magnitude_masks_with_empty_layers(scope):
 
 
 # --- item 10: layers left as they are warn ------------------------------------------------------
-class MyLinear(CplxLinear):
-    """A user's subclass, whose forward may compute anything."""
+# (a user's subclass of a dense layer converts as itself: tests/nn/masked/test_user_layers.py)
+class MyMasked(CplxLinearMasked):
+    """A user's subclass of a masked layer, whose forward may compute anything."""
 
 
 def subclass_model():
-    return torch.nn.Sequential(CplxLinear(3, 4), MyLinear(4, 4), CplxLinear(4, 2)), MyLinear
+    return torch.nn.Sequential(CplxLinear(3, 4), MyMasked(4, 4), CplxLinear(4, 2)), MyMasked
 
 
 def weight_norm_model():

@@ -103,6 +103,10 @@ class LinearL0(
         """The features that carry grouped gates (``group``), for the channel geometry."""
         return self.group
 
+    def _detach_kind(self):
+        super()._detach_kind()
+        del self.group
+
     def _channel_view(self, vector):
         # the gates are stored broadcastable to the weight, as published
         return vector
