@@ -23,7 +23,7 @@ complete whatever the caller imported.
 """
 
 import functools
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, Dict, NamedTuple, Optional, Tuple
 
 from ._globals import finder, global_name
 
@@ -62,6 +62,11 @@ class Family:
         (torch's layers, declared by this package's twins of them).
     kernel_dims : int, default 0
         The number of kernel dimensions of the weight ``(out, in, *kernel)``.
+    positions : int, optional
+        The number of dimensions that follow the channels in the layer's
+        inputs and outputs (``kernel_dims`` by default: a convolution's
+        positions; none for a linear layer, whose features come last), along
+        which a channel gate is shared.
     transposed : bool, default False
         Whether the weight is ``(in, out / groups, *kernel)``.
     features : tuple of str, default ``("out_channels", "in_channels")``
@@ -97,34 +102,57 @@ class Family:
         Whether the family's layers are complex.
     """
 
-    def __init__(self, args, *, dense=None, kernel_dims=0, transposed=False,
-                 features=("out_channels", "in_channels"), shrinkable=True, native=None,
-                 doc=None):
-        self.args, self.dense, self.native, self.doc = args, dense, native, doc
+    def __init__(
+        self,
+        args: Tuple[str, ...],
+        *,
+        dense: Optional[type] = None,
+        kernel_dims: int = 0,
+        transposed: bool = False,
+        features: Tuple[str, str] = ("out_channels", "in_channels"),
+        shrinkable: bool = True,
+        native: Optional[type] = None,
+        doc: Optional[FamilyDoc] = None,
+        positions: Optional[int] = None,
+    ) -> None:
+        self.args, self.native, self.doc = args, native, doc
+        # a class once the family is declared (``declare`` sets the declaring class)
+        self.dense: Any = dense
         self.kernel_dims, self.transposed, self.features = kernel_dims, transposed, features
+        self.positions = kernel_dims if positions is None else positions
         self.grouped = "groups" in args
         self.spatial = kernel_dims if shrinkable else None
         self.sizes = features if shrinkable else None
         self.twins = {}
         #: the class that declared the family: ``dense`` itself, or for
         #: torch's layers this package's twin of it with the entry point
-        self.entry = None
+        self.entry: Any = None
         self.complex = False
 
     @property
-    def name(self):
+    def rebuilt(self) -> bool:
+        """bool: whether :func:`compact` may rebuild the family's layers from their arguments.
+
+        The package's own families only: a family a user declares may hold
+        state that its constructor arguments do not say (an adjacency, a
+        table), so ``compact`` takes its layers as they are.
+        """
+        return self.entry.__module__.split(".")[0] == "cplxmodule"
+
+    @property
+    def name(self) -> str:
         """str: the dense class's name without ``Cplx``, e.g. ``"Conv2d"``."""
         return self.dense.__name__.removeprefix("Cplx")
 
-    def init_kwargs(self, layer):
+    def init_kwargs(self, layer: Any) -> Dict[str, Any]:
         """The constructor arguments (but ``bias``, ``device``, ``dtype``) that rebuild ``layer``."""
         return {name: getattr(layer, name) for name in self.args}
 
-    def shrinkable(self, layer):
+    def shrinkable(self, layer: Any) -> bool:
         """Whether features of the member ``layer`` may be removed."""
         return self.spatial is not None and not (self.grouped and layer.groups != 1)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Family({self.dense.__name__})"
 
 
@@ -350,8 +378,13 @@ def _find(suffix, plain):
     return _made(plain, rows[0], family)
 
 
-def __getattr__(name):
-    # PEP 562: pickle finds a twin made of a user's class in a process that
-    # has not made it yet
+def _find_made(name):
     suffixes = tuple({row.suffix for row in _KINDS.values()})
     return finder(__name__, suffixes, _find)(name)
+
+
+if not TYPE_CHECKING:
+    # PEP 562: pickle finds a twin made of a user's class in a process that
+    # has not made it yet; hidden from mypy, which would take any name
+    # imported from this module as found
+    __getattr__ = _find_made

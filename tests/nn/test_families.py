@@ -12,7 +12,7 @@ import cplxmodule.nn.relevance
 import cplxmodule.nn.relevance.extensions
 from cplxmodule.nn import _families
 from cplxmodule.nn.masked import BaseMasked
-from cplxmodule.nn.modules._weighted import _WeightedForward
+from cplxmodule.nn.modules._weighted import WeightedLayer
 from cplxmodule.nn.relevance import GaussianMixin
 from cplxmodule.nn.relevance.structured import ChannelGateMixin
 
@@ -48,13 +48,14 @@ NOT_MEMBERS = {
     "CplxConvTransposeNd": "the published dimension-generic base: a subclass chooses its op",
     "CplxGaborConv1d": "its weight is made from learnable centres and widths: no twin",
     "CplxMorletConv1d": "its weight is made from learnable centres and widths: no twin",
+    "WeightedLayer": "the dense entry point: the base of every dense layer, of no family",
 }
 
 
 def test_every_public_twin_declares_its_family_and_kind():
     twins = {
         cls for cls in _public_classes()
-        if issubclass(cls, (BaseMasked, GaussianMixin, ChannelGateMixin, _WeightedForward))
+        if issubclass(cls, (BaseMasked, GaussianMixin, ChannelGateMixin, WeightedLayer))
         and "Mixin" not in cls.__name__ and cls is not BaseMasked
         and cls.__name__ not in NOT_MEMBERS
     }
@@ -100,3 +101,28 @@ def test_the_geometry_of_every_structured_member_matches_its_weight():
             mask = layer.relevance(threshold=torch.inf, hard=True)
             real = layer.weight.real if family.dense.__module__.startswith("cplx") else layer.weight
             assert mask.shape == real.shape
+
+
+def test_the_product_of_families_and_kinds_is_complete():
+    # every family of the package has a published twin of every kind of the
+    # table of kinds, the class that the table's bases make (a missing
+    # ``CplxConv3dARD`` fails here, not silently in a conversion)
+    rows = {(name, flag): row for (name, flag), row in _families._KINDS.items()}
+    assert {name for name, _ in rows} == set(_families.kinds()) - {
+        "dense", "unit_vd", "unit_ard", "unit_l0"}
+    for family in _families.families():
+        if not family.rebuilt:
+            continue  # a family a test declared
+        for (name, flag), row in rows.items():
+            if flag != family.complex:
+                continue
+            twin = family.twins.get(name)
+            assert twin is not None, (family, name)
+            cls = twin.func if hasattr(twin, "func") else twin
+            bound = twin.keywords if hasattr(twin, "func") else {}
+            assert bound == dict(row.bound), (family, name)
+            assert cls.__name__ == ("Cplx" if flag else "") + family.name + row.suffix
+            for base in row.before + row.after:
+                assert issubclass(cls, base), (cls, base)
+            assert issubclass(cls, family.entry) and _families.twin_class(
+                family.dense, name) is twin

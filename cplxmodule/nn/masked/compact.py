@@ -266,7 +266,7 @@ def compact(
     with torch.no_grad():
         for name, layer in model.named_modules():
             member = _families.lookup(type(layer))
-            if member is None:
+            if member is None or not member.family.rebuilt:
                 _warn_if_masked_or_bayesian(name, layer)
                 continue
             if member.kind != "dense":

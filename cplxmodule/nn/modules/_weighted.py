@@ -8,7 +8,7 @@ declared in the class statements of these layers.
 """
 
 import sys
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Optional
 
 import torch
 
@@ -18,28 +18,89 @@ from ..cache import _cached_attr
 from .base import CplxToCplx
 
 
-class _WeightedForward:
-    """The step of a dense layer's ``forward`` after its input check.
+class WeightedLayer:
+    r"""The dense entry point: the one place where a layer's weight meets its input.
 
-    Every dense layer's ``forward`` has its torch twin's signature (``input``;
-    ``input1, input2``; ``input, output_size=None``), which ``torch.export``
-    and the ONNX exporters read to name the inputs, checks its inputs
-    (``_check_inputs``) and calls :meth:`_weighted_forward`. The masking and
-    Gaussian bases override this method alone, so a masked or Bayesian layer
-    keeps its dense twin's ``forward`` and signature.
+    Every layer with a weight (the linear, bilinear and convolution layers,
+    real and complex, and a layer of your own) computes its product in one
+    method, ``_dense_forward(*inputs, weight, bias)``, which its
+    ``forward`` reaches through :meth:`_weighted_forward`. The masking base
+    and the Gaussian base override :meth:`_weighted_forward` alone, giving
+    another weight (``weight * mask``; the posterior mean, then
+    :math:`\sigma^2` on :math:`|x|^2` for the variance), so every kind of
+    twin keeps the layer's ``forward`` and signature.
 
-    A class statement declares the class's place in the table of families
-    (``cplxmodule.nn._families``) with keywords: ``family=Family(...)`` for
-    a dense layer, ``family=<dense class>, kind=<kind>`` for a twin (with
-    ``twin=False`` or ``convertible=False`` where
-    :func:`~cplxmodule.nn.masked.convert_layers` does not convert to or
-    from it). The class and its subclasses then read the family's geometry
-    from ``_family``; only the declaring class is a member.
+    A new dense layer becomes a *family* with one declaration in its class
+    statement, ``family=Family(args, ...)`` (see :class:`Family`): its
+    masked, variational dropout, ARD and structured twins are then made by
+    the table of kinds, and :func:`~cplxmodule.nn.relevance.to_bayesian`,
+    :func:`~cplxmodule.nn.relevance.compute_ard_masks`,
+    :func:`~cplxmodule.nn.masked.to_masked` and
+    :func:`~cplxmodule.nn.masked.compact` take it (``compact`` keeps such a
+    layer as it is, its mask folded into its weight). The layer must
+
+    - derive from this class (and from :class:`CplxToCplx` for a complex
+      layer) and hold its weight as ``weight`` (a :class:`CplxParameter`
+      or a real :class:`torch.nn.Parameter`) and its bias as ``bias`` (or
+      ``None``);
+    - define ``_dense_forward(self, *inputs, weight, bias)``, computing
+      each output entry as a sum of products of one input entry and one
+      weight entry (as linear maps and convolutions do): the Gaussian base
+      calls it on :math:`|x|^2` with :math:`\sigma^2`, two real tensors,
+      to get the (real) variance of the output;
+    - have a ``forward`` that returns ``self._weighted_forward(*inputs)``,
+      after any input check of its own.
+
+    A subclass of a dense layer needs nothing of this: its twins are
+    instances of it (see :func:`~cplxmodule.nn.masked.convert_layers`).
+
+    Class keywords: ``family=Family(...)`` declares a family whose dense
+    class is the class being defined; the package's own twins declare
+    ``family=<dense class>, kind=<kind>`` (with ``twin=False`` or
+    ``convertible=False`` where :func:`~cplxmodule.nn.masked.convert_layers`
+    does not convert to or from them). The class and its subclasses read
+    the family's geometry from ``_family``; only the declaring class is a
+    member.
+
+    Examples
+    --------
+    A complex layer that mixes time steps (the second-to-last dimension)
+    rather than features:
+
+    >>> import cplxmodule.cplx as cplx
+    >>> from cplxmodule.nn import CplxParameter, CplxToCplx, Family
+    >>> class CplxStepMixer(WeightedLayer, CplxToCplx, family=Family(
+    ...         ("in_steps", "out_steps"), features=("out_steps", "in_steps"), positions=1)):
+    ...     def __init__(self, in_steps, out_steps, bias=True, device=None, dtype=None):
+    ...         super().__init__()
+    ...         self.in_steps, self.out_steps = in_steps, out_steps
+    ...         self.weight = CplxParameter(cplx.randn(out_steps, in_steps, dtype=dtype) / 4)
+    ...         self.bias = CplxParameter(cplx.Cplx.zeros(out_steps, 1)) if bias else None
+    ...     def _dense_forward(self, input, *, weight, bias):
+    ...         # real for the variance: sigma^2 on |x|^2
+    ...         einsum = torch.einsum if isinstance(input, torch.Tensor) else cplx.einsum
+    ...         output = einsum("oi,...if->...of", weight, input)
+    ...         return output if bias is None else output + bias
+    ...     def forward(self, input):
+    ...         return self._weighted_forward(input)
+    >>> from cplxmodule.nn.relevance import to_bayesian
+    >>> vd = to_bayesian(torch.nn.Sequential(CplxStepMixer(5, 3)))
+    >>> type(vd[0]).__name__, vd[0].log_sigma2.shape
+    ('CplxStepMixerVD', torch.Size([3, 5]))
+    >>> vd(cplx.randn(2, 5, 4)).shape
+    torch.Size([2, 3, 4])
     """
 
     _family: ClassVar[Any] = None
 
-    def __init_subclass__(cls, family=None, kind=None, twin=True, convertible=True, **kwargs):
+    def __init_subclass__(
+        cls,
+        family: Any = None,
+        kind: Optional[str] = None,
+        twin: bool = True,
+        convertible: bool = True,
+        **kwargs: Any,
+    ) -> None:
         super().__init_subclass__(**kwargs)
         if family is not None:
             cls._family = _families.declare(
@@ -106,10 +167,15 @@ def _check_forward_calls_base(cls, base):
     that does not call it (a torch layer's, as in ``class M(BaseMasked,
     torch.nn.Linear)``) would silently run the dense layer. ``forward`` must
     come from a dense layer of this package, or from a subclass of ``base``
-    (the user's own).
+    (the user's own), or from a class followed in the MRO by such a dense
+    layer (a user's subclass of torch's layer in a twin that the table of
+    kinds made, whose ``super().forward`` reaches it).
     """
-    owner = next(c for c in cls.__mro__ if "forward" in vars(c))
-    if owner is torch.nn.Module or issubclass(owner, (base, _WeightedForward)):
+    mro = cls.__mro__
+    owner = next(c for c in mro if "forward" in vars(c))
+    if owner is torch.nn.Module or issubclass(owner, (base, WeightedLayer)) or any(
+        issubclass(c, WeightedLayer) and "forward" in vars(c) for c in mro[mro.index(owner) + 1:]
+    ):
         return
     raise TypeError(
         f"{cls.__name__}: `forward` must come from a dense layer of cplxmodule (it calls"

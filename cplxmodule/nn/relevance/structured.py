@@ -107,11 +107,11 @@ class _ChannelGeometry(SparsityStats):
 
     def _along_channels(self, vector):
         """``vector`` over the channels as a view that broadcasts along an input's or output's channels."""
-        return vector.view(-1, *(1,) * self._family.kernel_dims)
+        return vector.view(-1, *(1,) * self._family.positions)
 
     def _gate_shape(self, tensor):
         """The shape of one draw of the gates on ``tensor``: per example and channel, 1 along positions."""
-        spatial = self._family.kernel_dims
+        spatial = self._family.positions
         return (*tensor.shape[: tensor.dim() - spatial], *(1,) * spatial)
 
     def _add_bias(self, output, bias):

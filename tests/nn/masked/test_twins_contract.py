@@ -50,13 +50,36 @@ def complex_family(family):
     return family.dense.__name__.startswith("Cplx")
 
 
+def user_class(family):
+    """A user's subclass of ``family``'s dense class: its own parameter and ``forward``."""
+    cls = type(f"User{family.dense.__name__}", (family.dense,), {"__module__": __name__})
+
+    def __init__(self, *args, **kwargs):
+        super(cls, self).__init__(*args, **kwargs)
+        self.gain = torch.nn.Parameter(torch.ones((), dtype=kwargs.get("dtype")))
+
+    def forward(self, *inputs):
+        return super(cls, self).forward(*inputs) * self.gain
+
+    cls.__init__, cls.forward = __init__, forward
+    return cls
+
+
 def sources(family):
-    """What a layer of ``family`` can be built as, by kind: its twins and the members it converts from."""
+    """What a layer of ``family`` can be built as, by kind: its twins, the members it converts
+    from, and a user's subclass of its dense class."""
     found = dict(family.twins)
     for cls, member in _families._MEMBERS.items():
         if member.family is family and member.convertible:
             found.setdefault(member.kind, cls)
+    found["user"] = user_class(family)
     return found
+
+
+# a twin of a user's class is named after it with the kind's suffix
+SUFFIXES = {"masked": "Masked", "vd": "VD", "ard": "ARD", "channel_vd": "ChannelVD",
+            "channel_ard": "ChannelARD", "channel_l0": "ChannelL0", "input_vd": "ChannelVD",
+            "input_ard": "ChannelARD", "input_l0": "ChannelL0"}
 
 
 SOURCES = {family: sources(family) for family in FAMILIES}
@@ -290,8 +313,12 @@ def test_a_conversion_computes_what_its_source_computes_and_carries_its_state(so
     model = Model(layer, case["tied"])
     model.train(case["training"])
     poisoned = poison(layer, case["poison"])
+    user = source_kind == "user"
     target = family.twins.get(case["kind"])
-    rebuilt = target is not None and not of_kind(layer, target)
+    if user:
+        rebuilt = case["kind"] in SUFFIXES
+    else:
+        rebuilt = target is not None and not of_kind(layer, target)
     before = snapshot(model)
 
     if poisoned and rebuilt:
@@ -304,7 +331,10 @@ def test_a_conversion_computes_what_its_source_computes_and_carries_its_state(so
     twin = converted.first
     if case["tied"]:
         assert converted.second is twin
-    if rebuilt:
+    if user and rebuilt:  # an instance of the user's class, named for its kind
+        assert isinstance(twin, type(layer))
+        assert type(twin).__name__ == type(layer).__name__ + SUFFIXES[case["kind"]]
+    elif rebuilt:
         assert type(twin) is (target.func if isinstance(target, functools.partial) else target)
     else:
         assert type(twin) is type(layer)
@@ -322,6 +352,8 @@ def test_a_conversion_computes_what_its_source_computes_and_carries_its_state(so
         if rebuilt:  # a new L0 twin computes with its gates as initialised
             expected_weight = expected_weight * gates(twin, family, expected_weight)
         expected = reference(family, layer, expected_weight, inputs)
+        if user:
+            expected = expected * layer.gain
     if case["hooks"]:
         assert calls == ["pre", "post"]
     tolerance = dict(rtol=1e-4, atol=1e-5) if case["dtype"] == torch.float32 else {}
@@ -415,12 +447,17 @@ def kept(layer, family, threshold, weight):
 def test_compact_computes_what_its_source_computes_and_keeps_its_hooks(source_kind, data):
     case = data.draw(family_cases(source_kind))
     family, layer, generator = drawn_layer(case, data.draw)
+    user = source_kind == "user"
+    if user and case["kind"] in SUFFIXES:  # a twin of the user's layer
+        layer = convert_layers(Model(layer, False), case["kind"]).first
+        set_state(layer, data.draw, generator)
     threshold = data.draw(st.sampled_from([-1.0, 0.0, 3.0]))
     calls = []
     layer.register_forward_hook(lambda module, args, out: calls.append("post"))
     next(layer.parameters()).requires_grad_(False)
     model = Model(layer, case["tied"])
-    poisoned = source_kind != "dense" and poison(layer, case["poison"])
+    sparsified = source_kind != "dense" and not (user and case["kind"] not in SUFFIXES)
+    poisoned = sparsified and poison(layer, case["poison"])
     before = snapshot(model)
     if poisoned:
         with pytest.raises(ValueError, match=r"compact: layer 'first'.*finite"):
@@ -429,6 +466,8 @@ def test_compact_computes_what_its_source_computes_and_keeps_its_hooks(source_ki
         return
     small = compact(model, threshold=threshold)
     assert_unchanged(model, before)
+    if user:  # the user's class comes back, its mask or relevance folded in
+        assert type(small.first) is case["source"]
     flags = {name: p.requires_grad for name, p in layer.named_parameters()}
     for name, parameter in small.first.named_parameters():
         assert parameter.requires_grad == flags.get(name, True), name
@@ -437,6 +476,8 @@ def test_compact_computes_what_its_source_computes_and_keeps_its_hooks(source_ki
         got = plain(small(*inputs))
         weight = eval_weight(layer, family)
         expected = reference(family, layer, weight * kept(layer, family, threshold, weight), inputs)
+        if user:  # the user's layer, its weight sparsified
+            expected = expected * layer.gain
     assert calls == ["post"]
     tolerance = dict(rtol=1e-4, atol=1e-5) if case["dtype"] == torch.float32 else {}
     torch.testing.assert_close(got, expected.to(got.dtype), **tolerance)
