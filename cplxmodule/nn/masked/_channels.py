@@ -42,6 +42,7 @@ import torch.nn.functional as F
 
 from ... import cplx
 from ...cplx import Cplx
+from ...cplx.conversions import _ELEMENTWISE
 from .. import _kinds
 from ..modules.base import _RECIPES, CplxToCplx
 from ..modules.container import CplxSequential
@@ -49,15 +50,14 @@ from ..modules.container import CplxSequential
 __all__ = []
 
 # torch's layers, declared here (this package's declare their kinds in their
-# class statements, see ``cplxmodule.nn._kinds``)
-for _cls in (
-    torch.nn.ReLU, torch.nn.ReLU6, torch.nn.LeakyReLU, torch.nn.ELU, torch.nn.SELU,
-    torch.nn.CELU, torch.nn.GELU, torch.nn.SiLU, torch.nn.Mish, torch.nn.Sigmoid,
-    torch.nn.Tanh, torch.nn.Hardtanh, torch.nn.Hardswish, torch.nn.Hardsigmoid,
-    torch.nn.Softplus, torch.nn.Softsign, torch.nn.Tanhshrink, torch.nn.Hardshrink,
-    torch.nn.Softshrink, torch.nn.LogSigmoid,
-):
-    _kinds.declare(_cls, _kinds.ELEMENTWISE)
+# class statements, see ``cplxmodule.nn._kinds``). Its elementwise layers
+# and functions are the one table that the split layers' fast path reads
+# too (``cplxmodule.cplx.conversions._ELEMENTWISE``): each maps every
+# element alone, with no state and no randomness, so a channel holding a
+# constant comes out holding its image, which compact computes.
+for _cls in _ELEMENTWISE:
+    if isinstance(_cls, type) and _cls is not torch.nn.Identity:
+        _kinds.declare(_cls, _kinds.ELEMENTWISE)
 for _cls in (
     torch.nn.Identity, torch.nn.Dropout, torch.nn.Dropout1d, torch.nn.Dropout2d,
     torch.nn.Dropout3d, torch.nn.AlphaDropout, torch.nn.FeatureAlphaDropout,
@@ -75,7 +75,6 @@ _kinds.declare(
     _kinds.Channelwise("num_parameters", None),
 )
 _kinds.declare(torch.nn.Flatten, _kinds.FLATTEN)
-_ELEMENTWISE_FUNCTIONS = (torch.tanh, torch.sigmoid, torch.relu, F.relu, F.gelu, F.silu, F.elu)
 
 # The containers whose ``forward`` is known: each child, in order, on the
 # output of the one before.
@@ -93,7 +92,7 @@ def _kinds_of(module):
         return kinds, None if cls is torch.nn.Identity else issubclass(cls, CplxToCplx)
     # ``CplxToCplx[base]``: the kinds of torch's ``base``, on each part
     base = _RECIPES.get(cls)
-    if base in _ELEMENTWISE_FUNCTIONS:
+    if base in _ELEMENTWISE and not isinstance(base, type):
         return (_kinds.ELEMENTWISE,), True
     return _kinds.kinds_of(base), True
 
