@@ -23,7 +23,7 @@ from ...cplx._shared import (
 )
 from .._families import Family, FamilyDoc
 from .base import CplxToCplx, _check_cplx
-from ._weighted import _WeightedForward
+from ._weighted import WeightedLayer
 from .linear import _add_weight_and_bias, _reset_weight_and_bias
 from typing import Any, ClassVar, Optional, Sequence
 from ...cplx._typing import CplxLike, Device
@@ -63,7 +63,7 @@ def _conv_family(n, transposed=False, **kwargs):
     )
 
 
-class CplxConvNd(_WeightedForward, CplxToCplx):
+class CplxConvNd(WeightedLayer, CplxToCplx):
     """Dimension-generic base of the complex (transposed) convolutions.
 
     Checks the arguments, creates and initialises the parameters and writes
@@ -463,7 +463,7 @@ def _output_padding(layer, input, output_size):
 # complex ones, for the real masked and Bayesian layers. torch's own
 # ``_conv_forward`` is the convolutions' entry point; its transposed
 # convolutions have none (``_ConvNd._conv_forward`` returns ``None`` there).
-class _RealConvMixin(_WeightedForward):
+class _RealConvMixin(WeightedLayer):
     """``forward`` and ``_dense_forward`` of the real (non-transposed) convolutions."""
 
     def _check_inputs(self, input):
@@ -477,7 +477,7 @@ class _RealConvMixin(_WeightedForward):
         return self._weighted_forward(input)
 
 
-class _RealConvTransposeMixin(_WeightedForward):
+class _RealConvTransposeMixin(WeightedLayer):
     """``forward`` and ``_dense_forward`` of the real transposed convolutions."""
 
     _conv: ClassVar[Any] = None

@@ -13,7 +13,7 @@ from ...cplx import Cplx
 from ...cplx import _product
 from ...cplx._shared import check_features, check_non_negative_int
 from .._families import Family, FamilyDoc
-from ._weighted import _WeightedForward
+from ._weighted import WeightedLayer
 from .base import BaseCplxToReal, CplxToCplx, _check_cplx
 from .parameter import CplxParameter, _factory_kwargs
 from typing import Any, Optional
@@ -81,7 +81,7 @@ def _reset_weight_and_bias(weight, bias, fan_in):
             torch.nn.init.uniform_(part, -bound, bound)
 
 
-class CplxLinear(_WeightedForward, CplxToCplx, family=_linear_family(native=torch.nn.Linear)):
+class CplxLinear(WeightedLayer, CplxToCplx, family=_linear_family(native=torch.nn.Linear)):
     r"""Complex affine map :math:`y = x W^T + b`, the twin of :class:`torch.nn.Linear`.
 
     Parameters
@@ -169,7 +169,7 @@ class CplxLinear(_WeightedForward, CplxToCplx, family=_linear_family(native=torc
         )
 
 
-class CplxBilinear(_WeightedForward, CplxToCplx, family=_bilinear_family(("conjugate",))):
+class CplxBilinear(WeightedLayer, CplxToCplx, family=_bilinear_family(("conjugate",))):
     r"""Complex bilinear map, the twin of :class:`torch.nn.Bilinear`.
 
     .. math::
@@ -258,7 +258,7 @@ class CplxBilinear(_WeightedForward, CplxToCplx, family=_bilinear_family(("conju
 
 # Real twins: torch's layers with the entry point of the complex ones, for
 # the real masked and Bayesian layers (torch's have none).
-class _RealLinear(_WeightedForward, torch.nn.Linear, family=_linear_family(dense=torch.nn.Linear)):
+class _RealLinear(WeightedLayer, torch.nn.Linear, family=_linear_family(dense=torch.nn.Linear)):
     """:class:`torch.nn.Linear` with the dense entry point ``_dense_forward``."""
 
     def __init__(
@@ -284,7 +284,7 @@ class _RealLinear(_WeightedForward, torch.nn.Linear, family=_linear_family(dense
 
 
 class _RealBilinear(
-    _WeightedForward, torch.nn.Bilinear, family=_bilinear_family(dense=torch.nn.Bilinear)
+    WeightedLayer, torch.nn.Bilinear, family=_bilinear_family(dense=torch.nn.Bilinear)
 ):
     """:class:`torch.nn.Bilinear` with the dense entry point ``_dense_forward``."""
 
