@@ -176,6 +176,28 @@ def test_a_chain_loses_dead_and_unused_channels(kind, complex_, d):
             assert getattr(module, name, KEPT) == KEPT
 
 
+SPLIT_MAPS = {  # torch's elementwise maps, split on the parts: the table the fast path reads
+    "leaky_relu": lambda: cnn.CplxToCplx[torch.nn.functional.leaky_relu](),
+    "sin": lambda: cnn.CplxToCplx[torch.sin](),  # maps 0 to 0
+    "cos": lambda: cnn.CplxToCplx[torch.cos](),  # maps 0 to 1: the constant moves on
+    "relu6": lambda: cnn.CplxToCplx[torch.nn.functional.relu6](),
+    "Threshold": lambda: cnn.CplxToCplx[torch.nn.Threshold](0.1, 20.0),
+    "real Threshold": lambda: torch.nn.Threshold(0.1, 20.0),
+}
+
+
+@pytest.mark.parametrize("name", SPLIT_MAPS)
+def test_the_split_elementwise_maps_are_steps(name):
+    torch.manual_seed(0)
+    complex_ = not name.startswith("real")
+    model = sequential(complex_, conv(complex_, 1, 3, C, 3, padding=1), SPLIT_MAPS[name](),
+                       conv(complex_, 1, C, 5, 3))
+    mask_outputs(model[0], DEAD)
+    mask_inputs(model[2], UNUSED)
+    small = check(model.eval(), sample(complex_, 4, 3, 6))
+    assert (small[0].out_channels, small[2].in_channels) == (KEPT, KEPT)
+
+
 @pytest.mark.parametrize("kind", ["Naive", "Magnitude"])
 def test_complex_batch_norm_variants_are_sliced(kind):
     torch.manual_seed(0)
