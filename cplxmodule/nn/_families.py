@@ -261,7 +261,7 @@ def families():
 
 def kinds():
     """The kinds :func:`convert_layers` converts to, sorted."""
-    return sorted({kind for family in _FAMILIES.values() for kind in family.twins}
+    return sorted({"dense"} | {kind for kind, _ in _KINDS}
                   | {kind for twins in _COMPOSITE_TWINS.values() for kind in twins})
 
 
@@ -338,13 +338,26 @@ def twin_class(plain, kind):
     family = dense_family(plain)
     if kind == "dense":
         return plain
-    if plain is family.dense and kind in family.twins:
-        return family.twins[kind]
     row = _KINDS.get((kind, family.complex))
     if row is None:
         return None
-    cls = _made(plain, row, family)
+    cls = _published(family, row) if plain is family.dense else None
+    if cls is None:
+        cls = _made(plain, row, family)
     return functools.partial(cls, **dict(row.bound)) if row.bound else cls
+
+
+def _published(family, row):
+    """The class ``family`` publishes with ``row``'s bases, or ``None``.
+
+    The kinds that differ by a bound argument alone share it (a channel
+    layer gates its output or its input channels, ``gated=``).
+    """
+    for (name, flag), other in _KINDS.items():
+        same = (other.before, other.after) == (row.before, row.after)
+        if same and flag == family.complex and name in family.twins:
+            return family.twins[name]
+    return None
 
 
 def made_from(cls):

@@ -297,7 +297,7 @@ def _warn_if_left_as_it_is(module, kind, name, where):
             cls for cls in type(module).__mro__[1:]
             if getattr(_families.lookup(cls), "convertible", False)
             and _families.lookup(cls).kind != kind
-            and kind in _families.lookup(cls).family.twins
+            and _families.twin_class(_families.lookup(cls).family.dense, kind) is not None
         ),
         None,
     )

@@ -43,14 +43,12 @@ for either axis:
 
 from __future__ import annotations
 
-import functools
 import math
 
 import torch
 
 from ...cplx import Cplx
 from ...cplx._shared import check_choice
-from .. import _families
 from ..cache import _cached_attr
 from ..modules._weighted import _check_forward_calls_base
 from ..utils.sparsity import SparsityStats, _weight_counts
@@ -209,18 +207,6 @@ class ChannelGateMixin(_ChannelGeometry):
     @classmethod
     def _member_doc(cls, kind):
         return channel_layer_doc(cls, kind)
-
-    def __init_subclass__(cls, family=None, kind=None, **kwargs):
-        if family is None:
-            super().__init_subclass__(**kwargs)
-        else:
-            # the class itself is the member ``compact`` looks up; the twins
-            # ``convert_layers`` builds are the class bound to either axis:
-            # ``channel_*`` gates the output channels, ``input_*`` the inputs
-            super().__init_subclass__(family=family, kind=kind, twin=False, **kwargs)
-            gate = kind.removeprefix("channel_")
-            for gated, twin_kind in (("output", kind), ("input", f"input_{gate}")):
-                _families.add_member(cls._family, twin_kind, functools.partial(cls, gated=gated))
 
     def __init__(self, *args: Any, gated: str = "output", **kwargs: Any) -> None:
         # before the dense twin's ``__init__``: the gates' parameter, made
