@@ -105,10 +105,12 @@ class _UnitGates(_RecurrentMixin):
     ``_folded_gates(**kwargs)`` (what :meth:`plain_twin` multiplies each
     unit's rows and biases by, ``None`` for nothing); the layer's class
     statement names its plain class and kind (``plain=CplxGRU,
-    kind="unit_vd"``; the mixin's ``_unit_kind`` by default).
+    kind="unit_vd"``; the mixin's ``_unit_kind`` by default), one of the
+    mixin's ``_unit_kinds``.
     """
 
     _unit_kind: str
+    _unit_kinds: ClassVar[tuple[str, ...]]
     _gate_name: str
 
     if TYPE_CHECKING:
@@ -126,7 +128,8 @@ class _UnitGates(_RecurrentMixin):
         # the twin of the mixin's kind of the plain layer, for ``convert_layers``
         super().__init_subclass__(**kwargs)
         if plain is not None:
-            cls._unit_kind = kind or cls._unit_kind
+            cls._unit_kind = kind or getattr(cls, "_unit_kind", None)
+            check_choice(cls._unit_kind, "kind", cls.__name__, cls._unit_kinds)
             _families.declare_composite(cls, plain, cls._unit_kind)
             if cls.__doc__ is None:
                 cls.__doc__ = _layer_doc(cls)
@@ -310,7 +313,7 @@ class UnitL0Mixin(_UnitGates, _HardConcreteGates, _CplxRNNBase):
     (torch.Size([2, 8]), True)
     """
 
-    _unit_kind, _gate_name = "unit_l0", "L0"
+    _unit_kind, _unit_kinds, _gate_name = "unit_l0", ("unit_l0",), "L0"
 
     def _folded_gates(self, **kwargs):
         return self._eval_gates()
@@ -383,12 +386,7 @@ class UnitGaussianMixin(_VariationalReset, _UnitGates, _CplxRNNBase):
 
     __sparsity_ignore__: ClassVar[tuple[str, ...]] = ("log_alpha",)
     _KL = {"unit_vd": F.kl_real_vd, "unit_ard": F.kl_real_ard}
-    _gate_name = "Gaussian"
-
-    def __init_subclass__(cls, plain=None, kind=None, **kwargs):
-        if plain is not None:
-            check_choice(kind, "kind", cls.__name__, tuple(cls._KL))
-        super().__init_subclass__(plain=plain, kind=kind, **kwargs)
+    _unit_kinds, _gate_name = tuple(_KL), "Gaussian"
 
     def _make_log_alpha(self, empty):
         self.log_alpha = torch.nn.Parameter(empty)
