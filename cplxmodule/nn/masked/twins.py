@@ -1,12 +1,13 @@
 """Twins of whole models: dense, masked and Bayesian, and magnitude masks.
 
 Every dense layer family (``Linear``, ``Bilinear``, ``Conv1-3d``,
-``ConvTranspose1-3d``, real and complex) has twins of several kinds that
+``ConvTranspose1-3d``, real and complex, and those a user declares) and
+every user's subclass of a dense layer has twins of several kinds that
 take the same constructor arguments and share state_dict keys: the dense
 layer itself, its masked twin (``"masked"``), its variational dropout
-(``"vd"``), ARD (``"ard"``) and structured twins. :func:`convert_layers`
-walks a model and swaps every layer for its twin of a kind, keeping the
-weights.
+(``"vd"``), ARD (``"ard"``) and structured twins, made by the table of
+kinds (``cplxmodule.nn._families``). :func:`convert_layers` copies a model
+and makes every layer its twin of a kind, in place, keeping the weights.
 """
 
 from __future__ import annotations
@@ -64,25 +65,21 @@ def _retype(layer, plain, target, weight=None):
     if type(layer) is not plain:
         with torch.no_grad():
             folded = _conversion_weight(layer) if weight is None else weight
-            weight = [part.clone() for part in _parts(folded)]
+            parts = [part.clone() for part in _parts(folded)]
             layer._detach_kind()
             layer.__class__ = plain
-            for part, value in zip(_parts(layer.weight), weight):
+            for part, value in zip(_parts(layer.weight), parts):
                 part.copy_(value)
     if cls is not plain:
         layer.__class__ = cls
         layer._attach_kind(**bound)
-    flags = {name: p.requires_grad for name, p in before.items()}
-    for name, parameter in layer.named_parameters():
-        old = before.get(name)
-        if old is None:
-            parameter.requires_grad_(_added_flag(flags, name))
-            continue
-        if old is not parameter and old.shape == parameter.shape and (
-                getattr(layer, "gated", None) == gated):
-            with torch.no_grad():
+    with torch.no_grad():
+        for name, parameter in layer.named_parameters():
+            old = before.get(name, parameter)
+            if old is not parameter and old.shape == parameter.shape and (
+                    getattr(layer, "gated", None) == gated):
                 parameter.copy_(old)
-        parameter.requires_grad_(old.requires_grad)
+    _set_flags(layer, {name: p.requires_grad for name, p in before.items()})
     return layer
 
 
@@ -96,16 +93,8 @@ _HOOKS = (
 
 
 def _carry(source, twin):
-    """Give ``twin`` the hooks, ``requires_grad`` flags and modes of ``source``.
-
-    A parameter of both keeps its flag; one the twin adds (``log_sigma2``,
-    gates) is trainable as the weight of the module that holds it is in
-    the source (as any parameter of the source, for a module without one),
-    so that a frozen layer stays frozen.
-    """
-    flags = {name: p.requires_grad for name, p in source.named_parameters()}
-    for name, parameter in twin.named_parameters():
-        parameter.requires_grad_(flags[name] if name in flags else _added_flag(flags, name))
+    """Give ``twin``, a new module, the hooks, ``requires_grad`` flags and modes of ``source``."""
+    _set_flags(twin, {name: p.requires_grad for name, p in source.named_parameters()})
     for hooks in _HOOKS:
         getattr(twin, hooks).update(getattr(source, hooks))
     if source._is_full_backward_hook is not None:
@@ -215,6 +204,18 @@ def convert_layers(module: torch.nn.Module, kind: str) -> torch.nn.Module:
     """
     check_choice(kind, "kind", "convert_layers", _families.kinds())
     return _convert_model(module, kind, "convert_layers")
+
+
+def _set_flags(twin, flags):
+    """Set ``requires_grad`` of ``twin``'s parameters from the source's ``flags``, by name.
+
+    A parameter the source has keeps its flag; one the twin adds
+    (``log_sigma2``, gates) is trainable as the weight of the module that
+    holds it was (any of its parts), as any parameter was where that module
+    has no weight: a frozen layer stays frozen.
+    """
+    for name, parameter in twin.named_parameters():
+        parameter.requires_grad_(flags[name] if name in flags else _added_flag(flags, name))
 
 
 def _added_flag(flags, name):
