@@ -32,7 +32,7 @@ from ...cplx import Cplx
 from ...cplx._shared import check_real
 from .. import _families
 from .._guards import check_finite, check_threshold
-from . import _channels, _recurrent, twins
+from . import _channels, _dataflow, _recurrent, twins
 from ._channels import Unit, _parts
 from .base import BaseMasked, _masked
 from ._recurrent import CompactRecurrent
@@ -79,6 +79,7 @@ def compact(
     max_density: Optional[float] = None,
     threshold: Optional[float] = None,
     readouts: Optional[Mapping[str, str]] = None,
+    example_inputs: Optional[tuple] = None,
 ) -> torch.nn.Module:
     r"""An inference copy of ``module`` with what its masks zero removed.
 
@@ -119,6 +120,15 @@ def compact(
         elementwise map that takes 0 to 0 (a modulus, a split ReLU, ...).
         Compacted, the recurrent layer then returns the live units only, and
         the read-out loses the dead units' columns (see the Notes).
+    example_inputs : tuple, optional
+        Positional inputs of one forward call of ``module``. With them, the
+        call is recorded and channels go along the chains of layers it
+        proves inside the model's own ``forward`` too (a residual block's
+        inner convolutions, a U-Net's), not only along
+        :class:`torch.nn.Sequential` containers: a layer whose whole
+        output goes to the next module of the chain and nowhere else (see
+        the Notes). The compacted model is then checked against ``module``
+        on them, in eval mode.
 
     Returns
     -------
@@ -134,7 +144,7 @@ def compact(
     Raises
     ------
     TypeError
-        If ``readouts`` is not a mapping.
+        If ``readouts`` is not a mapping, or ``example_inputs`` not a tuple.
     ValueError
         If ``max_density`` is neither ``None`` nor in [0, 1], if ``readouts``
         names no recurrent layer, one with ``proj_size``, or a read-out that
@@ -151,7 +161,9 @@ def compact(
     -----
     UserWarning
         For each masked or Bayesian layer of a class this package does not
-        know exactly (a user's subclass): it is kept as it is, naming it.
+        know exactly (a subclass of a twin): it is kept as it is, naming
+        it; and when the chains that ``example_inputs`` proved give another
+        output on them (see the Notes).
 
     Notes
     -----
@@ -198,9 +210,25 @@ def compact(
     convolution. Anywhere else (a model's first input and last output, a
     layer used twice, a grouped convolution but a depthwise one,
     a module of another class between, layers called from a custom
-    ``forward``) every channel stays; the result is never wrong. Behind a
-    convolution, channels are dimension 1: convolutions must take batched
-    ``(N, C, *)`` inputs there.
+    ``forward`` without ``example_inputs``) every channel stays; the result
+    is never wrong. Behind a convolution, channels are dimension 1:
+    convolutions must take batched ``(N, C, *)`` inputs there.
+
+    With ``example_inputs``, a model's own ``forward`` (a residual block, a
+    transformer layer's feed-forward network) states chains too: one call
+    on them is recorded, every call of a layer or step module and every
+    torch function called between them, and a link from one module to the
+    next is proven where the next takes exactly the tensors the first
+    gives and nothing else uses them (no function of the ``forward``, no
+    other module, not the output), each module called once. A residual
+    block's inner channels and a transformer's hidden units then go; the
+    channels that an addition or a concatenation couples stay. The record
+    holds for every input on which the ``forward`` takes the same path; a
+    ``forward`` whose dataflow depends on the values or sizes of its input
+    must not be compacted so. The compacted model is checked against the
+    one compacted along its Sequentials alone on ``example_inputs``, and
+    where they differ (a use that the record could not see) that one is
+    returned, with a warning.
 
     A :class:`~cplxmodule.nn.CplxRNN`, :class:`~cplxmodule.nn.CplxGRU` or
     :class:`~cplxmodule.nn.CplxLSTM` (exactly these classes, its
@@ -252,6 +280,39 @@ def compact(
     True
     """
     check_real(max_density, "max_density", "compact", low=0, high=1, optional=True)
+    if example_inputs is not None and not isinstance(example_inputs, tuple):
+        raise TypeError(
+            "compact: `example_inputs` must be a tuple of a forward call's positional"
+            f" inputs, got {type(example_inputs).__name__}"
+        )
+    along_sequentials = _compact(module, max_density, threshold, readouts, None)
+    if example_inputs is None:
+        return along_sequentials
+    small = _compact(module, max_density, threshold, readouts, example_inputs)
+    if _computes_as(small, along_sequentials, example_inputs):
+        return small
+    warnings.warn(
+        "compact: the model compacted along the chains that its forward call on"
+        " `example_inputs` proved computes otherwise on them (a layer's output went"
+        " somewhere the call's record did not see): compacted along its Sequential"
+        " chains alone",
+        UserWarning,
+        stacklevel=2,
+    )
+    return along_sequentials
+
+
+def _computes_as(small, reference, inputs):
+    """Whether the eval-mode models ``small`` and ``reference`` agree on ``inputs``."""
+    with torch.no_grad():
+        got, expected = (_dataflow._tensors(m(*inputs)) for m in (small, reference))
+    return len(got) == len(expected) and all(
+        a.shape == b.shape and torch.allclose(a, b, rtol=1e-3, atol=1e-4 * (1 + b.abs().max()))
+        for a, b in zip(got, expected)
+    )
+
+
+def _compact(module, max_density, threshold, readouts, example_inputs):
     if threshold is not None:
         check_threshold(threshold, "compact")
     # a layer whose gates span its projections computes as its plain twin
@@ -278,16 +339,8 @@ def compact(
             ):
                 continue  # a dense layer that nothing can change
             units[id(layer)] = Unit(layer, member.family, weight, mask, uses[id(layer)] > 1)
-        inner = {
-            id(child)
-            for parent in model.modules()
-            if type(parent) in _channels.SEQUENTIAL
-            for child in parent.children()
-            if type(child) in _channels.SEQUENTIAL and uses[id(child)] == 1
-        }
-        for sequential in model.modules():
-            if type(sequential) in _channels.SEQUENTIAL and id(sequential) not in inner:
-                _channels.shrink_chain(_channels.chain(sequential, uses), units, uses)
+        for chain in _chains(model, units, uses, example_inputs):
+            _channels.shrink_chain(chain, units, uses)
         shrunk = _recurrent.shrink(model, units, readers)
         new = {
             key: _inference(_rebuild(unit, max_density), unit.layer)
@@ -303,6 +356,31 @@ def compact(
     }
     _replace(model, new)
     return new.get(id(model), model)
+
+
+def _chains(model, units, uses, example_inputs):
+    """The chains of ``model``'s modules along which channels may go.
+
+    Those its :class:`torch.nn.Sequential` containers state, and with
+    ``example_inputs`` those that one forward call on them proves, through
+    the model's own ``forward`` (see ``_dataflow``).
+    """
+    inner = {
+        id(child)
+        for parent in model.modules()
+        if type(parent) in _channels.SEQUENTIAL
+        for child in parent.children()
+        if type(child) in _channels.SEQUENTIAL and uses[id(child)] == 1
+    }
+    found = [
+        _channels.chain(sequential, uses)
+        for sequential in model.modules()
+        if type(sequential) in _channels.SEQUENTIAL and id(sequential) not in inner
+    ]
+    if example_inputs is not None:
+        links = [m for m in model.modules() if id(m) in units or _channels._kinds_of(m)[0]]
+        found += _dataflow.chains(model, links, example_inputs)
+    return found
 
 
 def _inference(module, layer):

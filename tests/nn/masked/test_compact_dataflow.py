@@ -1,0 +1,147 @@
+"""compact(example_inputs=...) removes channels along chains inside a model's own forward.
+
+One forward call on the example inputs proves which layer hands its whole
+output to which module and to nothing else; channels then go along those
+chains as along a Sequential's. The reference is the masked model itself in
+eval mode, in float64; what the record cannot prove keeps its channels.
+"""
+
+import pytest
+import torch
+
+import cplxmodule.cplx as cplx
+from cplxmodule import Cplx
+from cplxmodule.models import CplxResNet, CplxVisionTransformer
+from cplxmodule.nn import CplxConv2d, CplxSplitReLU
+from cplxmodule.nn.masked import _dataflow, compact, to_masked
+from cplxmodule.nn.relevance import compute_ard_masks, to_bayesian
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+DTYPE = torch.float64
+
+
+def native(x):
+    return torch.complex(x.real, x.imag) if isinstance(x, Cplx) else x
+
+
+def masked_with_dead_rows(model, suffix):
+    """``model``'s masked twin, every other output channel of the layers ``*suffix`` masked out."""
+    masked = to_masked(model)
+    for name, layer in masked.named_modules():
+        if hasattr(layer, "mask"):
+            mask = torch.ones_like(layer.weight.real)
+            if name.endswith(suffix):
+                mask[::2] = 0
+                with torch.no_grad():
+                    if layer.bias is not None:  # a dead channel outputs zero
+                        layer.bias.real[::2], layer.bias.imag[::2] = 0, 0
+            layer.mask = mask
+    return masked.eval()
+
+
+def out_sizes(model, suffix):
+    return [getattr(m, "out_channels", getattr(m, "out_features", None))
+            for name, m in model.named_modules() if name.endswith(suffix)]
+
+
+def test_a_residual_networks_inner_channels_go():
+    torch.manual_seed(0)
+    masked = masked_with_dead_rows(CplxResNet(1, 4, widths=(4, 8), blocks=(1, 1), dtype=DTYPE),
+                                   "conv1")
+    x = cplx.randn(3, 1, 8, 8, dtype=DTYPE)
+    assert out_sizes(compact(masked), "conv1") == [4, 8]  # the blocks' forward hides them
+    small = compact(masked, example_inputs=(x,))
+    assert out_sizes(small, "conv1") == [2, 4]
+    assert [m.in_channels for n, m in small.named_modules() if n.endswith("conv2")] == [2, 4]
+    with torch.no_grad():
+        torch.testing.assert_close(native(small(x)), native(masked(x)))
+        y = cplx.randn(5, 1, 11, 6, dtype=DTYPE)  # other sizes take the same path
+        torch.testing.assert_close(native(small(y)), native(masked(y)))
+
+
+def test_a_transformers_hidden_units_go():
+    torch.manual_seed(0)
+    model = CplxVisionTransformer(1, 3, image_size=8, patch_size=4, d_model=8,
+                                  dim_feedforward=16, dtype=DTYPE)
+    masked = masked_with_dead_rows(model, "linear1")
+    x = cplx.randn(2, 1, 8, 8, dtype=DTYPE)
+    small = compact(masked, example_inputs=(x,))
+    assert out_sizes(small, "linear1") == [8, 8]
+    with torch.no_grad():
+        torch.testing.assert_close(small(x), masked(x))
+
+
+class Block(torch.nn.Module):
+    """conv1, a split ReLU and conv2; ``use`` says what else reads conv1's output."""
+
+    def __init__(self, use):
+        super().__init__()
+        self.use = use
+        self.conv1 = CplxConv2d(2, 6, 3, padding=1, dtype=DTYPE)
+        self.act = CplxSplitReLU()
+        self.conv2 = CplxConv2d(6, 2, 3, padding=1, dtype=DTYPE)
+
+    def forward(self, x):
+        h = self.conv1(x)
+        if self.use == "glue":  # a function between: not a module the record knows
+            h = h * 2.0
+        out = self.conv2(self.act(h))
+        if self.use == "skip":  # conv1's output read twice
+            out = out + h[:, :2]
+        if self.use == "twice":  # the activation called twice
+            out = out + self.act(out)
+        return out
+
+
+@pytest.mark.parametrize("use", ["glue", "skip", "twice"])
+def test_what_the_record_cannot_prove_keeps_its_channels(use):
+    torch.manual_seed(0)
+    masked = masked_with_dead_rows(Block(use), "conv1")
+    x = cplx.randn(2, 2, 5, 5, dtype=DTYPE)
+    small = compact(masked, example_inputs=(x,))
+    assert small.conv1.out_channels == 6
+    with torch.no_grad():
+        torch.testing.assert_close(native(small(x)), native(masked(x)))
+
+
+def test_a_plain_block_loses_them():
+    torch.manual_seed(0)
+    masked = masked_with_dead_rows(Block("none"), "conv1")
+    x = cplx.randn(2, 2, 5, 5, dtype=DTYPE)
+    small = compact(masked, example_inputs=(x,))
+    assert (small.conv1.out_channels, small.conv2.in_channels) == (3, 3)
+    with torch.no_grad():
+        torch.testing.assert_close(native(small(x)), native(masked(x)))
+
+
+def test_a_bayesian_network_compacts_by_its_relevance():
+    torch.manual_seed(0)
+    vd = to_bayesian(CplxResNet(1, 4, widths=(4,), blocks=(1,), dtype=DTYPE)).eval()
+    with torch.no_grad():
+        vd.stages[0].conv1.log_sigma2[::2] = 8.0  # every other channel: noise
+    x = cplx.randn(2, 1, 6, 6, dtype=DTYPE)
+    small = compact(vd, threshold=3.0, example_inputs=(x,))
+    assert small.stages[0].conv1.out_channels == 2
+    masked = to_masked(vd, compute_ard_masks(vd, threshold=3.0)).eval()
+    with torch.no_grad():
+        torch.testing.assert_close(small(x), masked(x))
+
+
+def test_a_compaction_that_computes_otherwise_falls_back(monkeypatch):
+    torch.manual_seed(0)
+    masked = masked_with_dead_rows(Block("skip"), "conv1")
+    x = cplx.randn(2, 2, 5, 5, dtype=DTYPE)
+    # a record that missed the skip: the chain it proves is wrong
+    monkeypatch.setattr(_dataflow, "chains",
+                        lambda model, links, inputs: [[model.conv1, model.act, model.conv2]])
+    with pytest.warns(UserWarning, match="computes otherwise"):
+        small = compact(masked, example_inputs=(x,))
+    assert small.conv1.out_channels == 6
+    with torch.no_grad():
+        torch.testing.assert_close(native(small(x)), native(masked(x)))
+
+
+def test_example_inputs_must_be_a_tuple():
+    masked = masked_with_dead_rows(Block("none"), "conv1")
+    with pytest.raises(TypeError, match="`example_inputs` must be a tuple"):
+        compact(masked, example_inputs=cplx.randn(1, 2, 5, 5))
