@@ -56,6 +56,7 @@ import torch.nn.functional as F
 import cplxmodule.cplx as cplx
 import cplxmodule.nn as cnn
 from cplxmodule.demo.model import ModulationNet
+from cplxmodule.models import CplxResNet
 from cplxmodule.nn import CplxLinear, CplxModReLU, CplxSequential
 from cplxmodule.nn.masked import CplxLinearMasked, LinearMasked, compact, to_masked
 
@@ -220,6 +221,42 @@ def test_compact_channels(benchmark, name, is_complex, variant, group):
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
     model = {"dense": dense, "masked": masked, "compact": small}[variant]
     benchmark.group = group
+    benchmark.extra_info.update(variant=variant, reference="compact")
+    _time_inference(benchmark, model, x)
+
+
+# --- inner channels of a residual network: chains inside its own forward -----
+
+
+def resnet_pruned(fraction):
+    """``(dense, masked, input)``: CplxResNet, each block's inner channels ``fraction`` masked."""
+    torch.manual_seed(0)
+    dense = CplxResNet(3, 10)  # widths (16, 32, 64), two blocks each
+    x = cplx.randn(32, 3, 32, 32)
+    dense.train()
+    with torch.no_grad():  # running statistics of the batch norms
+        dense(x)
+    dense.eval()
+    masked = to_masked(dense).eval()
+    for name, layer in masked.named_modules():
+        if hasattr(layer, "mask"):
+            mask = torch.ones(layer.weight.real.shape)
+            if name.endswith("conv1"):  # a block's first convolution: its inner channels
+                mask[: int(fraction * mask.shape[0])] = 0
+            layer.mask = mask
+    return dense, masked, x
+
+
+@pytest.mark.parametrize("variant", ["dense", "masked", "compact", "compact-sequentials"])
+def test_compact_resnet_inner_channels(benchmark, variant):
+    """Half the inner channels of CplxResNet: compact(example_inputs=...) removes them."""
+    dense, masked, x = resnet_pruned(0.5)
+    small = compact(masked, example_inputs=(x[:2],))
+    with torch.inference_mode():
+        torch.testing.assert_close(small(x), masked(x), rtol=1e-4, atol=1e-4)
+    model = {"dense": dense, "masked": masked, "compact": small,
+             "compact-sequentials": compact(masked)}[variant]
+    benchmark.group = "resnet-cplx-inner50%-batch32"
     benchmark.extra_info.update(variant=variant, reference="compact")
     _time_inference(benchmark, model, x)
 
