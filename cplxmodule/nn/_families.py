@@ -1,4 +1,4 @@
-"""The one table of layer families, built from what each layer class declares.
+"""The table of layer families and the table of kinds, and the factory of twins.
 
 A family is a dense layer class (``torch.nn.Linear``, ``CplxConv2d``, ...)
 together with every layer class of this package that computes with the same
@@ -18,8 +18,14 @@ kind="vd")``); the dense entry point's ``__init_subclass__``
 (``cplxmodule.nn.modules._weighted``) records them. Membership is by exact
 class: a user's subclass may compute anything in its own ``forward``, so it
 belongs to no family (it inherits its base's geometry, not its membership).
-The lookups import the modules that declare twins first, so the table is
-complete whatever the caller imported.
+:mod:`cplxmodule.nn` imports every module that declares twins, so the table
+is complete whatever part of the package was imported first.
+
+A *kind* is a row of the table of kinds (``declare_kind``, written out in
+``cplxmodule.nn.relevance.twins``): the bases that make a dense class into
+its twin. :func:`twin_class` reads both tables: a family's dense class has
+its published twins; any other dense class (a user's subclass, a family a
+user declared) gets one made of the row's bases around it.
 """
 
 import functools
@@ -374,7 +380,7 @@ def _made(plain, row, family):
         namespace = {
             "__module__": __name__,
             "__qualname__": global_name(row.suffix, plain),
-            "__doc__": f"The {row.name!r} twin of :class:`{plain.__module__}."
+            "__doc__": f"The {row.suffix} twin of :class:`{plain.__module__}."
             f"{plain.__qualname__}`, made by the table of kinds.",
         }
         cls = type(f"{plain.__name__}{row.suffix}", bases, namespace)
