@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import Literal, Mapping, NoReturn, Optional, TypeGuard, Union, overload
 
 import torch
 
 from .tensor import Cplx, _pair
+
+#: A checked operand of a product: complex as a :class:`Cplx`, or a real tensor.
+Operand = Union[Cplx, torch.Tensor]
 
 #: The names ``padding_mode=`` accepts, as :class:`torch.nn.Conv2d` does.
 PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
@@ -92,7 +96,21 @@ def checked_cplx(
     return value
 
 
-def check_operand(value, name, optional=False, where=None):
+@overload
+def check_operand(
+    value: object, name: str, optional: Literal[False] = False, where: Optional[str] = None
+) -> Operand: ...
+
+
+@overload
+def check_operand(
+    value: object, name: str, optional: bool, where: Optional[str] = None
+) -> Optional[Operand]: ...
+
+
+def check_operand(
+    value: object, name: str, optional: bool = False, where: Optional[str] = None
+) -> Optional[Operand]:
     """``value`` as a :class:`Cplx` if it is complex, a real tensor as it is (or ``None`` if ``optional``)."""
     if value is None and optional:
         return value
@@ -105,7 +123,17 @@ def check_operand(value, name, optional=False, where=None):
     return operand
 
 
-def check_operands(inputs, weight, bias, where):
+def _all_cplx(values: tuple[object, ...]) -> TypeGuard[tuple[Cplx, ...]]:
+    return all(type(x) is Cplx for x in values)
+
+
+def _all_real(values: tuple[object, ...]) -> TypeGuard[tuple[torch.Tensor, ...]]:
+    return all(isinstance(x, torch.Tensor) and not x.is_complex() for x in values)
+
+
+def check_operands(
+    inputs: Mapping[str, object], weight: object, bias: object, where: Optional[str]
+) -> tuple[tuple[Operand, ...], Operand, Optional[Operand]]:
     """Check the operands of a product; return ``(inputs, weight, bias)``, ``inputs`` a tuple.
 
     ``inputs`` maps argument names to inputs. Either every input is complex
@@ -114,24 +142,25 @@ def check_operands(inputs, weight, bias, where):
     Bayesian layer computes its output variance from ``|x|^2``. Complex
     operands come back as :class:`Cplx` (see :func:`as_cplx`).
     """
-    weight = check_operand(weight, "weight", where=where)
-    bias = check_operand(bias, "bias", optional=True, where=where)
+    weight_ = check_operand(weight, "weight", where=where)
+    bias_ = check_operand(bias, "bias", optional=True, where=where)
     values = tuple(inputs.values())
-    if all(type(x) is Cplx for x in values):
+    if _all_cplx(values):
         # the common case, decided at the cost of one test per input
-        return values, weight, bias
-    operands = (*values, weight) + (() if bias is None else (bias,))
-    if all(isinstance(x, torch.Tensor) and not x.is_complex() for x in operands):
-        return values, weight, bias
-    converted = tuple(map(as_cplx, values))
-    for name, value, operand in zip(inputs, values, converted):
+        return values, weight_, bias_
+    if _all_real(values) and _all_real((weight_,) + (() if bias_ is None else (bias_,))):
+        return values, weight_, bias_
+    converted = []
+    for name, value in zip(inputs, values):
+        operand = as_cplx(value)
         if operand is None:
             raise TypeError(
                 f"{_prefix(where)}`{name}` must be a Cplx or a complex tensor, or a real"
                 f" torch.Tensor with real inputs, `weight` and `bias`,"
                 f" got {_describe_complex(value)}"
             )
-    return converted, weight, bias
+        converted.append(operand)
+    return tuple(converted), weight_, bias_
 
 
 def check_shape(value, shape, name, where=None):
@@ -280,7 +309,7 @@ def check_trailing_shape(input, shape, name, where):
         )
 
 
-def checked_real(input, name="input", where=None):
+def checked_real(input: object, name: str = "input", where: Optional[str] = None) -> torch.Tensor:
     """Return ``input`` if it is a real tensor, else raise a ``TypeError``."""
     if not isinstance(input, torch.Tensor) or input.is_complex():
         raise TypeError(
@@ -316,7 +345,13 @@ class ArgumentTypeError(TypeError, ValueError):
     """
 
 
-def _fail(value, name, where, expected, error=ValueError):
+def _fail(
+    value: object,
+    name: str,
+    where: Optional[str],
+    expected: str,
+    error: type[Exception] = ValueError,
+) -> NoReturn:
     raise error(f"{_prefix(where)}`{name}` must be {expected}, got {value!r}")
 
 
@@ -454,7 +489,13 @@ def check_divides(value, name, total, total_name, where):
         )
 
 
-def ntuple(value, n, name, where=None, minimum=None):
+def ntuple(
+    value: object,
+    n: Optional[int],
+    name: str,
+    where: Optional[str] = None,
+    minimum: Optional[int] = None,
+) -> tuple[int, ...]:
     """``value`` as a tuple of ``n`` ints (of any length if ``n`` is ``None``), else raise.
 
     An int stands for ``n`` copies of itself (a tuple of one if ``n`` is
@@ -464,19 +505,24 @@ def ntuple(value, n, name, where=None, minimum=None):
     """
     kind = _int_kind(minimum)
     expected = f"{kind} or a tuple of {'them' if n is None else f'{n} of them'}"
+    values: tuple[object, ...]
     if is_int(value):
         values = (value,) * (1 if n is None else n)
     elif isinstance(value, (tuple, list, torch.Size)):
         values = tuple(value)
     else:
         _fail(value, name, where, expected, ArgumentTypeError)
-    if not all(map(is_int, values)):
-        _fail(value, name, where, expected, ArgumentTypeError)
-    if (n is not None and len(values) != n) or (
-        minimum is not None and any(v < minimum for v in values)
+    ints = []
+    for v in values:
+        # is_int, spelt out so that the type checker sees an int
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            _fail(value, name, where, expected, ArgumentTypeError)
+        ints.append(int(v))
+    if (n is not None and len(ints) != n) or (
+        minimum is not None and any(v < minimum for v in ints)
     ):
         _fail(value, name, where, expected)
-    return tuple(map(int, values))
+    return tuple(ints)
 
 
 def check_dtype(value, dtype, name, where, owner="the layer's parameters", hint=""):

@@ -7,7 +7,8 @@ the run-time checks of ``_shared`` decide what is accepted.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, Union
+from types import EllipsisType
+from typing import TYPE_CHECKING, Any, Protocol, Sequence, SupportsIndex, Union
 
 import torch
 from torch.types import Device
@@ -15,7 +16,7 @@ from torch.types import Device
 if TYPE_CHECKING:
     from .tensor import Cplx
 
-__all__ = ["CplxLike", "Device", "HasRealImag"]
+__all__ = ["CplxLike", "Device", "HasRealImag", "Index", "ModuleMixin"]
 
 
 class HasRealImag(Protocol):
@@ -31,3 +32,18 @@ class HasRealImag(Protocol):
 CplxLike = Union["Cplx", torch.Tensor, HasRealImag]
 """A complex operand: a :class:`~cplxmodule.cplx.Cplx`, a tensor (real, or of
 torch's complex dtype) or any object with tensor ``.real`` and ``.imag``."""
+
+
+_IndexItem = Union[SupportsIndex, slice, EllipsisType, None, torch.Tensor, Sequence[Any]]
+Index = Union[_IndexItem, tuple[_IndexItem, ...]]
+"""A key of ``[]`` on a tensor, and so on both parts of a
+:class:`~cplxmodule.cplx.Cplx`: an integer, a slice, ``...``, ``None``, an
+index or mask tensor, a list of these, or a tuple of them."""
+
+# The base of a mixin that goes before a torch.nn.Module in the bases: the
+# module for the type checker, which then knows the mixin's ``self``, and
+# ``object`` at run time, so that the mixin adds nothing to the module's bases.
+if TYPE_CHECKING:
+    ModuleMixin = torch.nn.Module
+else:
+    ModuleMixin = object

@@ -9,14 +9,37 @@ import torch
 from ._dtypes import real_dtype
 from ._shared import checked_cplx
 from .tensor import Cplx
-from typing import Optional, Sequence, Union
+from typing import Any, Optional, Sequence, overload
 from ._typing import CplxLike, Device
 
 __all__ = ["randn", "randn_like"]
 
 
+@overload
 def randn(
-    *size: Union[int, Sequence[int]],
+    *size: int,
+    generator: Optional[torch.Generator] = None,
+    dtype: Optional[torch.dtype] = None,
+    device: Device = None,
+    requires_grad: bool = False
+) -> Cplx: ...
+
+
+@overload
+def randn(
+    size: Sequence[int],
+    /,
+    *,
+    generator: Optional[torch.Generator] = None,
+    dtype: Optional[torch.dtype] = None,
+    device: Device = None,
+    requires_grad: bool = False
+) -> Cplx: ...
+
+
+# sizes as separate ints or one sequence of them, as torch.randn's two overloads
+def randn(
+    *size: Any,
     generator: Optional[torch.Generator] = None,
     dtype: Optional[torch.dtype] = None,
     device: Device = None,

@@ -52,7 +52,7 @@ from ._product import STRATEGIES, check_strategy  # noqa: F401
 from ._shared import check_features, check_operand, check_operands, check_shape, describe
 from .conversions import from_complex, to_complex
 from .tensor import Cplx
-from typing import Optional, Union
+from typing import Optional, Sequence, Union
 from ._typing import CplxLike
 
 __all__ = ["linear", "bilinear", "einsum"]
@@ -263,19 +263,20 @@ def einsum(equation: str, *tensors: CplxLike) -> Cplx:
     """
     if not isinstance(equation, str):
         raise TypeError(f"einsum: `equation` must be a str, got {describe(equation)}")
+    given: Sequence[object] = tensors
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        tensors = tuple(tensors[0])
-    tensors = [check_operand(z, f"tensors[{i}]", where="einsum") for i, z in enumerate(tensors)]
+        given = tuple(tensors[0])
+    checked = [check_operand(z, f"tensors[{i}]", where="einsum") for i, z in enumerate(given)]
     # the published package's words for these two, which code may match on
-    if not tensors:
+    if not checked:
         raise RuntimeError(f"`einsum()` requires at least one tensor: got none for {equation!r}")
     n_terms = equation.split("->")[0].count(",") + 1
-    if len(tensors) > n_terms:
+    if len(checked) > n_terms:
         raise RuntimeError(
             f"`Cplx.einsum` does not support more operands than `equation` has terms:"
-            f" got {len(tensors)} for {equation!r}"
+            f" got {len(checked)} for {equation!r}"
         )
-    operands = [to_complex(z) if isinstance(z, Cplx) else z for z in tensors]
+    operands = [to_complex(z) if isinstance(z, Cplx) else z for z in checked]
     # torch.einsum does not promote, so real operands join the complex dtype
     dtypes = [z.dtype for z in operands if z.is_complex()]
     if dtypes:

@@ -12,7 +12,7 @@ import torch.utils._pytree as pytree
 from ._dtypes import real_dtype
 from ._views import _complex_view
 from typing import Any, Callable, Iterator, Optional, Sequence, Union
-from ._typing import CplxLike, Device
+from ._typing import CplxLike, Device, Index
 
 __all__ = ["Cplx"]
 
@@ -410,10 +410,10 @@ class Cplx:
         return self
 
     # indexing and iteration
-    def __getitem__(self, key: CplxLike) -> Cplx:
+    def __getitem__(self, key: Index) -> Cplx:
         return Cplx(self._real[key], self._imag[key])
 
-    def __setitem__(self, key: CplxLike, value: CplxLike) -> None:
+    def __setitem__(self, key: Index, value: CplxLike) -> None:
         parts = _operand_parts(value)
         if parts is None:
             raise TypeError(

@@ -16,7 +16,7 @@ import torch
 from ..cplx import Cplx, to_complex
 from ..cplx._shared import check_choice, check_int, check_positive, check_positive_int
 from .views import _fixed_index, window_view
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence, Union, overload
 from ..cplx._typing import CplxLike
 
 __all__ = ["pwelch", "fftshift", "bandwidth_power", "acpr_calc"]
@@ -313,8 +313,18 @@ def _pwelch(
     return freq, power
 
 
+@overload
 def fftshift(
-    x: CplxLike, dim: Optional[Union[int, tuple[int, ...]]] = -1,
+    x: torch.Tensor, dim: Optional[Union[int, tuple[int, ...]]] = -1,
+) -> torch.Tensor: ...
+
+
+@overload
+def fftshift(x: Cplx, dim: Optional[Union[int, tuple[int, ...]]] = -1) -> Cplx: ...
+
+
+def fftshift(
+    x: Union[torch.Tensor, Cplx], dim: Optional[Union[int, tuple[int, ...]]] = -1,
 ) -> Union[torch.Tensor, Cplx]:
     r"""Move the zero-frequency bin to the centre of the spectrum.
 
@@ -354,13 +364,13 @@ def fftshift(
         raise TypeError(
             f"fftshift: `x` must be a torch.Tensor or a Cplx, got {type(x).__name__}"
         )
+    dims: list[int]
     if dim is None:
-        dims = range(x.dim())
+        dims = list(range(x.dim()))
     elif isinstance(dim, (tuple, list)):
         dims = [_fixed_index(d, x.dim(), "dim", "fftshift") for d in dim]
     else:
         dims = [_fixed_index(dim, x.dim(), "dim", "fftshift")]
-    dims = list(dims)
     if not dims:
         return x.clone()
     return torch.roll(x, [x.shape[d] // 2 for d in dims], dims)
