@@ -247,7 +247,8 @@ def _gauss_mm(ar, ai, br, bi, aligned, sign=1, b_sum=None, buffered=False):
         else:
             br, bi = _turn(br, bi if sign == 1 else -bi, aligned)
             sign = 1
-        return _turn_back(*_gauss_mm(ar, ai, br, bi, True, sign), aligned)
+        real, imag = _gauss_mm(ar, ai, br, bi, True, sign)
+        return _turn_back(real, imag, aligned)
     if buffered:
         return _gauss_mm_buffered(ar, ai, br, bi, aligned, sign, b_sum)
     if aligned:

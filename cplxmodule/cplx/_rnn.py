@@ -32,6 +32,8 @@ only, which every exporter knows; there a projection is one real product
 on the layout (:func:`interleaved`).
 """
 
+from typing import Optional
+
 import torch
 import torch.nn.functional as F
 
@@ -56,7 +58,7 @@ def pairs(z):
     return torch.stack([z.real, z.imag], dim=-1)
 
 
-def from_pairs(pairs):
+def from_pairs(pairs: torch.Tensor) -> Cplx:
     """The :class:`Cplx` whose parts view ``pairs``, ``(..., 2)``."""
     return Cplx(pairs[..., 0], pairs[..., 1])
 
@@ -259,7 +261,9 @@ def rnn(mode, input, hx, cx, projections, bidirectional, dropout=0.0, training=F
         hx = hx.index_select(1, sorted_indices)
         cx = None if cx is None else cx.index_select(1, sorted_indices)
     sizes = None if batch_sizes is None else batch_sizes.tolist()
-    x, h_n, c_n = input, [], []
+    x = input
+    h_last: list[torch.Tensor] = []
+    c_last: list[Optional[torch.Tensor]] = []
     for layer in range(len(projections) // directions):
         if layer and training and dropout:
             # as cplx.dropout: one mask for both parts of each element
@@ -273,11 +277,11 @@ def rnn(mode, input, hx, cx, projections, bidirectional, dropout=0.0, training=F
                 gates=gates, gate_bias=gate_bias,
             )
             outputs.append(output)
-            h_n.append(h)
-            c_n.append(c)
+            h_last.append(h)
+            c_last.append(c)
         x = outputs[0] if directions == 1 else torch.cat(outputs, dim=-2)
-    h_n = torch.stack(h_n)
-    c_n = torch.stack(c_n) if mode == "LSTM" else None
+    h_n = torch.stack(h_last)
+    c_n = torch.stack([c for c in c_last if c is not None]) if mode == "LSTM" else None
     if unsorted_indices is not None:
         h_n = h_n.index_select(1, unsorted_indices)
         c_n = None if c_n is None else c_n.index_select(1, unsorted_indices)
@@ -308,7 +312,9 @@ def recurrence(mode, input_gates, sizes, hidden_projection, state_projection, h0
     if sizes is not None:
         first = steps[0][1]
         h, c = h[:first], None if c is None else c[:first]
-    outputs, finished_h, finished_c = [], [], []
+    outputs: list[torch.Tensor] = []
+    finished_h: list[torch.Tensor] = []
+    finished_c: list[torch.Tensor] = []
     for input_step, size in steps:
         if size is not None and size != len(h):
             if reverse:

@@ -126,6 +126,9 @@ def bilinear_cat(
     return bilinear(input1, input2, weight, bias, conjugate, strategy="cat")
 
 
+# the docstring loops below reuse these names over functions of different signatures
+_function: Callable[..., Any]
+_kind: dict[str, Any]
 for _function, _strategy, _kind in (
     (linear_naive, "naive", _LINEAR),
     (linear_cat, "cat", _LINEAR),
@@ -487,6 +490,6 @@ def symmetric_circular_padding(input: CplxLike, padding: Union[int, tuple[int, .
             "symmetric_circular_padding: `input` must have shape (N, C, *spatial), "
             f"got {tuple(input.shape)}"
         )
-    padding = ntuple(padding, n, "padding", "symmetric_circular_padding", minimum=0)
-    pad = [p for p in reversed(padding) for _ in range(2)]
+    sizes = ntuple(padding, n, "padding", "symmetric_circular_padding", minimum=0)
+    pad = [p for p in reversed(sizes) for _ in range(2)]
     return input.apply(F.pad, pad, mode="circular")

@@ -15,7 +15,7 @@ from ._shared import (
     check_transposed_padding_mode,
     doc_kwargs,
 )
-from typing import Optional, Union
+from typing import Any, Callable, Optional, Union
 from ._typing import CplxLike
 from torch.nn.common_types import _size_1_t, _size_2_t, _size_3_t
 from .tensor import Cplx
@@ -267,6 +267,7 @@ def conv_transpose3d(
                              strategy)
 
 
+_f: Callable[..., Any]  # the docstring loops go over functions of different signatures
 for _n, _f in ((1, conv1d), (2, conv2d), (3, conv3d)):
     _f.__doc__ = _CONV_DOC.format(**doc_kwargs(_n))
 for _n, _f in ((1, conv_transpose1d), (2, conv_transpose2d), (3, conv_transpose3d)):

@@ -184,7 +184,8 @@ def _whitened(centred, cov, eps):
     if len(centred) == 1:
         return [centred[0] * torch.rsqrt(cov[0] + eps)]
     if len(centred) == 2:
-        return _whiten(*centred, *cov, eps)
+        (xr, xi), (var_rr, cov_ri, var_ii) = centred, cov
+        return _whiten(xr, xi, var_rr, cov_ri, var_ii, eps)
     return _whiten_eigh(centred, cov, eps)
 
 
@@ -199,15 +200,16 @@ def _normalized(parts, dims, eps, running=(None, None), use_input_stats=True, mo
     an empty input, as in torch). Otherwise by the running statistics,
     reshaped to ``shape`` to broadcast against each part.
     """
+    running_mean, running_cov = running
     if not use_input_stats:
-        centred, cov = _running_statistics(parts, *running, shape)
+        centred, cov = _running_statistics(parts, running_mean, running_cov, shape)
         return _whitened(centred, cov, eps)
     centred, means, cov, n_values = _input_statistics(parts, dims, reduce)
     if check is not None:
         check(n_values)
     # no value at all, or no channel (a mean of shape (1, 0, ...)): nothing to track
     if n_values * means[0].numel() and any(r is not None for r in running):
-        _track(*running, means, cov, n_values, momentum)
+        _track(running_mean, running_cov, means, cov, n_values, momentum)
     return _whitened(centred, cov, eps)
 
 

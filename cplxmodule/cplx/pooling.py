@@ -16,7 +16,7 @@ from ._dtypes import HALF_DTYPES
 from ._shared import check_spatial_dims, checked_cplx, doc_kwargs
 from ._views import _eager
 from .tensor import Cplx
-from typing import Optional, Union
+from typing import Any, Callable, Optional, Union
 from ._typing import CplxLike
 from torch.nn.common_types import _size_1_t, _size_2_t, _size_3_t
 
@@ -161,6 +161,7 @@ def max_pool3d(
                        dilation, ceil_mode, return_indices)
 
 
+_f: Callable[..., Any]  # the docstring loops go over functions of different signatures
 for _n, _f in ((1, max_pool1d), (2, max_pool2d), (3, max_pool3d)):
     _f.__doc__ = _POOL_DOC.format(**doc_kwargs(_n))
 

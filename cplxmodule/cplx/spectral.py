@@ -519,7 +519,7 @@ def _stft_parts(real, imag, n_fft, hop_length, win_length, window, center, pad_m
         if center:
             part = F.pad(part.unsqueeze(0), (n_fft // 2, n_fft // 2), mode=pad_mode).squeeze(0)
         spectrum.append(part[..., starts + offsets] * window)
-    real, imag = _dft(*spectrum, inverse=False)
+    real, imag = _dft(spectrum[0], spectrum[1], inverse=False)
     if normalized:
         real, imag = real * n_fft ** -0.5, imag * n_fft ** -0.5
     # (B, frames, n_fft) -> (B, n_fft, frames)
@@ -674,8 +674,8 @@ def _overlap_add(frames, hop_length):
     chunks = -(-n // hop_length)
     frames = F.pad(frames, (0, chunks * hop_length - n))
     frames = frames.reshape(frames.shape[:-1] + (chunks, hop_length))
-    total = 0
-    for j in range(chunks):
+    total = F.pad(frames[..., 0, :], (0, 0, 0, chunks - 1))
+    for j in range(1, chunks):
         total = total + F.pad(frames[..., j, :], (0, 0, j, chunks - 1 - j))
     return total.flatten(-2)[..., : n + hop_length * (frames_count - 1)]
 
@@ -743,8 +743,9 @@ def _istft_compiled(real, imag, n_fft, hop_length, win_length, window, center, n
         f"{where}: the overlap-added squared window vanishes (the window and hop do not"
         f" satisfy the nonzero-overlap-add condition)",
     )
-    return _istft_signal(*frames.unbind(-1), window, envelope, hop_length, start, end, expected,
-                         batched)
+    frames_real, frames_imag = frames.unbind(-1)
+    return _istft_signal(frames_real, frames_imag, window, envelope, hop_length, start, end,
+                         expected, batched)
 
 
 def hilbert(input: torch.Tensor, dim: int = -1) -> Cplx:

@@ -38,11 +38,11 @@ def _spectral_pool(input, output_size, n, where):
         spectrum = _fft.fft_c2c(input.real, input.imag, dims, "forward", True)
         spectrum = _crop(spectrum, dims, spatial, output_size)
         return Cplx(*_fft.fft_interleaved_split(spectrum, dims, "forward", False))
-    dims = tuple(range(-n, 0))
+    last = tuple(range(-n, 0))
     # norm="forward" divides by the input's size before the crop and not after,
     # so the zero-frequency bin is the mean and a constant input stays constant
-    spectrum = torch.fft.fftn(_to_complex(input.real, input.imag), dim=dims, norm="forward")
-    output = torch.fft.ifftn(_crop(spectrum, dims, spatial, output_size), dim=dims, norm="forward")
+    spectrum = torch.fft.fftn(_to_complex(input.real, input.imag), dim=last, norm="forward")
+    output = torch.fft.ifftn(_crop(spectrum, last, spatial, output_size), dim=last, norm="forward")
     return _from_complex(output)
 
 

@@ -205,7 +205,8 @@ def generate(
     if snr_db is None:
         snr = np.full(n, np.inf)
     else:
-        snr = noise_rng.uniform(*snr_db, n)
+        low, high = snr_db
+        snr = noise_rng.uniform(low, high, n)
         noise = noise_rng.standard_normal((n, length, 2)) @ np.array([1, 1j]) / np.sqrt(2)
         signal += noise * 10 ** (-snr[:, None] / 20)
     return Signals(signal.astype(np.complex64), label.astype(np.int64), snr)

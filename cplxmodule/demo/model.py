@@ -7,6 +7,7 @@ about the same number of real parameters.
 """
 
 import math
+from typing import Callable
 
 import torch
 
@@ -53,8 +54,14 @@ class ModulationNet(torch.nn.Module):
         self.complex = complex
         kw = dict(device=device, dtype=dtype)
         widths = [width, 2 * width, 2 * width, 4 * width]
+        conv: Callable[..., torch.nn.Module]
+        relu: Callable[..., torch.nn.Module]
+        pool: Callable[..., torch.nn.Module]
+        seq: Callable[..., torch.nn.Module]
         if complex:
-            conv, relu, pool, seq, c_in = CplxConv1d, CplxToCplx[torch.nn.ReLU], CplxMaxPool1d, CplxSequential, 1
+            # CplxToCplx[...] makes its class at run time: mypy cannot index a class that is not generic
+            relu = CplxToCplx[torch.nn.ReLU]  # type: ignore[misc]
+            conv, pool, seq, c_in = CplxConv1d, CplxMaxPool1d, CplxSequential, 1
         else:
             widths = [round(math.sqrt(2) * w) for w in widths]
             conv, relu, pool, seq, c_in = torch.nn.Conv1d, torch.nn.ReLU, torch.nn.MaxPool1d, torch.nn.Sequential, 2

@@ -209,7 +209,7 @@ def train(model, data, epochs, config, desc, kl_warmup=None, lr=None, timings=No
     input, label = data
     n, batch = len(label), config.batch_size
     steps = epochs * math.ceil(n / batch)
-    groups = {}
+    groups: dict[Optional[str], list[torch.nn.Parameter]] = {}
     for name, param in model.named_parameters():
         key = next((k for k in (lr or {}) if name.endswith(k)), None)
         groups.setdefault(key, []).append(param)
@@ -219,7 +219,8 @@ def train(model, data, epochs, config, desc, kl_warmup=None, lr=None, timings=No
     batches = (index for _ in range(epochs) for index in torch.randperm(n, device=label.device).split(batch))
     model.train()
     forward = model if config.compile is None else torch.compile(model, backend=config.compile)
-    first, warm = [], []
+    first: list[tuple[int, float]] = []  # (batch size, seconds) of each step
+    warm: list[tuple[int, float]] = []
     with _progress(steps, desc, config.progress) as bar:
         for step, index in enumerate(batches):
             start = time.perf_counter()
@@ -316,7 +317,8 @@ def run(config=None, complex=True):
     stages, models = [], {}
 
     def stage(name, fit, masked=lambda model: model):
-        start, timings = time.perf_counter(), {}
+        start = time.perf_counter()
+        timings: dict[str, float] = {}
         models[name] = model = fit(timings)
         kept, total = _counts(masked(model))
         seconds = time.perf_counter() - start
@@ -363,7 +365,10 @@ def _zero_dropped_biases(model):
     with torch.no_grad():
         for layer in model.modules():
             if isinstance(layer, BaseMasked) and layer.bias is not None and not getattr(layer, "transposed", False):
-                dropped = ~layer.mask.flatten(1).bool().any(1)
+                mask = layer.mask
+                if not isinstance(mask, torch.Tensor):
+                    continue  # no mask: nothing dropped
+                dropped = ~mask.flatten(1).bool().any(1)
                 for part in _parts(layer.bias):
                     part[dropped] = 0
     return model
@@ -416,7 +421,8 @@ def run_structured(config, complex, dense):
     for index in gated:
         structured.features[index] = to_bayesian(structured.features[index], kind="channel_vd")
     structured_config = dataclasses.replace(config, kl_weight=config.structured_kl_weight)
-    lr, timings = {"log_sigma2": config.gate_lr}, {}
+    lr = {"log_sigma2": config.gate_lr}
+    timings: dict[str, float] = {}
     train(
         structured, train_set, config.epochs, structured_config, f"{kind} channel VD", config.kl_warmup, lr, timings
     )
@@ -531,7 +537,7 @@ def inference_seconds(models, input, runs=15, calls=5):
         Seconds per call, per model: the median over the rounds of each
         round's mean.
     """
-    times = [[] for _ in models]
+    times: list[list[float]] = [[] for _ in models]
     with torch.no_grad():
         for model in models:
             model.eval()
@@ -618,7 +624,9 @@ def format_deployed(rows, kind):
     str
     """
     reference = rows[0]
-    header = ("model", "compacted", "accuracy", "channels", "parameters", "MACs", "fewer MACs", "live", "speedup")
+    header: tuple[str, ...] = (
+        "model", "compacted", "accuracy", "channels", "parameters", "MACs", "fewer MACs", "live", "speedup"
+    )
     compiled = "compiled_seconds" in reference
     if compiled:
         header += ("compiled", "compile")

@@ -21,7 +21,7 @@ __all__ = ["CplxUNet"]
 
 def _leaky_crelu(negative_slope: float) -> torch.nn.Module:
     """The leaky ReLU of each part: DCUNet's leaky :math:`\\mathbb{C}\\mathrm{ReLU}`."""
-    # the class is made by the metaclass's __getitem__, which mypy does not model
+    # CplxToCplx[...] makes its class at run time: mypy cannot index a class that is not generic
     return CplxToCplx[torch.nn.LeakyReLU](negative_slope)  # type: ignore[misc]
 
 

@@ -127,7 +127,7 @@ def _running(norm):
     return None if norm.running_mean is None else True
 
 
-_DECLARED = {}  # exact class -> its kinds, tried in order
+_DECLARED: dict[type, tuple[object, ...]] = {}  # exact class -> its kinds, tried in order
 
 
 def declare(cls, *kinds):

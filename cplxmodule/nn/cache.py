@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import contextvars
 import threading
@@ -21,9 +21,16 @@ __all__ = ["cached"]
 # of its active entries. The mappings are replaced on entry and exit, never
 # changed in place, and live here, not on the module, so that
 # ``replicate``'s shallow copies, ``deepcopy`` and pickle never see them.
-_STORES = contextvars.ContextVar("cplxmodule_cached_stores", default={})
-_DEPTHS = contextvars.ContextVar("cplxmodule_cached_depths", default={})
-_ENTRIES = contextvars.ContextVar("cplxmodule_cached_entries", default={})
+_Store = dict[tuple[str, bool, bool], Any]  # (name, grad mode, inference mode) -> value
+_STORES: contextvars.ContextVar[dict[torch.nn.Module, _Store]] = contextvars.ContextVar(
+    "cplxmodule_cached_stores", default={}
+)
+_DEPTHS: contextvars.ContextVar[dict[torch.nn.Module, int]] = contextvars.ContextVar(
+    "cplxmodule_cached_depths", default={}
+)
+_ENTRIES: contextvars.ContextVar[dict[cached, tuple[list[torch.nn.Module], ...]]] = (
+    contextvars.ContextVar("cplxmodule_cached_entries", default={})
+)
 # The number of contexts active in every thread: the hot path's one test
 # outside them (dynamo cannot trace ``ContextVar.get``, a plain global it can).
 _ACTIVE = 0
