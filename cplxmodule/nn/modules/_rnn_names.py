@@ -8,6 +8,8 @@ flat names.
 
 import re
 
+from ...cplx._typing import ModuleMixin
+
 _TORCH_NAME = re.compile(r"(weight|bias)_(ih|hh|hr)(_l\d+(?:_reverse)?)?")
 
 
@@ -21,7 +23,7 @@ def _projection_name(match):
     return match.group(2) + (match.group(3) or "")
 
 
-class _TorchNames:
+class _TorchNames(ModuleMixin):
     """Read-only access to the weights by torch's names (``weight_ih_l0``...), a mixin.
 
     A torch name, ``{weight,bias}_{ih,hh}{suffix}`` (and the LSTM's

@@ -15,7 +15,7 @@ from ...cplx._shared import (
 )
 from .base import CplxToCplx, _check_cplx
 from .parameter import _factory_kwargs
-from typing import Any, ClassVar, Optional
+from typing import Any, Callable, ClassVar, Optional
 from ...cplx._typing import CplxLike, Device
 from ...cplx.tensor import Cplx
 
@@ -138,6 +138,16 @@ class _CplxNormBase(CplxToCplx):
     _repr_values: ClassVar[tuple[str, ...]] = ("num_features",)
     _repr_names: ClassVar[tuple[str, ...]] = ("eps", "momentum", "affine", "track_running_stats")
 
+    # The state, as torch's ``_NormBase`` declares it (None where absent). A
+    # layer without running statistics (group, layer, RMS norms) has no
+    # ``running_*`` nor ``num_batches_tracked``, and ``bias=None`` no ``bias``:
+    # the methods that run on every norm read these with ``getattr``.
+    weight: Optional[torch.Tensor]
+    bias: Optional[torch.Tensor]
+    running_mean: Optional[torch.Tensor]
+    running_var: Optional[torch.Tensor]
+    num_batches_tracked: Optional[torch.Tensor]
+
     def __init__(
         self,
         features,
@@ -184,10 +194,12 @@ class _CplxNormBase(CplxToCplx):
 
         A layer without running statistics has nothing to reset.
         """
-        if getattr(self, "running_mean", None) is not None:
-            self.running_mean.zero_()
+        running_mean: Optional[torch.Tensor] = getattr(self, "running_mean", None)
+        if running_mean is not None:
+            running_mean.zero_()
             _identity_(self.running_var, self._parts)
-            self.num_batches_tracked.zero_()
+            if self.num_batches_tracked is not None:
+                self.num_batches_tracked.zero_()
 
     def reset_parameters(self):
         """Reset the running statistics, the affine map to the identity and the shift to zero."""
@@ -195,8 +207,9 @@ class _CplxNormBase(CplxToCplx):
         with torch.no_grad():
             if self.weight is not None:
                 _identity_(self.weight, self._parts)
-            if getattr(self, "bias", None) is not None:
-                self.bias.zero_()
+            bias: Optional[torch.Tensor] = getattr(self, "bias", None)
+            if bias is not None:
+                bias.zero_()
 
     def _load_from_state_dict(
         self,
@@ -246,10 +259,11 @@ class _CplxNormBase(CplxToCplx):
             # torch's _InstanceNorm: running statistics in eval mode if tracked
             use_input_stats = self.training or not self.track_running_stats
         momentum = self.momentum
+        tracked = self.num_batches_tracked  # a tensor where ``counted``
         if momentum is None:
             # a cumulative average over the batches counted, this one included
             counts = counted and self._counts_batches
-            momentum = 1.0 / float(self.num_batches_tracked + 1) if counts else 0.0
+            momentum = 1.0 / float(tracked + 1) if counts and tracked is not None else 0.0
         passed = counted or not use_input_stats
         output = self._function(
             input,
@@ -263,8 +277,8 @@ class _CplxNormBase(CplxToCplx):
             self._get_name(),
         )
         # counted only once the batch went through: a rejected one changes nothing
-        if counted and self._counts_batches:
-            self.num_batches_tracked.add_(1)
+        if counted and self._counts_batches and tracked is not None:
+            tracked.add_(1)
         return output
 
     def extra_repr(self):
@@ -274,7 +288,7 @@ class _CplxNormBase(CplxToCplx):
 
 
 class _CplxBatchNorm(_CplxNormBase):
-    _function = staticmethod(normalization._batch_norm)
+    _function: ClassVar[Callable[..., Cplx]] = staticmethod(normalization._batch_norm)
 
     def __init__(
         self,
@@ -525,11 +539,13 @@ class CplxSyncBatchNorm(_CplxBatchNorm, compact=Channelwise("num_features", None
                 f" got {tuple(input.shape)}"
             )
 
-    def _function(self, input, *args):
+    def _function(self, input, running_mean, running_var, weight, bias, use_input_stats,
+                  momentum, eps, where):
         # Over the processes only when training, as torch's: in eval mode
         # without running statistics each process normalises its own batch.
         reduce = normalization._process_sum(self.process_group) if self.training else None
-        return normalization._batch_norm(input, *args, reduce=reduce)
+        return normalization._batch_norm(input, running_mean, running_var, weight, bias,
+                                         use_input_stats, momentum, eps, where, reduce=reduce)
 
     @classmethod
     def convert_sync_batchnorm(

@@ -241,8 +241,10 @@ class TensorToCplx(BaseRealToCplx):
         if isinstance(input, torch.Tensor) and input.is_complex():
             return Cplx(input)
         where = self._get_name()
-        check_features(checked_real(input, where=where), 2, "input", where)
-        return Cplx(*input.unbind(-1))
+        pairs = checked_real(input, where=where)
+        check_features(pairs, 2, "input", where)
+        real, imag = pairs.unbind(-1)
+        return Cplx(real, imag)
 
 
 class CplxToTensor(BaseCplxToReal):

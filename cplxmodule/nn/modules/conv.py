@@ -25,7 +25,8 @@ from .._families import Family, FamilyDoc
 from .base import CplxToCplx, _check_cplx
 from ._weighted import WeightedLayer
 from .linear import _add_weight_and_bias, _reset_weight_and_bias
-from typing import Any, ClassVar, Optional, Sequence
+from .parameter import CplxParameter
+from typing import Any, Callable, ClassVar, Literal, Optional, Sequence
 from ...cplx._typing import CplxLike, Device
 from torch.nn.common_types import _size_any_t
 from ...cplx.tensor import Cplx
@@ -106,6 +107,9 @@ class CplxConvNd(WeightedLayer, CplxToCplx):
 
     _n: ClassVar[Any] = None
     _conv: ClassVar[Any] = None
+    # registered by ``_add_weight_and_bias`` (``bias`` None without a bias)
+    weight: CplxParameter
+    bias: Optional[CplxParameter]
 
     def __init__(
         self,
@@ -466,6 +470,9 @@ def _output_padding(layer, input, output_size):
 class _RealConvMixin(WeightedLayer):
     """``forward`` and ``_dense_forward`` of the real (non-transposed) convolutions."""
 
+    # torch's, of the convolution this goes before in the bases
+    _conv_forward: Callable[[torch.Tensor, torch.Tensor, Optional[torch.Tensor]], torch.Tensor]
+
     def _check_inputs(self, input):
         """torch's functional op checks the input."""
         return input
@@ -481,6 +488,9 @@ class _RealConvTransposeMixin(WeightedLayer):
     """``forward`` and ``_dense_forward`` of the real transposed convolutions."""
 
     _conv: ClassVar[Any] = None
+    # torch's, of the convolution this goes before in the bases
+    padding_mode: Literal["zeros", "reflect", "replicate", "circular"]
+    _get_name: Callable[[], str]
 
     def _check_inputs(self, input):
         check_transposed_padding_mode(self.padding_mode, self._get_name())

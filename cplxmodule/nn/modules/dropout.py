@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Optional
+from typing import TYPE_CHECKING, Any, ClassVar, Optional
 
 import torch
 
@@ -16,7 +16,14 @@ from ...cplx.tensor import Cplx
 __all__ = ["CplxDropout", "CplxDropout1d", "CplxDropout2d", "CplxDropout3d"]
 
 
-class _DropoutMixin:
+if TYPE_CHECKING:
+    # the mixin is mixed into torch's dropout layers only
+    _DropoutNd = torch.nn.modules.dropout._DropoutNd
+else:
+    _DropoutNd = object
+
+
+class _DropoutMixin(_DropoutNd):
     """The checks of the dropout layers, then torch's layer, and ``forward`` by the op ``_dropout``.
 
     ``_n`` is the number of spatial dimensions of a channel dropout, ``None``

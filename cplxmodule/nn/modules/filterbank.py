@@ -69,8 +69,9 @@ class _CplxFilterbankConv1d(CplxConv1d):
         self.width = torch.nn.Parameter(torch.empty(out_channels, **kwargs))
         self.reset_parameters()
 
+    # computed, so read-only: a convolution's ``weight`` is a parameter one may replace
     @property
-    def weight(self):
+    def weight(self) -> Cplx:  # type: ignore[override]
         """The conjugate filters, of shape ``(out_channels, in_channels / groups, kernel_size)``."""
         kernel = self._kernel(self.center, self.width, self.kernel_size[0], self.sample_rate)
         shape = (self.out_channels, self.in_channels // self.groups, self.kernel_size[0])

@@ -131,6 +131,10 @@ class CplxLinear(WeightedLayer, CplxToCplx, family=_linear_family(native=torch.n
     torch.Size([8, 5])
     """
 
+    # registered by ``_add_weight_and_bias`` (``bias`` None without a bias)
+    weight: CplxParameter
+    bias: Optional[CplxParameter]
+
     def __init__(
         self,
         in_features: int,
@@ -211,6 +215,10 @@ class CplxBilinear(WeightedLayer, CplxToCplx, family=_bilinear_family(("conjugat
     torch.Size([8, 2])
     """
 
+    # registered by ``_add_weight_and_bias`` (``bias`` None without a bias)
+    weight: CplxParameter
+    bias: Optional[CplxParameter]
+
     def __init__(
         self,
         in1_features: int,
@@ -290,8 +298,8 @@ class _RealBilinear(
 
     def __init__(self, in1_features, in2_features, out_features, bias=True, device=None,
                  dtype=None):
-        features = _checked_features(self, in1_features, in2_features, out_features)
-        super().__init__(*features, bias, device, dtype)
+        in1, in2, out = _checked_features(self, in1_features, in2_features, out_features)
+        super().__init__(in1, in2, out, bias, device, dtype)
 
     def _check_inputs(self, input1, input2):
         """torch's functional op checks the inputs."""

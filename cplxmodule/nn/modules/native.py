@@ -108,7 +108,7 @@ def from_native(module: torch.nn.Module) -> torch.nn.Module:
     return _convert(module, _FROM_NATIVE, "from_native", "")
 
 
-_CONTAINERS = {
+_CONTAINERS: dict[str, dict[type[torch.nn.Module], type[torch.nn.Module]]] = {
     "to_native": {CplxSequential: torch.nn.Sequential},
     "from_native": {torch.nn.Sequential: CplxSequential},
 }
@@ -121,7 +121,8 @@ def _convert(module, table, where, name):
     if name and where == "from_native" and cls in table and not module.weight.is_complex():
         return copy.deepcopy(module)  # a real layer inside a model stays real
     if cls in table:
-        return _convert_layer(module, *table[cls], where)
+        target, names = table[cls]
+        return _convert_layer(module, target, names, where)
     source, target = _IDENTITY[where]
     if cls is source:
         return target().train(module.training)

@@ -267,7 +267,8 @@ class CplxParameter(torch.nn.Module, Cplx):
         errors = []
         for key in present:
             value, param = state_dict[key], self._parameters[key[len(prefix):]]
-            if isinstance(value, torch.Tensor) and value.shape != param.shape:
+            # (``param`` is never None: the parts are registered in __init__)
+            if isinstance(value, torch.Tensor) and param is not None and value.shape != param.shape:
                 errors.append(
                     f"size mismatch for {key}: copying a param with shape "
                     f"{value.shape} from checkpoint, the shape in current model "

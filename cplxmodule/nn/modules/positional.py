@@ -24,7 +24,14 @@ __all__ = ["CplxSinusoidalPositionalEncoding", "CplxRotaryPositionalEncoding"]
 _MODES = ("add", "multiply")
 
 
-def _positions_dim(layer, input, batch_first, d_model, shape, dims=None):
+def _positions_dim(
+    layer: torch.nn.Module,
+    input: CplxLike,
+    batch_first: bool,
+    d_model: int,
+    shape: str,
+    dims: Optional[tuple[int, ...]] = None,
+) -> tuple[Cplx, int]:
     """``input`` as a Cplx and its dimension of positions, after checking its features and ``dims``."""
     input = _check_cplx(layer, input, shape=shape)
     if (
@@ -105,6 +112,10 @@ class CplxSinusoidalPositionalEncoding(CplxToCplx):
     True
     """
 
+    # the table's parts, non-persistent buffers
+    pe_real: torch.Tensor
+    pe_imag: torch.Tensor
+
     def __init__(
         self,
         d_model: int,
@@ -143,7 +154,7 @@ class CplxSinusoidalPositionalEncoding(CplxToCplx):
             self.pe_imag.copy_(table.imag)
 
     @property
-    def pe(self):
+    def pe(self) -> Cplx:
         """Cplx: the table :math:`e_{pk}`, of shape ``(max_len, d_model)``, read-only.
 
         Computed in float64, cast to the layer's dtype and held in the

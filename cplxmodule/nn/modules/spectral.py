@@ -14,13 +14,13 @@ import torch
 from ...cplx import spectral
 from ...cplx._shared import check_choice, check_int, check_positive_int, describe
 from .base import BaseRealToCplx, CplxToCplx, _check_cplx
-from typing import Optional, Union
+from typing import Callable, ClassVar, Optional, Union
 from ...cplx._typing import CplxLike, Device
 from ...cplx.tensor import Cplx
 
 __all__ = ["CplxFFT", "CplxIFFT", "CplxSTFT", "CplxISTFT", "CplxAnalytic", "HilbertTransform"]
 
-_WINDOWS = {
+_WINDOWS: dict[str, Callable[..., torch.Tensor]] = {
     "hann": torch.hann_window,
     "hamming": torch.hamming_window,
     "blackman": torch.blackman_window,
@@ -31,6 +31,9 @@ _WINDOWS = {
 
 class _CplxFourierBase(CplxToCplx):
     """The settings and checks shared by :class:`CplxFFT` and :class:`CplxIFFT`."""
+
+    #: The functional transform, :func:`cplxmodule.cplx.fft` or ``ifft``.
+    _transform: ClassVar[Callable[..., Cplx]]
 
     def __init__(self, dim: int = -1, norm: Optional[str] = None, n: Optional[int] = None) -> None:
         super().__init__()
@@ -158,14 +161,13 @@ class _CplxSTFTBase(CplxToCplx):
         hop_length, win_length = spectral._check_stft_lengths(
             n_fft, hop_length, win_length, where
         )
-        factory = {"device": device, "dtype": dtype}
         if isinstance(window, str):
             if window not in _WINDOWS:
                 raise ValueError(
                     f"{where}: `window` must be one of {sorted(_WINDOWS)} or a real tensor,"
                     f" got {window!r}"
                 )
-            window = _WINDOWS[window](win_length, **factory)
+            values = _WINDOWS[window](win_length, device=device, dtype=dtype)
         elif (not isinstance(window, torch.Tensor) or window.is_complex()
               or window.shape != (win_length,)):
             raise ValueError(
@@ -173,13 +175,13 @@ class _CplxSTFTBase(CplxToCplx):
                 f" ({win_length},), got {describe(window)}"
             )
         else:
-            window = window.detach().to(**factory, copy=True)
+            values = window.detach().to(device=device, dtype=dtype, copy=True)
         self.n_fft, self.hop_length, self.win_length = n_fft, hop_length, win_length
         self.center, self.normalized = center, normalized
         if learnable_window:
-            self.window = torch.nn.Parameter(window)
+            self.window = torch.nn.Parameter(values)
         else:
-            self.register_buffer("window", window)
+            self.register_buffer("window", values)
 
     def extra_repr(self):
         settings = [f"n_fft={self.n_fft}", f"hop_length={self.hop_length}"]

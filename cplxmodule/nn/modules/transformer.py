@@ -96,6 +96,11 @@ class _FeedForward:
             setattr(self, f"dropout{k}", CplxDropout(dropout))
         self.activation = _activation(activation)
 
+    @property
+    def dropout_last(self) -> CplxDropout:
+        """The dropout after the feed-forward block, the layer's last (``dropout2`` or ``dropout3``)."""
+        raise NotImplementedError
+
     def _ff_block(self, x):
         x = self.linear2(self.dropout(self.activation(self.linear1(x))))
         return self.dropout_last(x)
@@ -155,6 +160,11 @@ class CplxTransformerEncoderLayer(_FeedForward, CplxToCplx):
     """
 
     __constants__ = ["norm_first"]
+    # set by ``_build``
+    norm1: CplxLayerNorm
+    norm2: CplxLayerNorm
+    dropout1: CplxDropout
+    dropout2: CplxDropout
 
     def __init__(
         self,
@@ -183,7 +193,7 @@ class CplxTransformerEncoderLayer(_FeedForward, CplxToCplx):
         self.norm_first = norm_first
 
     @property
-    def dropout_last(self):
+    def dropout_last(self) -> CplxDropout:
         return self.dropout2
 
     def forward(
@@ -249,6 +259,13 @@ class CplxTransformerDecoderLayer(_FeedForward, CplxToCplx):
     """
 
     __constants__ = ["norm_first"]
+    # set by ``_build``
+    norm1: CplxLayerNorm
+    norm2: CplxLayerNorm
+    dropout1: CplxDropout
+    dropout2: CplxDropout
+    norm3: CplxLayerNorm
+    dropout3: CplxDropout
 
     def __init__(
         self,
@@ -276,7 +293,7 @@ class CplxTransformerDecoderLayer(_FeedForward, CplxToCplx):
         self.norm_first = norm_first
 
     @property
-    def dropout_last(self):
+    def dropout_last(self) -> CplxDropout:
         return self.dropout3
 
     def forward(
@@ -528,13 +545,13 @@ class CplxTransformer(CplxToCplx):
         args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
                 batch_first, norm_first, bias)
         if custom_encoder is None:
-            layer = CplxTransformerEncoderLayer(*args, score=score, **kwargs)
+            encoder_layer = CplxTransformerEncoderLayer(*args, score=score, **kwargs)
             norm = CplxLayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kwargs)
-            custom_encoder = CplxTransformerEncoder(layer, num_encoder_layers, norm)
+            custom_encoder = CplxTransformerEncoder(encoder_layer, num_encoder_layers, norm)
         if custom_decoder is None:
-            layer = CplxTransformerDecoderLayer(*args, score=score, **kwargs)
+            decoder_layer = CplxTransformerDecoderLayer(*args, score=score, **kwargs)
             norm = CplxLayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kwargs)
-            custom_decoder = CplxTransformerDecoder(layer, num_decoder_layers, norm)
+            custom_decoder = CplxTransformerDecoder(decoder_layer, num_decoder_layers, norm)
         self.encoder, self.decoder = custom_encoder, custom_decoder
         self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
         self._reset_parameters()
