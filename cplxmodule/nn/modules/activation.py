@@ -17,7 +17,7 @@ from ...cplx._shared import (
 )
 from .base import BaseCplxToReal, CplxToCplx, _check_cplx
 from .parameter import _factory_kwargs
-from typing import Optional
+from typing import Optional, Union
 from ...cplx._typing import CplxLike, Device
 from ...cplx.tensor import Cplx
 
@@ -92,6 +92,9 @@ class CplxModReLU(CplxToCplx, compact=Elementwise(when=_scalar_threshold)):
     >>> [(name, p.shape) for name, p in CplxModReLU(threshold=None).named_parameters()]
     [('threshold', torch.Size([1]))]
     """
+
+    #: A number, or a learnable parameter of shape ``(1,)``.
+    threshold: Union[float, torch.nn.Parameter]
 
     def __init__(self, threshold: Optional[float] = 0.5) -> None:
         check_real(threshold, "threshold", type(self).__name__, optional=True)
@@ -996,7 +999,7 @@ class CplxRatioMask(CplxToCplx):
         super().__init__()
         self.bounded = bounded
 
-    def forward(self, mask: torch.Tensor, input: CplxLike) -> Cplx:
+    def forward(self, mask: CplxLike, input: CplxLike) -> Cplx:
         mask = _check_cplx(self, mask, name="mask")
         input = _check_cplx(self, input)
         return cplx.ratio_mask(mask, input, bounded=self.bounded)

@@ -258,7 +258,7 @@ class CplxMultiheadAttention(CplxToCplx):
         attn_mask: Optional[torch.Tensor] = None,
         average_attn_weights: bool = True,
         is_causal: bool = False,
-    ) -> Cplx:
+    ) -> tuple[Cplx, Optional[torch.Tensor]]:
         """Attend from ``query`` to ``key``, averaging ``value``; see the class docstring.
 
         Returns

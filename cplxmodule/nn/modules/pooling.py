@@ -8,8 +8,8 @@ from .._kinds import Pooling
 from ... import cplx
 from ...cplx._shared import check_spatial_dims
 from .base import CplxToCplx, _check_cplx
-from typing import Any, ClassVar, Optional
-from ...cplx._typing import CplxLike
+from typing import Any, ClassVar, Optional, Union
+from ...cplx._typing import CplxLike, ModuleMixin
 from torch.nn.common_types import _size_any_t
 from ...cplx.tensor import Cplx
 
@@ -76,7 +76,8 @@ class CplxMaxPoolNd(CplxToCplx):
         self.return_indices = return_indices
         self.ceil_mode = ceil_mode
 
-    def forward(self, input: CplxLike) -> Cplx:
+    def forward(self, input: CplxLike) -> Union[Cplx, tuple[Cplx, torch.Tensor]]:
+        """The pooled input, and the indices of the selected elements if ``return_indices``."""
         input = _check_cplx(self, input)
         if self._max_pool is None:
             raise NotImplementedError(
@@ -159,22 +160,34 @@ class CplxMaxPool3d(CplxMaxPoolNd, compact=Pooling(3)):
     _max_pool, _n = staticmethod(cplx.max_pool3d), 3
 
 
-class _PoolMixin:
-    """``forward`` of the pooling layers built on torch's: the layer's checks, then ``_op``.
+class _PoolMixin(ModuleMixin):
+    """The pooling layers built on torch's: the layer's checks, then ``_op``.
 
     ``_n`` is the number of spatial dimensions; ``_arguments`` the names of
     the torch layer's attributes that the functional op ``_op`` takes after
-    the input. Goes before torch's pooling layer in the bases.
+    the input. Goes before torch's pooling layer in the bases, by way of
+    :class:`_AvgPoolMixin` or :class:`_MaxPoolMixin`, which give ``forward``.
     """
 
     _n: ClassVar[Any] = None
     _op: ClassVar[Any] = None
     _arguments: ClassVar[tuple[str, ...]] = ()
 
-    def forward(self, input: CplxLike) -> Cplx:
+    def _pool(self, input: CplxLike) -> Any:
         input = _check_cplx(self, input)
         check_spatial_dims(input, self._n, self._get_name())
         return self._op(input, *(getattr(self, name) for name in self._arguments))
+
+
+class _AvgPoolMixin(_PoolMixin):
+    def forward(self, input: CplxLike) -> Cplx:
+        return self._pool(input)
+
+
+class _MaxPoolMixin(_PoolMixin):
+    def forward(self, input: CplxLike) -> Union[Cplx, tuple[Cplx, torch.Tensor]]:
+        """The pooled input, and the indices of the selected elements if ``return_indices``."""
+        return self._pool(input)
 
 
 _SHAPE = {
@@ -303,7 +316,7 @@ def _doc(template, n):
 
 
 class CplxAdaptiveMaxPool1d(
-    _PoolMixin, torch.nn.AdaptiveMaxPool1d, CplxToCplx, compact=Pooling(1)
+    _MaxPoolMixin, torch.nn.AdaptiveMaxPool1d, CplxToCplx, compact=Pooling(1)
 ):
     __doc__ = _doc(_ADAPTIVE_MAX_DOC, 1)
     _n, _op = 1, staticmethod(cplx.adaptive_max_pool1d)
@@ -311,7 +324,7 @@ class CplxAdaptiveMaxPool1d(
 
 
 class CplxAdaptiveMaxPool2d(
-    _PoolMixin, torch.nn.AdaptiveMaxPool2d, CplxToCplx, compact=Pooling(2)
+    _MaxPoolMixin, torch.nn.AdaptiveMaxPool2d, CplxToCplx, compact=Pooling(2)
 ):
     __doc__ = _doc(_ADAPTIVE_MAX_DOC, 2)
     _n, _op = 2, staticmethod(cplx.adaptive_max_pool2d)
@@ -319,7 +332,7 @@ class CplxAdaptiveMaxPool2d(
 
 
 class CplxAdaptiveMaxPool3d(
-    _PoolMixin, torch.nn.AdaptiveMaxPool3d, CplxToCplx, compact=Pooling(3)
+    _MaxPoolMixin, torch.nn.AdaptiveMaxPool3d, CplxToCplx, compact=Pooling(3)
 ):
     __doc__ = _doc(_ADAPTIVE_MAX_DOC, 3)
     _n, _op = 3, staticmethod(cplx.adaptive_max_pool3d)
@@ -330,14 +343,14 @@ _AVG_ARGUMENTS = ("kernel_size", "stride", "padding", "ceil_mode", "count_includ
 
 
 class CplxAvgPool1d(
-    _PoolMixin, torch.nn.AvgPool1d, CplxToCplx, compact=Pooling(1, padded_mean=True)
+    _AvgPoolMixin, torch.nn.AvgPool1d, CplxToCplx, compact=Pooling(1, padded_mean=True)
 ):
     __doc__ = _doc(_AVG_DOC, 1)
     _n, _op, _arguments = 1, staticmethod(cplx.avg_pool1d), _AVG_ARGUMENTS
 
 
 class CplxAvgPool2d(
-    _PoolMixin, torch.nn.AvgPool2d, CplxToCplx, compact=Pooling(2, padded_mean=True)
+    _AvgPoolMixin, torch.nn.AvgPool2d, CplxToCplx, compact=Pooling(2, padded_mean=True)
 ):
     __doc__ = _doc(_AVG_DOC, 2)
     _n, _op = 2, staticmethod(cplx.avg_pool2d)
@@ -345,7 +358,7 @@ class CplxAvgPool2d(
 
 
 class CplxAvgPool3d(
-    _PoolMixin, torch.nn.AvgPool3d, CplxToCplx, compact=Pooling(3, padded_mean=True)
+    _AvgPoolMixin, torch.nn.AvgPool3d, CplxToCplx, compact=Pooling(3, padded_mean=True)
 ):
     __doc__ = _doc(_AVG_DOC, 3)
     _n, _op = 3, staticmethod(cplx.avg_pool3d)
@@ -353,21 +366,21 @@ class CplxAvgPool3d(
 
 
 class CplxAdaptiveAvgPool1d(
-    _PoolMixin, torch.nn.AdaptiveAvgPool1d, CplxToCplx, compact=Pooling(1)
+    _AvgPoolMixin, torch.nn.AdaptiveAvgPool1d, CplxToCplx, compact=Pooling(1)
 ):
     __doc__ = _doc(_ADAPTIVE_AVG_DOC, 1)
     _n, _op, _arguments = 1, staticmethod(cplx.adaptive_avg_pool1d), ("output_size",)
 
 
 class CplxAdaptiveAvgPool2d(
-    _PoolMixin, torch.nn.AdaptiveAvgPool2d, CplxToCplx, compact=Pooling(2)
+    _AvgPoolMixin, torch.nn.AdaptiveAvgPool2d, CplxToCplx, compact=Pooling(2)
 ):
     __doc__ = _doc(_ADAPTIVE_AVG_DOC, 2)
     _n, _op, _arguments = 2, staticmethod(cplx.adaptive_avg_pool2d), ("output_size",)
 
 
 class CplxAdaptiveAvgPool3d(
-    _PoolMixin, torch.nn.AdaptiveAvgPool3d, CplxToCplx, compact=Pooling(3)
+    _AvgPoolMixin, torch.nn.AdaptiveAvgPool3d, CplxToCplx, compact=Pooling(3)
 ):
     __doc__ = _doc(_ADAPTIVE_AVG_DOC, 3)
     _n, _op, _arguments = 3, staticmethod(cplx.adaptive_avg_pool3d), ("output_size",)

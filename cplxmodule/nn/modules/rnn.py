@@ -36,7 +36,7 @@ from ...cplx.conversions import _to_complex
 from ._rnn_names import _TorchNames
 from .base import CplxToCplx
 from .linear import CplxLinear, _reset_weight_and_bias
-from typing import Any, ClassVar, Optional
+from typing import Any, ClassVar, Optional, Union
 from ...cplx._typing import CplxLike, Device
 from ...cplx.tensor import Cplx
 
@@ -296,7 +296,12 @@ class _CplxRNNBase(_CplxRecurrentBase):
         return s
 
     # forward
-    def forward(self, input: CplxLike, hx: Optional[CplxLike] = None) -> tuple[Cplx, Any]:
+    def forward(
+        self,
+        input: Union[CplxLike, PackedSequence],
+        hx: Optional[Union[CplxLike, tuple[CplxLike, CplxLike]]] = None,
+    ) -> tuple[Union[Cplx, PackedSequence], Union[Cplx, tuple[Cplx, Cplx]]]:
+        """The output sequence (packed if ``input`` is) and the final state, ``(h_n, c_n)`` for an LSTM."""
         where = self._get_name()
         packed = isinstance(input, PackedSequence)
         if packed:
@@ -312,19 +317,21 @@ class _CplxRNNBase(_CplxRecurrentBase):
             self.dropout, self.training, batch_sizes, sorted_indices, unsorted_indices,
             gates=self.gates,
         )
+        sequence: Union[Cplx, PackedSequence]
         if packed:
-            output = PackedSequence(output.flatten(-2), batch_sizes, sorted_indices,
-                                    unsorted_indices)
+            sequence = PackedSequence(output.flatten(-2), batch_sizes, sorted_indices,
+                                      unsorted_indices)
         else:
             if not batched:
                 output = output.squeeze(1)
             elif self.batch_first:
                 output = output.transpose(0, 1)
-            output = from_pairs(output)
-        states = [state if batched else state.squeeze(1) for state in (h_n, c_n)
+            sequence = from_pairs(output)
+        states = [from_pairs(state if batched else state.squeeze(1)) for state in (h_n, c_n)
                   if state is not None]
-        states = [from_pairs(state) for state in states]
-        return (output, tuple(states)) if self.mode == "LSTM" else (output, states[0])
+        if self.mode == "LSTM":
+            return sequence, (states[0], states[1])
+        return sequence, states[0]
 
     def _check_packed(self, where, input):
         """The packed sequence's data in the pairs layout, and its bookkeeping."""
@@ -459,13 +466,13 @@ class _CplxCellBase(_CplxRecurrentBase):
         batched = input.dim() == 2
         if not batched:
             input = input.unsqueeze(0)
-        shape = (input.shape[0], self.hidden_size) if batched else (self.hidden_size,)
+        state_shape = (input.shape[0], self.hidden_size) if batched else (self.hidden_size,)
         out = []
         for name, state in states:
             if state is None:
                 out.append(input.real.new_zeros(input.shape[0], self.hidden_size, 2))
                 continue
-            state = _check_state(where, name, state, shape)
+            state = _check_state(where, name, state, state_shape)
             check_dtype(state, _weights_dtype(self.ih, state), name, where,
                         owner="the layer's weights", hint=_DTYPE_HINT)
             out.append(pairs(state if batched else state.unsqueeze(0)))
@@ -898,12 +905,15 @@ class CplxLSTMCell(_CplxCellBase):
     ) -> None:
         super().__init__(input_size, hidden_size, bias, None, gates, device, dtype)
 
-    def forward(self, input: CplxLike, hx: Optional[CplxLike] = None) -> tuple[Cplx, Cplx]:
+    def forward(
+        self, input: CplxLike, hx: Optional[tuple[CplxLike, CplxLike]] = None
+    ) -> tuple[Cplx, Cplx]:
         where = self._get_name()
-        if hx is None:
-            hx = (None, None)
-        elif not isinstance(hx, tuple) or len(hx) != 2:
-            raise TypeError(f"{where}: `hx` must be a tuple (h, c) of Cplx, got {describe(hx)}")
-        input, (h, c), batched = self._check_step(input, [("h", hx[0]), ("c", hx[1])])
+        states: tuple[Optional[CplxLike], Optional[CplxLike]] = (None, None)
+        if hx is not None:
+            if not isinstance(hx, tuple) or len(hx) != 2:
+                raise TypeError(f"{where}: `hx` must be a tuple (h, c) of Cplx, got {describe(hx)}")
+            states = hx
+        input, (h, c), batched = self._check_step(input, [("h", states[0]), ("c", states[1])])
         h, c = self._step(input, h, c)
         return _unbatch(h, batched), _unbatch(c, batched)
