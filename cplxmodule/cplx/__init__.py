@@ -10,7 +10,7 @@ complex layouts), :mod:`~cplxmodule.cplx.creation` (random tensors),
 maps, einsum and the complex-product strategies), :mod:`~cplxmodule.cplx.conv`,
 :mod:`~cplxmodule.cplx.pooling`, :mod:`~cplxmodule.cplx.upsampling`,
 :mod:`~cplxmodule.cplx.loss`, :mod:`~cplxmodule.cplx.normalization`,
-:mod:`~cplxmodule.cplx.attention` (scaled dot-product attention),
+:mod:`~cplxmodule.cplx.attention` (scaled dot-product and multi-head attention),
 :mod:`~cplxmodule.cplx.dropout`, :mod:`~cplxmodule.cplx.spectral` (Fourier
 transforms), :mod:`~cplxmodule.cplx.filterbank` (Gabor and Morlet kernels),
 :mod:`~cplxmodule.cplx.spectral_pooling` and :mod:`~cplxmodule.cplx.sequence`

@@ -32,6 +32,7 @@ import torch.nn.functional as F
 
 from ._shared import (
     check_choice,
+    check_positive_int,
     check_probability,
     check_real,
     check_shape,
@@ -39,10 +40,13 @@ from ._shared import (
     describe,
 )
 from .tensor import Cplx, _modulus
-from typing import Optional
+from typing import Callable, Optional
 from ._typing import CplxLike
 
-__all__ = ["scaled_dot_product_attention", "attention_weights"]
+#: A projection of :func:`multi_head_attention_forward`: a :class:`Cplx` to a :class:`Cplx`.
+_Projection = Callable[[Cplx], Cplx]
+
+__all__ = ["scaled_dot_product_attention", "attention_weights", "multi_head_attention_forward"]
 
 #: The ways of making the Hermitian product of a query and a key real.
 SCORES = ("real", "modulus")
@@ -427,6 +431,137 @@ def _appended_keys(key, value, bias_k, bias_v, add_zero_attn):
     return appended(key, bias_k), appended(value, bias_v)
 
 
+def multi_head_attention_forward(
+    query: CplxLike,
+    key: CplxLike,
+    value: CplxLike,
+    embed_dim_to_check: int,
+    num_heads: int,
+    in_proj: tuple[_Projection, _Projection, _Projection],
+    bias_k: Optional[CplxLike],
+    bias_v: Optional[CplxLike],
+    add_zero_attn: bool,
+    dropout_p: float,
+    out_proj: _Projection,
+    training: bool = True,
+    key_padding_mask: Optional[torch.Tensor] = None,
+    need_weights: bool = True,
+    attn_mask: Optional[torch.Tensor] = None,
+    average_attn_weights: bool = True,
+    is_causal: bool = False,
+    *,
+    kdim: Optional[int] = None,
+    vdim: Optional[int] = None,
+    batch_first: bool = False,
+    score: str = "real",
+) -> tuple[Cplx, Optional[torch.Tensor]]:
+    r"""Complex multi-head attention: the functional of :class:`~cplxmodule.nn.CplxMultiheadAttention`.
+
+    As :func:`torch.nn.functional.multi_head_attention_forward`, it takes the
+    inputs in the layer's layout, checks them, splits the heads, merges the
+    masks of torch's layer convention, attends
+    (:func:`scaled_dot_product_attention`'s math), joins the heads and
+    projects them, and the mask rules live here alone. Unlike torch's, it
+    takes the projections as callables, not as weights: the layer passes
+    its :class:`~cplxmodule.nn.CplxLinear` submodules, so that each is
+    called as a module (its hooks run, and a masked or Bayesian projection
+    computes with its own weight).
+
+    Parameters
+    ----------
+    query, key, value : Cplx
+        :math:`(L, N, E)`, :math:`(S, N, E_k)`, :math:`(S, N, E_v)` (batch
+        first with ``batch_first``), or without :math:`N` (unbatched).
+    embed_dim_to_check : int
+        :math:`E`, the features of ``query``.
+    num_heads : int
+        Heads; must divide the features of the projections' outputs.
+    in_proj : (callable, callable, callable)
+        The projections of the queries, keys and values, each mapping a
+        :class:`Cplx` :math:`(N, *, E_\cdot)` to :math:`(N, *, E)`.
+    bias_k, bias_v : Cplx or None
+        Of :math:`E` elements: a key and a value appended to every sequence
+        (both or neither).
+    add_zero_attn : bool
+        Append a zero key and value to every head.
+    dropout_p : float
+        Probability of zeroing an attention weight when ``training``.
+    out_proj : callable
+        The projection of the joined heads.
+    training : bool
+        Apply the dropout.
+    key_padding_mask, attn_mask : torch.Tensor, optional
+        torch's layer convention: bool ``True`` is not allowed, a float mask
+        is added to the scores; :math:`(N, S)` and :math:`(L, S)` or
+        :math:`(N \cdot \text{num\_heads}, L, S)`.
+    need_weights, average_attn_weights : bool
+        Return the real weights, averaged over the heads.
+    is_causal : bool
+        Without ``attn_mask``, let query :math:`l` attend to the given keys
+        :math:`s \le l` (and to every appended key); with one, a hint that
+        it is causal (``attn_mask`` is used).
+    kdim, vdim : int, optional
+        The features of ``key`` and ``value``; ``embed_dim_to_check`` by default.
+    batch_first : bool
+        The layout of batched inputs and outputs.
+    score : {"real", "modulus"}
+        See :func:`scaled_dot_product_attention`.
+
+    Returns
+    -------
+    (Cplx, torch.Tensor or None)
+        The output, of the query's layout, and the weights (``None``
+        without ``need_weights``).
+
+    Raises
+    ------
+    TypeError
+        If an input or a bias is not complex, a mask neither bool nor
+        floating, or a projection not callable.
+    ValueError
+        If the shapes of the inputs or of the masks disagree, a setting is
+        out of its range, or only one of ``bias_k`` and ``bias_v`` is given.
+
+    Examples
+    --------
+    >>> import cplxmodule.nn as cnn
+    >>> q_proj, k_proj, v_proj, out_proj = (cnn.CplxLinear(8, 8) for _ in range(4))
+    >>> x = cplx.randn(5, 2, 8)  # (L, N, E)
+    >>> out, weights = cplx.multi_head_attention_forward(
+    ...     x, x, x, 8, 2, (q_proj, k_proj, v_proj), None, None, False, 0.0, out_proj
+    ... )
+    >>> out.shape, weights.shape
+    (torch.Size([5, 2, 8]), torch.Size([2, 5, 5]))
+    """
+    where = "multi_head_attention_forward"
+    check_positive_int(embed_dim_to_check, "embed_dim_to_check", where)
+    check_positive_int(num_heads, "num_heads", where)
+    check_positive_int(kdim, "kdim", where, optional=True)
+    check_positive_int(vdim, "vdim", where, optional=True)
+    check_probability(dropout_p, "dropout_p", where)
+    check_score(score, where)
+    projections = tuple(in_proj) if isinstance(in_proj, (tuple, list)) else ()
+    if len(projections) != 3 or not all(map(callable, projections)):
+        raise TypeError(
+            f"{where}: `in_proj` must be three callables (query, key, value), got {describe(in_proj)}"
+        )
+    if not callable(out_proj):
+        raise TypeError(f"{where}: `out_proj` must be callable, got {describe(out_proj)}")
+    if (bias_k is None) != (bias_v is None):
+        raise ValueError(
+            f"{where}: `bias_k` and `bias_v` must be given together, got"
+            f" {describe(bias_k)} and {describe(bias_v)}"
+        )
+    biases = [None if b is None else checked_cplx(b, name, where)
+              for name, b in (("bias_k", bias_k), ("bias_v", bias_v))]
+    return _multi_head_attention_forward(
+        query, key, value, embed_dim_to_check, num_heads, projections, biases[0], biases[1],
+        add_zero_attn, dropout_p, out_proj, training, key_padding_mask, need_weights, attn_mask,
+        average_attn_weights, is_causal, kdim=kdim, vdim=vdim, batch_first=batch_first,
+        score=score, where=where,
+    )
+
+
 def _multi_head_attention_forward(
     query,
     key,
@@ -452,71 +587,10 @@ def _multi_head_attention_forward(
     score="real",
     where="multi_head_attention_forward",
 ):
-    r"""The functional of :class:`~cplxmodule.nn.CplxMultiheadAttention`.
+    """:func:`multi_head_attention_forward` without the checks of its settings.
 
-    As :func:`torch.nn.functional.multi_head_attention_forward`, it takes the
-    inputs in the layer's layout, checks them, splits the heads, merges the
-    masks of torch's layer convention, attends
-    (:func:`scaled_dot_product_attention`'s math), joins the heads and
-    projects them, and the mask rules live here alone. Unlike torch's, it
-    takes the projections as callables, not as weights: the layer passes
-    its :class:`~cplxmodule.nn.CplxLinear` submodules, so that each is
-    called as a module (its hooks run, and a masked or Bayesian projection
-    computes with its own weight).
-
-    Parameters
-    ----------
-    query, key, value : Cplx
-        :math:`(L, N, E)`, :math:`(S, N, E_k)`, :math:`(S, N, E_v)` (batch
-        first with ``batch_first``), or without :math:`N` (unbatched).
-    embed_dim_to_check : int
-        :math:`E`, the features of ``query``.
-    num_heads : int
-        Heads; must divide the features of the projections' outputs.
-    in_proj : (callable, callable, callable)
-        The projections of the queries, keys and values, each mapping a
-        :class:`Cplx` :math:`(N, *, E_\cdot)` to :math:`(N, *, E)`.
-    bias_k, bias_v : Cplx or None
-        Of :math:`E` elements: a key and a value appended to every sequence.
-    add_zero_attn : bool
-        Append a zero key and value to every head.
-    dropout_p : float
-        Probability of zeroing an attention weight when ``training``.
-    out_proj : callable
-        The projection of the joined heads.
-    training : bool
-        Apply the dropout.
-    key_padding_mask, attn_mask : torch.Tensor, optional
-        torch's layer convention: bool ``True`` is not allowed, a float mask
-        is added to the scores; :math:`(N, S)` and :math:`(L, S)` or
-        :math:`(N \cdot \text{num\_heads}, L, S)`.
-    need_weights, average_attn_weights : bool
-        Return the real weights, averaged over the heads.
-    is_causal : bool
-        Without ``attn_mask``, let query :math:`l` attend to the given keys
-        :math:`s \le l` (and to every appended key); with one, a hint that
-        it is causal (``attn_mask`` is used).
-    kdim, vdim : int, optional
-        The features of ``key`` and ``value``; ``embed_dim_to_check`` by default.
-    batch_first : bool
-        The layout of batched inputs and outputs.
-    score : {"real", "modulus"}
-        See :func:`scaled_dot_product_attention`.
-    where : str
-        The caller's name in error messages.
-
-    Returns
-    -------
-    (Cplx, torch.Tensor or None)
-        The output, of the query's layout, and the weights (``None``
-        without ``need_weights``).
-
-    Raises
-    ------
-    TypeError
-        If an input is not complex, or a mask neither bool nor floating.
-    ValueError
-        If the shapes of the inputs or of the masks disagree.
+    The layer's settings are checked when it is built; ``where`` names the
+    caller in the messages of the checks of the inputs and masks.
     """
     features = (embed_dim_to_check, kdim or embed_dim_to_check, vdim or embed_dim_to_check)
     query, key, value, batched = _check_layer_inputs(query, key, value, features, batch_first,
