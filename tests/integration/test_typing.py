@@ -5,15 +5,24 @@ this test checks that they are there, for the names users call: the
 functions and the class of :mod:`cplxmodule.cplx`, and ``__init__`` and
 ``forward`` of every layer of :mod:`cplxmodule.nn`,
 :mod:`cplxmodule.nn.masked` and :mod:`cplxmodule.nn.relevance`, and of the
-models of :mod:`cplxmodule.models`.
+models of :mod:`cplxmodule.models`. And that ``forward`` returns what it
+says: the output of every sample of the layer table
+(``tests/nn/layer_table.py``), in training and in eval mode, is an
+instance of the return annotation of its layer's ``forward`` (mypy sees a
+module's call as ``Any``, so it cannot check this).
 """
 
 import importlib
 import importlib.resources
 import inspect
+import types
+import typing
 
 import pytest
 import torch
+
+from cplxmodule import Cplx
+from tests.nn.layer_table import LAYERS
 
 PACKAGES = (
     "cplxmodule.cplx",
@@ -117,3 +126,99 @@ def test_the_package_ships_py_typed():
 
     root = importlib.resources.files(cplxmodule)
     assert root.joinpath("py.typed").is_file()
+
+
+# --- forward returns what its annotation says ------------------------------------------------
+def _mismatch(value, annotation, where="output"):
+    """Why ``value`` is not an instance of the type ``annotation``, or ``None`` if it is.
+
+    Handles what forward annotations use: classes (a :class:`Cplx`, a tensor,
+    a ``PackedSequence``), ``None``, ``Any``, ``Union``/``Optional`` (``X | Y``
+    too), ``tuple[X, Y]``, ``tuple[X, ...]``, ``list[X]`` and ``dict[K, V]``.
+    """
+    if annotation is typing.Any:
+        return None
+    if annotation is None or annotation is type(None):
+        return None if value is None else f"{where} is a {type(value).__name__}, not None"
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Union or origin is types.UnionType:
+        reasons = [_mismatch(value, arm, where) for arm in args]
+        if all(reasons):
+            return f"{where} is a {type(value).__name__}, none of {annotation}"
+        return None
+    if origin in (tuple, list, dict):
+        if not isinstance(value, origin):
+            return f"{where} is a {type(value).__name__}, not a {origin.__name__}"
+        if not args:
+            return None
+        if origin is dict:
+            for k, v in value.items():
+                reason = _mismatch(k, args[0], f"{where} key") or _mismatch(v, args[1], f"{where}[{k!r}]")
+                if reason:
+                    return reason
+            return None
+        if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+            if len(value) != len(args):
+                return f"{where} is a tuple of {len(value)}, not of {len(args)}"
+            items = zip(value, args)
+        else:
+            items = ((item, args[0]) for item in value)
+        for i, (item, arm) in enumerate(items):
+            reason = _mismatch(item, arm, f"{where}[{i}]")
+            if reason:
+                return reason
+        return None
+    if inspect.isclass(annotation) and not getattr(annotation, "_is_protocol", False):
+        if isinstance(value, annotation):
+            return None
+        return f"{where} is a {type(value).__name__}, not a {annotation.__name__}"
+    raise TypeError(f"the check does not know the annotation {annotation!r}")
+
+
+def test_the_output_check_reads_the_annotations():
+    z, t = Cplx(torch.zeros(2)), torch.zeros(2)
+    assert _mismatch(z, Cplx) is None
+    assert _mismatch((z, None), tuple[Cplx, typing.Optional[torch.Tensor]]) is None
+    assert _mismatch((z, t), tuple[Cplx, torch.Tensor | None]) is None
+    assert _mismatch(z, typing.Union[Cplx, tuple[Cplx, torch.Tensor]]) is None
+    assert _mismatch((z, t), typing.Union[Cplx, tuple[Cplx, torch.Tensor]]) is None
+    assert _mismatch([z, z], list[Cplx]) is None
+    assert _mismatch((z, z, z), tuple[Cplx, ...]) is None
+    # what the multi-head attention said, and the max-pools with return_indices=True
+    assert _mismatch((z, None), Cplx) == "output is a tuple, not a Cplx"
+    assert _mismatch((z, t), Cplx) == "output is a tuple, not a Cplx"
+    assert _mismatch(t, Cplx) == "output is a Tensor, not a Cplx"
+    assert _mismatch((z, t), tuple[Cplx, Cplx]) == "output[1] is a Tensor, not a Cplx"
+    assert _mismatch((z,), tuple[Cplx, Cplx]) == "output is a tuple of 1, not of 2"
+    assert _mismatch(None, typing.Optional[Cplx]) is None
+    assert _mismatch(t, typing.Optional[Cplx]) is not None
+
+
+def _forward_cases():
+    for info in LAYERS:
+        for i, sample in enumerate(info.samples):
+            ident = f"{info.id}-{sample.note}" if sample.note else info.id
+            yield pytest.param(info, i, id=ident)
+
+
+@pytest.mark.usefixtures("one_thread")
+@pytest.mark.parametrize("info, sample", list(_forward_cases()))
+def test_forward_returns_its_annotation(info, sample):
+    module = info.make(sample=sample)
+    forward = type(module).forward
+    hints = typing.get_type_hints(forward)
+    if "return" not in hints:
+        # ours are annotated (test_public_signature_is_annotated); torch's own
+        # (CplxSequential's is Sequential's) may not be: nothing to check
+        assert not _ours(forward), f"{forward.__qualname__} has no return annotation"
+        hints["return"] = typing.Any
+    for training in (True, False):
+        module.train(training)
+        with torch.random.fork_rng(devices=[]):
+            torch.default_generator.manual_seed(0)
+            output = module(*info.inputs(sample=sample))
+        reason = _mismatch(output, hints["return"])
+        assert reason is None, (
+            f"{forward.__module__}.{forward.__qualname__} says -> {hints['return']},"
+            f" {'training' if training else 'eval'}: {reason}"
+        )
