@@ -1,5 +1,7 @@
 """Complex-valued layers."""
 
+from typing import TYPE_CHECKING
+
 from .parameter import *  # noqa: F401,F403
 from .base import *  # noqa: F401,F403
 from .casting import *  # noqa: F401,F403
@@ -54,34 +56,37 @@ from . import (  # noqa: F401  (`extra`: the published module path, kept importa
     extra,
 )
 
-__all__ = [
-    name
-    for module in (
-        parameter,
-        base,
-        casting,
-        linear,
-        conv,
-        activation,
-        container,
-        batchnorm,
-        normalization,
-        dropout,
-        pooling,
-        upsampling,
-        flatten,
-        loss,
-        native,
-        spectral,
-        attention,
-        transformer,
-        filterbank,
-        positional,
-        ssm,
-        unitary,
-        rnn,
-        polar,
-        channel,
-    )
-    for name in module.__all__
-]
+if not TYPE_CHECKING:
+    # mypy reads only a literal ``__all__``; without one it takes the names
+    # imported above as this package's (the layers', and the modules')
+    __all__ = [
+        name
+        for module in (
+            parameter,
+            base,
+            casting,
+            linear,
+            conv,
+            activation,
+            container,
+            batchnorm,
+            normalization,
+            dropout,
+            pooling,
+            upsampling,
+            flatten,
+            loss,
+            native,
+            spectral,
+            attention,
+            transformer,
+            filterbank,
+            positional,
+            ssm,
+            unitary,
+            rnn,
+            polar,
+            channel,
+        )
+        for name in module.__all__
+    ]
