@@ -24,7 +24,7 @@ from ...cplx._shared import check_choice, check_real
 from .. import _families
 from .._guards import check_finite, layer_label, renamed
 from ._channels import _parts
-from typing import Mapping, Optional
+from typing import Callable, Iterable, Mapping, Optional, Union
 
 __all__ = ["convert_layers", "to_masked", "magnitude_masks"]
 
@@ -125,7 +125,12 @@ def _built_as(module, target):
     return type(module) is target
 
 
-def convert_layers(module: torch.nn.Module, kind: str) -> torch.nn.Module:
+Selection = Union[Iterable[Union[str, type]], Callable[[str, torch.nn.Module], bool], None]
+
+
+def convert_layers(
+    module: torch.nn.Module, kind: str, *, layers: Selection = None, exclude: Selection = None,
+) -> torch.nn.Module:
     """A copy of ``module`` in which every layer with a ``kind`` twin is that twin.
 
     The walk is recursive (containers and custom modules included); a
@@ -170,6 +175,15 @@ def convert_layers(module: torch.nn.Module, kind: str) -> torch.nn.Module:
         ``"dense"``, ``"masked"``, ``"vd"``, ``"ard"`` and the structured
         kinds of :func:`~cplxmodule.nn.relevance.to_bayesian`. Converting
         to ``"dense"`` folds masks into the weights and drops variances.
+    layers : iterable of str or type, or callable, optional
+        The layers to convert, the others copied as they are: names in
+        ``module`` (as :meth:`~torch.nn.Module.named_modules` gives them; a
+        name selects the module and everything in it), classes (a layer
+        that is an instance of one), or a predicate ``(name, layer) ->
+        bool``. All by default.
+    exclude : iterable of str or type, or callable, optional
+        The layers not to convert, of the same forms (the complement):
+        ``exclude=["head"]`` keeps a 1-channel output layer dense, say.
 
     Returns
     -------
@@ -179,10 +193,11 @@ def convert_layers(module: torch.nn.Module, kind: str) -> torch.nn.Module:
     Raises
     ------
     ValueError
-        If ``kind`` is not a known kind, or a layer to convert has a
-        parameter holding NaN or an infinity (naming it: such a weight
-        would read as pruned by a mask or a relevance threshold, and
-        poisons the output all the same).
+        If ``kind`` is not a known kind, if a name in ``layers`` or
+        ``exclude`` names no module of ``module`` (a typo), or if a layer to
+        convert has a parameter holding NaN or an infinity (naming it: such
+        a weight would read as pruned by a mask or a relevance threshold,
+        and poisons the output all the same).
     RuntimeError, TypeError
         If ``module`` cannot be copied, naming the layer and the attribute
         that :func:`copy.deepcopy` fails on (the ``weight`` that
@@ -193,7 +208,7 @@ def convert_layers(module: torch.nn.Module, kind: str) -> torch.nn.Module:
     -----
     UserWarning
         For each layer left as it is although its base class has a
-        ``kind`` twin (a subclass, a parametrized layer), naming it.
+        ``kind`` twin (a subclass of a twin, a parametrized layer), naming it.
 
     Examples
     --------
@@ -201,9 +216,48 @@ def convert_layers(module: torch.nn.Module, kind: str) -> torch.nn.Module:
     >>> masked = convert_layers(model, "masked")
     >>> type(masked[0]).__name__, bool(torch.equal(masked[2].weight, model[2].weight))
     ('LinearMasked', True)
+    >>> [type(m).__name__ for m in convert_layers(model, "vd", exclude=["2"])]
+    ['LinearVD', 'ReLU', 'Linear']
     """
     check_choice(kind, "kind", "convert_layers", _families.kinds())
-    return _convert_model(module, kind, "convert_layers")
+    return _convert_model(module, kind, "convert_layers", layers, exclude)
+
+
+def _selection(module, layers, exclude, where):
+    """The predicate ``(name, layer) -> bool`` of the layers to convert; arguments checked."""
+    chosen = _matcher(module, layers, "layers", where, default=True)
+    excluded = _matcher(module, exclude, "exclude", where, default=False)
+    return lambda name, layer: chosen(name, layer) and not excluded(name, layer)
+
+
+def _matcher(module, selection, argument, where, default):
+    """A predicate ``(name, layer) -> bool`` for ``selection`` (see :func:`convert_layers`)."""
+    if selection is None:
+        return lambda name, layer: default
+    if callable(selection) and not isinstance(selection, type):
+        return selection
+    if isinstance(selection, (str, type)):
+        selection = [selection]
+    try:
+        items = list(selection)
+    except TypeError:
+        items = [selection]
+    wrong = [item for item in items if not isinstance(item, (str, type))]
+    if wrong:
+        raise TypeError(
+            f"{where}: `{argument}` must be names, classes or a predicate (name, layer) ->"
+            f" bool, got {wrong!r}"
+        )
+    names = {name for name in items if isinstance(name, str)}
+    unknown = sorted(names - {name for name, _ in module.named_modules()})
+    if unknown:
+        raise ValueError(f"{where}: `{argument}` must name modules of `module`, got {unknown}")
+    types = tuple(cls for cls in items if isinstance(cls, type))
+
+    def matches(name, layer):
+        inside = any(name == n or name.startswith(n + ".") for n in names if n)
+        return inside or "" in names or isinstance(layer, types)
+    return matches
 
 
 def _set_flags(twin, flags):
@@ -226,27 +280,31 @@ def _added_flag(flags, name):
     return any(of_weight or flags.values()) if flags else True
 
 
-def _convert_model(module, kind, where):
+def _convert_model(module, kind, where, layers=None, exclude=None):
     """:func:`convert_layers` of a checked ``kind``, its errors and warnings naming ``where``."""
-    return _convert(_copy(module, where), kind, {}, "", where)
+    selected = _selection(module, layers, exclude, where)
+    return _convert(_copy(module, where), kind, {}, "", where, selected)
 
 
-def _convert(module, kind, memo, name, where):
+def _convert(module, kind, memo, name, where, selected):
     if id(module) in memo:  # a layer used twice stays one layer
         return memo[id(module)]
-    plain = _plain_class(module)
-    target = None if plain is None else _families.twin_class(plain, kind)
+    if not selected(name, module):
+        plain, target = None, None
+    else:
+        plain = _plain_class(module)
+        target = None if plain is None else _families.twin_class(plain, kind)
     if target is not None and not _built_as(module, target):
         check_finite(module, where, name)
         converted = _retype(module, plain, target)
     else:
-        if plain is None:
+        if plain is None and selected(name, module):
             _warn_if_left_as_it_is(module, kind, name, where)
-        converted = _convert_composite(module, kind, name, where)
+        converted = _convert_composite(module, kind, name, where, selected)
         # not ``named_children``, which yields a shared child only once
         for child_name, child in list(converted._modules.items()):
             path = f"{name}.{child_name}" if name else child_name
-            new = None if child is None else _convert(child, kind, memo, path, where)
+            new = None if child is None else _convert(child, kind, memo, path, where, selected)
             if new is not child:
                 setattr(converted, child_name, new)
     if converted is not module:
@@ -319,7 +377,7 @@ def _warn_if_left_as_it_is(module, kind, name, where):
     )
 
 
-def _convert_composite(module, kind, name, where):
+def _convert_composite(module, kind, name, where, selected):
     """``module``, or its ``kind`` twin if it is a layer with gates that span its projections.
 
     Such a layer (a recurrent layer with hidden-unit gates) converts through
@@ -329,14 +387,14 @@ def _convert_composite(module, kind, name, where):
     the projections of what comes out to ``kind``.
     """
     composite = _families.lookup_composite(type(module))
-    if composite is None or composite.kind == kind:
+    if composite is None or composite.kind == kind or not selected(name, module):
         return module
     check_finite(module, where, name)
     plain = module if composite.kind == "dense" else module.plain_twin()
     target = _families.composite_twin(composite.dense, kind)
     if target is None:
         return plain
-    return target.from_plain(_convert(plain, "dense", {}, name, where))
+    return target.from_plain(_convert(plain, "dense", {}, name, where, lambda *_: True))
 
 
 def plain_composites(model, **kwargs):
@@ -364,6 +422,9 @@ def to_masked(
     module: torch.nn.Module,
     masks: Optional[Mapping[str, torch.Tensor]] = None,
     strict: bool = False,
+    *,
+    layers: Selection = None,
+    exclude: Selection = None,
 ) -> torch.nn.Module:
     """The masked twin of ``module``: every layer with a masked twin swapped for it.
 
@@ -377,12 +438,29 @@ def to_masked(
         :func:`magnitude_masks`), deployed with
         :func:`~cplxmodule.nn.masked.deploy_masks`.
     strict : bool, default False
-        Raise if a mask key names no masked layer of the twin (a typo);
-        by default such keys are left out with a warning.
+        With ``masks``: raise if a mask key names no masked layer of the
+        twin (a typo), or a layer that this call makes masked gets no mask
+        from them (its first forward pass would fail); by default the keys
+        are left out and the layers left without a mask, with a warning.
+    layers, exclude : optional
+        The layers to convert, and those not to, as for
+        :func:`convert_layers`.
 
     Returns
     -------
     torch.nn.Module
+
+    Raises
+    ------
+    ValueError
+        With ``strict``, naming the keys of no layer or the layers left
+        without a mask; and as :func:`convert_layers` and
+        :func:`~cplxmodule.nn.masked.deploy_masks` raise.
+
+    Warns
+    -----
+    UserWarning
+        Without ``strict``, naming them.
 
     Notes
     -----
@@ -413,18 +491,33 @@ def to_masked(
     >>> int(masked[0].mask.sum())
     6
     """
-    from .base import _deploy_masks
+    from .base import BaseMasked, _deploy_masks
 
     masked = _deploy_masks(
-        _convert_model(module, "masked", "to_masked"), masks, "", False, None, strict,
-        "to_masked", "masks",
+        _convert_model(module, "masked", "to_masked", layers, exclude), masks, "", False, None,
+        strict, "to_masked", "masks",
     )
     # a layer whose gates span its projections and are pruned by a mask
     # (Gaussian unit gates) folds the deployed masks into its plain twin
     for name, layer in module.named_modules():
         fold = getattr(layer, "fold_masks", None)
-        if fold is not None and _families.lookup_composite(type(layer)) is not None:
-            fold(masked.get_submodule(name))
+        twin = masked.get_submodule(name)
+        if fold is not None and _families.lookup_composite(type(layer)) is not None and (
+                type(twin) is not type(layer)):
+            fold(twin)
+    if masks is not None:
+        was_masked = {name for name, layer in module.named_modules()
+                      if isinstance(layer, BaseMasked)}
+        bare = [name for name, layer in masked.named_modules()
+                if isinstance(layer, BaseMasked) and layer.mask is None and name not in was_masked]
+        if bare:
+            message = (
+                f"to_masked: `masks` must hold a mask for every layer made masked, got none"
+                f" for {bare}: their first forward pass would fail"
+            )
+            if strict:
+                raise ValueError(message)
+            warnings.warn(message + " (set them, or deploy_masks)", UserWarning, stacklevel=2)
     return masked
 
 

@@ -16,7 +16,7 @@ import torch
 from ...cplx._shared import check_choice
 from .. import _families
 from ..masked.base import BaseMasked
-from ..masked.twins import _convert_model
+from ..masked.twins import Selection, _convert_model
 from .base import BaseARD, GaussianMixin
 from .complex import CplxARDMixin, CplxVDMixin
 from .real import RealARDMixin, RealVDMixin
@@ -43,7 +43,10 @@ for _axis, _gated in (("channel", "output"), ("input", "input")):
     _families.declare_kind(f"{_axis}_l0", "ChannelL0", (ChannelL0Mixin,), gated=_gated)
 
 
-def to_bayesian(module: torch.nn.Module, kind: str = "vd") -> torch.nn.Module:
+def to_bayesian(
+    module: torch.nn.Module, kind: str = "vd", *, layers: Selection = None,
+    exclude: Selection = None,
+) -> torch.nn.Module:
     """The variational dropout, ARD or structured twin of ``module``.
 
     Every dense, masked or Bayesian layer, real or complex, is swapped for
@@ -79,6 +82,11 @@ def to_bayesian(module: torch.nn.Module, kind: str = "vd") -> torch.nn.Module:
         variational dropout or ARD on each hidden unit of those layers,
         whose masked twin and ``compact`` drop the units that the
         threshold drops. A layer already of ``kind`` is kept as it is.
+    layers, exclude : optional
+        The layers to convert, and those not to: names, classes or a
+        predicate, as for :func:`~cplxmodule.nn.masked.convert_layers`
+        (``exclude=["head"]`` keeps a 1-channel output layer, whose single
+        channel gate could cut off the whole output, dense).
 
     Returns
     -------
@@ -87,10 +95,12 @@ def to_bayesian(module: torch.nn.Module, kind: str = "vd") -> torch.nn.Module:
     Raises
     ------
     ValueError
-        If ``kind`` is none of these, or a layer has non-finite parameters.
+        If ``kind`` is none of these, a name in ``layers`` or ``exclude``
+        names no module, or a layer has non-finite parameters.
     RuntimeError, TypeError
         If ``module`` cannot be copied (see
-        :func:`~cplxmodule.nn.masked.convert_layers`).
+        :func:`~cplxmodule.nn.masked.convert_layers`), or ``layers`` or
+        ``exclude`` is of another form.
 
     Warns
     -----
@@ -113,4 +123,4 @@ def to_bayesian(module: torch.nn.Module, kind: str = "vd") -> torch.nn.Module:
     'CplxGRUUnitL0'
     """
     check_choice(kind, "kind", "to_bayesian", _families.bayesian_kinds())
-    return _convert_model(module, kind, "to_bayesian")
+    return _convert_model(module, kind, "to_bayesian", layers, exclude)
