@@ -129,7 +129,7 @@ class Family:
         self.grouped = "groups" in args
         self.spatial = kernel_dims if shrinkable else None
         self.sizes = features if shrinkable else None
-        self.twins = {}
+        self.twins: Dict[str, Any] = {}
         #: the class that declared the family: ``dense`` itself, or for
         #: torch's layers this package's twin of it with the entry point
         self.entry: Any = None
@@ -175,8 +175,8 @@ class Member(NamedTuple):
     convertible: bool = True
 
 
-_FAMILIES = {}  # dense class -> Family
-_MEMBERS = {}  # exact member class -> Member
+_FAMILIES: Dict[type, Family] = {}  # dense class -> Family
+_MEMBERS: Dict[type, "Member"] = {}  # exact member class -> Member
 
 
 class Composite(NamedTuple):
@@ -199,8 +199,8 @@ class Composite(NamedTuple):
     kind: str
 
 
-_COMPOSITES = {}  # exact class -> Composite
-_COMPOSITE_TWINS = {}  # plain class -> {kind: twin class}
+_COMPOSITES: Dict[type, "Composite"] = {}  # exact class -> Composite
+_COMPOSITE_TWINS: Dict[type, Dict[str, type]] = {}  # plain class -> {kind: twin class}
 
 
 def declare(cls, family=None, kind=None, *, twin=True, convertible=True, complex=False):
@@ -289,9 +289,9 @@ class Kind(NamedTuple):
     bound: tuple = ()
 
 
-_KINDS = {}  # (name, complex) -> Kind
-_MADE = {}  # (plain class, bases) -> twin class made of it
-_PLAIN = {}  # twin class made by ``twin_class`` -> its plain class
+_KINDS: Dict[Tuple[str, bool], Kind] = {}  # (name, complex) -> Kind
+_MADE: Dict[Tuple[type, tuple], type] = {}  # (plain class, bases) -> twin class made of it
+_PLAIN: Dict[type, type] = {}  # twin class made by ``twin_class`` -> its plain class
 
 
 def declare_kind(name, suffix, before, after=(), *, complex=None, **bound):

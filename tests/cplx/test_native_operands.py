@@ -25,6 +25,10 @@ def c(*shape):
     return ("complex", shape)
 
 
+def _identity(z):
+    return z
+
+
 def r(*shape):
     """A real tensor of ``shape`` (the same in every call of a test)."""
     return ("real", shape)
@@ -108,6 +112,11 @@ SAMPLES = {
     "dropout2d": ((c(2, 3, 4, 4),), {"p": 0.5}),
     "dropout3d": ((c(2, 3, 2, 2, 2),), {"p": 0.5}),
     "scaled_dot_product_attention": ((c(2, 3, 4), c(2, 5, 4), c(2, 5, 4)), {}),
+    # projections by the identity: the complex operands are the attention's
+    "multi_head_attention_forward": (
+        (c(3, 2, 4), c(5, 2, 4), c(5, 2, 4), 4, 2, (_identity,) * 3, c(4), c(4), True, 0.0,
+         _identity), {},
+    ),
     "attention_weights": ((c(2, 3, 4), c(2, 5, 4)), {"score": "modulus"}),
     "fft": ((c(3, 8),), {}),
     "ifft": ((c(3, 8),), {"n": 6}),

@@ -71,7 +71,7 @@ for _n in (1, 2, 3):
     _kinds.declare(getattr(torch.nn, f"InstanceNorm{_n}d"), _kinds.Channelwise("num_features", _n))
 _kinds.declare(
     torch.nn.PReLU,
-    _kinds.Elementwise(when=lambda module: module.num_parameters == 1),
+    _kinds.Elementwise(when=lambda module: bool(module.num_parameters == 1)),
     _kinds.Channelwise("num_parameters", None),
 )
 _kinds.declare(torch.nn.Flatten, _kinds.FLATTEN)
@@ -184,8 +184,8 @@ class Unit:
     def __init__(self, layer, family, weight, mask, shared):
         # a layer used twice has two neighbourhoods: its channels stay
         self.layer, self.family, self.shared = layer, family, shared
-        self.mask = mask.expand(weight.shape).clone() if mask is not None else None
-        keep = 1 if mask is None else self.mask.to(weight.dtype)
+        self.mask = None if mask is None else mask.expand(weight.shape).clone()
+        keep = 1 if self.mask is None else self.mask.to(weight.dtype)
         self.weight = weight.detach() * keep
         bias = layer.bias
         self.bias = None if bias is None else bias.detach().clone()
@@ -389,6 +389,7 @@ def _shrink(producer, steps, consumer, group):
     if not drop.any():
         return False
     if moved.any():
+        assert constants is not None  # nothing moves without them
         channels = moved.nonzero().squeeze(1)
         values = constants[channels]
         if carrier is None:

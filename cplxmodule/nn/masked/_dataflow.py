@@ -21,6 +21,8 @@ captures holds for the inputs its guards admit).
 
 from __future__ import annotations
 
+from typing import Any, Dict, List, Tuple
+
 import torch
 from torch.overrides import TorchFunctionMode
 
@@ -115,13 +117,13 @@ def chains(model, modules, inputs):
     recorder = _Recorder(modules)
     with torch.no_grad(), recorder:
         output = model(*inputs)
-    consumers = {}  # value -> the number of its uses
+    consumers: Dict[Tuple[int, Any], int] = {}  # value -> the number of its uses
     for values in [ins for _, ins, _ in recorder.calls] + [ins for ins, _ in recorder.glue]:
         for key in values:
             consumers[key] = consumers.get(key, 0) + 1
     for key in recorder.taken(output):
         consumers[key] = consumers.get(key, 0) + 1
-    calls = {}
+    calls: Dict[int, List[Any]] = {}
     for module, ins, outs in recorder.calls:
         calls.setdefault(id(module), []).append((module, ins, outs))
     once = [found[0] for found in calls.values() if len(found) == 1]

@@ -16,7 +16,9 @@ from ..modules.linear import CplxLinear
 from ..modules.rnn import _GATES, CplxGRU, CplxLSTM, CplxRNN, _CplxRNNBase
 from ._channels import _all_zero, _parts
 from collections.abc import Mapping
-from typing import Any, Optional, cast
+from typing import Any, Optional, Union, cast
+
+from ...cplx._typing import CplxLike
 
 __all__ = ["CompactRecurrent"]
 
@@ -176,7 +178,11 @@ class CompactRecurrent(_CplxRNNBase):
         width = "" if self.full_width else ", full_width=False"
         return f"{self._kind} {super().extra_repr()} (of {self.full_size} hidden units{width})"
 
-    def forward(self, input: Any, hx: Optional[Any] = None) -> tuple[Cplx, Any]:
+    def forward(
+        self,
+        input: Union[CplxLike, PackedSequence],
+        hx: Optional[Union[CplxLike, tuple[CplxLike, CplxLike]]] = None,
+    ) -> tuple[Union[Cplx, PackedSequence], Union[Cplx, tuple[Cplx, Cplx]]]:
         if not self.full_width:
             return super().forward(input, hx)
         where = self._get_name()
@@ -241,10 +247,10 @@ def readout_ids(model, readouts, uses):
             f"read-out's, got {type(readouts).__name__}"
         )
     modules = dict(model.named_modules())
-    found = {}
+    found: dict[int, int] = {}  # id(recurrent layer) -> id(read-out)
     for name, reader in readouts.items():
         layer, readout = modules.get(name), modules.get(reader)
-        if type(layer) not in RECURRENT:
+        if layer is None or type(layer) not in RECURRENT:
             got = "no module" if layer is None else type(layer).__name__
             raise ValueError(
                 f"compact: `readouts` key `{name}` must name a CplxRNN, CplxGRU or CplxLSTM "
@@ -257,7 +263,8 @@ def readout_ids(model, readouts, uses):
             )
         member = None if readout is None else _families.lookup(type(readout))
         width = layer.hidden_size * (2 if layer.bidirectional else 1)
-        if member is None or member.family.spatial != 0 or uses[id(readout)] != 1 or (
+        if readout is None or member is None or member.family.spatial != 0 or (
+                uses[id(readout)] != 1) or (
                 readout.in_features != width) or id(readout) in found.values() or (
                 reader.startswith(name + ".")):
             got = "no module" if readout is None else repr(readout)

@@ -13,10 +13,11 @@ from ...cplx.tensor import _pair
 from .. import cache
 from .._guards import keep_current, naming, non_finite, refuse_bad_entries
 from ..cache import _cached_attr, _memo
-from ..modules._weighted import _check_forward_calls_base, _registered
+from ..modules._weighted import KindMixin, _check_forward_calls_base, _registered
 from ..modules.parameter import _refuse_complex_cast
 from ..utils.sparsity import SparsityStats, _weight_counts
-from typing import Any, Callable, Iterator, Mapping, Optional
+from types import FrameType
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional
 
 __all__ = [
     "BaseMasked",
@@ -47,7 +48,14 @@ class _TwinSignature:
         return inspect.Signature(list(inspect.signature(init).parameters.values())[1:])
 
 
-class BaseMasked(torch.nn.Module, SparsityStats):
+if TYPE_CHECKING:
+    # to mypy the masking base is the dense layer it goes before
+    _Module = KindMixin
+else:
+    _Module = torch.nn.Module
+
+
+class BaseMasked(_Module, SparsityStats):
     r"""What every masked layer does: compute with its weight times a fixed mask.
 
     Every masked layer (:class:`LinearMasked`, :class:`CplxConv2dMasked`,
@@ -146,6 +154,7 @@ class BaseMasked(torch.nn.Module, SparsityStats):
 
     __signature__ = _TwinSignature()
     __sparsity_ignore__ = ("mask",)
+    mask: Optional[torch.Tensor]
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -445,7 +454,8 @@ def _name_in_calling_model(layer):
     """
     if torch.compiler.is_compiling():
         return None
-    root, frame = None, sys._getframe(1)
+    root: Optional[torch.nn.Module] = None
+    frame: Optional[FrameType] = sys._getframe(1)
     while frame is not None:
         if frame.f_code in _CALL_CODES:
             module = frame.f_locals.get("self")
@@ -479,7 +489,9 @@ def is_sparse(module: torch.nn.Module) -> bool:
     return isinstance(module, BaseMasked) and module.is_sparse
 
 
-def named_masks(module: torch.nn.Module, prefix: str = "") -> Iterator[tuple[str, torch.Tensor]]:
+def named_masks(
+    module: torch.nn.Module, prefix: str = "",
+) -> Iterator[tuple[str, Optional[torch.Tensor]]]:
     """Iterate over the masked layers of ``module`` and their masks.
 
     Parameters
@@ -582,7 +594,9 @@ def _deploy_masks(module, state_dict, prefix, reset, reduce_fn, strict, where, a
     """:func:`deploy_masks`, its errors naming the helper ``where`` and its ``argument``."""
     if state_dict is None:
         return module
-    new_masks, used = {}, set()  # id(layer) -> (layer, key or None, mask)
+    # id(layer) -> (layer, key or None, mask)
+    new_masks: dict[int, tuple[BaseMasked, Optional[str], Optional[torch.Tensor]]] = {}
+    used = set()
     # every name of a layer used twice: the model's state_dict lists it under each
     for name, layer in module.named_modules(prefix=prefix, remove_duplicate=False):
         if not isinstance(layer, BaseMasked):

@@ -30,14 +30,14 @@ class CompactReport(NamedTuple):
     """
 
     layers: list
-    masked_seconds: float = None
-    compact_seconds: float = None
-    notes: tuple = ()
+    masked_seconds: Optional[float] = None
+    compact_seconds: Optional[float] = None
+    notes: tuple[str, ...] = ()
 
     @property
     def speedup(self) -> Optional[float]:
         """float or None: ``masked_seconds / compact_seconds``."""
-        if self.compact_seconds is None:
+        if self.compact_seconds is None or self.masked_seconds is None:
             return None
         return self.masked_seconds / self.compact_seconds
 
@@ -49,10 +49,11 @@ class CompactReport(NamedTuple):
         lines = [f"{'layer':<{names}} {'before':<{layers}} {'after':<{layers}} kept"]
         for name, before, after, kept in self.layers:
             lines.append(f"{name:<{names}} {before:<{layers}} {after:<{layers}} {kept:.1%}")
-        if self.speedup is not None:
+        masked, small = self.masked_seconds, self.compact_seconds
+        if masked is not None and small is not None:
             lines.append(
-                f"forward: {self.masked_seconds * 1e3:.3f} ms masked, "
-                f"{self.compact_seconds * 1e3:.3f} ms compact: speedup {self.speedup:.2f}x"
+                f"forward: {masked * 1e3:.3f} ms masked, "
+                f"{small * 1e3:.3f} ms compact: speedup {masked / small:.2f}x"
             )
         lines.extend(self.notes)
         return "\n".join(lines)
@@ -114,7 +115,7 @@ def compact_report(
         total = _parts(old.weight)[0].numel()
         stored = new.col_indices.numel() if hasattr(new, "col_indices") else _stored(new)
         layers.append((name, _describe(old), _describe(new), _kept(stored, total)))
-    notes = ()
+    notes: tuple[str, ...] = ()
     if zeros:
         named = ", ".join(f"{name or '(model)'} ({fraction:.0%})" for name, fraction in zeros)
         notes = (

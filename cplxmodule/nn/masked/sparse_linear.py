@@ -45,6 +45,12 @@ def _silence_beta_warning():
 class _CSRLinear(torch.nn.Module):
     """What the CSR linear layers share: the matrix assembly, the product and the repr."""
 
+    # the CSR arrays, registered buffers, and the sizes of the matrix
+    crow_indices: torch.Tensor
+    col_indices: torch.Tensor
+    out_features: int
+    in_features: int
+
     def _csr(self, values):
         _silence_beta_warning()
         # assembling the matrix from its arrays costs microseconds, and keeps
@@ -182,7 +188,7 @@ class CplxSparseLinear(_CSRLinear):
         bias: Optional[CplxLike] = None,
     ) -> None:
         super().__init__()
-        self.out_features, self.in_features = weight.shape
+        self.out_features, self.in_features = weight.real.shape
         if mask is None:
             mask = (weight.real != 0) | (weight.imag != 0)
         _register_csr(self, mask.bool(), values_real=weight.real, values_imag=weight.imag)

@@ -8,7 +8,7 @@ declared in the class statements of these layers.
 """
 
 import sys
-from typing import Any, ClassVar, Optional
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Optional
 
 import torch
 
@@ -92,6 +92,12 @@ class WeightedLayer:
     """
 
     _family: ClassVar[Any] = None
+
+    if TYPE_CHECKING:
+        # what a dense layer of a family holds and defines (see the class)
+        weight: Any
+        bias: Any
+        _dense_forward: Callable[..., Any]
 
     def __init_subclass__(
         cls,
@@ -182,3 +188,15 @@ def _check_forward_calls_base(cls, base):
         f" `_weighted_forward`) or from the class itself, got the `forward` of"
         f" {owner.__name__}, which would bypass {base.__name__}"
     )
+
+
+if TYPE_CHECKING:
+    class KindMixin(WeightedLayer, torch.nn.Module):
+        """What a kind's base sees of the dense layer it goes before in a twin's bases."""
+
+        def reset_parameters(self) -> None: ...
+else:
+    # a kind's base (the masking base, the Gaussian base, the gates) goes
+    # before a dense layer in a twin's bases: to mypy it is that layer, at
+    # run time it adds nothing to the bases
+    KindMixin = object

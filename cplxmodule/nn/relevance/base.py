@@ -22,11 +22,11 @@ import torch
 
 from ...cplx import Cplx
 from .._guards import check_finite, check_threshold, layer_label, naming, refuse_bad_entries
-from ..modules._weighted import _check_forward_calls_base, _weight_and_bias
+from ..modules._weighted import KindMixin, _check_forward_calls_base, _weight_and_bias
 from ._doc import layer_doc
 from ..utils.sparsity import SparsityStats, _weight_counts
 from . import functional as F
-from typing import Any, ClassVar, Iterator, Optional, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Optional, Union
 
 __all__ = [
     "BaseARD",
@@ -82,7 +82,7 @@ class BaseARD(torch.nn.Module):
             )
 
 
-class _VariationalReset:
+class _VariationalReset(KindMixin):
     """``reset_parameters`` of a Bayesian layer: the plain layer's parameters, then its own.
 
     The plain layer's ``__init__`` calls ``reset_parameters`` before the
@@ -91,6 +91,9 @@ class _VariationalReset:
     """
 
     _variational: ClassVar[str] = "log_alpha"
+
+    if TYPE_CHECKING:
+        def reset_variational_parameters(self) -> None: ...
 
     def reset_parameters(self) -> None:
         """Reset the plain layer's parameters and the variational ones."""
@@ -259,6 +262,15 @@ class GaussianMixin(_VariationalReset, SparsityStats):
             *map(_modulus2, inputs), weight=torch.exp(self.log_sigma2), bias=None, **kwargs
         )
         return F.local_reparameterization(mean, var)
+
+
+if TYPE_CHECKING:
+    class PenaltyMixin(GaussianMixin):
+        """What a penalty mixin reads of the Gaussian base it goes before."""
+else:
+    # a penalty mixin goes before the Gaussian base: to mypy it is that
+    # base, at run time it adds nothing to the bases
+    PenaltyMixin = object
 
 
 def _real(weight):

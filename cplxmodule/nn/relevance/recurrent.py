@@ -128,8 +128,9 @@ class _UnitGates(_RecurrentMixin):
         # the twin of the mixin's kind of the plain layer, for ``convert_layers``
         super().__init_subclass__(**kwargs)
         if plain is not None:
-            cls._unit_kind = kind or getattr(cls, "_unit_kind", None)
-            check_choice(cls._unit_kind, "kind", cls.__name__, cls._unit_kinds)
+            cls._unit_kind = check_choice(
+                kind or getattr(cls, "_unit_kind", None), "kind", cls.__name__, cls._unit_kinds
+            )
             _families.declare_composite(cls, plain, cls._unit_kind)
             if cls.__doc__ is None:
                 cls.__doc__ = _layer_doc(cls)

@@ -50,19 +50,26 @@ import torch
 from ...cplx import Cplx
 from ...cplx._shared import check_choice
 from ..cache import _cached_attr
-from ..modules._weighted import _check_forward_calls_base
+from ..modules._weighted import KindMixin, _check_forward_calls_base
 from ..utils.sparsity import SparsityStats, _weight_counts
 from . import functional as F
 from ._doc import twin_fields
 from .base import (
     BaseARD, GaussianMixin, _VariationalReset, _check_no_nan, _kept, _real,
 )
-from typing import Any
+from typing import TYPE_CHECKING, Any, Optional
 
 __all__ = ["ChannelGateMixin", "ChannelGaussianMixin", "ChannelL0Mixin", "channel_layer_doc"]
 
 
-class _ChannelGeometry(SparsityStats):
+if TYPE_CHECKING:
+    class _Geometry(KindMixin, SparsityStats):
+        """To mypy, the channel geometry is the dense layer it goes before."""
+else:
+    _Geometry = SparsityStats
+
+
+class _ChannelGeometry(_Geometry):
     """Gates on a layer's input or output channels, mapped onto its weight, and the forward pass.
 
     The one mechanism of every gated layer: the structured layers
@@ -73,6 +80,17 @@ class _ChannelGeometry(SparsityStats):
     gates stored in another shape (``LinearL0``'s, broadcastable to the
     weight) override ``_channel_view``.
     """
+
+    if TYPE_CHECKING:
+        # what the gate mixin and the layer define
+        gated: Optional[str]
+        groups: int
+
+        def _gated_weight(self) -> Any: ...
+
+        def _draw_gates(self, tensor: Any, shape: Any) -> Any: ...
+
+        def _channel_relevance(self, **kwargs: Any) -> torch.Tensor: ...
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -218,8 +236,8 @@ class ChannelGateMixin(_ChannelGeometry):
         check_choice(gated, "gated", type(self).__name__, self._AXES)
         self.gated = gated
 
-    def _attach_kind(self, gated="output", **kwargs):
-        self._set_gated(gated)
+    def _attach_kind(self, **kwargs):
+        self._set_gated(kwargs.pop("gated", "output"))
         super()._attach_kind(**kwargs)
 
     def _detach_kind(self):
@@ -293,10 +311,10 @@ class ChannelGaussianMixin(ChannelGateMixin, GaussianMixin, BaseARD):
         # no ``_eval_weight``: ``compact`` then sparsifies by ``relevance(threshold)``
         return _cached_attr(self, "weight")
 
-    def _channel_relevance(self, *, threshold, **kwargs):
+    def _channel_relevance(self, *, threshold=None, **kwargs):
         return _kept(self.log_alpha, threshold, type(self).__name__)
 
-    def relevance(self, *, threshold, **kwargs):
+    def relevance(self, *, threshold=None, **kwargs):
         r"""The mask of the channels to keep: :math:`\log\alpha_c \leq` ``threshold``.
 
         Parameters
@@ -318,7 +336,7 @@ class ChannelGaussianMixin(ChannelGateMixin, GaussianMixin, BaseARD):
         """
         return super().relevance(threshold=threshold, **kwargs)
 
-    def sparsity(self, *, threshold, **kwargs):
+    def sparsity(self, *, threshold=None, **kwargs):
         """The weight entries of the dropped channels, for :func:`~cplxmodule.nn.utils.named_sparsity`.
 
         Parameters
@@ -411,6 +429,12 @@ class _HardConcreteGates(_VariationalReset, SparsityStats):
 
 class _HardConcreteChannels(_HardConcreteGates):
     """Hard-concrete gates on the channels of a layer's weight, which the geometry maps."""
+
+    if TYPE_CHECKING:
+        # the channel geometry's, which comes before it in a layer's bases
+        def _along_channels(self, vector: torch.Tensor) -> torch.Tensor: ...
+
+        def _channel_view(self, vector: torch.Tensor) -> torch.Tensor: ...
 
     def _draw_gates(self, tensor, shape):
         log_alpha = self._along_channels(self.log_alpha)

@@ -15,6 +15,7 @@ from ...modules.conv import (
 )
 from ...modules.linear import CplxBilinear, CplxLinear
 from .. import functional as F
+from ..base import PenaltyMixin
 from .base import (
     CplxBilinearGaussian,
     CplxConv1dGaussian,
@@ -51,7 +52,7 @@ __all__ = [
 ]
 
 
-class CplxARDMixin:
+class CplxARDMixin(PenaltyMixin):
     """The penalty of complex ARD; goes before a complex Gaussian layer in the bases."""
 
     _doc_method = "ARD"

@@ -17,7 +17,7 @@ from ...modules.conv import (
     CplxConvTranspose3d,
 )
 from ...modules.linear import CplxBilinear, CplxLinear
-from ..base import BaseARD, GaussianMixin
+from ..base import BaseARD, GaussianMixin, PenaltyMixin
 from .. import functional as F
 from ..functional import ExpiFunction, euler_gamma
 from ...utils.sparsity import SparsityStats  # noqa: F401  (published import path)
@@ -63,7 +63,7 @@ RelevanceMixin = GaussianMixin
 torch_expi = F.expi
 
 
-class CplxVDMixin:
+class CplxVDMixin(PenaltyMixin):
     """The penalty of complex variational dropout; goes before a complex Gaussian layer in the
     bases.
     """

@@ -21,6 +21,7 @@ from ...modules.conv import (
 )
 from ...modules.linear import CplxBilinear, CplxLinear
 from .. import functional as F
+from ..base import PenaltyMixin
 from ..complex.base import (
     CplxBilinearGaussian,
     CplxConv1dGaussian,
@@ -98,7 +99,7 @@ def bogus_expi(input):
     return BogusExpiFunction.apply(input)
 
 
-class CplxVDScaleFreeMixin:
+class CplxVDScaleFreeMixin(PenaltyMixin):
     """The scale-free prior's penalty; goes before a complex Gaussian layer in the bases."""
 
     _doc_method = "variational dropout and the scale-free prior's penalty"
@@ -111,7 +112,7 @@ class CplxVDScaleFreeMixin:
         return F.kl_cplx_vd_scale_free(self.log_alpha, self.log_sigma2)
 
 
-class CplxVDApproxMixin:
+class CplxVDApproxMixin(PenaltyMixin):
     """The approximate complex VD penalty; goes before a complex Gaussian layer in the bases."""
 
     _doc_method = "variational dropout and the approximate complex VD penalty"
@@ -124,7 +125,7 @@ class CplxVDApproxMixin:
         return F.kl_cplx_vd_approx(self.log_alpha)
 
 
-class CplxVDBogusMixin:
+class CplxVDBogusMixin(PenaltyMixin):
     """The bogus complex VD penalty; goes before a complex Gaussian layer in the bases."""
 
     _doc_method = "variational dropout and the bogus complex VD penalty"

@@ -8,6 +8,7 @@ its dense torch twin with a Gaussian posterior and the penalty
 import torch
 
 from .. import functional as F
+from ..base import PenaltyMixin
 from .base import (
     BilinearGaussian,
     Conv1dGaussian,
@@ -38,7 +39,7 @@ __all__ = [
 ]
 
 
-class RealARDMixin:
+class RealARDMixin(PenaltyMixin):
     """The penalty of real ARD; goes before a Gaussian layer in the bases."""
 
     _doc_method = "ARD"

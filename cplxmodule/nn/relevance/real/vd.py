@@ -9,7 +9,7 @@ arguments and loads its state_dict with ``strict=False``.
 
 import torch
 
-from ..base import BaseARD, GaussianMixin
+from ..base import BaseARD, GaussianMixin, PenaltyMixin
 from .. import functional as F
 from ...utils.sparsity import SparsityStats  # noqa: F401  (published import path)
 from .base import (
@@ -47,7 +47,7 @@ __all__ = [
 RelevanceMixin = GaussianMixin
 
 
-class RealVDMixin:
+class RealVDMixin(PenaltyMixin):
     """The penalty of real variational dropout; goes before a Gaussian layer in the bases."""
 
     _doc_method = "variational dropout"

@@ -94,18 +94,14 @@ class LinearL0(
     ) -> None:
         check_choice(group, "group", type(self).__name__, ("input", "output"), optional=True)
         super().__init__(in_features, out_features, bias=bias, device=device, dtype=dtype)
-        self.group = group
+        # the features that carry grouped gates, for the channel geometry
+        self.group = self.gated = group
         shape = _GROUPS[group](out_features, in_features)
         self._make_log_alpha(torch.empty(shape, device=device, dtype=dtype))
 
-    @property
-    def gated(self):
-        """The features that carry grouped gates (``group``), for the channel geometry."""
-        return self.group
-
     def _detach_kind(self):
         super()._detach_kind()
-        del self.group
+        del self.group, self.gated
 
     def _channel_view(self, vector):
         # the gates are stored broadcastable to the weight, as published
