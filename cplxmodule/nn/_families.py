@@ -84,7 +84,7 @@ class Family:
     native : type, optional
         torch's layer computing the same in torch's complex dtype, for a
         complex family.
-    doc : FamilyDoc, optional
+    doc : optional
         Example sizes for the twins' docstrings.
 
     Attributes
@@ -130,8 +130,7 @@ class Family:
         self.spatial = kernel_dims if shrinkable else None
         self.sizes = features if shrinkable else None
         self.twins: Dict[str, Any] = {}
-        #: the class that declared the family: ``dense`` itself, or for
-        #: torch's layers this package's twin of it with the entry point
+        # the class that declared the family (see Attributes)
         self.entry: Any = None
         self.complex = False
 

@@ -24,8 +24,8 @@ class WeightedLayer:
     Every layer with a weight (the linear, bilinear and convolution layers,
     real and complex, and a layer of your own) computes its product in one
     method, ``_dense_forward(*inputs, weight, bias)``, which its
-    ``forward`` reaches through :meth:`_weighted_forward`. The masking base
-    and the Gaussian base override :meth:`_weighted_forward` alone, giving
+    ``forward`` reaches through ``_weighted_forward``. The masking base
+    and the Gaussian base override ``_weighted_forward`` alone, giving
     another weight (``weight * mask``; the posterior mean, then
     :math:`\sigma^2` on :math:`|x|^2` for the variance), so every kind of
     twin keeps the layer's ``forward`` and signature.
