@@ -18,6 +18,7 @@ import torch.nn.functional as F
 
 from ._shared import (
     check_bool,
+    check_choice,
     check_positive,
     check_reduction,
     check_ssim_options,
@@ -38,6 +39,8 @@ __all__ = [
     "ssim_loss",
     "fourth_power_loss",
     "analytic_signal_loss",
+    "gaussian_nll_loss",
+    "rice_nll_loss",
 ]
 
 
@@ -597,3 +600,193 @@ def analytic_signal_loss(input: CplxLike, dim: int = -1, reduction: str = "mean"
     transform = _hilbert(input.real, dim, where).imag
     error = input.imag - transform
     return _reduce(error * error, reduction)
+
+
+# the likelihoods also reduce per example: the data term of the evidence lower bound
+_NLL_REDUCTIONS = ("none", "mean", "sum", "batchmean")
+
+
+def _checked_var(var: object, like: torch.Tensor, eps: float, where: str) -> torch.Tensor:
+    """``var`` as a positive tensor that broadcasts to ``like``, clamped at ``eps`` (its gradient kept).
+
+    A number becomes a tensor of ``like``'s dtype and device (not float32's rounding).
+    """
+    check_positive(eps, "eps", where)
+    shape = like.shape
+    if not isinstance(var, torch.Tensor):
+        var = torch.tensor(float(check_positive(var, "var", where)), dtype=like.dtype,
+                           device=like.device)
+    if var.is_complex():
+        raise TypeError(f"{where}: `var` must be real, got dtype {var.dtype}")
+    try:
+        torch.broadcast_shapes(var.shape, shape)
+    except RuntimeError as error:
+        raise ValueError(
+            f"{where}: `var` must broadcast to the shape of `input`, {tuple(shape)},"
+            f" got {tuple(var.shape)}"
+        ) from error
+    if bool((var < 0).any()):
+        raise ValueError(f"{where}: `var` must be non-negative, got negative entries")
+    # as torch's gaussian_nll_loss: the clamp does not stop the gradient
+    var = var.clone()
+    with torch.no_grad():
+        var.clamp_(min=eps)
+    return var
+
+
+def _reduce_nll(loss, reduction):
+    if reduction == "batchmean":
+        return loss.sum() / (loss.shape[0] if loss.dim() else 1)
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(
+    input: CplxLike, target: CplxLike, var: object, full: bool = False, eps: float = 1e-6,
+    reduction: str = "mean",
+) -> torch.Tensor:
+    r"""The negative log-likelihood of ``target`` under a circular complex Gaussian of mean ``input``.
+
+    The complex twin of :func:`torch.nn.functional.gaussian_nll_loss`: the
+    noise :math:`n = y - x` is :math:`\mathcal{CN}(0, \sigma^2)`, its real
+    and imaginary parts independent, of variance :math:`\sigma^2 / 2` each,
+    with :math:`\sigma^2 =` ``var`` the expected :math:`|n|^2`. Per element
+
+    .. math::
+
+        -\log p(y \mid x) = \log \sigma^2 + \frac{|y - x|^2}{\sigma^2}
+        \;(+ \log \pi \text{ with } ``full``),
+
+    twice the mean squared error over :math:`\sigma^2` plus the log-variance
+    that keeps a learned :math:`\sigma^2` from growing without bound.
+
+    Parameters
+    ----------
+    input, target : Cplx
+        The mean (the model's output) and the observation, of one shape.
+    var : torch.Tensor or float
+        :math:`\sigma^2`, positive: a number, or a tensor that broadcasts to
+        ``input`` (one per output, per feature, per example), fixed or learned
+        (e.g. ``log_var.exp()`` of a parameter). Clamped at ``eps`` for
+        stability, as torch does, without stopping its gradient.
+    full : bool, default False
+        Add the constant :math:`\log \pi`.
+    eps : float, default 1e-6
+    reduction : {"mean", "sum", "none", "batchmean"}
+        As torch's losses, and ``"batchmean"``: the sum over every output
+        divided by the batch size (dimension 0), the negative
+        log-likelihood *per example* that the evidence lower bound takes
+        (see :func:`~cplxmodule.nn.relevance.elbo_loss`).
+
+    Returns
+    -------
+    torch.Tensor
+
+    Raises
+    ------
+    TypeError
+        If ``input`` or ``target`` is not complex, or ``var`` is complex.
+    ValueError
+        If the shapes differ, ``var`` does not broadcast or is negative,
+        or ``reduction`` is unknown.
+
+    Notes
+    -----
+    It is the sum of :func:`torch.nn.functional.gaussian_nll_loss` on the
+    two parts, each of variance :math:`\sigma^2 / 2`, less
+    :math:`\log 2`, times two.
+
+    Examples
+    --------
+    >>> x, y = Cplx.zeros(2), Cplx(torch.tensor([1.0, 0.0]), torch.tensor([0.0, 2.0]))
+    >>> cplx.gaussian_nll_loss(x, y, var=2.0, reduction="none")
+    tensor([1.1931, 2.6931])
+    """
+    where = "gaussian_nll_loss"
+    input = checked_cplx(input, "input", where=where)
+    target = checked_cplx(target, "target", where=where)
+    if input.shape != target.shape:
+        raise ValueError(
+            f"{where}: `target` must have the shape of `input`, {tuple(input.shape)},"
+            f" got {tuple(target.shape)}"
+        )
+    check_choice(reduction, "reduction", where, _NLL_REDUCTIONS)
+    check_bool(full, "full", where)
+    variance = _checked_var(var, input.real, eps, where).to(input.real)
+    loss = torch.log(variance) + _squared_error(input, target) / variance
+    if full:
+        loss = loss + math.log(math.pi)
+    return _reduce_nll(loss, reduction)
+
+
+def rice_nll_loss(
+    input: CplxLike, target: torch.Tensor, var: object, full: bool = False, eps: float = 1e-6,
+    reduction: str = "mean",
+) -> torch.Tensor:
+    r"""The negative log-likelihood of a magnitude ``target`` under a Rice law of complex mean ``input``.
+
+    When only the modulus :math:`r = |y|` of a noisy observation
+    :math:`y = x + n`, :math:`n \sim \mathcal{CN}(0, \sigma^2)`, is
+    measured (a magnitude image, an envelope), :math:`r` follows the Rice
+    law of parameters :math:`\nu = |x|` and :math:`s^2 = \sigma^2 / 2`.
+    Per element, dropping what does not depend on the model,
+
+    .. math::
+
+        -\log p(r \mid x) = \log \sigma^2 + \frac{(r - |x|)^2}{\sigma^2}
+        - \log \tilde I_0\!\left(\frac{2 r |x|}{\sigma^2}\right)
+        \;(- \log r - \log 2 \text{ with } ``full``),
+
+    :math:`\tilde I_0(z) = e^{-z} I_0(z)` the scaled Bessel function
+    (:func:`torch.special.i0e`), which keeps it finite for any :math:`r|x|`.
+
+    Parameters
+    ----------
+    input : Cplx
+        The complex mean :math:`x`.
+    target : torch.Tensor
+        The measured moduli :math:`r \geq 0`, real, of ``input``'s shape.
+    var, eps : as for :func:`gaussian_nll_loss`
+    full : bool, default False
+        Add the terms that do not depend on the model, :math:`-\log r -
+        \log 2` (infinite where :math:`r = 0`).
+    reduction : {"mean", "sum", "none", "batchmean"}
+        As for :func:`gaussian_nll_loss`.
+
+    Returns
+    -------
+    torch.Tensor
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is not complex or ``target`` not a real tensor.
+    ValueError
+        If the shapes differ, ``target`` is negative, ``var`` does not
+        broadcast or is negative, or ``reduction`` is unknown.
+
+    Examples
+    --------
+    >>> x = Cplx(torch.tensor([3.0]), torch.tensor([4.0]))
+    >>> cplx.rice_nll_loss(x, torch.tensor([5.0]), var=1.0, full=True)
+    tensor(0.5698)
+    """
+    where = "rice_nll_loss"
+    input = checked_cplx(input, "input", where=where)
+    if not isinstance(target, torch.Tensor) or target.is_complex():
+        raise TypeError(f"{where}: `target` must be a real tensor of moduli, got {target!r}")
+    if target.shape != input.shape:
+        raise ValueError(
+            f"{where}: `target` must have the shape of `input`, {tuple(input.shape)},"
+            f" got {tuple(target.shape)}"
+        )
+    if bool((target < 0).any()):
+        raise ValueError(f"{where}: `target` must be moduli (>= 0), got negative entries")
+    check_choice(reduction, "reduction", where, _NLL_REDUCTIONS)
+    check_bool(full, "full", where)
+    variance = _checked_var(var, input.real, eps, where).to(input.real)
+    modulus = abs(input)
+    loss = torch.log(variance) + (target - modulus) ** 2 / variance - torch.log(
+        torch.special.i0e(2 * target * modulus / variance))
+    if full:
+        loss = loss - torch.log(target) - math.log(2.0)
+    return _reduce_nll(loss, reduction)

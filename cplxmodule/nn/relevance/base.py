@@ -22,6 +22,7 @@ import torch
 
 from ...cplx import Cplx
 from .._guards import check_finite, check_threshold, layer_label, naming, refuse_bad_entries
+from ...cplx._shared import check_positive_int, check_real
 from ..modules._weighted import KindMixin, _check_forward_calls_base, _weight_and_bias
 from ._doc import layer_doc
 from ..utils.sparsity import SparsityStats, _weight_counts
@@ -33,6 +34,7 @@ __all__ = [
     "GaussianMixin",
     "penalties",
     "named_penalties",
+    "elbo_loss",
     "named_relevance",
     "compute_ard_masks",
 ]
@@ -378,6 +380,104 @@ def penalties(module: torch.nn.Module, reduction: Optional[str] = "sum") -> Iter
     torch.Size([])
     """
     return (penalty for _, penalty in named_penalties(module, reduction, prefix=""))
+
+
+# the KL term per example this many times the data term: most weights go
+_DOMINANT = 100.0
+
+
+def elbo_loss(
+    module: torch.nn.Module, data_term: torch.Tensor, dataset_size: int, kl_weight: float = 1.0,
+) -> torch.Tensor:
+    r"""The negative evidence lower bound per training example, to minimise.
+
+    .. math::
+
+        \mathcal{L} = \underbrace{-\tfrac{1}{B}\sum_{b} \log p(y_b \mid x_b, w)}
+        _{\texttt{data\_term}}
+        + \beta \, \frac{\mathrm{KL}(q(w) \,\|\, p(w))}{N},
+
+    the KL term the sum of the Bayesian layers' penalties
+    (:func:`penalties`), :math:`N` the training set's size and
+    :math:`\beta` = ``kl_weight``. At :math:`\beta = 1` it is the objective
+    of variational dropout, whatever the task, *when* ``data_term`` is the
+    negative log-likelihood of an example, averaged over the batch: the
+    cross-entropy of a classifier (:func:`torch.nn.functional.cross_entropy`,
+    a mean over the batch); for regression and reconstruction the Gaussian
+    likelihood of every output, :func:`cplxmodule.cplx.gaussian_nll_loss`
+    (or :func:`~cplxmodule.cplx.rice_nll_loss` of moduli) with
+    ``reduction="batchmean"`` and the noise variance ``var`` fixed or
+    learned. A mean squared error averaged over the :math:`D` outputs of an
+    example is that likelihood divided by :math:`D / \sigma^2` (up to
+    constants), so it needs :math:`\beta = \sigma^2 / D` to be the same
+    objective: with :math:`\beta = 1` it asks for noise of variance
+    :math:`D`, and the penalty removes nearly every weight.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        The model, holding Bayesian layers.
+    data_term : torch.Tensor
+        The batch's data term, a real scalar: the mean over the batch of
+        each example's negative log-likelihood.
+    dataset_size : int
+        :math:`N`, the number of training examples (not the batch's).
+    kl_weight : float, default 1.0
+        :math:`\beta`; larger prunes harder (it is the bound of a training
+        set :math:`\beta` times smaller).
+
+    Returns
+    -------
+    torch.Tensor
+        The scalar loss.
+
+    Raises
+    ------
+    ValueError
+        If ``dataset_size`` is not a positive int, ``kl_weight`` a number
+        >= 0, or ``data_term`` a real scalar.
+
+    Warns
+    -----
+    UserWarning
+        When the KL term is over a hundred times the data term, naming the
+        layer of the largest penalty: the data term is likely not a
+        per-example likelihood (a mean over outputs, or a loss that is no
+        likelihood, SI-SDR say), and training would remove most weights.
+        Put the KL term on the loss's scale then, with a smaller
+        ``kl_weight``.
+
+    Examples
+    --------
+    >>> import cplxmodule.cplx as cplx
+    >>> from cplxmodule.nn import CplxLinear
+    >>> from cplxmodule.nn.relevance import to_bayesian
+    >>> model = to_bayesian(torch.nn.Sequential(CplxLinear(8, 4)))
+    >>> x, y = cplx.randn(16, 8), cplx.randn(16, 4)
+    >>> nll = cplx.gaussian_nll_loss(model(x), y, var=0.1, reduction="batchmean")
+    >>> loss = elbo_loss(model, nll, dataset_size=1000)
+    >>> loss.backward()
+    """
+    where = "elbo_loss"
+    check_positive_int(dataset_size, "dataset_size", where)
+    check_real(kl_weight, "kl_weight", where, low=0)
+    if not isinstance(data_term, torch.Tensor) or data_term.dim() or data_term.is_complex():
+        raise ValueError(f"{where}: `data_term` must be a real scalar tensor, got {data_term!r}")
+    named = [(name, penalty) for name, penalty in named_penalties(module)]
+    kl = sum((penalty for _, penalty in named), torch.zeros_like(data_term)) / dataset_size
+    scale = float(kl_weight * kl.detach()) / max(abs(float(data_term.detach())), 1e-12)
+    if scale > _DOMINANT and named:
+        largest, _ = max(named, key=lambda item: float(item[1].detach()))
+        warnings.warn(
+            f"{where}: the KL term is {scale:.0f} times the data term (layer {largest!r} holds"
+            " the largest penalty): is the data term a negative log-likelihood per example"
+            " (reduction='batchmean'), not a mean over outputs or a loss that is no"
+            " likelihood? Training now would remove most weights; put the KL term on the"
+            " loss's scale with a smaller kl_weight",
+            UserWarning,
+            stacklevel=2,
+        )
+    return data_term + kl_weight * kl
 
 
 def named_relevance(
