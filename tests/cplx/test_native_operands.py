@@ -95,6 +95,8 @@ SAMPLES = {
     "adaptive_avg_pool3d": ((c(1, 2, 4, 4, 4), 2), {}),
     "interpolate": ((c(2, 3, 5),), {"scale_factor": 2, "mode": "linear"}),
     "mse_loss": ((c(3, 4), c(3, 4)), {}),
+    "gaussian_nll_loss": ((c(3, 4), c(3, 4), 0.5), {}),
+    "rice_nll_loss": ((c(3, 4), r(3, 4), 0.5), {}),  # the real slot is positive: moduli
     "l1_loss": ((c(3, 4), c(3, 4)), {}),
     "cauchy_loss": ((c(3, 4), c(3, 4)), {}),
     "log_cosh_loss": ((c(3, 4), c(3, 4)), {}),
