@@ -1,0 +1,44 @@
+"""compact_report: what each layer keeps, and the threads its timing ran on."""
+
+import pytest
+import torch
+
+from cplxmodule.nn.masked import LinearMasked, compact, compact_report
+
+
+def sparse_model(keep=0.09):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(LinearMasked(100, 50))
+    model[0].mask = torch.rand(50, 100) < keep
+    return model.eval()
+
+
+@pytest.mark.parametrize("max_density", [0.0, 1.0], ids=["dense", "csr"])
+def test_kept_is_the_fraction_of_nonzero_weights(max_density):
+    model = sparse_model()
+    report = compact_report(model, compact(model, max_density=max_density))
+    (_, _, after, kept), = report.layers
+    expected = float(((model[0].mask != 0) & (model[0].weight != 0)).float().mean())
+    assert kept == pytest.approx(expected) and kept < 0.15
+    assert after.startswith("SparseLinear" if max_density else "Linear")
+
+
+def test_the_timing_runs_on_the_threads_it_states():
+    model, x = sparse_model(), torch.randn(4, 100)
+    seen = []
+
+    def hook(module, args):
+        seen.append(torch.get_num_threads())
+    model[0].register_forward_pre_hook(hook)
+    before = torch.get_num_threads()
+    report = compact_report(model, compact(model), (x,), min_run_time=0.001, threads=1)
+    assert set(seen) == {1} and torch.get_num_threads() == before
+    assert report.threads == 1 and "(1 threads)" in str(report)
+    default = compact_report(model, compact(model), (x,), min_run_time=0.001)
+    assert default.threads == before
+
+
+def test_bad_threads_are_named():
+    model = sparse_model()
+    with pytest.raises((TypeError, ValueError), match="`threads`"):
+        compact_report(model, compact(model), (torch.randn(2, 100),), threads=0)
