@@ -25,6 +25,7 @@ import copy
 import dataclasses
 import math
 import statistics
+import sys
 import time
 from typing import Optional
 
@@ -99,7 +100,8 @@ class Config:
         Seeds the data (:func:`~cplxmodule.demo.data.generate`) and torch.
     device : str or torch.device
     progress : bool
-        Show tqdm progress bars.
+        Show tqdm progress bars (on a terminal; not when stderr goes to a
+        file, where their updates would pile up on one line).
     compile : str, optional
         Train the models compiled, ``torch.compile(model, backend=compile)``
         (e.g. ``"inductor"``), and time the compacted models compiled as
@@ -173,7 +175,9 @@ def _datasets(config, complex):
 def _progress(total, desc, enabled):
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=desc, leave=False, disable=not enabled, dynamic_ncols=True)
+    # on a terminal only: redrawn in a file, a bar's updates pile up on one line
+    shown = enabled and sys.stderr.isatty()
+    return tqdm(total=total, desc=desc, leave=False, disable=not shown, dynamic_ncols=True)
 
 
 def train(model, data, epochs, config, desc, kl_warmup=None, lr=None, timings=None):

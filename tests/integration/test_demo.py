@@ -336,3 +336,27 @@ def test_tables_of_a_compiled_run():
     compiled = format_deployed([{**row, "compiled_seconds": 0.5, "compile_seconds": 3.0}], "complex")
     assert "4.0 x" in compiled and "3.0 s" in compiled
     assert "compile" not in format_deployed([row], "complex")
+
+
+def test_progress_bars_show_on_a_terminal_only(monkeypatch):
+    from cplxmodule.demo import pipeline
+
+    class Terminal:
+        def __init__(self, tty):
+            self.tty = tty
+
+        def isatty(self):
+            return self.tty
+
+        def write(self, text):
+            pass
+
+        def flush(self):
+            pass
+
+    for tty in (False, True):
+        monkeypatch.setattr(pipeline.sys, "stderr", Terminal(tty))
+        bar = pipeline._progress(10, "train", enabled=True)
+        assert bar.disable == (not tty)
+        bar.close()
+    assert pipeline._progress(10, "train", enabled=False).disable
