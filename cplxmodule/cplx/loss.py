@@ -44,7 +44,10 @@ __all__ = [
 ]
 
 
-def _checked_pair(input: object, target: object, reduction: str, where: str) -> tuple[Cplx, Cplx]:
+def _checked_pair(
+    input: object, target: object, reduction: str, where: str,
+    reductions: tuple[str, ...] = ("none", "mean", "sum"),
+) -> tuple[Cplx, Cplx]:
     input = checked_cplx(input, "input", where=where)
     target = checked_cplx(target, "target", where=where)
     if input.shape != target.shape:
@@ -52,7 +55,7 @@ def _checked_pair(input: object, target: object, reduction: str, where: str) -> 
             f"{where}: `target` must have the shape of `input`, {tuple(input.shape)},"
             f" got {tuple(target.shape)}"
         )
-    check_reduction(reduction, where)
+    check_choice(reduction, "reduction", where, reductions)
     return input, target
 
 
@@ -702,14 +705,7 @@ def gaussian_nll_loss(
     tensor([1.1931, 2.6931])
     """
     where = "gaussian_nll_loss"
-    input = checked_cplx(input, "input", where=where)
-    target = checked_cplx(target, "target", where=where)
-    if input.shape != target.shape:
-        raise ValueError(
-            f"{where}: `target` must have the shape of `input`, {tuple(input.shape)},"
-            f" got {tuple(target.shape)}"
-        )
-    check_choice(reduction, "reduction", where, _NLL_REDUCTIONS)
+    input, target = _checked_pair(input, target, reduction, where, _NLL_REDUCTIONS)
     check_bool(full, "full", where)
     variance = _checked_var(var, input.real, eps, where).to(input.real)
     loss = torch.log(variance) + _squared_error(input, target) / variance
