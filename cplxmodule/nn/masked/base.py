@@ -620,16 +620,20 @@ def _deploy_masks(module, state_dict, prefix, reset, reduce_fn, strict, where, a
         new_masks[id(layer)] = (layer, key, mask)
     unused = [k for k in state_dict if (k == "mask" or k.endswith(".mask")) and k not in used]
     if unused:
-        message = (
+        _refuse_or_warn(
             f"{where}: `{argument}` must hold masks of masked layers of `module`"
-            f" only, got masks of no layer: {unused}"
+            f" only, got masks of no layer: {unused}", "left out", strict, stacklevel=4,
         )
-        if strict:
-            raise ValueError(message)
-        warnings.warn(message + " (left out)", UserWarning, stacklevel=3)
     for layer, _, mask in new_masks.values():
         layer.register_buffer("mask", mask)
     return module
+
+
+def _refuse_or_warn(message, fallback, strict, stacklevel):
+    """Raise ``message`` under ``strict``; else warn it, saying what was done instead."""
+    if strict:
+        raise ValueError(message)
+    warnings.warn(f"{message} ({fallback})", UserWarning, stacklevel=stacklevel)
 
 
 def _same_mask(a, b):

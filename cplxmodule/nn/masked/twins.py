@@ -491,7 +491,7 @@ def to_masked(
     >>> int(masked[0].mask.sum())
     6
     """
-    from .base import BaseMasked, _deploy_masks
+    from .base import BaseMasked, _deploy_masks, _refuse_or_warn
 
     masked = _deploy_masks(
         _convert_model(module, "masked", "to_masked", layers, exclude), masks, "", False, None,
@@ -511,13 +511,11 @@ def to_masked(
         bare = [name for name, layer in masked.named_modules()
                 if isinstance(layer, BaseMasked) and layer.mask is None and name not in was_masked]
         if bare:
-            message = (
+            _refuse_or_warn(
                 f"to_masked: `masks` must hold a mask for every layer made masked, got none"
-                f" for {bare}: their first forward pass would fail"
+                f" for {bare}: their first forward pass would fail", "set them, or deploy_masks",
+                strict, stacklevel=3,
             )
-            if strict:
-                raise ValueError(message)
-            warnings.warn(message + " (set them, or deploy_masks)", UserWarning, stacklevel=2)
     return masked
 
 
