@@ -28,7 +28,7 @@ from cplxmodule.nn.relevance import (
     BaseARD, CplxConv2dVD, compute_ard_masks, named_penalties, to_bayesian,
 )
 
-from ...helpers import cplx_to_native
+from ...helpers import as_data_parallel, cplx_to_native
 
 ROOT = Path(__file__).resolve().parents[3]
 BAYESIAN = ["vd", "ard", "channel_vd", "channel_ard", "channel_l0", "input_vd", "input_ard",
@@ -213,3 +213,17 @@ def test_a_fresh_process_finds_the_twin_of_a_users_class():
     done = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(model[0]),
                           capture_output=True, cwd=ROOT, check=True)
     assert done.stdout.decode().split() == ["ScaledConvChannelVD", "CplxVDMixin"]
+
+
+@pytest.mark.parametrize("kind", ["vd", "masked"])
+def test_a_twin_of_a_users_class_runs_under_data_parallel(two_fake_devices, kind):
+    from cplxmodule.nn import CplxDataParallel
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(ScaledConv(2, 3, 3, scale=2.0))
+    twin = (to_masked(model, {"0.mask": (torch.rand(3, 2, 3, 3) < 0.5).float()})
+            if kind == "masked" else to_bayesian(model, kind)).eval()
+    x = cplx.randn(4, 2, 5, 5)
+    out = as_data_parallel(CplxDataParallel, twin)(x)
+    assert two_fake_devices  # the input was split across the two replicas
+    torch.testing.assert_close(native(out), native(twin(x)))
