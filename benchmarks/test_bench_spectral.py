@@ -69,6 +69,8 @@ def _gabor(layer):
 
 STFT = cnn.CplxSTFT(256, hop_length=64)
 ISTFT = cnn.CplxISTFT(256, hop_length=64)
+FFT2 = cnn.CplxFFT(dim=(-2, -1), norm="ortho")
+SHIFT2 = cnn.CplxFFTShift(dim=(-2, -1))
 GABOR = cnn.CplxGaborConv1d(4, 32, 65, padding=32)
 
 # name -> (layer, native function, input shape, the input is real)
@@ -80,6 +82,14 @@ LAYERS = {
                                         return_complex=True), (16, 16384), False),
     "istft": (ISTFT, lambda z: torch.istft(z, 256, 64, window=ISTFT.window, onesided=False,
                                            return_complex=True), (16, 256, 257), False),
+    # a waveform's one-sided spectrum, and back to a waveform
+    "stft_onesided": (STFT, lambda x: torch.stft(x, 256, 64, window=STFT.window,
+                                                 return_complex=True), (16, 16384), True),
+    "istft_onesided": (ISTFT, lambda z: torch.istft(z, 256, 64, window=ISTFT.window),
+                       (16, 129, 257), False),
+    "fft2": (FFT2, lambda z: torch.fft.fft2(z, norm="ortho"), (16, 4, 128, 128), False),
+    "fftshift2": (SHIFT2, lambda z: torch.fft.fftshift(z, dim=(-2, -1)), (16, 4, 128, 128),
+                  False),
     "analytic": (cnn.CplxAnalytic(), _analytic, (64, 32, 256), True),
     "gabor_conv1d": (GABOR, _gabor(GABOR), (16, 4, 2048), False),
     "spectral_pool1d": (cnn.CplxSpectralPool1d(64), _spectral_pool((64,)), (64, 32, 256), False),
@@ -122,6 +132,9 @@ def _backward(variant, grad):
         return lambda out: out.backward(grad)
     if variant == CHAINED:
         return lambda out: cplx.to_complex(out).backward(grad)
+    if not grad.is_complex():
+        # a real output (the waveform of a one-sided spectrum)
+        return lambda out: out.backward(grad)
     parts = grad.real.contiguous(), grad.imag.contiguous()
     return lambda out: torch.autograd.backward((out.real, out.imag), parts)
 

@@ -149,6 +149,90 @@ def _interleaved_split_backward(ctx, grad_real, grad_imag):
 fft_interleaved_split.register_autograd(_interleaved_split_backward, setup_context=_c2c_setup)
 
 
+# The real-to-complex transform (:func:`torch.fft.rfft`) of real frames and
+# its inverse (:func:`torch.fft.irfft`), for the one-sided short-time
+# transforms: half the work of the complex transform of the same frames. The
+# adjoint of the one-sided transform of length ``n`` is the inverse real
+# transform of the gradient with its interior bins (all but the zero and the
+# Nyquist frequency) halved, and that of the inverse is the one-sided
+# transform with them doubled: an inverse real transform counts each interior
+# bin twice (for itself and its conjugate) and reads only the real part of
+# the other two, which the gradient of a real signal's transform has alone.
+def _bin_weights(n, like, interior):
+    """``interior`` at the bins ``0 < k < n / 2`` of a one-sided spectrum of length ``n``, else 1."""
+    k = torch.arange(n // 2 + 1, device=like.device)
+    return torch.where((k > 0) & (2 * k < n), interior, 1.0).to(like.dtype)
+
+
+def _along(weights, dim, ndim):
+    """``weights`` shaped to broadcast along dimension ``dim`` of an ``ndim``-d tensor."""
+    shape = [1] * ndim
+    shape[dim] = -1
+    return weights.view(shape)
+
+
+@torch.library.custom_op("cplxmodule::fft_r2c_split", mutates_args=())
+def fft_r2c_split(
+    input: torch.Tensor, dim: int, norm: str,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The one-sided transform of the real ``input`` along ``dim``, its two parts, each contiguous."""
+    spectrum = torch.fft.rfft(input, dim=dim, norm=norm)
+    return spectrum.real.contiguous(), spectrum.imag.contiguous()
+
+
+@fft_r2c_split.register_fake
+def _(input, dim, norm):
+    shape = list(input.shape)
+    shape[dim] = shape[dim] // 2 + 1
+    return input.new_empty(shape), input.new_empty(shape)
+
+
+def _r2c_setup(ctx, inputs, output):
+    input, ctx.dim, ctx.norm = inputs
+    ctx.n = input.shape[ctx.dim]
+
+
+def _r2c_backward(ctx, grad_real, grad_imag):
+    weights = _along(_bin_weights(ctx.n, grad_real, 0.5), ctx.dim, grad_real.dim())
+    grad = fft_c2r(grad_real * weights, grad_imag * weights, ctx.dim, ctx.n,
+                   _ADJOINT_NORM[ctx.norm])
+    return grad, None, None
+
+
+fft_r2c_split.register_autograd(_r2c_backward, setup_context=_r2c_setup)
+
+
+@torch.library.custom_op("cplxmodule::fft_c2r", mutates_args=())
+def fft_c2r(
+    real: torch.Tensor, imag: torch.Tensor, dim: int, n: int, norm: str,
+) -> torch.Tensor:
+    """The real signal of length ``n`` of the one-sided spectrum ``real + i imag`` along ``dim``."""
+    spectrum = _complex_view(real, imag)
+    if spectrum is None:
+        spectrum = torch.complex(real, imag)
+    return torch.fft.irfft(spectrum, n=n, dim=dim, norm=norm).contiguous()
+
+
+@fft_c2r.register_fake
+def _(real, imag, dim, n, norm):
+    shape = list(real.shape)
+    shape[dim] = n
+    return real.new_empty(shape)
+
+
+def _c2r_setup(ctx, inputs, output):
+    *_, ctx.dim, ctx.n, ctx.norm = inputs
+
+
+def _c2r_backward(ctx, grad):
+    real, imag = fft_r2c_split(grad, ctx.dim, _ADJOINT_NORM[ctx.norm])
+    weights = _along(_bin_weights(ctx.n, grad, 2.0), ctx.dim, grad.dim())
+    return real * weights, imag * weights, None, None, None
+
+
+fft_c2r.register_autograd(_c2r_backward, setup_context=_c2r_setup)
+
+
 def analytic_gain(n, like):
     """The gain of the analytic signal on the spectrum of length ``n``, of ``like``'s dtype."""
     # 1 at the zero (and an even length's Nyquist) frequency, 2 at the

@@ -43,10 +43,12 @@ import torch
 import torch.nn.functional as F
 
 from . import _fft
-from ._shared import check_choice, check_positive_int, checked_cplx, checked_real, describe
+from ._shared import (
+    check_bool, check_choice, check_positive_int, checked_cplx, checked_real, describe,
+)
 from .conversions import _from_complex, to_complex
 from .tensor import Cplx
-from typing import Optional
+from typing import Optional, Union
 from ._typing import CplxLike
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "stft", "istft", "hilbert"]
@@ -375,6 +377,14 @@ def ifftn(
     return _transform(torch.fft.ifftn, _fftn_parts, True, input, "ifftn", norm, s=s, dim=dim)
 
 
+def _roll_half(input, dims, inverse):
+    """``input`` rolled by half its size along each of ``dims``: :func:`torch.fft.fftshift`,
+    or :func:`torch.fft.ifftshift` if ``inverse`` (the public forms are in
+    :mod:`cplxmodule.utils.spectrum`)."""
+    sizes = [input.shape[d] // 2 for d in dims]
+    return torch.roll(input, [-n if inverse else n for n in sizes], list(dims))
+
+
 def _check_window(window, length, input, where):
     """A real window of ``length`` samples on ``input``'s device and real dtype."""
     if window is None:
@@ -399,8 +409,33 @@ def _check_stft_lengths(n_fft, hop_length, win_length, where):
     return check_positive_int(hop_length, "hop_length", where), win_length
 
 
+def _signal(input, where):
+    """A real floating-point tensor as it is, anything complex as a :class:`Cplx`, else raise."""
+    if isinstance(input, torch.Tensor) and not input.is_complex():
+        if not input.is_floating_point():
+            raise TypeError(
+                f"{where}: `input` must be a real floating-point signal, a Cplx or a complex"
+                f" tensor, got {describe(input)}"
+            )
+        return input
+    return checked_cplx(input, where=where)
+
+
+def _check_onesided(onesided, real, where):
+    """``onesided`` for a real signal (``real``) or a complex one, ``None`` read as torch reads it."""
+    if onesided is None:
+        return real
+    check_bool(onesided, "onesided", where)
+    if onesided and not real:
+        raise ValueError(
+            f"{where}: `onesided` must be False or None for a complex signal (its spectrum has"
+            f" no symmetry to halve), got True"
+        )
+    return onesided
+
+
 def stft(
-    input: CplxLike,
+    input: Union[torch.Tensor, CplxLike],
     n_fft: int,
     hop_length: Optional[int] = None,
     win_length: Optional[int] = None,
@@ -408,17 +443,23 @@ def stft(
     center: bool = True,
     pad_mode: str = "reflect",
     normalized: bool = False,
+    onesided: Optional[bool] = None,
 ) -> Cplx:
-    r"""The short-time Fourier transform of a complex signal (two-sided).
+    r"""The short-time Fourier transform of a real or complex signal, as :func:`torch.stft`.
 
-    The transform of :func:`torch.stft` with ``return_complex=True`` applied
-    to the native complex signal: frame :math:`t` of the padded signal,
-    windowed, is Fourier transformed over ``n_fft`` points.
+    :func:`torch.stft` with ``return_complex=True``, its result a
+    :class:`Cplx`: frame :math:`t` of the padded signal, windowed, is
+    Fourier transformed over ``n_fft`` points. A real signal gives its
+    one-sided spectrum by default (the ``n_fft // 2 + 1`` non-negative
+    frequencies, the others being their conjugates), a complex one all
+    ``n_fft`` frequencies.
 
     Parameters
     ----------
-    input : Cplx
-        The signal, of shape ``(L,)`` or ``(B, L)``.
+    input : torch.Tensor or Cplx
+        The signal, of shape ``(L,)`` or ``(B, L)``: a real floating-point
+        tensor (a waveform), or complex (a :class:`Cplx`, a tensor of torch's
+        complex dtype).
     n_fft : int
         The length of each frame's Fourier transform.
     hop_length : int, optional
@@ -436,21 +477,27 @@ def stft(
         The padding with ``center``, as for :func:`torch.nn.functional.pad`.
     normalized : bool, default False
         Scale the transform by :math:`1/\sqrt{n_{fft}}`.
+    onesided : bool, optional
+        Return the ``n_fft // 2 + 1`` non-negative frequencies only: the
+        default for a real signal, refused for a complex one, as by
+        :func:`torch.stft`. ``False`` gives all ``n_fft`` frequencies.
 
     Returns
     -------
     Cplx
-        Of shape ``(n_fft, frames)`` or ``(B, n_fft, frames)``: all
-        ``n_fft`` frequencies in :func:`torch.fft.fftfreq` order, since a
-        complex signal has no symmetric spectrum to halve.
+        Of shape ``(F, frames)`` or ``(B, F, frames)``, with ``F = n_fft // 2
+        + 1`` one-sided and ``n_fft`` otherwise (in :func:`torch.fft.fftfreq`
+        order), and ``frames = 1 + L // hop_length`` with ``center``.
 
     Raises
     ------
     TypeError
-        If ``input`` is not a :class:`Cplx`.
+        If ``input`` is neither a real floating-point tensor nor complex, or
+        ``onesided`` is not a bool.
     ValueError
-        If ``input`` is not 1-d or 2-d, or ``n_fft``, ``hop_length``,
-        ``win_length`` or ``window`` are out of range.
+        If ``input`` is not 1-d or 2-d, ``onesided`` is True for a complex
+        signal, or ``n_fft``, ``hop_length``, ``win_length`` or ``window``
+        are out of range.
 
     Notes
     -----
@@ -458,39 +505,44 @@ def stft(
     :math:`S_{k,t} = \sum_{m=0}^{n_{fft}-1} w_m x_{tH+m} e^{-2\pi i km/n_{fft}}`
     on the (padded) signal :math:`x`. :func:`scipy.signal.stft` computes the
     same sums divided by :math:`\sum_m w_m` (its ``scaling="spectrum"``) and
-    pads with zeros, not by reflection.
+    pads with zeros, not by reflection. :func:`istft` inverts it; so does
+    :func:`torch.istft` of ``cplx.to_complex(spectrum)``.
 
     Examples
     --------
-    >>> x = cplx.randn(2, 64)
-    >>> spec = stft(x, 16, window=torch.hann_window(16))
-    >>> spec.shape
+    >>> w = torch.hann_window(16)
+    >>> stft(torch.randn(2, 64), 16, window=w).shape  # a waveform: one-sided
+    torch.Size([2, 9, 17])
+    >>> stft(cplx.randn(2, 64), 16, window=w).shape  # a complex signal: two-sided
     torch.Size([2, 16, 17])
     """
     return _stft(input, n_fft, hop_length, win_length, window, center, pad_mode,
-                 normalized, where="stft")
+                 normalized, onesided, where="stft")
 
 
 def _stft(input, n_fft, hop_length, win_length, window, center, pad_mode, normalized,
-          where):
+          onesided=None, *, where):
     """:func:`stft`, its errors starting with ``where``."""
-    input = checked_cplx(input, where=where)
+    input = _signal(input, where)
     if input.dim() not in (1, 2):
         raise ValueError(
             f"{where}: `input` must have shape (L,) or (B, L), got {tuple(input.shape)}"
         )
     hop_length, win_length = _check_stft_lengths(n_fft, hop_length, win_length, where)
-    window = _check_window(window, win_length, input, where)
+    real = isinstance(input, torch.Tensor)
+    onesided = _check_onesided(onesided, real, where)
+    parts = (input,) if real else (input.real, input.imag)
+    window = _check_window(window, win_length, parts[0], where)
     if _compiling():
-        return Cplx(*_stft_compiled(input.real, input.imag, n_fft, hop_length, win_length,
-                                    window, center, pad_mode, normalized))
+        return Cplx(*_stft_compiled(parts, n_fft, hop_length, win_length, window, center,
+                                    pad_mode, normalized, onesided))
     if _exporting():
-        return Cplx(*_stft_parts(input.real, input.imag, n_fft, hop_length, win_length, window,
-                                 center, pad_mode, normalized))
+        return Cplx(*_stft_parts(parts, n_fft, hop_length, win_length, window, center,
+                                 pad_mode, normalized, onesided))
     return _from_complex(torch.stft(
-        to_complex(input), n_fft, hop_length=hop_length, win_length=win_length,
-        window=window, center=center, pad_mode=pad_mode, normalized=normalized,
-        onesided=False, return_complex=True,
+        input if real else to_complex(input), n_fft, hop_length=hop_length,
+        win_length=win_length, window=window, center=center, pad_mode=pad_mode,
+        normalized=normalized, onesided=onesided, return_complex=True,
     ))
 
 
@@ -502,27 +554,37 @@ def _frame_window(window, n_fft, win_length, like):
     return F.pad(window, (left, n_fft - win_length - left))
 
 
-def _stft_parts(real, imag, n_fft, hop_length, win_length, window, center, pad_mode,
-                normalized):
-    """:func:`stft` on the parts, with real ops: frames, windowed, transformed."""
-    window = _frame_window(window, n_fft, win_length, real)
-    batched = real.dim() == 2
+def _padded(part, n_fft, center, pad_mode):
+    """A batch ``(B, L)`` of signals, padded by ``n_fft // 2`` on both sides with ``center``."""
+    if not center:
+        return part
+    # torch pads a batch of signals as the channels of one
+    return F.pad(part.unsqueeze(0), (n_fft // 2, n_fft // 2), mode=pad_mode).squeeze(0)
+
+
+def _stft_parts(parts, n_fft, hop_length, win_length, window, center, pad_mode, normalized,
+                onesided):
+    """:func:`stft` on the parts (the real signal, or the two parts of a complex one), with real
+    ops: frames, windowed, transformed."""
+    window = _frame_window(window, n_fft, win_length, parts[0])
+    batched = parts[0].dim() == 2
     # the frames, gathered by their indices (``unfold`` has no ONNX form
     # in the TorchScript exporter)
-    length = real.shape[-1] + 2 * (n_fft // 2) * center
-    starts = torch.arange(0, length - n_fft + 1, hop_length, device=real.device)[:, None]
-    offsets = torch.arange(n_fft, device=real.device)
-    spectrum = []
-    for part in (real, imag):
-        # torch pads a batch of signals as the channels of one
-        part = part if batched else part.unsqueeze(0)
-        if center:
-            part = F.pad(part.unsqueeze(0), (n_fft // 2, n_fft // 2), mode=pad_mode).squeeze(0)
-        spectrum.append(part[..., starts + offsets] * window)
-    real, imag = _dft(spectrum[0], spectrum[1], inverse=False)
+    length = parts[0].shape[-1] + 2 * (n_fft // 2) * center
+    starts = torch.arange(0, length - n_fft + 1, hop_length, device=window.device)[:, None]
+    offsets = torch.arange(n_fft, device=window.device)
+    frames = []
+    for part in parts:
+        part = _padded(part if batched else part.unsqueeze(0), n_fft, center, pad_mode)
+        frames.append(part[..., starts + offsets] * window)
+    if len(frames) == 1:
+        frames.append(torch.zeros_like(frames[0]))
+    real, imag = _dft(frames[0], frames[1], inverse=False)
+    if onesided:
+        real, imag = real[..., : n_fft // 2 + 1], imag[..., : n_fft // 2 + 1]
     if normalized:
         real, imag = real * n_fft ** -0.5, imag * n_fft ** -0.5
-    # (B, frames, n_fft) -> (B, n_fft, frames)
+    # (B, frames, F) -> (B, F, frames)
     real, imag = real.transpose(-1, -2), imag.transpose(-1, -2)
     return (real, imag) if batched else (real.squeeze(0), imag.squeeze(0))
 
@@ -560,19 +622,25 @@ class _WindowedFrames(torch.autograd.Function):
         return grad_signal, grad_window, None, None
 
 
-def _stft_compiled(real, imag, n_fft, hop_length, win_length, window, center, pad_mode,
-                   normalized):
-    """:func:`stft` compiled: the frames by real ops, their FFT by ``_fft.fft_c2c``."""
-    window = _frame_window(window, n_fft, win_length, real)
-    batched = real.dim() == 2
-    frames = []
-    for part in (real, imag):
-        part = part if batched else part.unsqueeze(0)
-        if center:
-            part = F.pad(part.unsqueeze(0), (n_fft // 2, n_fft // 2), mode=pad_mode).squeeze(0)
-        frames.append(_WindowedFrames.apply(part, window, n_fft, hop_length))
-    spectrum = _fft.fft_c2c_split(*frames, [2], "ortho" if normalized else "backward", True)
-    # (B, frames, n_fft) -> (B, n_fft, frames), as views: a copy would transpose
+def _stft_compiled(parts, n_fft, hop_length, win_length, window, center, pad_mode, normalized,
+                   onesided):
+    """:func:`stft` compiled: the frames by real ops, their FFT by an operator of ``_fft``
+    (the one-sided transform of real frames by ``_fft.fft_r2c_split``)."""
+    window = _frame_window(window, n_fft, win_length, parts[0])
+    batched = parts[0].dim() == 2
+    frames = [
+        _WindowedFrames.apply(_padded(part if batched else part.unsqueeze(0), n_fft, center,
+                                      pad_mode), window, n_fft, hop_length)
+        for part in parts
+    ]
+    norm = "ortho" if normalized else "backward"
+    if len(frames) == 1 and onesided:
+        spectrum = _fft.fft_r2c_split(frames[0], 2, norm)
+    else:
+        if len(frames) == 1:
+            frames.append(torch.zeros_like(frames[0]))
+        spectrum = _fft.fft_c2c_split(frames[0], frames[1], [2], norm, True)
+    # (B, frames, F) -> (B, F, frames), as views: a copy would transpose
     real, imag = (t.transpose(1, 2) for t in spectrum)
     return (real, imag) if batched else (real.squeeze(0), imag.squeeze(0))
 
@@ -586,35 +654,53 @@ def istft(
     center: bool = True,
     normalized: bool = False,
     length: Optional[int] = None,
-) -> Cplx:
-    r"""The inverse of :func:`stft`: a complex signal from its short-time spectrum.
+    onesided: Optional[bool] = None,
+    return_complex: Optional[bool] = None,
+) -> Union[Cplx, torch.Tensor]:
+    r"""The inverse of :func:`stft`: a signal from its short-time spectrum, as :func:`torch.istft`.
 
     The frames are inverse transformed, windowed again and overlap-added,
     divided by the overlap-added squared window, as :func:`torch.istft` does.
+    A one-sided spectrum (``n_fft // 2 + 1`` frequencies, that of a real
+    signal) gives a real signal; a two-sided one (``n_fft`` frequencies) a
+    complex signal.
 
     Parameters
     ----------
     input : Cplx
-        The two-sided short-time spectrum, of shape ``(n_fft, frames)`` or
-        ``(B, n_fft, frames)``.
+        The short-time spectrum, of shape ``(F, frames)`` or ``(B, F,
+        frames)``, ``F`` being ``n_fft // 2 + 1`` (one-sided) or ``n_fft``
+        (two-sided); a :class:`Cplx` or a tensor of torch's complex dtype.
     n_fft, hop_length, win_length, window, center, normalized
         Those given to :func:`stft`.
     length : int, optional
         The length of the signal returned (cut or zero-padded); the length
         the frames cover by default.
+    onesided : bool, optional
+        Whether ``input`` is one-sided; by default, as for
+        :func:`torch.istft`, unless it has ``n_fft`` frequencies.
+    return_complex : bool, optional
+        Return a complex signal (a :class:`Cplx`): the default for a
+        two-sided spectrum, refused for a one-sided one (whose signal is
+        real). ``False`` reads a two-sided spectrum as that of a real signal
+        (conjugate-symmetric), by its first ``n_fft // 2 + 1`` frequencies,
+        as :func:`torch.istft` does.
 
     Returns
     -------
-    Cplx
-        Of shape ``(L,)`` or ``(B, L)``.
+    Cplx or torch.Tensor
+        Of shape ``(L,)`` or ``(B, L)``: a :class:`Cplx` with
+        ``return_complex``, else a real tensor.
 
     Raises
     ------
     TypeError
-        If ``input`` is not a :class:`Cplx`.
+        If ``input`` is not complex, or ``onesided`` or ``return_complex``
+        is not a bool.
     ValueError
-        If ``input`` is not 2-d or 3-d with ``n_fft`` frequencies, or the
-        lengths or the window are out of range.
+        If ``input`` is not 2-d or 3-d with ``n_fft`` or ``n_fft // 2 + 1``
+        frequencies (as ``onesided`` says), ``return_complex`` is True for a
+        one-sided spectrum, or the lengths or the window are out of range.
     RuntimeError
         From :func:`torch.istft`, where the overlap-added squared window
         vanishes somewhere (the window and hop do not satisfy the
@@ -625,41 +711,70 @@ def istft(
     ``istft(stft(x, ...), ...)`` recovers ``x`` for a window :math:`w` and
     hop whose shifted squares :math:`\sum_t w^2_{m - tH}` never vanish on
     the signal, e.g. a Hann window with ``hop_length = n_fft // 4`` and
-    ``center=True``.
+    ``center=True``. The inverse of a one-sided spectrum reads the spectrum
+    as the half of a conjugate-symmetric one, as :func:`torch.fft.irfft`
+    does: the imaginary parts of its zero (and, for an even ``n_fft``,
+    Nyquist) frequencies play no part.
 
     Examples
     --------
-    >>> x, w = cplx.randn(64), torch.hann_window(16)
-    >>> y = istft(stft(x, 16, window=w), 16, window=w, length=64)
-    >>> torch.allclose(y.real, x.real, atol=1e-5)
+    >>> x, w = torch.randn(2, 64), torch.hann_window(16)
+    >>> spectrum = stft(x, 16, window=w)  # one-sided: (2, 9, 17)
+    >>> y = istft(spectrum, 16, window=w, length=64)  # real
+    >>> torch.allclose(y, x, atol=1e-5)
+    True
+    >>> z = cplx.randn(64)
+    >>> torch.allclose(istft(stft(z, 16, window=w), 16, window=w, length=64).imag, z.imag,
+    ...                atol=1e-5)
     True
     """
     return _istft(input, n_fft, hop_length, win_length, window, center, normalized,
-                  length, where="istft")
+                  length, onesided, return_complex, where="istft")
 
 
 def _istft(input, n_fft, hop_length, win_length, window, center, normalized, length,
-           where):
+           onesided=None, return_complex=None, *, where):
     """:func:`istft`, its errors starting with ``where``."""
     input = checked_cplx(input, where=where)
     hop_length, win_length = _check_stft_lengths(n_fft, hop_length, win_length, where)
-    if input.dim() not in (2, 3) or input.shape[-2] != n_fft:
-        raise ValueError(
-            f"{where}: `input` must have shape ({n_fft}, frames) or (B, {n_fft}, frames),"
-            f" got {tuple(input.shape)}"
+    half = n_fft // 2 + 1
+    if onesided is not None:
+        check_bool(onesided, "onesided", where)
+    if return_complex is not None:
+        check_bool(return_complex, "return_complex", where)
+    sizes = (n_fft, half) if onesided is None else (half,) if onesided else (n_fft,)
+    if input.dim() not in (2, 3) or input.shape[-2] not in sizes:
+        expected = " or ".join(
+            f"({size}, frames) or (B, {size}, frames)"
+            + (" (one-sided)" if size != n_fft or onesided else "")
+            for size in dict.fromkeys(sizes)
         )
-    window = _check_window(window, win_length, input, where)
-    if _compiling():
-        return Cplx(*_istft_compiled(input.real, input.imag, n_fft, hop_length, win_length,
-                                     window, center, normalized, length, where))
-    if _exporting():
-        return Cplx(*_istft_parts(input.real, input.imag, n_fft, hop_length, win_length, window,
-                                  center, normalized, length))
-    return _from_complex(torch.istft(
+        raise ValueError(f"{where}: `input` must have shape {expected}, got {tuple(input.shape)}")
+    if onesided is None:
+        onesided = input.shape[-2] != n_fft
+    if return_complex is None:
+        return_complex = not onesided
+    elif return_complex and onesided:
+        raise ValueError(
+            f"{where}: `return_complex` must be False or None for a one-sided spectrum (the"
+            f" spectrum of a real signal), got True"
+        )
+    window = _check_window(window, win_length, input.real, where)
+    if _compiling() or _exporting():
+        real, imag = input.real, input.imag
+        if not (onesided or return_complex):
+            # a real signal of a two-sided spectrum: that of its first half, as torch reads it
+            real, imag = real.narrow(-2, 0, half), imag.narrow(-2, 0, half)
+        inverse = _istft_compiled if _compiling() else _istft_parts
+        signal = inverse(real, imag, n_fft, hop_length, win_length, window, center, normalized,
+                         length, not return_complex, where)
+        return Cplx(*signal) if return_complex else signal[0]
+    signal = torch.istft(
         to_complex(input), n_fft, hop_length=hop_length, win_length=win_length,
-        window=window, center=center, normalized=normalized, onesided=False,
-        length=length, return_complex=True,
-    ))
+        window=window, center=center, normalized=normalized, onesided=onesided,
+        length=length, return_complex=return_complex,
+    )
+    return _from_complex(signal) if return_complex else signal
 
 
 def _overlap_add(frames, hop_length):
@@ -680,24 +795,32 @@ def _overlap_add(frames, hop_length):
     return total.flatten(-2)[..., : n + hop_length * (frames_count - 1)]
 
 
-def _istft_parts(real, imag, n_fft, hop_length, win_length, window, center, normalized, length):
-    """:func:`istft` on the parts, with real ops, as :func:`torch.istft` computes it.
+def _istft_parts(real, imag, n_fft, hop_length, win_length, window, center, normalized, length,
+                 onesided, where):
+    """:func:`istft` on the parts, with real ops, as :func:`torch.istft` computes it: the real
+    signal of a one-sided spectrum, or the two parts of the complex signal of a two-sided one.
 
     Unlike the eager path, it does not check that the overlap-added squared
     window stays away from zero (an exported graph cannot raise on values).
     """
     window = _frame_window(window, n_fft, win_length, real)
     batched = real.dim() == 3
-    # (B, n_fft, frames) -> the frames' signals (B, frames, n_fft)
+    # (B, F, frames) -> the frames' spectra (B, frames, F)
     real, imag = (
         (t if batched else t.unsqueeze(0)).transpose(-1, -2) for t in (real, imag)
     )
+    if onesided:
+        # the conjugates of the positive frequencies, in the order of the negative ones
+        mirror = torch.arange(n_fft - n_fft // 2 - 1, 0, -1, device=real.device)
+        real = torch.cat([real, real[..., mirror]], dim=-1)
+        imag = torch.cat([imag, -imag[..., mirror]], dim=-1)
     real, imag = _dft(real, imag, inverse=True)
     scale = n_fft ** -0.5 if normalized else 1 / n_fft
     envelope, start, end, expected = _istft_envelope(window, real.shape[-2], n_fft, hop_length,
                                                      center, length)
-    return _istft_signal(real, imag, window * scale, envelope, hop_length, start, end,
-                         expected, batched)
+    parts = (real,) if onesided else (real, imag)
+    return _istft_signal(parts, window * scale, envelope, hop_length, start, end, expected,
+                         batched)
 
 
 def _istft_envelope(window, frames, n_fft, hop_length, center, length):
@@ -713,10 +836,10 @@ def _istft_envelope(window, frames, n_fft, hop_length, center, length):
     return envelope[start:end], start, end, expected
 
 
-def _istft_signal(real, imag, window, envelope, hop_length, start, end, expected, batched):
+def _istft_signal(parts, window, envelope, hop_length, start, end, expected, batched):
     """The frames' parts ``(B, frames, n_fft)``, windowed, overlap-added, divided by the envelope."""
     signal = []
-    for part in (real, imag):
+    for part in parts:
         part = _overlap_add(part * window, hop_length)[..., start:end] / envelope
         if end > expected:
             part = F.pad(part, (0, end - expected))
@@ -725,27 +848,30 @@ def _istft_signal(real, imag, window, envelope, hop_length, start, end, expected
 
 
 def _istft_compiled(real, imag, n_fft, hop_length, win_length, window, center, normalized,
-                    length, where):
-    """:func:`istft` compiled: the frames' inverse FFT by ``_fft.fft_c2c``, the rest real ops.
+                    length, onesided, where):
+    """:func:`istft` compiled: the frames' inverse FFT by an operator of ``_fft`` (that of a
+    one-sided spectrum by ``_fft.fft_c2r``), the rest real ops.
 
     The check of the envelope that :func:`torch.istft` makes is an assertion
     in the graph.
     """
     window = _frame_window(window, n_fft, win_length, real)
     batched = real.dim() == 3
-    # (B, n_fft, frames) -> the frames' spectra (B, frames, n_fft)
+    # (B, F, frames) -> the frames' spectra (B, frames, F)
     real, imag = ((t if batched else t.unsqueeze(0)).transpose(1, 2) for t in (real, imag))
-    frames = _fft.fft_c2c(real, imag, [2], "ortho" if normalized else "backward", False)
-    envelope, start, end, expected = _istft_envelope(window, frames.shape[1], n_fft, hop_length,
-                                                     center, length)
+    norm = "ortho" if normalized else "backward"
+    if onesided:
+        parts: tuple[torch.Tensor, ...] = (_fft.fft_c2r(real, imag, 2, n_fft, norm),)
+    else:
+        parts = _fft.fft_c2c(real, imag, [2], norm, False).unbind(-1)
+    envelope, start, end, expected = _istft_envelope(window, parts[0].shape[1], n_fft,
+                                                     hop_length, center, length)
     torch._assert_async(
         envelope.abs().min() > 1e-11,
         f"{where}: the overlap-added squared window vanishes (the window and hop do not"
         f" satisfy the nonzero-overlap-add condition)",
     )
-    frames_real, frames_imag = frames.unbind(-1)
-    return _istft_signal(frames_real, frames_imag, window, envelope, hop_length, start, end,
-                         expected, batched)
+    return _istft_signal(parts, window, envelope, hop_length, start, end, expected, batched)
 
 
 def hilbert(input: torch.Tensor, dim: int = -1) -> Cplx:

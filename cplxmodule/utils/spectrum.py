@@ -14,12 +14,15 @@ import scipy.signal
 import torch
 
 from ..cplx import Cplx, to_complex
+from ..cplx._views import _complex_view
+from ..cplx.conversions import _from_complex
+from ..cplx.spectral import _roll_half
 from ..cplx._shared import check_choice, check_int, check_positive, check_positive_int
 from .views import _fixed_index, window_view
 from typing import Any, Callable, Optional, Sequence, Union, overload
 from ..cplx._typing import CplxLike
 
-__all__ = ["pwelch", "fftshift", "bandwidth_power", "acpr_calc"]
+__all__ = ["pwelch", "fftshift", "ifftshift", "bandwidth_power", "acpr_calc"]
 
 
 # Every message reads "{where}: `{argument}` must be ..., got ...", where
@@ -330,7 +333,7 @@ def fftshift(
 
     Rolls ``x`` by ``size // 2`` along each dimension in ``dim``, so that an
     FFT-ordered axis runs from the most negative frequency to the most
-    positive one.
+    positive one, as :func:`torch.fft.fftshift`; :func:`ifftshift` undoes it.
 
     Parameters
     ----------
@@ -358,22 +361,90 @@ def fftshift(
     >>> fftshift(torch.fft.fftfreq(5))
     tensor([-0.4000, -0.2000,  0.0000,  0.2000,  0.4000])
     """
+    return _shift(x, dim, False, "fftshift")
+
+
+@overload
+def ifftshift(
+    x: torch.Tensor, dim: Optional[Union[int, tuple[int, ...]]] = -1,
+) -> torch.Tensor: ...
+
+
+@overload
+def ifftshift(x: Cplx, dim: Optional[Union[int, tuple[int, ...]]] = -1) -> Cplx: ...
+
+
+def ifftshift(
+    x: Union[torch.Tensor, Cplx], dim: Optional[Union[int, tuple[int, ...]]] = -1,
+) -> Union[torch.Tensor, Cplx]:
+    r"""Move the centre of a centred spectrum back to index zero: the inverse of :func:`fftshift`.
+
+    Rolls ``x`` by ``-(size // 2)`` along each dimension in ``dim``, as
+    :func:`torch.fft.ifftshift`: the same roll as :func:`fftshift` for an
+    even size, one sample less for an odd one, so that
+    ``ifftshift(fftshift(x))`` is ``x`` for every size. Centred transforms
+    (of images and k-space whose origin is at the centre, as in MRI) are
+    ``fftshift(fft(ifftshift(x)))``.
+
+    Parameters
+    ----------
+    x : torch.Tensor or Cplx
+        The centred spectrum (or frequencies), of any dtype.
+    dim : int, tuple of int, or None, default -1
+        The dimension(s) to shift; ``None`` shifts every dimension.
+
+    Returns
+    -------
+    torch.Tensor or Cplx
+        The shifted copy, of the type and shape of ``x``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a tensor or a Cplx, or a dimension in ``dim`` is not
+        an integer.
+    IndexError
+        If a dimension in ``dim`` is out of range.
+
+    Examples
+    --------
+    >>> ifftshift(fftshift(torch.arange(5)))
+    tensor([0, 1, 2, 3, 4])
+    >>> ifftshift(torch.fft.fftshift(torch.fft.fftfreq(5)))
+    tensor([ 0.0000,  0.2000,  0.4000, -0.4000, -0.2000])
+    """
+    return _shift(x, dim, True, "ifftshift")
+
+
+def _traced():
+    """Whether the call is compiled, exported or traced: there the parts are rolled one by one."""
+    return (torch.compiler.is_compiling() or torch.onnx.is_in_onnx_export()
+            or torch._C._get_tracing_state() is not None)
+
+
+def _shift(x, dim, inverse, where):
+    """:func:`fftshift` (:func:`ifftshift` if ``inverse``), its errors starting with ``where``."""
     if isinstance(x, Cplx):
-        return x.apply(fftshift, dim=dim)
+        view = None if _traced() else _complex_view(x.real, x.imag)
+        if view is not None:
+            # the parts of one complex buffer (an FFT's output): one roll of
+            # it, where a roll of each strided part costs twice as much
+            return _from_complex(_shift(view, dim, inverse, where))
+        return x.apply(_shift, dim, inverse, where)
     if not isinstance(x, torch.Tensor):
         raise TypeError(
-            f"fftshift: `x` must be a torch.Tensor or a Cplx, got {type(x).__name__}"
+            f"{where}: `x` must be a torch.Tensor or a Cplx, got {type(x).__name__}"
         )
     dims: list[int]
     if dim is None:
         dims = list(range(x.dim()))
     elif isinstance(dim, (tuple, list)):
-        dims = [_fixed_index(d, x.dim(), "dim", "fftshift") for d in dim]
+        dims = [_fixed_index(d, x.dim(), "dim", where) for d in dim]
     else:
-        dims = [_fixed_index(dim, x.dim(), "dim", "fftshift")]
+        dims = [_fixed_index(dim, x.dim(), "dim", where)]
     if not dims:
         return x.clone()
-    return torch.roll(x, [x.shape[d] // 2 for d in dims], dims)
+    return _roll_half(x, dims, inverse)
 
 
 def _as_baseband(x, dim, where, name="x"):

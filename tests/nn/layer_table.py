@@ -713,9 +713,38 @@ def _reductions(*args, **kwargs):
 
 def _fft(inverse):
     def reference(module, x):
+        if isinstance(module.dim, tuple):
+            f = torch.fft.ifftn if inverse else torch.fft.fftn
+            return f(native(x), s=module.n, dim=module.dim, norm=module.norm)
         f = torch.fft.ifft if inverse else torch.fft.fft
         return f(native(x), n=module.n, dim=module.dim, norm=module.norm)
     return reference
+
+
+def _stft_inputs(s, n, dtype, g):
+    """A complex signal of 16 samples, or a real one for the samples noted ``real``."""
+    make = _real if s.note.startswith("real") else _cplx
+    return (make(g, dtype, *((16,) if n is None else (n, 16))),)
+
+
+def _stft_reference(m, x):
+    return torch.stft(native(x), m.n_fft, m.hop_length, m.win_length, m.window.detach(),
+                      m.center, m.pad_mode, m.normalized, onesided=m.onesided,
+                      return_complex=True)
+
+
+def _istft_inputs(s, n, dtype, g):
+    """A two-sided spectrum (8 frequencies, 5 frames), or a one-sided one (5) for ``onesided``."""
+    frequencies = 5 if s.note == "onesided" else 8
+    return (_cplx(g, dtype, *((frequencies, 5) if n is None else (n, frequencies, 5))),)
+
+
+def _istft_reference(m, x):
+    z = native(x)
+    two_sided = z.shape[-2] == m.n_fft
+    return_complex = two_sided if m.return_complex is None else m.return_complex
+    return torch.istft(z, m.n_fft, m.hop_length, m.win_length, m.window.detach(), m.center,
+                       m.normalized, onesided=m.onesided, return_complex=return_complex)
 
 
 def _spectral_pool_reference(dims):
@@ -1023,18 +1052,23 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
            no_reference="SSIM's Gaussian-window statistics: compared with a direct SSIM in "
                         "tests/nn/test_losses.py"),
     # --- spectral
-    _entry(cnn.CplxFFT, ((), Sample((), {"norm": "ortho", "n": 6}, "ortho")), _c(3, 5),
+    _entry(cnn.CplxFFT, ((), Sample((), {"norm": "ortho", "n": 6}, "ortho"),
+                         Sample((), {"dim": (-2, -1), "n": (4, 6)}, "2d")), _c(3, 5),
            _fft(False), unbatched=True),
-    _entry(cnn.CplxIFFT, ((), Sample((), {"norm": "forward", "dim": 1}, "forward")), _c(3, 5),
+    _entry(cnn.CplxIFFT, ((), Sample((), {"norm": "forward", "dim": 1}, "forward"),
+                          Sample((), {"norm": "ortho", "dim": (-1, -2)}, "2d")), _c(3, 5),
            _fft(True), unbatched=True),
-    _entry(cnn.CplxSTFT, (8,), _c(16),
-           lambda m, x: torch.stft(native(x), m.n_fft, m.hop_length, m.win_length,
-                                   m.window.detach(), m.center, m.pad_mode, m.normalized,
-                                   onesided=False, return_complex=True), unbatched=True),
-    _entry(cnn.CplxISTFT, (8,), _c(8, 5),
-           lambda m, x: torch.istft(native(x), m.n_fft, m.hop_length, m.win_length,
-                                    m.window.detach(), m.center, m.normalized, onesided=False,
-                                    return_complex=True), unbatched=True),
+    _entry(cnn.CplxFFTShift, ((), Sample((), {"dim": (-2, -1)}, "2d")), _c(3, 5),
+           lambda m, x: torch.fft.fftshift(native(x), dim=m.dim), unbatched=True),
+    _entry(cnn.CplxIFFTShift, ((), Sample((), {"dim": (-2, -1)}, "2d")), _c(3, 5),
+           lambda m, x: torch.fft.ifftshift(native(x), dim=m.dim), unbatched=True),
+    _entry(cnn.CplxSTFT, ((8,), Sample((8,), note="real"),
+                          Sample((8,), {"onesided": False, "normalized": True, "center": False},
+                                 "real-twosided")),
+           _stft_inputs, _stft_reference, unbatched=True),
+    _entry(cnn.CplxISTFT, ((8,), Sample((8,), note="onesided"),
+                           Sample((8,), {"return_complex": False}, "realpart")),
+           _istft_inputs, _istft_reference, unbatched=True),
     _entry(cnn.CplxAnalytic, (), _r(8),
            lambda m, x: torch.from_numpy(scipy.signal.hilbert(x.numpy(), axis=m.dim)),
            unbatched=True, complex_input=False),
