@@ -161,6 +161,10 @@ SAMPLES = {
     "efficient_channel_attention": ((c(2, 5, 4), c(3)), {}),
     "fourth_power_loss": ((c(3, 4), c(3, 4)), {}),
     "analytic_signal_loss": ((c(3, 8),), {}),
+    "si_sdr": ((c(3, 8), c(3, 8)), {}),
+    "si_sdr_loss": ((c(3, 8), c(3, 8)), {"zero_mean": True}),
+    "psnr": ((c(2, 1, 4, 4), c(2, 1, 4, 4)), {}),
+    "nmse": ((c(2, 1, 4, 4), c(2, 1, 4, 4)), {"magnitude": True}),
 }
 
 # Public names that take no complex operand, with the reason.

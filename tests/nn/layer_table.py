@@ -721,6 +721,20 @@ def _fft(inverse):
     return reference
 
 
+def _si_sdr_reference(module, x, y):
+    """``-10 log10(|a y|^2 / |x - a y|^2)`` with ``a = <y, x> / |y|^2``, stabilised by ``eps``."""
+    x, y, dim, eps = native(x), native(y), module.dim, module.eps
+    if module.zero_mean:
+        x, y = x - x.mean(dim, keepdim=True), y - y.mean(dim, keepdim=True)
+    alpha = (((y.conj() * x).sum(dim, keepdim=True) + eps)
+             / ((y.abs() ** 2).sum(dim, keepdim=True) + eps))
+    signal, rest = (alpha * y).abs() ** 2, (x - alpha * y).abs() ** 2
+    value = -10 * torch.log10((signal.sum(dim) + eps) / (rest.sum(dim) + eps))
+    if module.reduction == "mean":
+        return value.mean()
+    return value.sum() if module.reduction == "sum" else value
+
+
 def _stft_inputs(s, n, dtype, g):
     """A complex signal of 16 samples, or a real one for the samples noted ``real``."""
     make = _real if s.note.startswith("real") else _cplx
@@ -1051,6 +1065,9 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
            _inputs(("c", (2, 6, 6)), ("c", (2, 6, 6))),
            no_reference="SSIM's Gaussian-window statistics: compared with a direct SSIM in "
                         "tests/nn/test_losses.py"),
+    _entry(cnn.CplxSISDRLoss, _reductions() + (Sample((), {"dim": 0, "zero_mean": True},
+                                                      "dim0-zeromean"),),
+           _inputs(("c", (3, 8)), ("c", (3, 8))), _si_sdr_reference, unbatched=True),
     # --- spectral
     _entry(cnn.CplxFFT, ((), Sample((), {"norm": "ortho", "n": 6}, "ortho"),
                          Sample((), {"dim": (-2, -1), "n": (4, 6)}, "2d")), _c(3, 5),
@@ -1283,6 +1300,7 @@ BAD_SHAPES = {
     cnn.CplxSTFT: _c(3, 16),
     cnn.CplxMSELoss: _inputs(("c", (3, 4)), ("c", (3, 5))),
     cnn.CplxFourthPowerLoss: _inputs(("c", (3, 4)), ("c", (3, 5))),
+    cnn.CplxSISDRLoss: _inputs(("c", (3, 8)), ("c", (3, 7))),
     cnn.CplxScaling: _c(),  # no channel dimension
     cnn.CplxECA1d: _spatial(1, 1), cnn.CplxECA2d: _spatial(2, 1), cnn.CplxECA3d: _spatial(3, -1),
     cnn.CplxScaledDotProductAttention: _inputs(("c", (3, 4)), ("c", (5, 3)), ("c", (5, 2))),

@@ -477,3 +477,97 @@ for _cls in (CplxMSELoss, CplxL1Loss, CplxCauchyLoss, CplxLogCoshLoss, CplxLogEr
     if _cls.__doc__:  # not under python -OO
         _cls.__doc__ = _cls.__doc__.replace("    {shape}\n", _SHAPE + "\n")
 del _cls
+
+
+# --- signal quality ------------------------------------------------------------------------------
+__all__ += ["CplxSISDRLoss"]
+
+
+class CplxSISDRLoss(BaseCplxToReal, _Loss):
+    r"""The negative scale-invariant signal-to-distortion ratio (SI-SDR), in decibels, of real or complex signals.
+
+    :math:`-10 \log_{10} (\|\alpha s\|^2 / \|\hat s - \alpha s\|^2)` of each
+    signal along ``dim``, :math:`\alpha s` being the projection of the
+    estimate :math:`\hat s` on the target :math:`s` (a complex
+    :math:`\alpha` for complex signals), reduced over the signals: the
+    loss of speech separation and enhancement, where the level of the
+    estimate is free. See :func:`cplxmodule.cplx.si_sdr` and
+    :func:`cplxmodule.cplx.si_sdr_loss`.
+
+    Parameters
+    ----------
+    dim : int, default -1
+        The time dimension.
+    zero_mean : bool, default False
+        Subtract each signal's mean first.
+    eps : float, default 1e-8
+        The stabiliser of :func:`~cplxmodule.cplx.si_sdr`, which caps the
+        ratio of a perfect estimate (at about 100 dB for unit energy).
+    reduction : {"mean", "sum", "none"}
+        Over the signals, as torch's losses.
+
+    Shape
+    -----
+    - Input and target: ``(*)``, the same shape, time along ``dim``: real
+      floating-point tensors (waveforms) or complex (a
+      :class:`~cplxmodule.cplx.Cplx`, a tensor of torch's complex dtype).
+    - Output: a scalar; with ``reduction="none"``, ``(*)`` without ``dim``.
+
+    Raises
+    ------
+    TypeError
+        If an argument is of the wrong type, or in a call the input or the
+        target is neither a real floating-point tensor nor complex.
+    ValueError
+        If ``reduction`` is unknown or ``eps`` negative, or in a call the
+        shapes differ or the input lacks the dimension ``dim``.
+
+    Notes
+    -----
+    SI-SDR is not a likelihood: with a sparsifying penalty, put the penalty
+    on the loss's scale rather than reading a weight of 1 as the evidence
+    lower bound.
+
+    References
+    ----------
+    J. Le Roux, S. Wisdom, H. Erdogan and J. R. Hershey, "SDR - half-baked
+    or well done?", ICASSP 2019.
+
+    Examples
+    --------
+    >>> loss = CplxSISDRLoss()
+    >>> clean = torch.randn(4, 16000)
+    >>> float(loss(0.5 * clean, clean)) < -90  # the level plays no part
+    True
+    >>> z = cplx.randn(4, 256)  # complex baseband signals
+    >>> float(loss(z + 0.1 * cplx.randn(4, 256), z)) < -15
+    True
+    """
+
+    def __init__(self, dim: int = -1, zero_mean: bool = False, eps: float = 1e-8,
+                 reduction: str = "mean") -> None:
+        where = type(self).__name__
+        check_int(dim, "dim", where)
+        check_bool(zero_mean, "zero_mean", where)
+        check_weights(where, eps=eps)
+        check_reduction(reduction, where)
+        super().__init__(reduction=reduction)
+        self.dim, self.zero_mean, self.eps = dim, zero_mean, eps
+
+    def forward(self, input: CplxLike, target: CplxLike
+                ) -> torch.Tensor:
+        ratio = cplx.loss._si_sdr(input, target, self.dim, self.zero_mean, self.eps,
+                                  where=self._get_name())
+        if self.reduction == "mean":
+            return -ratio.mean()
+        return -ratio.sum() if self.reduction == "sum" else -ratio
+
+    def extra_repr(self):
+        settings = [f"dim={self.dim}"] if self.dim != -1 else []
+        if self.zero_mean:
+            settings.append("zero_mean=True")
+        if self.eps != 1e-8:
+            settings.append(f"eps={self.eps}")
+        if self.reduction != "mean":
+            settings.append(f"reduction={self.reduction!r}")
+        return ", ".join(settings)

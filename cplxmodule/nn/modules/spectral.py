@@ -446,7 +446,7 @@ class CplxSTFT(_CplxSTFTBase):
                          normalized, onesided, device, dtype)
         self.pad_mode = pad_mode
 
-    def forward(self, input: Union[torch.Tensor, CplxLike]) -> Cplx:
+    def forward(self, input: CplxLike) -> Cplx:
         return spectral._stft(
             input, self.n_fft, self.hop_length, self.win_length, self.window, self.center,
             self.pad_mode, self.normalized, self.onesided, where=self._get_name(),
