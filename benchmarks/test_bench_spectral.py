@@ -73,6 +73,29 @@ FFT2 = cnn.CplxFFT(dim=(-2, -1), norm="ortho")
 SHIFT2 = cnn.CplxFFTShift(dim=(-2, -1))
 GABOR = cnn.CplxGaborConv1d(4, 32, 65, padding=32)
 
+# 4x Cartesian undersampling of 128 columns, and a measured k-space
+MASK = torch.zeros(128, dtype=torch.bool)
+MASK[::4] = MASK[56:72] = True
+MEASURED = torch.randn(16, 4, 128, 128, dtype=torch.complex64,
+                       generator=torch.Generator().manual_seed(2)) * MASK
+
+
+class _Consistent(torch.nn.Module):
+    """The hard data consistency of a batch of images with :data:`MEASURED`."""
+
+    def __init__(self):
+        super().__init__()
+        self.dc = cnn.CplxDataConsistency()
+
+    def forward(self, z):
+        return self.dc(z, MEASURED, MASK)
+
+
+def _consistent(z):
+    k = torch.fft.fft2(z, norm="ortho")
+    return torch.fft.ifft2(torch.where(MASK, MEASURED, k), norm="ortho")
+
+
 # name -> (layer, native function, input shape, the input is real)
 LAYERS = {
     "fft": (cnn.CplxFFT(norm="ortho"), lambda z: torch.fft.fft(z, norm="ortho"),
@@ -90,6 +113,7 @@ LAYERS = {
     "fft2": (FFT2, lambda z: torch.fft.fft2(z, norm="ortho"), (16, 4, 128, 128), False),
     "fftshift2": (SHIFT2, lambda z: torch.fft.fftshift(z, dim=(-2, -1)), (16, 4, 128, 128),
                   False),
+    "data_consistency": (_Consistent(), _consistent, (16, 4, 128, 128), False),
     "analytic": (cnn.CplxAnalytic(), _analytic, (64, 32, 256), True),
     "gabor_conv1d": (GABOR, _gabor(GABOR), (16, 4, 2048), False),
     "spectral_pool1d": (cnn.CplxSpectralPool1d(64), _spectral_pool((64,)), (64, 32, 256), False),

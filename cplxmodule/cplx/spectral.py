@@ -51,7 +51,7 @@ from .tensor import Cplx
 from typing import Optional, Union
 from ._typing import CplxLike
 
-__all__ = ["fft", "ifft", "fftn", "ifftn", "stft", "istft", "hilbert"]
+__all__ = ["fft", "ifft", "fftn", "ifftn", "stft", "istft", "hilbert", "data_consistency"]
 
 #: The normalisations of :mod:`torch.fft`, besides ``None``.
 NORMS = ("backward", "forward", "ortho")
@@ -385,6 +385,246 @@ def _roll_half(input, dims, inverse):
     return torch.roll(input, [-n if inverse else n for n in sizes], list(dims))
 
 
+def _fft_dims(dim, ndim, where):
+    """The dimensions ``dim`` (an int or a tuple of them) of an ``ndim``-d input, from the front."""
+    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    if not dims or not all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
+        raise TypeError(f"{where}: `dim` must be an int or a non-empty tuple of ints, got {dim!r}")
+    fixed = []
+    for d in dims:
+        if not -ndim <= d < ndim:
+            raise ValueError(
+                f"{where}: `dim` must be in [{-ndim}, {ndim - 1}] for a {ndim}-d `input`, got {d}"
+            )
+        fixed.append(d % ndim)
+    if len(set(fixed)) != len(fixed):
+        raise ValueError(f"{where}: `dim` must not name a dimension twice, got {tuple(dims)}")
+    return tuple(fixed)
+
+
+def _checked_mask(mask, shape, where):
+    """``mask`` as a boolean or real floating-point tensor that broadcasts to ``shape``."""
+    if not isinstance(mask, torch.Tensor) or mask.is_complex() or not (
+        mask.dtype == torch.bool or mask.is_floating_point()
+    ):
+        raise TypeError(
+            f"{where}: `mask` must be a bool or real floating-point tensor (1 or True where"
+            f" k-space is sampled), got {describe(mask)}"
+        )
+    try:
+        broadcast = torch.broadcast_shapes(mask.shape, shape)
+    except RuntimeError:
+        broadcast = None
+    if broadcast != shape:
+        raise ValueError(
+            f"{where}: `mask` must broadcast to the shape of `kspace`, {tuple(shape)}, got"
+            f" shape {tuple(mask.shape)}"
+        )
+    return mask
+
+
+def _checked_dc_weight(weight, like, where):
+    """``weight`` as a real tensor of ``like``'s dtype that broadcasts to it, or ``None``."""
+    if weight is None:
+        return None
+    if not isinstance(weight, torch.Tensor):
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(
+            weight
+        ):
+            raise TypeError(
+                f"{where}: `weight` must be None, a finite number or a real tensor, got"
+                f" {describe(weight)}"
+            )
+        return torch.tensor(float(weight), dtype=like.dtype, device=like.device)
+    if weight.is_complex() or not weight.is_floating_point():
+        raise TypeError(
+            f"{where}: `weight` must be None, a finite number or a real tensor, got"
+            f" {describe(weight)}"
+        )
+    try:
+        torch.broadcast_shapes(weight.shape, like.shape)
+    except RuntimeError:
+        raise ValueError(
+            f"{where}: `weight` must broadcast to the shape of `kspace`, {tuple(like.shape)},"
+            f" got shape {tuple(weight.shape)}"
+        ) from None
+    return weight.to(like.dtype)
+
+
+def data_consistency(
+    input: CplxLike,
+    kspace: CplxLike,
+    mask: torch.Tensor,
+    weight: Optional[Union[float, torch.Tensor]] = None,
+    dim: Union[int, tuple[int, ...]] = (-2, -1),
+    norm: Optional[str] = "ortho",
+    centered: bool = False,
+) -> Cplx:
+    r"""Make an image agree with the k-space measured where it was sampled (MRI reconstruction).
+
+    The image ``input`` (a network's estimate) is Fourier transformed along
+    ``dim``; where ``mask`` says k-space was sampled, its values are
+    replaced by the measured ones ``kspace`` (hard, ``weight=None``), or
+    moved toward them by ``weight`` (soft); then back to the image domain:
+
+    .. math::
+
+        \hat x = \mathcal F^{-1}\bigl(k - \lambda\, m \odot (k - k_0)\bigr),
+        \quad k = \mathcal F x,
+
+    with :math:`m` the mask, :math:`k_0` the measured k-space and
+    :math:`\lambda =` ``weight`` (1 for the hard form). With a boolean mask
+    the hard form copies :math:`k_0` exactly where ``mask`` is ``True`` and
+    keeps :math:`k` elsewhere.
+
+    Parameters
+    ----------
+    input : Cplx
+        The image, of any shape; a :class:`Cplx` or a tensor of torch's
+        complex dtype (a real image: ``Cplx(x)``).
+    kspace : Cplx
+        The measured k-space :math:`k_0`, of the shape of ``input`` (its
+        values where ``mask`` is 0 play no part: zero-filled is fine).
+    mask : torch.Tensor
+        Where k-space was sampled: a bool tensor, or a real one (1 sampled,
+        0 not, or a weight in between, e.g. a sampling density), that
+        broadcasts to ``kspace``: a Cartesian mask of columns is of shape
+        ``(W,)`` or ``(1, W)`` for ``dim=(-2, -1)``.
+    weight : float or torch.Tensor, optional
+        :math:`\lambda`: ``None`` for the hard replacement; a number or a
+        real tensor (a learnable parameter) for the soft form, 1 being the
+        hard one and 0 no data consistency at all (see the Notes).
+    dim : int or tuple of int, default (-2, -1)
+        The dimensions of the Fourier transform (an image's rows and columns).
+    norm : {"ortho", "backward", "forward", None}, default "ortho"
+        The scaling of the transforms, as for :func:`fftn`: ``kspace`` must
+        have been measured (or simulated) with the same one.
+    centered : bool, default False
+        Whether image and k-space have their origin at the centre (as the
+        fastMRI data do): the transforms are then the centred ones,
+        ``fftshift(fftn(ifftshift(x)))`` and its inverse.
+
+    Returns
+    -------
+    Cplx
+        The image, of the shape of ``input``.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` or ``kspace`` is not complex, ``mask`` is not a bool or
+        real floating-point tensor, ``weight`` is not a number or a real
+        tensor, or ``centered`` is not a bool.
+    ValueError
+        If ``kspace`` and ``input`` differ in shape, ``mask`` or ``weight``
+        do not broadcast to it, ``dim`` is out of range or ``norm`` unknown.
+
+    Notes
+    -----
+    The soft form is the data-consistency layer of Schlemper et al.
+    (2018) for noisy measurements, :math:`k_0` weighted by their
+    :math:`\nu` (a ratio of the regularisation weight to the noise level)
+    against the network's :math:`k`, :math:`(k + \nu k_0) / (1 + \nu)`
+    where sampled, which is :math:`\lambda = \nu / (1 + \nu)` above; it is
+    also the gradient step on the data term :math:`\tfrac12 \|m \odot
+    (\mathcal F x - k_0)\|^2` of the variational networks of Hammernik et
+    al. (2018), with step :math:`\lambda` (the transform being unitary with
+    ``norm="ortho"``). A learnable :math:`\lambda` per cascade is
+    :class:`~cplxmodule.nn.CplxDataConsistency`'s ``soft=True``.
+    Computed in float32 for float16 and bfloat16 parts (torch's FFT has no
+    half-precision kernel on the CPU), and returned in their dtype.
+
+    References
+    ----------
+    J. Schlemper, J. Caballero, J. V. Hajnal, A. N. Price and D. Rueckert, "A
+    deep cascade of convolutional neural networks for dynamic MR image
+    reconstruction", IEEE Trans. Medical Imaging 37(2), 2018.
+
+    K. Hammernik, T. Klatzer, E. Kobler, M. P. Recht, D. K. Sodickson, T. Pock
+    and F. Knoll, "Learning a variational network for reconstruction of
+    accelerated MRI data", Magnetic Resonance in Medicine 79(6), 2018.
+
+    Examples
+    --------
+    >>> image = cplx.randn(1, 1, 8, 8)
+    >>> kspace = fftn(image, dim=(-2, -1), norm="ortho")
+    >>> mask = torch.zeros(8, dtype=torch.bool)
+    >>> mask[::2] = True  # every other column measured
+    >>> zero_filled = ifftn(kspace * mask, dim=(-2, -1), norm="ortho")
+    >>> out = data_consistency(zero_filled, kspace * mask, mask)
+    >>> torch.allclose(out.real, zero_filled.real, atol=1e-6)  # consistent already
+    True
+    >>> full = data_consistency(Cplx.zeros(1, 1, 8, 8), kspace, torch.ones(8, dtype=torch.bool))
+    >>> torch.allclose(full.imag, image.imag, atol=1e-6)  # all of k-space: the image itself
+    True
+    """
+    return _data_consistency(input, kspace, mask, weight, dim, norm, centered,
+                             where="data_consistency")
+
+
+def _data_consistency(input, kspace, mask, weight, dim, norm, centered, *, where):
+    """:func:`data_consistency`, its errors starting with ``where``."""
+    input = checked_cplx(input, "input", where=where)
+    kspace = checked_cplx(kspace, "kspace", where=where)
+    if kspace.shape != input.shape:
+        raise ValueError(
+            f"{where}: `kspace` must have the shape of `input`, {tuple(input.shape)}, got"
+            f" {tuple(kspace.shape)}"
+        )
+    mask = _checked_mask(mask, input.shape, where)
+    check_choice(norm, "norm", where, NORMS, optional=True)
+    check_bool(centered, "centered", where)
+    dims = _fft_dims(dim, input.dim(), where)
+    dtype = input.dtype
+    if dtype in (torch.float16, torch.bfloat16):
+        # torch's FFT has no half-precision kernels on the CPU (on a GPU, for
+        # powers of two only): the transforms run in float32
+        input, kspace = input.to(torch.float32), kspace.to(torch.float32)
+    weight = _checked_dc_weight(weight, input.real, where)
+    if not (_compiling() or _exporting()):
+        # eagerly, all of it on torch's complex tensors: no split and interleave between
+        # the transforms
+        output = _from_complex(_consistent(to_complex(input), to_complex(kspace), mask, weight,
+                                           dims, norm, centered))
+        return output.to(dtype) if output.dtype != dtype else output
+    if centered:
+        input = input.apply(_roll_half, dims, True)
+    k = fftn(input, dim=dims, norm=norm)
+    if centered:
+        k = k.apply(_roll_half, dims, False)
+    if weight is None and mask.dtype == torch.bool:
+        k = Cplx(torch.where(mask, kspace.real, k.real), torch.where(mask, kspace.imag, k.imag))
+    else:
+        # k (1 - f) + k0 f: exactly k where f = 0, and k0 where f = 1
+        factor = mask.to(k.dtype) if weight is None else weight * mask.to(k.dtype)
+        k = k * (1 - factor) + kspace * factor
+    if centered:
+        k = k.apply(_roll_half, dims, True)
+    output = ifftn(k, dim=dims, norm=norm)
+    if centered:
+        output = output.apply(_roll_half, dims, False)
+    return output.to(dtype) if output.dtype != dtype else output
+
+
+def _consistent(image, kspace, mask, weight, dims, norm, centered):
+    """:func:`data_consistency` of torch's complex tensors, unchecked."""
+    if centered:
+        image = _roll_half(image, dims, True)
+    k = torch.fft.fftn(image, dim=dims, norm=norm)
+    if centered:
+        k = _roll_half(k, dims, False)
+    if weight is None and mask.dtype == torch.bool:
+        k = torch.where(mask, kspace, k)
+    else:
+        factor = mask.to(weight.dtype if weight is not None else k.real.dtype)
+        factor = factor if weight is None else weight * factor
+        k = k * (1 - factor) + kspace * factor
+    if centered:
+        k = _roll_half(k, dims, True)
+    image = torch.fft.ifftn(k, dim=dims, norm=norm)
+    return _roll_half(image, dims, False) if centered else image
+
+
 def _check_window(window, length, input, where):
     """A real window of ``length`` samples on ``input``'s device and real dtype."""
     if window is None:
@@ -435,7 +675,7 @@ def _check_onesided(onesided, real, where):
 
 
 def stft(
-    input: Union[torch.Tensor, CplxLike],
+    input: CplxLike,
     n_fft: int,
     hop_length: Optional[int] = None,
     win_length: Optional[int] = None,

@@ -126,6 +126,8 @@ SAMPLES = {
     "ifftn": ((c(3, 4, 4),), {}),
     "stft": ((c(2, 64), 16), {"window": torch.hann_window(16)}),
     "istft": ((c(2, 16, 9), 16), {"window": torch.hann_window(16)}),
+    "data_consistency": ((c(2, 1, 4, 4), c(2, 1, 4, 4), torch.tensor([True, False, True, False])),
+                         {"weight": 0.5, "centered": True}),
     "linear_naive": ((c(3, 4), c(5, 4), c(5)), {}),
     "linear_cat": ((c(3, 4), c(5, 4), c(5)), {}),
     "linear_3m": ((c(3, 4), c(5, 4), c(5)), {}),

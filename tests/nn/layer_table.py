@@ -735,6 +735,37 @@ def _si_sdr_reference(module, x, y):
     return value.sum() if module.reduction == "sum" else value
 
 
+def _dc_inputs(s, n, dtype, g):
+    """An image and a k-space ``(N, 1, 4, 5)``, and a mask of columns ``(N, 1, 1, 5)``: of 0 and
+    1 in ``dtype`` (as fastMRI's masks), boolean for the sample noted ``bool``, or real in
+    [0, 1] for ``realmask``."""
+    shape = (1, 4, 5) if n is None else (n, 1, 4, 5)
+    mask_shape = (1, 1, 5) if n is None else (n, 1, 1, 5)
+    draw = torch.rand(mask_shape, generator=g, dtype=dtype)
+    mask = draw if s.note == "realmask" else draw < 0.5
+    mask = mask if s.note in ("realmask", "bool") else mask.to(dtype)
+    return _cplx(g, dtype, *shape), _cplx(g, dtype, *shape), mask
+
+
+def _dc_reference(module, x, kspace, mask):
+    """The image's k-space (torch.fft, centred by torch's shifts), the measured entries put
+    in (or blended by the weight), back to the image."""
+    dims, norm = module.dim, module.norm
+
+    def transform(f, z):
+        if module.centered:
+            return torch.fft.fftshift(f(torch.fft.ifftshift(z, dims), dim=dims, norm=norm), dims)
+        return f(z, dim=dims, norm=norm)
+
+    k, measured = transform(torch.fft.fftn, native(x)), native(kspace)
+    if module.weight is None and mask.dtype == torch.bool:
+        k = torch.where(mask, measured, k)
+    else:
+        weight = 1.0 if module.weight is None else module.weight.detach()
+        k = k - weight * mask * (k - measured)
+    return transform(torch.fft.ifftn, k)
+
+
 def _stft_inputs(s, n, dtype, g):
     """A complex signal of 16 samples, or a real one for the samples noted ``real``."""
     make = _real if s.note.startswith("real") else _cplx
@@ -1086,6 +1117,11 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
     _entry(cnn.CplxISTFT, ((8,), Sample((8,), note="onesided"),
                            Sample((8,), {"return_complex": False}, "realpart")),
            _istft_inputs, _istft_reference, unbatched=True),
+    _entry(cnn.CplxDataConsistency,
+           ((), Sample((), note="bool"), Sample((), {"soft": True, "weight": 0.6}, "soft"),
+            Sample((), {"centered": True, "norm": None}, "centered"),
+            Sample((), {"dim": -1, "norm": "forward"}, "realmask")),
+           _dc_inputs, _dc_reference, unbatched=True),
     _entry(cnn.CplxAnalytic, (), _r(8),
            lambda m, x: torch.from_numpy(scipy.signal.hilbert(x.numpy(), axis=m.dim)),
            unbatched=True, complex_input=False),
@@ -1236,6 +1272,11 @@ KNOWN = {
     cnn.CplxUnitaryRNN: {"xfails": dict.fromkeys(
         ("test_onnx_torchscript", "test_onnx_dynamo"), _NO_MATRIX_EXP)},
     cnn.InterleavedRealToCplx: {"skips": {"test_bad_dtype": _INT_PARTS}},
+    cnn.CplxDataConsistency: {"skips": {"test_duck_complex": (
+        "its mask is a real floating-point input besides the two complex ones, and the duck "
+        "comparison lines up the gradients of the complex inputs only (it counts one too many "
+        "on the reference's side); duck operands of the layer are compared with Cplx ones, "
+        "gradients included, in tests/nn/modules/test_reconstruction.py")}},
     cnn.ConcatenatedRealToCplx: {"skips": {"test_bad_dtype": _INT_PARTS}},
     cnn.AsTypeCplx: {"skips": {"test_bad_dtype": _INT_PARTS}},
     cnn.TensorToCplx: {"skips": {"test_bad_dtype": _INT_PARTS}},
@@ -1301,6 +1342,7 @@ BAD_SHAPES = {
     cnn.CplxMSELoss: _inputs(("c", (3, 4)), ("c", (3, 5))),
     cnn.CplxFourthPowerLoss: _inputs(("c", (3, 4)), ("c", (3, 5))),
     cnn.CplxSISDRLoss: _inputs(("c", (3, 8)), ("c", (3, 7))),
+    cnn.CplxDataConsistency: _inputs(("c", (1, 4, 5)), ("c", (1, 4, 4)), ("r", (1, 1, 5))),
     cnn.CplxScaling: _c(),  # no channel dimension
     cnn.CplxECA1d: _spatial(1, 1), cnn.CplxECA2d: _spatial(2, 1), cnn.CplxECA3d: _spatial(3, -1),
     cnn.CplxScaledDotProductAttention: _inputs(("c", (3, 4)), ("c", (5, 3)), ("c", (5, 2))),

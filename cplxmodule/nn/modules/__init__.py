@@ -18,6 +18,7 @@ from .flatten import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .native import *  # noqa: F401,F403
 from .spectral import *  # noqa: F401,F403
+from .reconstruction import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 from .filterbank import *  # noqa: F401,F403
@@ -44,6 +45,7 @@ from . import (  # noqa: F401  (`extra`: the published module path, kept importa
     loss,
     native,
     spectral,
+    reconstruction,
     attention,
     transformer,
     filterbank,
@@ -78,6 +80,7 @@ if not TYPE_CHECKING:
             loss,
             native,
             spectral,
+            reconstruction,
             attention,
             transformer,
             filterbank,
