@@ -382,6 +382,9 @@ def _roll_half(input, dims, inverse):
     or :func:`torch.fft.ifftshift` if ``inverse`` (the public forms are in
     :mod:`cplxmodule.utils.spectrum`)."""
     sizes = [input.shape[d] // 2 for d in dims]
+    if torch._C._get_tracing_state() is not None:
+        # the TorchScript exporter takes a roll by constant shifts only, not by a traced size
+        sizes = [int(n) for n in sizes]
     return torch.roll(input, [-n if inverse else n for n in sizes], list(dims))
 
 
@@ -625,15 +628,15 @@ def _consistent(image, kspace, mask, weight, dims, norm, centered):
     return _roll_half(image, dims, False) if centered else image
 
 
-def _check_window(window, length, input, where):
-    """A real window of ``length`` samples on ``input``'s device and real dtype."""
+def _check_window(window, length, like, where):
+    """A real window of ``length`` samples on the device and of the dtype of the real ``like``."""
     if window is None:
         return None
     if not isinstance(window, torch.Tensor) or window.is_complex() or window.shape != (length,):
         raise ValueError(
             f"{where}: `window` must be a real tensor of shape ({length},), got {describe(window)}"
         )
-    return window.to(input.real)
+    return window.to(like)
 
 
 def _check_stft_lengths(n_fft, hop_length, win_length, where):
