@@ -29,6 +29,14 @@ stores the first dense, the second CSR). Structured groups are
 half of the rows (no bias): ``compact`` removes those features from both
 layers.
 
+The U-Net group (``unet-cplx-channels75%-batch8``) is
+``CplxUNet(1, channels=(32, 64))`` on 8 spectrograms of 64 x 64 with three
+quarters of every level's channels masked (the output layer's kept):
+``compact`` with ``example_inputs`` removes them from each level and from
+both of its readers, the next level and the decoder level that takes it
+through the skip connection; ``compact-sequentials`` (without them) keeps
+every channel.
+
 Threshold groups (``threshold-*``) time one layer on either side of the
 size at which ``compact`` starts to choose CSR (1024 x 1024 real, 512 x 512
 complex; 2 % kept), at 1 and 64 rows: variants ``compact`` (the default
@@ -56,7 +64,7 @@ import torch.nn.functional as F
 import cplxmodule.cplx as cplx
 import cplxmodule.nn as cnn
 from cplxmodule.demo.model import ModulationNet
-from cplxmodule.models import CplxResNet
+from cplxmodule.models import CplxResNet, CplxUNet
 from cplxmodule.nn import CplxLinear, CplxModReLU, CplxSequential
 from cplxmodule.nn.masked import CplxLinearMasked, LinearMasked, compact, to_masked
 
@@ -221,6 +229,45 @@ def test_compact_channels(benchmark, name, is_complex, variant, group):
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
     model = {"dense": dense, "masked": masked, "compact": small}[variant]
     benchmark.group = group
+    benchmark.extra_info.update(variant=variant, reference="compact")
+    _time_inference(benchmark, model, x)
+
+
+# --- a U-Net: a level's channels read by the next level and by the decoder --
+
+
+def unet_pruned(fraction):
+    """``(dense, masked, input)``: CplxUNet, ``fraction`` of every level's channels masked."""
+    torch.manual_seed(0)
+    dense = CplxUNet(1, channels=(32, 64))
+    x = cplx.randn(8, 1, 64, 64)  # spectrograms of 64 frequencies and frames
+    dense.train()
+    with torch.no_grad():
+        dense(x)
+    dense.eval()
+    masked = to_masked(dense).eval()
+    last = masked.decoder[0].conv  # the output: its channels stay
+    for layer in masked.modules():
+        if hasattr(layer, "mask"):
+            mask = torch.ones(layer.weight.real.shape)
+            if layer is not last:
+                dim = 1 if isinstance(layer, cnn.CplxConvTranspose2d) else 0
+                mask.narrow(dim, 0, int(fraction * mask.shape[dim])).zero_()
+            layer.mask = mask
+    return dense, masked, x
+
+
+@pytest.mark.parametrize("variant", ["dense", "masked", "compact", "compact-sequentials"])
+def test_compact_unet_channels(benchmark, variant):
+    """Three quarters of CplxUNet's channels: compact(example_inputs=...) removes them."""
+    dense, masked, x = unet_pruned(0.75)
+    small = compact(masked, example_inputs=(x[:2],))
+    with torch.inference_mode():
+        torch.testing.assert_close(cplx.to_complex(small(x)), cplx.to_complex(masked(x)),
+                                   rtol=1e-4, atol=1e-4)
+    model = {"dense": dense, "masked": masked, "compact": small,
+             "compact-sequentials": compact(masked)}[variant]
+    benchmark.group = "unet-cplx-channels75%-batch8"
     benchmark.extra_info.update(variant=variant, reference="compact")
     _time_inference(benchmark, model, x)
 

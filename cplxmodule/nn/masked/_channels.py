@@ -323,7 +323,66 @@ def shrink_chain(modules, units, uses):
         for i in range(len(modules)):
             link = _link(modules, i, units, uses)
             if link is not None:
-                changed |= _shrink(units[id(modules[i])], *link)
+                steps, consumer, group = link
+                changed |= _shrink(units[id(modules[i])], steps, [_Read(consumer, group)])
+
+
+def shrink_fan_outs(fan_outs, units, uses):
+    """Remove channels of the producers that several layers read, until nothing changes.
+
+    ``fan_outs`` maps ``id(producer)`` to ``(step modules, reads)`` (see
+    ``_dataflow.fan_outs``): a channel goes where every read drops it (its
+    columns unused) or where the producer's row is zero and each read takes
+    its constant, as along a chain.
+    """
+    changed = True
+    while changed:
+        changed = False
+        for key, (modules, reads) in fan_outs.items():
+            found = _fan_out(units.get(key), modules, reads, units, uses)
+            if found is not None:
+                changed |= _shrink(units[key], *found)
+
+
+def _fan_out(producer, modules, reads, units, uses):
+    """``(steps, reads)`` of a producer whose value several layers read, if proven; else ``None``."""
+    kind = None if producer is None else producer.kind()
+    if kind is None:
+        return None
+    spatial, complex_ = kind
+    channels = producer.size(producer.out_dim)
+    steps = []
+    for module in modules:
+        unit = units.get(id(module))
+        if unit is not None:
+            if not (unit.depthwise and not unit.shared and (unit.spatial, isinstance(
+                    unit.weight, Cplx)) == kind and unit.size(0) == channels):
+                return None
+            steps.append(("depthwise", unit, None))
+            continue
+        step, step_kind = _step_kind(module, spatial, complex_, False, uses)
+        if step in (None, "flatten") or step == "channelwise" and (
+                step_kind.channels(module) != channels):
+            return None
+        steps.append((step, module, step_kind))
+    found = []
+    for read in reads:
+        consumer = units.get(id(read.consumer))
+        if consumer is None or consumer.kind() != kind:
+            return None
+        # a segment is a producer (its channels now) or a fixed number of them
+        segments = [s if isinstance(s, int) else units.get(id(s)) for s in read.segments]
+        if any(s is None for s in segments):
+            return None
+        sizes = [s if isinstance(s, int) else s.size(s.out_dim) for s in segments]
+        if read.dim is not None and read.dim % read.ndim != (
+                1 if spatial else read.ndim - 1) or spatial and read.ndim != spatial + 2:
+            return None  # joined along another dimension, or an unbatched input
+        if sum(sizes) != consumer.size(consumer.in_dim) or sizes[read.position] != channels:
+            return None
+        offset = None if read.dim is None else sum(sizes[:read.position])
+        found.append(_Read(consumer, None, offset))
+    return steps, found
 
 
 def _link(modules, i, units, uses):
@@ -358,10 +417,45 @@ def _link(modules, i, units, uses):
     return None
 
 
-def _shrink(producer, steps, consumer, group):
-    """Remove the producer's channels that the consumer never sees; ``True`` if any."""
-    unused = consumer.zero_inputs(group)
-    if not unused.numel():
+class _Read:
+    """How a consumer reads a producer's channels: ``group`` features each, from ``offset`` on.
+
+    ``offset`` is ``None`` for a consumer whose whole input is the producer's
+    channels (a chain's), else the first of its input channels that hold
+    them (a concatenation's segment).
+    """
+
+    def __init__(self, consumer, group=None, offset=None):
+        self.consumer, self.group, self.offset = consumer, group, offset
+
+    def _shift(self, channels):
+        return channels if self.offset is None else channels + self.offset
+
+    def unused(self, channels):
+        zero = self.consumer.zero_inputs(self.group)
+        return zero if self.offset is None else zero[self.offset:self.offset + channels]
+
+    def add_constants(self, values, channels):
+        self.consumer.add_constants(values, self._shift(channels), self.group)
+
+    def merge_inputs(self, carrier, value, values, channels):
+        self.consumer.merge_inputs(self._shift(carrier), value, values, self._shift(channels))
+
+    def keep_inputs(self, index, channels):
+        if self.offset is not None:
+            total = self.consumer.size(self.consumer.in_dim)
+            index = torch.cat([torch.arange(self.offset), index + self.offset,
+                               torch.arange(self.offset + channels, total)])
+        self.consumer.keep_inputs(index, self.group)
+
+
+def _shrink(producer, steps, reads):
+    """Remove the producer's channels that its ``reads`` never see; ``True`` if any."""
+    channels = producer.size(producer.out_dim)
+    unused = torch.ones(channels, dtype=torch.bool)
+    for read in reads:
+        unused &= read.unused(channels)
+    if not channels:
         return False  # a layer of no channels has none to lose
     dead = producer.zero_outputs() & ~unused
     constants = _constants(producer, steps) if dead.any() else None
@@ -369,11 +463,11 @@ def _shrink(producer, steps, consumer, group):
         dead[:] = False
         moved = dead.clone()
     else:
-        # the constants that are not zero must still reach the consumer
+        # the constants that are not zero must still reach the consumers
         moved = dead & torch.stack([part != 0 for part in _parts(constants)]).any(0)
     drop = unused | dead
     carrier = None
-    if moved.any() and not consumer.reads_constants():
+    if moved.any() and not all(read.consumer.reads_constants() for read in reads):
         # zero padding meets the constants, so they cannot go into the bias;
         # they all go through one of them, the largest, scaled into its kernel
         size = sum(part * part for part in _parts(constants))
@@ -390,15 +484,17 @@ def _shrink(producer, steps, consumer, group):
         return False
     if moved.any():
         assert constants is not None  # nothing moves without them
-        channels = moved.nonzero().squeeze(1)
-        values = constants[channels]
-        if carrier is None:
-            consumer.add_constants(values, channels, group)
-        else:
-            consumer.merge_inputs(carrier, constants[carrier], values, channels)
+        moving = moved.nonzero().squeeze(1)
+        values = constants[moving]
+        for read in reads:
+            if carrier is None:
+                read.add_constants(values, moving)
+            else:
+                read.merge_inputs(carrier, constants[carrier], values, moving)
     index = (~drop).nonzero().squeeze(1)
     producer.keep_outputs(index)
-    consumer.keep_inputs(index, group)
+    for read in reads:
+        read.keep_inputs(index, channels)
     for step, module, kind in steps:
         if step == "channelwise":
             kind.slice(module, index)

@@ -21,7 +21,7 @@ captures holds for the inputs its guards admit).
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, NamedTuple, Tuple
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -101,38 +101,76 @@ class _Recorder(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         output = func(*args, **kwargs)
-        if self.depth == 0:
+        if self.depth == 0 and not _metadata(func):
             taken = self.taken((args, kwargs))
-            self.glue.append((taken, self.given(output, ("glue", len(self.glue)))))
+            given = self.given(output, ("glue", len(self.glue)))
+            self.glue.append((taken, given, func, args, kwargs))
         return output
 
 
-def chains(model, modules, inputs):
-    """The chains of ``modules`` proven by one forward call of ``model`` on ``inputs``.
+# what a tensor says of itself without its values: reading it is no use of them
+_METADATA = frozenset({
+    "shape", "dtype", "device", "ndim", "layout", "requires_grad", "is_cuda", "is_meta",
+    "is_sparse", "is_quantized", "names", "dim", "size", "stride", "storage_offset",
+    "is_complex", "is_floating_point", "is_contiguous", "numel", "element_size", "nelement",
+    "data_ptr", "get_device",
+})
 
-    Returns a list of lists of modules, each handing its whole output to
-    the next alone. ``model`` is called in eval mode under
-    :func:`torch.no_grad`.
-    """
+
+def _metadata(func):
+    """Whether ``func`` reads a tensor's metadata only (a property getter or a method)."""
+    name = getattr(func, "__name__", None)
+    if name == "__get__":
+        name = getattr(getattr(func, "__self__", None), "__name__", None)
+    return name in _METADATA
+
+
+class Record(NamedTuple):
+    """One forward call: the module calls, the glue between them, and each value's uses."""
+
+    calls: List[Any]  # [module, input values, output values]
+    glue: List[Any]  # (input values, output values, func, args, kwargs)
+    uses: Dict[Tuple[int, Any], int]  # value -> the number of nodes (and outputs) taking it
+    shapes: Dict[int, Tuple[int, ...]]  # id(tensor) -> its shape
+
+
+def record(model, modules, inputs):
+    """One forward call of ``model`` on ``inputs``, in eval mode under :func:`torch.no_grad`."""
     recorder = _Recorder(modules)
     with torch.no_grad(), recorder:
         output = model(*inputs)
-    consumers: Dict[Tuple[int, Any], int] = {}  # value -> the number of its uses
-    for values in [ins for _, ins, _ in recorder.calls] + [ins for ins, _ in recorder.glue]:
+    uses: Dict[Tuple[int, Any], int] = {}
+    taken = [ins for _, ins, _ in recorder.calls] + [ins for ins, *_ in recorder.glue]
+    for values in taken + [recorder.taken(output)]:
         for key in values:
-            consumers[key] = consumers.get(key, 0) + 1
-    for key in recorder.taken(output):
-        consumers[key] = consumers.get(key, 0) + 1
+            uses[key] = uses.get(key, 0) + 1
+    shapes = {id(t): tuple(t.shape) for t in recorder.kept}
+    return Record(recorder.calls, recorder.glue, uses, shapes)
+
+
+def _called_once(rec):
+    """The calls of the modules called once: ``[(module, input values, output values)]``."""
     calls: Dict[int, List[Any]] = {}
-    for module, ins, outs in recorder.calls:
+    for module, ins, outs in rec.calls:
         calls.setdefault(id(module), []).append((module, ins, outs))
-    once = [found[0] for found in calls.values() if len(found) == 1]
+    return [found[0] for found in calls.values() if len(found) == 1]
+
+
+def _links(rec):
+    """``id(module) -> the module`` it hands its whole output to, and to nothing else."""
+    once = _called_once(rec)
     taking = {tuple(ins): module for module, ins, _ in once if ins}
     after = {}
     for module, _, outs in once:
         follower = taking.get(tuple(outs))
-        if outs and follower is not None and all(consumers[key] == 1 for key in outs):
+        if outs and follower is not None and all(rec.uses[key] == 1 for key in outs):
             after[id(module)] = follower
+    return once, after
+
+
+def chains(rec):
+    """The chains of the record's modules: lists of modules, each handing its whole output to the next alone."""
+    once, after = _links(rec)
     starts = set(after) - {id(m) for m in after.values()}
     found = []
     for module, _, _ in once:
@@ -143,3 +181,108 @@ def chains(model, modules, inputs):
             chain.append(after[id(chain[-1])])
         found.append(chain)
     return found
+
+
+class Read(NamedTuple):
+    """A module that reads a producer's channels: its input is ``segments`` joined along ``dim``.
+
+    Each segment is a producer module (its channels after its steps) or a
+    fixed number of channels; the producer read is ``segments[position]``.
+    ``dim`` is ``None`` for an input that is the producer's value itself.
+    """
+
+    consumer: Any
+    segments: Tuple[Any, ...]
+    position: int
+    dim: Any
+    #: the number of dimensions of the value
+    ndim: int
+
+
+def fan_outs(rec, producers):
+    """What reads each of ``producers`` (modules) beyond a chain: ``{id: (steps, reads)}``.
+
+    A producer's value, after the steps its links lead through (modules
+    that are not producers), may go to several modules, whole or
+    concatenated with others by ``torch.cat``; each such use is a
+    :class:`Read`. A producer whose value goes anywhere else (another
+    function of the ``forward``, the model's output) is left out.
+    """
+    once, after = _links(rec)
+    called = {id(module): (ins, outs) for module, ins, outs in once}
+    ids = {id(m) for m in producers}
+    taking: Dict[Tuple[Any, ...], Any] = {}
+    for module, ins, _ in once:
+        taking.setdefault(tuple(ins), module)
+    ends = {}  # id(producer) -> (step modules, its value, whether a chain goes on)
+    for producer in producers:
+        if id(producer) not in called:
+            continue
+        steps, module = [], producer
+        while id(module) in after and id(after[id(module)]) not in ids:
+            module = after[id(module)]
+            steps.append(module)
+        ends[id(producer)] = steps, tuple(called[id(module)][1]), id(module) in after
+    owner = {value: id_ for id_, (_, value, _) in ends.items()}
+    cats = _cats(rec)
+    found = {}
+    modules = {id(m): m for m in producers}
+    for id_, (steps, value, chained) in ends.items():
+        if not value or chained:
+            continue  # a chain says it all
+        reads = _reads(rec, value, taking, cats, owner, modules)
+        if reads:
+            found[id_] = steps, reads
+    return found
+
+
+def _cats(rec):
+    """The ``torch.cat`` calls of the glue: ``{output value: (input values, dim)}``."""
+    cats = {}
+    for taken, given, func, args, kwargs in rec.glue:
+        if func not in (torch.cat, torch.concat) or len(given) != 1:
+            continue
+        dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
+        if isinstance(dim, int):
+            cats[given[0]] = tuple(taken), dim
+    return cats
+
+
+def _reads(rec, value, taking, cats, owner, modules):
+    """The reads of ``value`` (a tuple of tensor values: a Cplx's two), or ``[]`` if one is unknown."""
+    uses = rec.uses[value[0]]
+    if any(rec.uses[part] != uses for part in value):
+        return []
+    reads, seen = [], 0
+    consumer = taking.get(value)
+    if consumer is not None:
+        reads.append(Read(consumer, (modules[owner[value]],), 0, None, len(rec.shapes[value[0][0]])))
+        seen += 1
+    joined = [(out, inputs, dim) for out, (inputs, dim) in cats.items() if value[0] in inputs]
+    by_part = [[(out, inputs, dim) for out, (inputs, dim) in cats.items() if part in inputs]
+               for part in value]
+    if any(len(found) != len(joined) for found in by_part):
+        return []
+    for k in range(len(joined)):
+        outs = tuple(found[k][0] for found in by_part)
+        inputs = [found[k][1] for found in by_part]
+        dims = {found[k][2] for found in by_part}
+        position = inputs[0].index(value[0])
+        if len(dims) != 1 or any(len(i) != len(inputs[0]) or i.index(part) != position
+                                 for i, part in zip(inputs, value)):
+            return []
+        reader = taking.get(outs)
+        if reader is None or any(rec.uses[out] != 1 for out in outs):
+            return []
+        dim = dims.pop()
+        segments = []
+        for parts in zip(*inputs):
+            if parts in owner:
+                segments.append(modules[owner[parts]])
+            elif parts[0][0] in rec.shapes:
+                segments.append(rec.shapes[parts[0][0]][dim])
+            else:
+                return []
+        reads.append(Read(reader, tuple(segments), position, dim, len(rec.shapes[value[0][0]])))
+        seen += 1
+    return reads if seen == uses else []

@@ -124,11 +124,11 @@ def compact(
         Positional inputs of one forward call of ``module``. With them, the
         call is recorded and channels go along the chains of layers it
         proves inside the model's own ``forward`` too (a residual block's
-        inner convolutions, a U-Net's), not only along
-        :class:`torch.nn.Sequential` containers: a layer whose whole
-        output goes to the next module of the chain and nowhere else (see
-        the Notes). The compacted model is then checked against ``module``
-        on them, in eval mode.
+        inner convolutions), not only along :class:`torch.nn.Sequential`
+        containers, and from a layer whose output several layers read,
+        whole or concatenated along the channels (a U-Net's skip
+        connections; see the Notes). The compacted model is then checked
+        against ``module`` on them, in eval mode.
 
     Returns
     -------
@@ -221,8 +221,14 @@ def compact(
     next is proven where the next takes exactly the tensors the first
     gives and nothing else uses them (no function of the ``forward``, no
     other module, not the output), each module called once. A residual
-    block's inner channels and a transformer's hidden units then go; the
-    channels that an addition or a concatenation couples stay. The record
+    block's inner channels and a transformer's hidden units then go. A
+    layer whose value (through steps that keep its channels apart) several
+    layers read, each whole or as one segment of a concatenation along the
+    channels (a U-Net's encoder level, read by the next level and by the
+    decoder), loses the channels that every reader drops or that hold a
+    constant, which each reader then takes as above. The channels that an
+    addition couples stay, and so do those of a concatenation along
+    another dimension or of a value that a function reads. The record
     holds for every input on which the ``forward`` takes the same path; a
     ``forward`` whose dataflow depends on the values or sizes of its input
     must not be compacted so. The compacted model is checked against the
@@ -339,8 +345,10 @@ def _compact(module, max_density, threshold, readouts, example_inputs):
             ):
                 continue  # a dense layer that nothing can change
             units[id(layer)] = Unit(layer, member.family, weight, mask, uses[id(layer)] > 1)
-        for chain in _chains(model, units, uses, example_inputs):
+        chains, fan_outs = _dataflow_of(model, units, uses, example_inputs)
+        for chain in chains:
             _channels.shrink_chain(chain, units, uses)
+        _channels.shrink_fan_outs(fan_outs, units, uses)
         shrunk = _recurrent.shrink(model, units, readers)
         new = {
             key: _inference(_rebuild(unit, max_density), unit.layer)
@@ -358,12 +366,13 @@ def _compact(module, max_density, threshold, readouts, example_inputs):
     return new.get(id(model), model)
 
 
-def _chains(model, units, uses, example_inputs):
-    """The chains of ``model``'s modules along which channels may go.
+def _dataflow_of(model, units, uses, example_inputs):
+    """``(chains, fan-outs)``: where the channels of ``model``'s layers go, as far as proven.
 
-    Those its :class:`torch.nn.Sequential` containers state, and with
-    ``example_inputs`` those that one forward call on them proves, through
-    the model's own ``forward`` (see ``_dataflow``).
+    The chains its :class:`torch.nn.Sequential` containers state, and with
+    ``example_inputs`` the chains and the fan-outs (a layer's value read by
+    several layers, whole or concatenated) that one forward call on them
+    proves through the model's own ``forward`` (see ``_dataflow``).
     """
     inner = {
         id(child)
@@ -377,10 +386,12 @@ def _chains(model, units, uses, example_inputs):
         for sequential in model.modules()
         if type(sequential) in _channels.SEQUENTIAL and id(sequential) not in inner
     ]
-    if example_inputs is not None:
-        links = [m for m in model.modules() if id(m) in units or _channels._kinds_of(m)[0]]
-        found += _dataflow.chains(model, links, example_inputs)
-    return found
+    if example_inputs is None:
+        return found, {}
+    links = [m for m in model.modules() if id(m) in units or _channels._kinds_of(m)[0]]
+    rec = _dataflow.record(model, links, example_inputs)
+    producers = [m for m in links if id(m) in units]
+    return found + _dataflow.chains(rec), _dataflow.fan_outs(rec, producers)
 
 
 def _inference(module, layer):

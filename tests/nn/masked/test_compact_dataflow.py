@@ -11,7 +11,7 @@ import torch
 
 import cplxmodule.cplx as cplx
 from cplxmodule import Cplx
-from cplxmodule.models import CplxResNet, CplxVisionTransformer
+from cplxmodule.models import CplxResNet, CplxUNet, CplxVisionTransformer
 from cplxmodule.nn import CplxConv2d, CplxSplitReLU
 from cplxmodule.nn.masked import _dataflow, compact, to_masked
 from cplxmodule.nn.relevance import compute_ard_masks, to_bayesian
@@ -132,8 +132,8 @@ def test_a_compaction_that_computes_otherwise_falls_back(monkeypatch):
     masked = masked_with_dead_rows(Block("skip"), "conv1")
     x = cplx.randn(2, 2, 5, 5, dtype=DTYPE)
     # a record that missed the skip: the chain it proves is wrong
-    monkeypatch.setattr(_dataflow, "chains",
-                        lambda model, links, inputs: [[model.conv1, model.act, model.conv2]])
+    # (conv1, act and conv2, the first three calls)
+    monkeypatch.setattr(_dataflow, "chains", lambda rec: [[m for m, *_ in rec.calls][:3]])
     with pytest.warns(UserWarning, match="computes otherwise"):
         small = compact(masked, example_inputs=(x,))
     assert small.conv1.out_channels == 6
@@ -145,3 +145,67 @@ def test_example_inputs_must_be_a_tuple():
     masked = masked_with_dead_rows(Block("none"), "conv1")
     with pytest.raises(TypeError, match="`example_inputs` must be a tuple"):
         compact(masked, example_inputs=cplx.randn(1, 2, 5, 5))
+
+
+# --- fan-outs: a value read by several layers, whole or concatenated -------------------------
+def unet_with_dead_encoder_channels(constant):
+    torch.manual_seed(0)
+    masked = masked_with_dead_rows(CplxUNet(1, channels=(8, 16), dtype=DTYPE), "never")
+    first = masked.encoder[0]
+    first.conv.mask = torch.ones_like(first.conv.weight.real).index_fill_(
+        0, torch.tensor([1, 4, 6]), 0.0)
+    if constant:  # the dead channels then hold a constant that is not zero
+        with torch.no_grad():
+            first.bn.bias[0].fill_(0.3)  # real parts
+            first.bn.bias[1].fill_(-0.2)  # imaginary parts
+    return masked.eval()
+
+
+@pytest.mark.parametrize("constant", [False, True], ids=["zero", "constant"])
+def test_a_unets_encoder_channels_go_from_both_readers(constant):
+    masked = unet_with_dead_encoder_channels(constant)
+    x = cplx.randn(2, 1, 16, 12, dtype=DTYPE)
+    small = compact(masked, example_inputs=(x,))
+    # read by the next encoder level and, concatenated after the decoder's
+    # channels, by the last decoder level: zero padding and a transposed
+    # convolution take a constant through one of the channels, kept
+    kept = 8 - 3 + (1 if constant else 0)
+    assert small.encoder[0].conv.out_channels == kept
+    assert small.encoder[1].conv.in_channels == kept
+    assert small.decoder[0].conv.in_channels == 8 + kept
+    with torch.no_grad():
+        torch.testing.assert_close(native(small(x)), native(masked(x)))
+        y = cplx.randn(1, 1, 9, 14, dtype=DTYPE)
+        torch.testing.assert_close(native(small(y)), native(masked(y)))
+    assert compact(masked).encoder[0].conv.out_channels == 8  # without the record
+
+
+class Fan(torch.nn.Module):
+    """conv1 read by conv2 and, concatenated along ``dim``, by conv3.
+
+    Along the channels (``dim=1``) conv1's output follows the input's; along
+    the rows (``dim=2``) it follows itself.
+    """
+
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+        self.conv1 = CplxConv2d(2, 6, 3, padding=1, dtype=DTYPE)
+        self.conv2 = CplxConv2d(6, 2, 1, dtype=DTYPE)
+        self.conv3 = CplxConv2d(8 if dim == 1 else 6, 2, 1, dtype=DTYPE)
+
+    def forward(self, x):
+        h = self.conv1(x)
+        joined = cplx.cat([x, h] if self.dim == 1 else [h, h], dim=self.dim)
+        return self.conv2(h) + self.conv3(joined)[:, :, :x.shape[2]]
+
+
+@pytest.mark.parametrize("dim, kept", [(1, 3), (2, 6)], ids=["channels", "rows"])
+def test_a_concatenation_along_the_channels_alone_is_read_through(dim, kept):
+    torch.manual_seed(0)
+    masked = masked_with_dead_rows(Fan(dim), "conv1")
+    x = cplx.randn(2, 2, 5, 5, dtype=DTYPE)
+    small = compact(masked, example_inputs=(x,))
+    assert small.conv1.out_channels == kept
+    with torch.no_grad():
+        torch.testing.assert_close(native(small(x)), native(masked(x)))
