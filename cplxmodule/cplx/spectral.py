@@ -1,10 +1,13 @@
-r"""Fourier transforms of complex tensors: FFT, short-time FFT, analytic signal.
+r"""Fourier transforms of complex tensors: FFT, short-time FFT, analytic signal, data consistency.
 
 The transforms run through torch's native complex kernels (:mod:`torch.fft`
 and :func:`torch.stft`): a Fourier transform has no cheaper form on split
 parts, so the input is viewed or copied as a native complex tensor and the
 result viewed back as a :class:`Cplx` (:func:`to_complex`,
-:func:`from_complex`). Gradients flow through both conversions.
+:func:`from_complex`). Gradients flow through both conversions. The
+short-time transforms also take real waveforms and one-sided spectra, as
+torch's do (real-to-complex transforms, ``onesided``), and
+:func:`data_consistency` is the k-space step of MRI reconstruction.
 
 Under :func:`torch.compile` (``fullgraph=True`` and dynamic shapes work)
 no complex tensor enters the graph, where inductor has no kernel for it:
@@ -13,7 +16,8 @@ real parts and returns real tensors, calling torch's FFT kernel inside, its
 gradient again such an operator (the adjoint transform). The framing,
 padding, windows and overlap-add of the short-time transforms are real ops
 around it that inductor compiles; the analytic signal is one such operator
-whole. The check of :func:`istft` that the overlap-added window does not
+whole, and so are the real-to-complex transform of real frames and its
+inverse. The check of :func:`istft` that the overlap-added window does not
 vanish is an assertion in the compiled graph.
 
 Exported and traced (:func:`torch.export` and the ONNX exporter built on it,
