@@ -14,6 +14,8 @@ import cplxmodule.cplx as cplx
 from cplxmodule import Cplx
 from cplxmodule.nn import CplxSISDRLoss
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 
 def signal(*shape, seed=0, complex_=True):
     rng = np.random.default_rng(seed)

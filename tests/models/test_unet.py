@@ -14,6 +14,8 @@ import cplxmodule.cplx as cplx
 from cplxmodule.models import CplxUNet
 from cplxmodule.nn import CplxRatioMask
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 
 def _map_and_output(model, x):
     """The last transposed convolution's output (the map) and the model's output."""

@@ -17,6 +17,8 @@ from cplxmodule.cplx import spectral
 from cplxmodule.nn import CplxDataConsistency
 from tests.helpers import Duck
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 
 def numpy_signal(*shape, seed=0):
     rng = np.random.default_rng(seed)

@@ -15,6 +15,8 @@ from cplxmodule.cplx import spectral
 from cplxmodule.nn import CplxFFT, CplxFFTShift, CplxIFFT, CplxIFFTShift
 from cplxmodule.utils import fftshift, ifftshift
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 
 def numpy_signal(*shape, seed=0):
     rng = np.random.default_rng(seed)

@@ -17,6 +17,8 @@ from cplxmodule.cplx import _fft, spectral
 from cplxmodule.models import CplxUNet
 from cplxmodule.nn import CplxISTFT, CplxSTFT
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 # n_fft, hop, win_length, center, normalized, pad_mode: odd and even lengths,
 # a window shorter than the frame, padding modes, frames from the first sample
 SETTINGS = [
