@@ -37,6 +37,8 @@ the largest one, which stays and carries them all: their kernels,
 scaled, are added to its kernel.
 """
 
+import math
+
 import torch
 import torch.nn.functional as F
 
@@ -238,7 +240,7 @@ class Unit:
     def add_constants(self, values, channels, group=None):
         """Add what the input ``channels`` holding ``values`` contribute to the bias."""
         weight = _select(self._grouped(self.weight, group), self.in_dim, channels)
-        sums = weight.reshape(*weight.shape[:2], -1).sum(2)
+        sums = weight.reshape(*weight.shape[:2], math.prod(weight.shape[2:])).sum(2)
         contribution = _linear(values.unsqueeze(0), sums)[0]
         self.bias = contribution if self.bias is None else self.bias + contribution
         self.changed = True
@@ -324,65 +326,93 @@ def shrink_chain(modules, units, uses):
             link = _link(modules, i, units, uses)
             if link is not None:
                 steps, consumer, group = link
-                changed |= _shrink(units[id(modules[i])], steps, [_Read(consumer, group)])
+                producer = units[id(modules[i])]
+                changed |= _shrink([producer], steps, [_Read(consumer, group)],
+                                   lambda: [_constants(producer, steps)])
 
 
-def shrink_fan_outs(fan_outs, units, uses):
-    """Remove channels of the producers that several layers read, until nothing changes.
+def shrink_groups(groups, units, uses):
+    """Remove channels of the groups of values that one record proved, until nothing changes.
 
-    ``fan_outs`` maps ``id(producer)`` to ``(step modules, reads)`` (see
-    ``_dataflow.fan_outs``): a channel goes where every read drops it (its
-    columns unused) or where the producer's row is zero and each read takes
-    its constant, as along a chain.
+    A group (``_dataflow.Group``) is written by several producers, whose
+    sums, steps and layers all see one set of channels: a channel goes
+    where every reader drops it (its columns unused), or where every
+    writer's row is zero and each reader takes the constant it then holds,
+    as along a chain.
     """
+    owner = {value: group for group in groups for value in group.values}
     changed = True
     while changed:
         changed = False
-        for key, (modules, reads) in fan_outs.items():
-            found = _fan_out(units.get(key), modules, reads, units, uses)
-            if found is not None:
-                changed |= _shrink(units[key], *found)
+        for group in groups:
+            plan = _group_plan(group, owner, units, uses)
+            if plan is not None:
+                changed |= _shrink(*plan)
 
 
-def _fan_out(producer, modules, reads, units, uses):
-    """``(steps, reads)`` of a producer whose value several layers read, if proven; else ``None``."""
-    kind = None if producer is None else producer.kind()
+def _group_plan(group, owner, units, uses):
+    """``_shrink``'s arguments for ``group``, if its writers, steps and readers allow; else ``None``."""
+    writers = [units.get(id(module)) for module, _ in group.writers]
+    kinds = {None if w is None else w.kind() for w in writers}
+    kind = kinds.pop() if len(kinds) == 1 else None
     if kind is None:
         return None
     spatial, complex_ = kind
-    channels = producer.size(producer.out_dim)
-    steps = []
-    for module in modules:
-        unit = units.get(id(module))
-        if unit is not None:
-            if not (unit.depthwise and not unit.shared and (unit.spatial, isinstance(
-                    unit.weight, Cplx)) == kind and unit.size(0) == channels):
-                return None
-            steps.append(("depthwise", unit, None))
-            continue
-        step, step_kind = _step_kind(module, spatial, complex_, False, uses)
-        if step in (None, "flatten") or step == "channelwise" and (
-                step_kind.channels(module) != channels):
-            return None
-        steps.append((step, module, step_kind))
-    found = []
-    for read in reads:
-        consumer = units.get(id(read.consumer))
-        if consumer is None or consumer.kind() != kind:
-            return None
-        # a segment is a producer (its channels now) or a fixed number of them
-        segments = [s if isinstance(s, int) else units.get(id(s)) for s in read.segments]
-        if any(s is None for s in segments):
-            return None
-        sizes = [s if isinstance(s, int) else s.size(s.out_dim) for s in segments]
-        if read.dim is not None and read.dim % read.ndim != (
-                1 if spatial else read.ndim - 1) or spatial and read.ndim != spatial + 2:
+    channels = writers[0].size(writers[0].out_dim)
+    if any(w.size(w.out_dim) != channels for w in writers):
+        return None
+    steps = [_group_step(module, kind, channels, units, uses) for module, *_ in group.steps]
+    if None in steps:
+        return None
+    reads = [_group_read(read, kind, channels, owner, units) for read in group.reads]
+    if None in reads:
+        return None
+    return writers, steps, reads, lambda: _group_constants(group, writers, steps)
+
+
+def _group_step(module, kind, channels, units, uses):
+    """``(step, module, kind)`` of a module inside a group, or ``None``."""
+    unit = units.get(id(module))
+    if unit is not None:
+        if unit.depthwise and not unit.shared and (unit.spatial, isinstance(
+                unit.weight, Cplx)) == kind and unit.size(0) == channels:
+            return "depthwise", unit, None
+        return None
+    step, step_kind = _step_kind(module, kind[0], kind[1], False, uses)
+    if step in (None, "flatten") or step == "channelwise" and (
+            step_kind.channels(module) != channels):
+        return None
+    return step, module, step_kind
+
+
+def _group_read(read, kind, channels, owner, units):
+    """The :class:`_Read` of a layer that reads a group's value, or ``None``."""
+    consumer = units.get(id(read.consumer))
+    if consumer is None or consumer.kind() != kind:
+        return None
+    spatial = kind[0]
+    if read.segments is None:
+        offset, total = None, channels
+    else:
+        if read.dim % read.ndim != (1 if spatial else read.ndim - 1) or (
+                spatial and read.ndim != spatial + 2):
             return None  # joined along another dimension, or an unbatched input
-        if sum(sizes) != consumer.size(consumer.in_dim) or sizes[read.position] != channels:
+        sizes = [_segment_size(value, read, owner, units) for value in read.segments]
+        if None in sizes:
             return None
-        offset = None if read.dim is None else sum(sizes[:read.position])
-        found.append(_Read(consumer, None, offset))
-    return steps, found
+        offset, total = sum(sizes[:read.position]), sum(sizes)
+    if total != consumer.size(consumer.in_dim):
+        return None
+    return _Read(consumer, None, offset, read.value)
+
+
+def _segment_size(value, read, owner, units):
+    """The channels of one value joined by a concatenation: its group's now, or as recorded."""
+    group = owner.get(value)
+    if group is None:
+        return read.sizes[read.segments.index(value)]
+    writer = units.get(id(group.writers[0][0])) if group.writers else None
+    return None if writer is None else writer.size(writer.out_dim)
 
 
 def _link(modules, i, units, uses):
@@ -418,15 +448,16 @@ def _link(modules, i, units, uses):
 
 
 class _Read:
-    """How a consumer reads a producer's channels: ``group`` features each, from ``offset`` on.
+    """How a consumer reads channels: ``group`` features each, from ``offset`` on.
 
-    ``offset`` is ``None`` for a consumer whose whole input is the producer's
+    ``offset`` is ``None`` for a consumer whose whole input is the
     channels (a chain's), else the first of its input channels that hold
-    them (a concatenation's segment).
+    them (a concatenation's segment). ``value`` names the group's value it
+    reads (``None`` along a chain).
     """
 
-    def __init__(self, consumer, group=None, offset=None):
-        self.consumer, self.group, self.offset = consumer, group, offset
+    def __init__(self, consumer, group=None, offset=None, value=None):
+        self.consumer, self.group, self.offset, self.value = consumer, group, offset, value
 
     def _shift(self, channels):
         return channels if self.offset is None else channels + self.offset
@@ -449,50 +480,67 @@ class _Read:
         self.consumer.keep_inputs(index, self.group)
 
 
-def _shrink(producer, steps, reads):
-    """Remove the producer's channels that its ``reads`` never see; ``True`` if any."""
-    channels = producer.size(producer.out_dim)
+def _shrink(writers, steps, reads, constants):
+    """Remove the channels that the ``reads`` never see; ``True`` if any.
+
+    ``writers`` (units) give the channels, ``steps`` carry them on, and
+    ``constants()`` is the value each read sees of every channel were the
+    writers' weights zero (``None`` where a step makes it unknown).
+    """
+    channels = writers[0].size(writers[0].out_dim)
+    if not channels:
+        return False  # a layer of no channels has none to lose
     unused = torch.ones(channels, dtype=torch.bool)
     for read in reads:
         unused &= read.unused(channels)
-    if not channels:
-        return False  # a layer of no channels has none to lose
-    dead = producer.zero_outputs() & ~unused
-    constants = _constants(producer, steps) if dead.any() else None
-    if constants is None:
+    dead = ~unused
+    for writer in writers:
+        dead &= writer.zero_outputs()
+    seen = constants() if dead.any() else None
+    if seen is None or any(value is None for value in seen):
         dead[:] = False
-        moved = dead.clone()
-    else:
-        # the constants that are not zero must still reach the consumers
-        moved = dead & torch.stack([part != 0 for part in _parts(constants)]).any(0)
+        seen = [_zeros(writers[0].weight, channels)] * len(reads)
+    # per read, the dead channels whose constant is not zero there: they
+    # must still reach it
+    nonzero = [dead & _nonzero(value) for value in seen]
+    moved = torch.zeros_like(dead)
+    for some in nonzero:
+        moved |= some
     drop = unused | dead
     carrier = None
-    if moved.any() and not all(read.consumer.reads_constants() for read in reads):
+    if moved.any() and not all(read.consumer.reads_constants()
+                               for read, some in zip(reads, nonzero) if some.any()):
         # zero padding meets the constants, so they cannot go into the bias;
-        # they all go through one of them, the largest, scaled into its kernel
-        size = sum(part * part for part in _parts(constants))
-        carrier = torch.where(moved, size, -1.0).argmax()
-        drop[carrier] = False
-        moved[carrier] = False
-    elif drop.all() and (producer.spatial or any(
+        # they all go through one of them, scaled into its kernel, which must
+        # not be zero where any of them is not: the largest such
+        sizes = [sum(part * part for part in _parts(value)) for value, some in zip(seen, nonzero)
+                 if some.any()]
+        size = torch.stack(sizes).min(0).values
+        if (moved & (size > 0)).any():
+            carrier = torch.where(moved & (size > 0), size, -1.0).argmax()
+            drop[carrier] = moved[carrier] = False
+        else:
+            drop &= ~moved  # no channel carries them all: they stay
+            moved[:] = False
+    if drop.all() and (any(w.spatial for w in writers) or any(
             step in ("channelwise", "depthwise") for step, *_ in steps)):
         # torch refuses convolutions and norms of no channels: one stays,
-        # an unused one if any, else a constant one, then not added
+        # an unused one if any, else a dead one, then not added
         keep = (unused if unused.any() else dead).nonzero()[0, 0]
         drop[keep] = moved[keep] = False
     if not drop.any():
         return False
-    if moved.any():
-        assert constants is not None  # nothing moves without them
-        moving = moved.nonzero().squeeze(1)
-        values = constants[moving]
-        for read in reads:
-            if carrier is None:
-                read.add_constants(values, moving)
-            else:
-                read.merge_inputs(carrier, constants[carrier], values, moving)
+    moving = moved.nonzero().squeeze(1)
+    for read, value, some in zip(reads, seen, nonzero):
+        if not (some & moved).any():
+            continue  # the constants it would see are all zero, or stay
+        if carrier is None:
+            read.add_constants(value[moving], moving)
+        else:
+            read.merge_inputs(carrier, value[carrier], value[moving], moving)
     index = (~drop).nonzero().squeeze(1)
-    producer.keep_outputs(index)
+    for writer in writers:
+        writer.keep_outputs(index)
     for read in reads:
         read.keep_inputs(index, channels)
     for step, module, kind in steps:
@@ -503,34 +551,69 @@ def _shrink(producer, steps, reads):
     return True
 
 
+def _nonzero(value):
+    return torch.stack([part != 0 for part in _parts(value)]).any(0)
+
+
+def _writer_constants(producer):
+    """The producer's output, shaped ``(1, C, 1, ...)``, were its weights zero: its bias."""
+    if producer.bias is None:
+        value = _zeros(producer.weight, producer.size(producer.out_dim))
+    else:
+        value = producer.bias
+    return value.view(1, -1, *(1,) * producer.spatial)
+
+
+def _group_constants(group, writers, steps):
+    """The value each read of ``group`` sees of every channel were the writers' weights zero."""
+    known = {value: _writer_constants(w) for w, (_, value) in zip(writers, group.writers)}
+    spatial = writers[0].spatial
+    pending = True
+    while pending:
+        pending = False
+        for step, (_, taken, given) in zip(steps, group.steps):
+            if taken in known and given not in known:
+                known[given] = _step_constants(known[taken], step, spatial)
+                if known[given] is None:
+                    return None
+                pending = True
+        for sign, left, right, given in group.sums:
+            if left in known and right in known and given not in known:
+                known[given] = known[left] + known[right] if sign > 0 else (
+                    known[left] - known[right])
+                pending = True
+    if any(read.value not in known for read in group.reads):
+        return None
+    return [known[read.value].flatten() for read in group.reads]
+
+
 def _constants(producer, steps):
     """Each output channel's value after ``steps`` were its weights zero, or ``None``.
 
     ``None`` if a step maps a constant channel to something not known
     exactly in eval mode.
     """
-    if producer.bias is None:
-        value = _zeros(producer.weight, producer.size(producer.out_dim))
-    else:
-        value = producer.bias
-    value = value.view(1, -1, *(1,) * producer.spatial)
-    for step, module, kind in steps:
-        if step == "pool":
-            if not _pool_keeps_constants(module, kind):
-                return None
-        elif step == "channelwise":
-            if not kind.exact(module):
-                return None
-            value = module(value)
-        elif step == "depthwise":
-            if not module.reads_constants():
-                return None
-            shape = (1, -1) + (1,) * producer.spatial
-            value = value * module.weight.flatten(1).sum(1).view(shape)
-            if module.bias is not None:
-                value = value + module.bias.view(shape)
-        elif step == "elementwise":
-            if not kind.identity_in_eval:
-                value = module(value)
-        # a flatten keeps each channel's value on its features
+    value = _writer_constants(producer)
+    for step in steps:
+        value = _step_constants(value, step, producer.spatial)
+        if value is None:
+            return None
     return value.flatten()
+
+
+def _step_constants(value, step, spatial):
+    """What the ``step`` gives of channels of one value each (``(1, C, 1, ...)``), or ``None``."""
+    step, module, kind = step
+    if step == "pool":
+        return value if _pool_keeps_constants(module, kind) else None
+    if step == "channelwise":
+        return module(value) if kind.exact(module) else None
+    if step == "depthwise":
+        if not module.reads_constants():
+            return None
+        shape = (1, -1) + (1,) * spatial
+        value = value * module.weight.flatten(1).sum(1).view(shape)
+        return value if module.bias is None else value + module.bias.view(shape)
+    if step == "elementwise" and not kind.identity_in_eval:
+        return module(value)
+    return value  # a flatten keeps each channel's value on its features

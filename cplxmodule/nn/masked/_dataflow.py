@@ -1,4 +1,4 @@
-"""Chains of layers in the dataflow of one forward call, whatever the model's ``forward``.
+"""Chains and groups of layers in the dataflow of one forward call, whatever the ``forward``.
 
 :func:`~cplxmodule.nn.masked.compact` removes channels along chains: a
 producer, steps that map channel ``c`` to channel ``c``, a consumer, each
@@ -13,6 +13,13 @@ addition, a concatenation, a view), with its tensors. A link from call
 gives and nothing else uses them: no glue function, no other call, not the
 model's output. Each module must be called once.
 
+Where several layers write or read one set of channels, the record proves
+a *group* (:func:`groups`): values that layers give, that steps, sums of
+two values of one shape (a residual addition) and nothing else carry on,
+and that layers read, whole or as one segment of a ``torch.cat``. Each
+tensor is followed both ways, to the node that gave it and to every node
+that takes it; one use of any other kind leaves the group out.
+
 The record holds for every input on which the ``forward`` takes the same
 path: a ``forward`` whose dataflow depends on the values or sizes of its
 input may route other inputs otherwise (as a graph that ``torch.export``
@@ -21,7 +28,7 @@ captures holds for the inputs its guards admit).
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, NamedTuple, Tuple
+from typing import Any, Dict, FrozenSet, List, NamedTuple, Optional, Set, Tuple
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -132,6 +139,7 @@ class Record(NamedTuple):
     glue: List[Any]  # (input values, output values, func, args, kwargs)
     uses: Dict[Tuple[int, Any], int]  # value -> the number of nodes (and outputs) taking it
     shapes: Dict[int, Tuple[int, ...]]  # id(tensor) -> its shape
+    output: List[Any]  # the values the model returns
 
 
 def record(model, modules, inputs):
@@ -140,12 +148,13 @@ def record(model, modules, inputs):
     with torch.no_grad(), recorder:
         output = model(*inputs)
     uses: Dict[Tuple[int, Any], int] = {}
+    returned = recorder.taken(output)
     taken = [ins for _, ins, _ in recorder.calls] + [ins for ins, *_ in recorder.glue]
-    for values in taken + [recorder.taken(output)]:
+    for values in taken + [returned]:
         for key in values:
             uses[key] = uses.get(key, 0) + 1
     shapes = {id(t): tuple(t.shape) for t in recorder.kept}
-    return Record(recorder.calls, recorder.glue, uses, shapes)
+    return Record(recorder.calls, recorder.glue, uses, shapes, returned)
 
 
 def _called_once(rec):
@@ -183,106 +192,232 @@ def chains(rec):
     return found
 
 
-class Read(NamedTuple):
-    """A module that reads a producer's channels: its input is ``segments`` joined along ``dim``.
+Value = Tuple[Any, ...]  # the values of a tensor's parts (a Cplx's two)
 
-    Each segment is a producer module (its channels after its steps) or a
-    fixed number of channels; the producer read is ``segments[position]``.
-    ``dim`` is ``None`` for an input that is the producer's value itself.
+
+class Read(NamedTuple):
+    """A layer that reads a group's ``value``: whole, or joined with others along ``dim``.
+
+    ``segments`` are the values that ``torch.cat`` joined, in order, the
+    group's at ``position``; ``None`` for a layer that takes ``value`` itself.
     """
 
     consumer: Any
-    segments: Tuple[Any, ...]
+    value: Value
+    segments: Optional[Tuple[Value, ...]]
     position: int
-    dim: Any
+    dim: Optional[int]
     #: the number of dimensions of the value
     ndim: int
+    #: each segment's size along ``dim``, as recorded
+    sizes: Tuple[int, ...] = ()
 
 
-def fan_outs(rec, producers):
-    """What reads each of ``producers`` (modules) beyond a chain: ``{id: (steps, reads)}``.
+class Group(NamedTuple):
+    """Values whose channel ``c`` is one channel throughout.
 
-    A producer's value, after the steps its links lead through (modules
-    that are not producers), may go to several modules, whole or
-    concatenated with others by ``torch.cat``; each such use is a
-    :class:`Read`. A producer whose value goes anywhere else (another
-    function of the ``forward``, the model's output) is left out.
+    Producers write them, steps (modules that map channel ``c`` to channel
+    ``c``) and sums (additions and subtractions of two of them) carry them
+    on, and layers read them. Nothing else touches them.
     """
-    once, after = _links(rec)
-    called = {id(module): (ins, outs) for module, ins, outs in once}
-    ids = {id(m) for m in producers}
-    taking: Dict[Tuple[Any, ...], Any] = {}
-    for module, ins, _ in once:
-        taking.setdefault(tuple(ins), module)
-    ends = {}  # id(producer) -> (step modules, its value, whether a chain goes on)
-    for producer in producers:
-        if id(producer) not in called:
-            continue
-        steps, module = [], producer
-        while id(module) in after and id(after[id(module)]) not in ids:
-            module = after[id(module)]
-            steps.append(module)
-        ends[id(producer)] = steps, tuple(called[id(module)][1]), id(module) in after
-    owner = {value: id_ for id_, (_, value, _) in ends.items()}
-    cats = _cats(rec)
-    found = {}
-    modules = {id(m): m for m in producers}
-    for id_, (steps, value, chained) in ends.items():
-        if not value or chained:
-            continue  # a chain says it all
-        reads = _reads(rec, value, taking, cats, owner, modules)
-        if reads:
-            found[id_] = steps, reads
+
+    values: FrozenSet[Value]
+    writers: List[Tuple[Any, Value]]  # (producer, the value it gives)
+    steps: List[Tuple[Any, Value, Value]]  # (module, the value taken, the value given)
+    sums: List[Tuple[int, Value, Value, Value]]  # (sign, left, right, their sum)
+    reads: List[Read]
+
+
+_SUMS = {torch.add: 1, torch.Tensor.add: 1, torch.sub: -1, torch.Tensor.sub: -1}
+
+
+def groups(rec, producers, passes):
+    """The groups of values that ``producers`` (modules) write, as far as the record proves them.
+
+    ``passes`` holds the ids of the producers that map channel ``c`` to
+    channel ``c`` alone (depthwise convolutions): steps, not writers or
+    readers. A value used otherwise (by another function of the
+    ``forward``, a module called twice, the model's output) leaves its
+    group out.
+    """
+    users: Dict[Any, List[Tuple[str, int]]] = {}
+    for i, (_, ins, _) in enumerate(rec.calls):
+        for key in ins:
+            users.setdefault(key, []).append(("call", i))
+    for j, (taken, *_) in enumerate(rec.glue):
+        for key in taken:
+            users.setdefault(key, []).append(("glue", j))
+    for key in rec.output:
+        users.setdefault(key, []).append(("output", 0))
+    counts: Dict[int, int] = {}
+    for module, *_ in rec.calls:
+        counts[id(module)] = counts.get(id(module), 0) + 1
+    graph = _Graph(rec, users, counts, {id(m) for m in producers}, passes)
+    found, seen = [], set()
+    for module, _, outs in rec.calls:
+        value = tuple(outs)
+        if id(module) in graph.producers and id(module) not in passes and value not in seen:
+            group, values = graph.group(value)
+            seen |= values
+            if group is not None:
+                found.append(group)
     return found
 
 
-def _cats(rec):
-    """The ``torch.cat`` calls of the glue: ``{output value: (input values, dim)}``."""
-    cats = {}
-    for taken, given, func, args, kwargs in rec.glue:
-        if func not in (torch.cat, torch.concat) or len(given) != 1:
-            continue
-        dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
-        if isinstance(dim, int):
-            cats[given[0]] = tuple(taken), dim
-    return cats
+class _Abort(Exception):
+    """A value of the group is used otherwise: the group is not proven."""
 
 
-def _reads(rec, value, taking, cats, owner, modules):
-    """The reads of ``value`` (a tuple of tensor values: a Cplx's two), or ``[]`` if one is unknown."""
-    uses = rec.uses[value[0]]
-    if any(rec.uses[part] != uses for part in value):
-        return []
-    reads, seen = [], 0
-    consumer = taking.get(value)
-    if consumer is not None:
-        reads.append(Read(consumer, (modules[owner[value]],), 0, None, len(rec.shapes[value[0][0]])))
-        seen += 1
-    joined = [(out, inputs, dim) for out, (inputs, dim) in cats.items() if value[0] in inputs]
-    by_part = [[(out, inputs, dim) for out, (inputs, dim) in cats.items() if part in inputs]
-               for part in value]
-    if any(len(found) != len(joined) for found in by_part):
-        return []
-    for k in range(len(joined)):
-        outs = tuple(found[k][0] for found in by_part)
-        inputs = [found[k][1] for found in by_part]
-        dims = {found[k][2] for found in by_part}
-        position = inputs[0].index(value[0])
-        if len(dims) != 1 or any(len(i) != len(inputs[0]) or i.index(part) != position
-                                 for i, part in zip(inputs, value)):
-            return []
-        reader = taking.get(outs)
-        if reader is None or any(rec.uses[out] != 1 for out in outs):
-            return []
-        dim = dims.pop()
-        segments = []
-        for parts in zip(*inputs):
-            if parts in owner:
-                segments.append(modules[owner[parts]])
-            elif parts[0][0] in rec.shapes:
-                segments.append(rec.shapes[parts[0][0]][dim])
-            else:
-                return []
-        reads.append(Read(reader, tuple(segments), position, dim, len(rec.shapes[value[0][0]])))
-        seen += 1
-    return reads if seen == uses else []
+class _Graph:
+    """The record's nodes around a value: where it comes from, where it goes."""
+
+    def __init__(self, rec, users, counts, producers, passes):
+        self.rec, self.users, self.counts = rec, users, counts
+        self.producers, self.passes = producers, passes
+        self.values: Set[Value] = set()
+        self.queue: List[Value] = []
+        self.done: Set[Any] = set()
+        self.writers: List[Tuple[Any, Value]] = []
+        self.steps: List[Tuple[Any, Value, Value]] = []
+        self.sums: List[Tuple[int, Value, Value, Value]] = []
+        self.reads: List[Read] = []
+
+    def group(self, start):
+        """``(group or None, every value reached)`` from the value ``start``."""
+        self.values, self.queue, self.done = {start}, [start], set()
+        self.writers, self.steps, self.sums, self.reads = [], [], [], []
+        try:
+            while self.queue:
+                value = self.queue.pop()
+                self._origin(value)
+                self._uses(value)
+        except _Abort:
+            return None, self.values
+        group = Group(frozenset(self.values), self.writers, self.steps, self.sums, self.reads)
+        return group, self.values
+
+    def _join(self, value):
+        if value not in self.values:
+            self.values.add(value)
+            self.queue.append(value)
+
+    def _first(self, node):
+        """Whether ``node`` is met for the first time."""
+        new = node not in self.done
+        self.done.add(node)
+        return new
+
+    def _call(self, i):
+        """``(module, taken, given)`` of call ``i``, a module called once."""
+        module, ins, outs = self.rec.calls[i]
+        if self.counts[id(module)] != 1:
+            raise _Abort
+        return module, tuple(ins), tuple(outs)
+
+    def _origin(self, value):
+        nodes = {key[1] for key in value}
+        if None in nodes:
+            raise _Abort  # the model's input, or a parameter
+        node = next(iter(nodes))
+        if node[0] == "call":
+            if len(nodes) != 1:
+                raise _Abort  # parts of different nodes
+            module, taken, given = self._call(node[1])
+            if given != value:
+                raise _Abort
+            if self._first(node):
+                if id(module) in self.producers and id(module) not in self.passes:
+                    self.writers.append((module, value))
+                else:
+                    self.steps.append((module, taken, value))
+                    self._join(taken)
+            return
+        # one addition or subtraction per part
+        parts = [self._sum(key[1][1]) for key in value]
+        if any(part[3] != key for part, key in zip(parts, value)):
+            raise _Abort
+        self._take_sum(parts)
+
+    def _sum(self, j):
+        """``(sign, left, right, given)`` of the glue call ``j``, a sum of two equal shapes."""
+        taken, given, func, args, kwargs = self.rec.glue[j]
+        sign = _SUMS.get(func)
+        shapes = self.rec.shapes
+        if sign is None or len(taken) != 2 or len(given) != 1 or len(args) != 2 or kwargs:
+            raise _Abort
+        if not shapes[taken[0][0]] == shapes[taken[1][0]] == shapes[given[0][0]]:
+            raise _Abort  # broadcast
+        return sign, taken[0], taken[1], given[0]
+
+    def _take_sum(self, parts):
+        if len({sign for sign, *_ in parts}) != 1:
+            raise _Abort
+        left, right, given = (tuple(part[k] for part in parts) for k in (1, 2, 3))
+        if self._first(("sum", given)):
+            self.sums.append((parts[0][0], left, right, given))
+            for value in (left, right, given):
+                self._join(value)
+
+    def _uses(self, value):
+        per_part = [self.users.get(key, []) for key in value]
+        calls = [{node for node in nodes if node[0] == "call"} for nodes in per_part]
+        glue = [sorted(node[1] for node in nodes if node[0] == "glue") for nodes in per_part]
+        if any(node[0] == "output" for nodes in per_part for node in nodes):
+            raise _Abort
+        if any(c != calls[0] for c in calls) or any(len(g) != len(glue[0]) for g in glue):
+            raise _Abort
+        for _, i in calls[0]:
+            self._read_or_step(i, value)
+        for js in zip(*glue):  # the k-th function of each part: one function of the value
+            self._glue_use(js, value)
+
+    def _read_or_step(self, i, value):
+        module, taken, given = self._call(i)
+        if taken != value:
+            raise _Abort  # the module takes more than the value
+        if id(module) in self.producers and id(module) not in self.passes:
+            # a layer may write the group too: its read is another node
+            if self._first(("read", i)):
+                self.reads.append(Read(module, value, None, 0, None, self._ndim(value)))
+        elif self._first(("call", i)):
+            self.steps.append((module, value, given))
+            self._join(given)
+
+    def _glue_use(self, js, value):
+        funcs = {self.rec.glue[j][2] for j in js}
+        func = funcs.pop() if len(funcs) == 1 else None
+        if func in _SUMS:
+            self._take_sum([self._sum(j) for j in js])
+        elif func in (torch.cat, torch.concat):
+            self._cat(js, value)
+        else:
+            raise _Abort
+
+    def _cat(self, js, value):
+        """A ``torch.cat`` of each part, its result read whole by one layer."""
+        entries = [self.rec.glue[j] for j in js]
+        dims = {e[3][1] if len(e[3]) > 1 else e[4].get("dim", 0) for e in entries}
+        dim = dims.pop() if len(dims) == 1 else None
+        if not isinstance(dim, int) or any(len(e[1]) != 1 or len(e[0]) != len(entries[0][0])
+                                           for e in entries):
+            raise _Abort
+        segments = tuple(zip(*(e[0] for e in entries)))
+        if value not in segments:
+            raise _Abort  # the parts sit at different positions
+        joined = tuple(e[1][0] for e in entries)
+        readers = [self.users.get(key, []) for key in joined]
+        if any(nodes != readers[0] or len(nodes) != 1 for nodes in readers):
+            raise _Abort
+        kind, i = readers[0][0]
+        if kind != "call":
+            raise _Abort
+        module, taken, _ = self._call(i)
+        if taken != joined or id(module) not in self.producers or id(module) in self.passes:
+            raise _Abort
+        if self._first(("cat", js)):
+            sizes = tuple(self.rec.shapes[segment[0][0]][dim] for segment in segments)
+            position = segments.index(value)
+            self.reads.append(Read(module, value, segments, position, dim, self._ndim(value), sizes))
+
+    def _ndim(self, value):
+        return len(self.rec.shapes[value[0][0]])

@@ -125,10 +125,11 @@ def compact(
         call is recorded and channels go along the chains of layers it
         proves inside the model's own ``forward`` too (a residual block's
         inner convolutions), not only along :class:`torch.nn.Sequential`
-        containers, and from a layer whose output several layers read,
-        whole or concatenated along the channels (a U-Net's skip
-        connections; see the Notes). The compacted model is then checked
-        against ``module`` on them, in eval mode.
+        containers, from a layer whose output several layers read, whole
+        or concatenated along the channels (a U-Net's skip connections),
+        and through additions (a residual network's stream; see the
+        Notes). The compacted model is then checked against ``module`` on
+        them, in eval mode.
 
     Returns
     -------
@@ -221,14 +222,21 @@ def compact(
     next is proven where the next takes exactly the tensors the first
     gives and nothing else uses them (no function of the ``forward``, no
     other module, not the output), each module called once. A residual
-    block's inner channels and a transformer's hidden units then go. A
-    layer whose value (through steps that keep its channels apart) several
-    layers read, each whole or as one segment of a concatenation along the
-    channels (a U-Net's encoder level, read by the next level and by the
-    decoder), loses the channels that every reader drops or that hold a
-    constant, which each reader then takes as above. The channels that an
-    addition couples stay, and so do those of a concatenation along
-    another dimension or of a value that a function reads. The record
+    block's inner channels and a transformer's hidden units then go.
+    Beyond chains, the record proves groups of values that share their
+    channels: written by layers, carried on by steps and by additions or
+    subtractions of two of them (of one shape), and read by layers, each
+    reading one value whole or as one segment of a concatenation along
+    the channels. A residual network's stream is one (every block's last
+    convolution, and the stem or a projection shortcut, write it; every
+    block's first norm and convolution read it); so is a U-Net's encoder
+    level, read by the next level and, through the skip connection, by the
+    decoder. A group's channel goes when every reader drops it, or when
+    every writer leaves it dead and each reader takes the constant it then
+    holds there, as above: a channel that one summand still writes stays.
+    A group with any other use (a function of the ``forward`` other than
+    those, a concatenation along another dimension, a broadcast sum, the
+    model's output) keeps its channels. The record
     holds for every input on which the ``forward`` takes the same path; a
     ``forward`` whose dataflow depends on the values or sizes of its input
     must not be compacted so. The compacted model is checked against the
@@ -345,10 +353,10 @@ def _compact(module, max_density, threshold, readouts, example_inputs):
             ):
                 continue  # a dense layer that nothing can change
             units[id(layer)] = Unit(layer, member.family, weight, mask, uses[id(layer)] > 1)
-        chains, fan_outs = _dataflow_of(model, units, uses, example_inputs)
+        chains, groups = _dataflow_of(model, units, uses, example_inputs)
         for chain in chains:
             _channels.shrink_chain(chain, units, uses)
-        _channels.shrink_fan_outs(fan_outs, units, uses)
+        _channels.shrink_groups(groups, units, uses)
         shrunk = _recurrent.shrink(model, units, readers)
         new = {
             key: _inference(_rebuild(unit, max_density), unit.layer)
@@ -367,12 +375,13 @@ def _compact(module, max_density, threshold, readouts, example_inputs):
 
 
 def _dataflow_of(model, units, uses, example_inputs):
-    """``(chains, fan-outs)``: where the channels of ``model``'s layers go, as far as proven.
+    """``(chains, groups)``: where the channels of ``model``'s layers go, as far as proven.
 
     The chains its :class:`torch.nn.Sequential` containers state, and with
-    ``example_inputs`` the chains and the fan-outs (a layer's value read by
-    several layers, whole or concatenated) that one forward call on them
-    proves through the model's own ``forward`` (see ``_dataflow``).
+    ``example_inputs`` the chains and the groups (values that layers write,
+    sums and steps carry on and layers read, whole or concatenated) that one
+    forward call on them proves through the model's own ``forward`` (see
+    ``_dataflow``).
     """
     inner = {
         id(child)
@@ -391,7 +400,8 @@ def _dataflow_of(model, units, uses, example_inputs):
     links = [m for m in model.modules() if id(m) in units or _channels._kinds_of(m)[0]]
     rec = _dataflow.record(model, links, example_inputs)
     producers = [m for m in links if id(m) in units]
-    return found + _dataflow.chains(rec), _dataflow.fan_outs(rec, producers)
+    passes = {key for key, unit in units.items() if unit.depthwise}
+    return found + _dataflow.chains(rec), _dataflow.groups(rec, producers, passes)
 
 
 def _inference(module, layer):

@@ -12,7 +12,7 @@ import torch
 import cplxmodule.cplx as cplx
 from cplxmodule import Cplx
 from cplxmodule.models import CplxResNet, CplxUNet, CplxVisionTransformer
-from cplxmodule.nn import CplxConv2d, CplxSplitReLU
+from cplxmodule.nn import CplxConv2d, CplxLinear, CplxSplitReLU
 from cplxmodule.nn.masked import _dataflow, compact, to_masked
 from cplxmodule.nn.relevance import compute_ard_masks, to_bayesian
 
@@ -209,3 +209,83 @@ def test_a_concatenation_along_the_channels_alone_is_read_through(dim, kept):
     assert small.conv1.out_channels == kept
     with torch.no_grad():
         torch.testing.assert_close(native(small(x)), native(masked(x)))
+
+
+# --- sums: a residual stream, written by several layers ----------------------------------------
+def resnet_with_dead_stream(writers):
+    """CplxResNet whose first stage's stream channels 0, 2, ... are dead in ``writers``."""
+    torch.manual_seed(0)
+    model = CplxResNet(3, 10, dtype=DTYPE)
+    with torch.no_grad():  # running statistics: the dead channels hold constants
+        model.train()(cplx.randn(4, 3, 16, 16, dtype=DTYPE))
+    masked = to_masked(model).eval()
+    for name, layer in masked.named_modules():
+        if hasattr(layer, "mask"):
+            mask = torch.ones_like(layer.weight.real)
+            if name in writers:
+                mask[::2] = 0
+                if layer.bias is not None:
+                    with torch.no_grad():
+                        layer.bias.real[::2], layer.bias.imag[::2] = 0.5, -0.25
+            layer.mask = mask
+    return masked
+
+
+STAGE_ONE = ("stem", "stages.0.conv2", "stages.1.conv2")
+
+
+def test_a_residual_streams_channels_go_when_dead_in_every_summand():
+    masked = resnet_with_dead_stream(STAGE_ONE)
+    x = cplx.randn(2, 3, 16, 16, dtype=DTYPE)
+    small = compact(masked, example_inputs=(x,))
+    # the stream's dead channels hold constants (batch norms in eval, the
+    # stem's bias) that zero-padded convolutions read: one carries them
+    kept = 8 + 1
+    for name in STAGE_ONE:
+        assert small.get_submodule(name).out_channels == kept
+    for name in ("stages.0.conv1", "stages.1.conv1", "stages.2.conv1", "stages.2.shortcut"):
+        assert small.get_submodule(name).in_channels == kept
+    assert small.stages[1].bn1.num_features == kept
+    assert small.stages[0].conv1.out_channels == 16  # inner channels: all live
+    with torch.no_grad():
+        torch.testing.assert_close(native(small(x)), native(masked(x)))
+        y = cplx.randn(3, 3, 9, 13, dtype=DTYPE)
+        torch.testing.assert_close(native(small(y)), native(masked(y)))
+
+
+def test_a_residual_streams_channels_stay_when_one_summand_writes_them():
+    masked = resnet_with_dead_stream(STAGE_ONE[:2])  # stages.1.conv2 writes them
+    small = compact(masked, example_inputs=(cplx.randn(2, 3, 16, 16, dtype=DTYPE),))
+    for name in STAGE_ONE:
+        assert small.get_submodule(name).out_channels == 16
+
+
+class Residual(torch.nn.Module):
+    """An MLP whose hidden features ``h`` are updated, ``h - fc2(relu(h))``, then read."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = CplxLinear(4, 6, dtype=DTYPE)
+        self.act = CplxSplitReLU()
+        self.fc2 = CplxLinear(6, 6, dtype=DTYPE)
+        self.fc3 = CplxLinear(6, 3, dtype=DTYPE)
+
+    def forward(self, x):
+        h = self.fc1(x)
+        return self.fc3(h - self.fc2(self.act(h)))
+
+
+def test_a_subtraction_couples_its_terms_and_the_constants_go_into_biases():
+    torch.manual_seed(0)
+    masked = masked_with_dead_rows(Residual(), "never")
+    for layer in (masked.fc1, masked.fc2):  # rows 1 and 4 dead, each with a bias
+        layer.mask = torch.ones_like(layer.weight.real).index_fill_(0, torch.tensor([1, 4]), 0)
+    x = cplx.randn(5, 4, dtype=DTYPE)
+    small = compact(masked, example_inputs=(x,))
+    # a linear layer reads a constant the same everywhere: no channel carries it
+    assert (small.fc1.out_features, small.fc2.in_features, small.fc2.out_features,
+            small.fc3.in_features) == (4, 4, 4, 4)
+    with torch.no_grad():
+        torch.testing.assert_close(native(small(x)), native(masked(x)))
+        y = cplx.randn(2, 7, 4, dtype=DTYPE)
+        torch.testing.assert_close(native(small(y)), native(masked(y)))

@@ -8,11 +8,13 @@ batch statistics), pooling (max, average over zero padding or not,
 adaptive), per-channel activations (PReLU, a per-channel modReLU),
 elementwise and non-elementwise activations, dropout, flatten into a
 linear layer, nested Sequentials, Sequential subclasses with their
-own ``forward`` (residual blocks, one that skips a child), a layer used
+own ``forward`` (residual blocks, concatenations of the input and the
+children's output, one that skips a child), a layer used
 twice, a bilinear layer inside a custom module, and users' subclasses of
 dense, masked and activation layers. For each, ``compact(model)`` must
 compute what the model computes in eval mode, or refuse with a clear error
-naming the layer.
+naming the layer; and so on a second input where ``compact`` followed one
+forward call on the first (``example_inputs``).
 
 The reference is the model itself in eval mode (float64). For variational
 dropout and ARD layers, which ``compact`` sparsifies by
@@ -33,7 +35,7 @@ from hypothesis import HealthCheck, given, settings
 import cplxmodule.nn.masked as masked
 import cplxmodule.nn.relevance as relevance
 import cplxmodule.nn.relevance.extensions as extensions
-from cplxmodule import Cplx
+from cplxmodule import Cplx, cplx
 from cplxmodule import nn as cnn
 from cplxmodule.nn import _families
 
@@ -75,6 +77,14 @@ class Residual(torch.nn.Sequential):
 
     def forward(self, input):
         return input + super().forward(input)
+
+
+class Concat(torch.nn.Sequential):
+    """Its input and its children's output, joined along dimension 1 (the channels or features)."""
+
+    def forward(self, input):
+        join = cplx.cat if isinstance(input, Cplx) else torch.cat
+        return join([input, super().forward(input)], dim=1)
 
 
 class SkipMiddle(torch.nn.Sequential):
@@ -302,7 +312,7 @@ def block(draw, ctx, d, c, depth):
     if d > 0:
         options += ["pooling", "pooling"] + ["channels"] * 6
     if depth < 2:
-        options += ["sequential", "residual", "skip", "skip"]
+        options += ["sequential", "residual", "skip", "skip", "concat"]
     if d == 0:
         options.append("bilinear")
     elif c * ctx.size**d <= 24:
@@ -369,6 +379,10 @@ def block(draw, ctx, d, c, depth):
         layer = cls(c, c, out, bias=draw(st.booleans()), dtype=DTYPE)
         sparsify(draw, layer, kind, ctx)
         return SelfBilinear(layer), 0, out
+    if option == "concat":
+        first, hidden = weighted(draw, ctx, d, c)
+        last, out = weighted(draw, ctx, d, hidden)
+        return Concat(first, activation(draw, ctx), last), d, c + out
     if option in ("chain", "residual", "skip"):
         # a layer, an activation, a layer: where features are removed
         first, hidden = weighted(draw, ctx, d, c)
@@ -392,12 +406,16 @@ def block_flatten(draw, ctx, d, c):
 
 @st.composite
 def models(draw):
-    """``(model, input, context)``: a random model in eval mode and an input for it."""
+    """``(model, input, context)``: a random model in eval mode and an input for it.
+
+    The context's ``other`` is a second input of the same shape.
+    """
     torch.manual_seed(draw(st.integers(0, 2**16)))
     d = draw(st.sampled_from([0, 0, 1, 2, 3]))
     ctx = Context(draw(st.booleans()), 3 if d < 3 else 2)
     c = draw(st.integers(1, 4))
     x = sample(ctx, 2, c, d)
+    ctx.other = sample(ctx, 2, c, d)
     modules = []
     for _ in range(draw(st.integers(1, 6))):
         module, d, c = block(draw, ctx, d, c, depth=1)
@@ -428,16 +446,17 @@ def name_of(model, layer):
 
 @settings(max_examples=200, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(models(), st.sampled_from([0.0, 0.5, 1.0]))
-def test_compact_computes_what_the_model_computes_or_refuses(built, max_density):
+@given(models(), st.sampled_from([0.0, 0.5, 1.0]), st.booleans())
+def test_compact_computes_what_the_model_computes_or_refuses(built, max_density, recorded):
+    """With ``recorded``, compact follows one forward call on the input, and must hold on another."""
     model, x, ctx = built
     with torch.no_grad():
-        expected = as_complex(reference(model, ctx)(x))
+        expected = [as_complex(reference(model, ctx)(z)) for z in (x, ctx.other)]
     state = {key: value.clone() for key, value in model.state_dict().items()}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            small = compact_or_refusal(model, max_density)
+            small = compact_or_refusal(model, max_density, (x,) if recorded else None)
         finally:
             for key, value in model.state_dict().items():  # refused or not: unchanged
                 assert torch.equal(value, state[key]), key
@@ -453,14 +472,16 @@ def test_compact_computes_what_the_model_computes_or_refuses(built, max_density)
     left = [m for m in small.modules() if getattr(_families.lookup(type(m)), "kind", "dense")
             != "dense"]
     assert not left, left
-    with torch.no_grad():
-        got = as_complex(small(x))
-    scale = max(1.0, expected.abs().max().item())
-    torch.testing.assert_close(got, expected, rtol=1e-7, atol=1e-9 * scale)
+    for z, want in zip((x, ctx.other), expected):
+        with torch.no_grad():
+            got = as_complex(small(z))
+        scale = max(1.0, want.abs().max().item())
+        torch.testing.assert_close(got, want, rtol=1e-7, atol=1e-9 * scale)
 
 
-def compact_or_refusal(model, max_density):
+def compact_or_refusal(model, max_density, example_inputs):
     try:
-        return masked.compact(model, threshold=0.0, max_density=max_density)
+        return masked.compact(model, threshold=0.0, max_density=max_density,
+                              example_inputs=example_inputs)
     except ValueError as error:
         return error
