@@ -185,8 +185,9 @@ class Mismatch(AssertionError):
 
 
 # onnxruntime sums float32 products in another order than torch: a transformer's
-# layer norms make that up to about 2e-4
-TOLERANCE = {"test_torch_export": dict(rtol=1e-4, atol=1e-5),
+# layer norms make that up to about 2e-4; torch.export's program runs decomposed
+# ops, which the vision transformer's layer norms make up to about 3e-5
+TOLERANCE = {"test_torch_export": dict(rtol=1e-4, atol=1e-4),
              "test_onnx_torchscript": dict(rtol=1e-3, atol=1e-4),
              "test_onnx_dynamo": dict(rtol=1e-3, atol=1e-4)}
 
