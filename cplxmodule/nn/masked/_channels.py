@@ -46,6 +46,7 @@ from ... import cplx
 from ...cplx import Cplx
 from ...cplx.conversions import _ELEMENTWISE
 from .. import _kinds
+from . import _dataflow
 from ..modules.base import _RECIPES, CplxToCplx
 from ..modules.container import CplxSequential
 
@@ -371,7 +372,9 @@ def _group_plan(group, owner, units, uses):
 
 
 def _group_step(module, kind, channels, units, uses):
-    """``(step, module, kind)`` of a module inside a group, or ``None``."""
+    """``(step, module, kind)`` of a module (or a function) inside a group, or ``None``."""
+    if isinstance(module, _dataflow.Function):
+        return "elementwise", module, _kinds.ELEMENTWISE
     unit = units.get(id(module))
     if unit is not None:
         if unit.depthwise and not unit.shared and (unit.spatial, isinstance(

@@ -14,8 +14,9 @@ gives and nothing else uses them: no glue function, no other call, not the
 model's output. Each module must be called once.
 
 Where several layers write or read one set of channels, the record proves
-a *group* (:func:`groups`): values that layers give, that steps, sums of
-two values of one shape (a residual addition) and nothing else carry on,
+a *group* (:func:`groups`): values that layers give, that steps (modules,
+and elementwise torch functions called on each part), sums of two values
+of one shape (a residual addition) and nothing else carry on,
 and that layers read, whole or as one segment of a ``torch.cat``. Each
 tensor is followed both ways, to the node that gave it and to every node
 that takes it; one use of any other kind leaves the group out.
@@ -34,6 +35,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from ...cplx import Cplx
+from ...cplx.conversions import _ELEMENTWISE
 
 __all__ = []
 
@@ -231,6 +233,36 @@ class Group(NamedTuple):
 _SUMS = {torch.add: 1, torch.Tensor.add: 1, torch.sub: -1, torch.Tensor.sub: -1}
 
 
+def _functions():
+    """The elementwise functions of ``_ELEMENTWISE``, and the tensor methods of torch's among them."""
+    functions: Set[Any] = {f for f in _ELEMENTWISE if not isinstance(f, type)}
+    methods = set()
+    for function in functions:
+        name = function.__name__
+        if getattr(torch, name, None) is function:
+            methods.add(getattr(torch.Tensor, name))
+    return frozenset(functions | methods)
+
+
+#: the functions a ``forward`` may call on a group's value, as a step
+_FUNCTIONS = _functions()
+
+
+class Function(NamedTuple):
+    """The elementwise functions that the ``forward`` calls on the parts of a value: a step.
+
+    ``parts`` holds one ``(function, arguments after the tensor, keyword
+    arguments)`` per part (a Cplx's real part's, then its imaginary part's).
+    """
+
+    parts: Tuple[Tuple[Any, Tuple[Any, ...], Dict[str, Any]], ...]
+
+    def __call__(self, value):
+        values = (value.real, value.imag) if isinstance(value, Cplx) else (value,)
+        out = [func(v, *args, **kwargs) for v, (func, args, kwargs) in zip(values, self.parts)]
+        return Cplx(*out) if isinstance(value, Cplx) else out[0]
+
+
 def groups(rec, producers, passes):
     """The groups of values that ``producers`` (modules) write, as far as the record proves them.
 
@@ -332,11 +364,35 @@ class _Graph:
                     self.steps.append((module, taken, value))
                     self._join(taken)
             return
-        # one addition or subtraction per part
-        parts = [self._sum(key[1][1]) for key in value]
+        # one function per part: a sum, or an elementwise map
+        js = [key[1][1] for key in value]
+        if self.rec.glue[js[0]][2] in _FUNCTIONS:
+            maps = [self._map(j) for j in js]
+            if any(given != key for (_, _, given), key in zip(maps, value)):
+                raise _Abort
+            self._take_map(maps)
+            return
+        parts = [self._sum(j) for j in js]
         if any(part[3] != key for part, key in zip(parts, value)):
             raise _Abort
         self._take_sum(parts)
+
+    def _map(self, j):
+        """``((function, arguments, keywords), taken, given)`` of the glue call ``j``, if elementwise."""
+        taken, given, func, args, kwargs = self.rec.glue[j]
+        if func not in _FUNCTIONS or len(taken) != 1 or len(given) != 1 or not args:
+            raise _Abort
+        if not isinstance(args[0], torch.Tensor) or self.rec.shapes[taken[0][0]] != (
+                self.rec.shapes[given[0][0]]):
+            raise _Abort  # a tensor among the other arguments, or a broadcast
+        return (func, tuple(args[1:]), dict(kwargs)), taken[0], given[0]
+
+    def _take_map(self, maps):
+        taken, given = (tuple(m[k] for m in maps) for k in (1, 2))
+        if self._first(("map", given)):
+            self.steps.append((Function(tuple(m[0] for m in maps)), taken, given))
+            self._join(taken)
+            self._join(given)
 
     def _sum(self, j):
         """``(sign, left, right, given)`` of the glue call ``j``, a sum of two equal shapes."""
@@ -385,8 +441,10 @@ class _Graph:
 
     def _glue_use(self, js, value):
         funcs = {self.rec.glue[j][2] for j in js}
-        func = funcs.pop() if len(funcs) == 1 else None
-        if func in _SUMS:
+        func = next(iter(funcs)) if len(funcs) == 1 else None
+        if funcs <= _FUNCTIONS:  # one elementwise function per part
+            self._take_map([self._map(j) for j in js])
+        elif func in _SUMS:
             self._take_sum([self._sum(j) for j in js])
         elif func in (torch.cat, torch.concat):
             self._cat(js, value)

@@ -224,7 +224,10 @@ def compact(
     other module, not the output), each module called once. A residual
     block's inner channels and a transformer's hidden units then go.
     Beyond chains, the record proves groups of values that share their
-    channels: written by layers, carried on by steps and by additions or
+    channels: written by layers, carried on by steps (modules, and the
+    elementwise torch functions of the ``forward``, such as
+    :func:`torch.nn.functional.relu` or :meth:`torch.Tensor.tanh`, on a
+    tensor or on each part of a ``Cplx``) and by additions or
     subtractions of two of them (of one shape), and read by layers, each
     reading one value whole or as one segment of a concatenation along
     the channels. A residual network's stream is one (every block's last

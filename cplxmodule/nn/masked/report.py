@@ -9,7 +9,8 @@ import torch
 
 from ...cplx._shared import check_positive_int
 from .. import _families
-from ._channels import _parts
+from ..modules.rnn import _CplxRNNBase
+from ._channels import _parts, _transposed
 
 __all__ = ["CompactReport", "compact_report"]
 
@@ -29,8 +30,9 @@ class CompactReport(NamedTuple):
     the times of one forward call of each model (``None`` when
     :func:`compact_report` had no inputs), on ``threads`` threads.
     ``notes`` are lines printed after the table: which convolutions still
-    compute zeros that no compaction can remove. ``str(report)`` is a
-    table of all this.
+    compute zeros that no compaction can remove, and which layers kept
+    output channels (or features) whose weights are all zero, and why
+    they may have stayed. ``str(report)`` is a table of all this.
     """
 
     layers: list
@@ -99,7 +101,13 @@ def compact_report(
         a note naming the convolutions whose kernels still hold zeros:
         unstructured zeros inside a convolution kernel cannot be removed
         (torch has no sparse convolution), only whole channels can, so
-        such a layer runs at its dense speed.
+        such a layer runs at its dense speed; and a note naming the
+        layers that kept dead output channels, each with how many: a
+        dead channel stays where it carries the constants of the others
+        (to a zero-padded convolution) or where :func:`compact` could not
+        prove where it goes (a use in the model's own ``forward``
+        without ``example_inputs``, a function of it, the model's output,
+        a layer called twice, a concatenation along another dimension).
 
     Examples
     --------
@@ -117,13 +125,19 @@ def compact_report(
     if threads is not None:
         check_positive_int(threads, "threads", "compact_report")
     modules = dict(module.named_modules())
-    layers, zeros = [], []
+    # a recurrent layer's projections give gates, not channels
+    gates = {id(p) for m in compacted.modules() if isinstance(m, _CplxRNNBase)
+             for p in m.modules() if p is not m}
+    layers, zeros, dead = [], [], []
     for name, new in compacted.named_modules():
         old = modules.get(name)
         if old is None or not hasattr(old, "weight"):
             continue
         if _is_convolution(new) and _zero_fraction(new.weight) > 0:
             zeros.append((name, _zero_fraction(new.weight)))
+        outputs = None if id(new) in gates else _dead_outputs(new)
+        if outputs is not None and outputs[0]:
+            dead.append((name, *outputs))
         if _describe(old) == _describe(new):
             continue
         total = _parts(old.weight)[0].numel()
@@ -136,6 +150,13 @@ def compact_report(
             f"zeros left inside convolution kernels: {named}; "
             "unstructured zeros inside convolution kernels cannot be removed",
         )
+    if dead:
+        named = ", ".join(f"{name or '(model)'} ({k} of {n})" for name, k, n in dead)
+        notes += (
+            f"dead output channels kept: {named}; one may carry the constants of the others"
+            " to a zero-padded convolution, the rest go where compact could not follow"
+            " (compact(..., example_inputs=...) follows the model's forward)",
+        )
     if inputs is None:
         return CompactReport(layers, notes=notes)
     previous = torch.get_num_threads()
@@ -146,6 +167,19 @@ def compact_report(
         torch.set_num_threads(previous)
     masked, small = times
     return CompactReport(layers, masked, small, notes, threads or previous)
+
+
+def _dead_outputs(layer):
+    """``(dead, total)`` output channels of a family member whose weights are all zero, or ``None``."""
+    member = _families.lookup(type(layer))
+    weight = getattr(layer, "weight", None)
+    if member is None or weight is None or hasattr(layer, "col_indices"):
+        return None
+    dim = 1 if _transposed(member.family) else 0
+    zero = _zeros(weight)
+    if not zero.numel():
+        return None
+    return int(zero.transpose(0, dim).flatten(1).all(1).sum()), zero.shape[dim]
 
 
 def _nonzero(layer):

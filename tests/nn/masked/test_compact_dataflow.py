@@ -289,3 +289,38 @@ def test_a_subtraction_couples_its_terms_and_the_constants_go_into_biases():
         torch.testing.assert_close(native(small(x)), native(masked(x)))
         y = cplx.randn(2, 7, 4, dtype=DTYPE)
         torch.testing.assert_close(native(small(y)), native(masked(y)))
+
+
+class Functional(torch.nn.Module):
+    """Elementwise torch functions between two layers, on a tensor or on each part of a Cplx."""
+
+    def __init__(self, complex_):
+        super().__init__()
+        self.complex_ = complex_
+        self.fc1 = (CplxLinear if complex_ else torch.nn.Linear)(4, 6, dtype=DTYPE)
+        self.fc2 = (CplxLinear if complex_ else torch.nn.Linear)(6, 3, dtype=DTYPE)
+
+    def forward(self, x):
+        h = self.fc1(x)
+        if self.complex_:
+            h = Cplx(torch.nn.functional.leaky_relu(h.real, 0.2), h.imag.tanh())
+        else:
+            h = torch.nn.functional.leaky_relu(h, 0.2).tanh()
+        return self.fc2(h)
+
+
+@pytest.mark.parametrize("complex_", [False, True], ids=["real", "cplx"])
+def test_elementwise_functions_of_the_forward_are_steps(complex_):
+    torch.manual_seed(0)
+    masked = masked_with_dead_rows(Functional(complex_), "never")
+    masked.fc1.mask = torch.ones(6, 4).index_fill_(0, torch.tensor([0, 3]), 0)
+    with torch.no_grad():  # the dead rows' biases: constants that the functions map
+        bias = masked.fc1.bias
+        for part in (bias.real, bias.imag) if complex_ else (bias,):
+            part.uniform_(-1, 1)
+    x = (cplx.randn if complex_ else torch.randn)(5, 4, dtype=DTYPE)
+    small = compact(masked, example_inputs=(x,))
+    assert (small.fc1.out_features, small.fc2.in_features) == (4, 4)
+    with torch.no_grad():
+        y = (cplx.randn if complex_ else torch.randn)(2, 3, 4, dtype=DTYPE)
+        torch.testing.assert_close(native(small(y)), native(masked(y)))

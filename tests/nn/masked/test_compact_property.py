@@ -9,7 +9,8 @@ adaptive), per-channel activations (PReLU, a per-channel modReLU),
 elementwise and non-elementwise activations, dropout, flatten into a
 linear layer, nested Sequentials, Sequential subclasses with their
 own ``forward`` (residual blocks, concatenations of the input and the
-children's output, one that skips a child), a layer used
+children's output, torch functions between children, one that skips a
+child), a layer used
 twice, a bilinear layer inside a custom module, and users' subclasses of
 dense, masked and activation layers. For each, ``compact(model)`` must
 compute what the model computes in eval mode, or refuse with a clear error
@@ -85,6 +86,18 @@ class Concat(torch.nn.Sequential):
     def forward(self, input):
         join = cplx.cat if isinstance(input, Cplx) else torch.cat
         return join([input, super().forward(input)], dim=1)
+
+
+class Functional(torch.nn.Sequential):
+    """Its two children with an elementwise torch function between, on each part of a Cplx."""
+
+    def forward(self, input):
+        h = self[0](input)
+        if isinstance(h, Cplx):
+            h = Cplx(torch.nn.functional.leaky_relu(h.real, 0.3), h.imag.tanh())
+        else:
+            h = torch.nn.functional.leaky_relu(h, 0.3)
+        return self[1](h)
 
 
 class SkipMiddle(torch.nn.Sequential):
@@ -312,7 +325,7 @@ def block(draw, ctx, d, c, depth):
     if d > 0:
         options += ["pooling", "pooling"] + ["channels"] * 6
     if depth < 2:
-        options += ["sequential", "residual", "skip", "skip", "concat"]
+        options += ["sequential", "residual", "skip", "skip", "concat", "functional"]
     if d == 0:
         options.append("bilinear")
     elif c * ctx.size**d <= 24:
@@ -379,6 +392,10 @@ def block(draw, ctx, d, c, depth):
         layer = cls(c, c, out, bias=draw(st.booleans()), dtype=DTYPE)
         sparsify(draw, layer, kind, ctx)
         return SelfBilinear(layer), 0, out
+    if option == "functional":
+        first, hidden = weighted(draw, ctx, d, c)
+        last, out = weighted(draw, ctx, d, hidden)
+        return Functional(first, last), d, out
     if option == "concat":
         first, hidden = weighted(draw, ctx, d, c)
         last, out = weighted(draw, ctx, d, hidden)

@@ -42,3 +42,30 @@ def test_bad_threads_are_named():
     model = sparse_model()
     with pytest.raises((TypeError, ValueError), match="`threads`"):
         compact_report(model, compact(model), (torch.randn(2, 100),), threads=0)
+
+
+class Pair(torch.nn.Module):
+    """Two layers in a forward of its own: compact sees their link with example inputs only."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = LinearMasked(6, 8), LinearMasked(8, 3)
+
+    def forward(self, input):
+        return self.fc2(torch.relu(self.fc1(input)))
+
+
+def test_dead_channels_that_stay_are_named_with_their_count():
+    torch.manual_seed(0)
+    model = Pair().eval()
+    model.fc1.mask = torch.ones(8, 6).index_fill_(0, torch.tensor([1, 2, 5]), 0)
+    model.fc2.mask = torch.ones(3, 8)
+    with torch.no_grad():
+        model.fc1.bias[[1, 2, 5]] = 0.0
+    dead = int((model.fc1.mask == 0).all(1).sum())  # the mask's zero rows: 3
+    notes = compact_report(model, compact(model)).notes
+    assert len(notes) == 1 and f"fc1 ({dead} of 8)" in notes[0] and "fc2" not in notes[0]
+    assert "example_inputs" in notes[0]
+    followed = compact(model, example_inputs=(torch.randn(2, 6),))
+    assert followed.fc1.out_features == 8 - dead
+    assert compact_report(model, followed).notes == ()
