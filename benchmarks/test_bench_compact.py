@@ -29,6 +29,12 @@ stores the first dense, the second CSR). Structured groups are
 half of the rows (no bias): ``compact`` removes those features from both
 layers.
 
+The residual groups are ``CplxResNet(3, 10)`` (widths 16, 32, 64; batch
+32 of 32 x 32) with half of every block's inner channels masked
+(``resnet-cplx-inner50%``) and, besides, half the channels of the first two
+stages' streams, masked in every layer that adds into them
+(``resnet-cplx-inner50%-streams50%``).
+
 The U-Net group (``unet-cplx-channels75%-batch8``) is
 ``CplxUNet(1, channels=(32, 64))`` on 8 spectrograms of 64 x 64 with three
 quarters of every level's channels masked (the output layer's kept):
@@ -275,8 +281,17 @@ def test_compact_unet_channels(benchmark, variant):
 # --- inner channels of a residual network: chains inside its own forward -----
 
 
-def resnet_pruned(fraction):
-    """``(dense, masked, input)``: CplxResNet, each block's inner channels ``fraction`` masked."""
+# the layers that write the streams of the first two stages (the last one's
+# goes to the read-out, which takes it apart into real features)
+STREAM_WRITERS = ("stem", "stages.0.conv2", "stages.1.conv2",
+                  "stages.2.conv2", "stages.2.shortcut", "stages.3.conv2")
+
+
+def resnet_pruned(fraction, stream=False):
+    """``(dense, masked, input)``: CplxResNet, each block's inner channels ``fraction`` masked.
+
+    With ``stream``, the same fraction of the first two stages' streams too.
+    """
     torch.manual_seed(0)
     dense = CplxResNet(3, 10)  # widths (16, 32, 64), two blocks each
     x = cplx.randn(32, 3, 32, 32)
@@ -288,7 +303,8 @@ def resnet_pruned(fraction):
     for name, layer in masked.named_modules():
         if hasattr(layer, "mask"):
             mask = torch.ones(layer.weight.real.shape)
-            if name.endswith("conv1"):  # a block's first convolution: its inner channels
+            # a block's first convolution: its inner channels
+            if name.endswith("conv1") or stream and name in STREAM_WRITERS:
                 mask[: int(fraction * mask.shape[0])] = 0
             layer.mask = mask
     return dense, masked, x
@@ -304,6 +320,21 @@ def test_compact_resnet_inner_channels(benchmark, variant):
     model = {"dense": dense, "masked": masked, "compact": small,
              "compact-sequentials": compact(masked)}[variant]
     benchmark.group = "resnet-cplx-inner50%-batch32"
+    benchmark.extra_info.update(variant=variant, reference="compact")
+    _time_inference(benchmark, model, x)
+
+
+@pytest.mark.parametrize("variant", ["dense", "masked", "compact", "compact-sequentials"])
+def test_compact_resnet_streams(benchmark, variant):
+    """Half the inner channels and half the first two streams: compact removes both."""
+    dense, masked, x = resnet_pruned(0.5, stream=True)
+    small = compact(masked, example_inputs=(x[:2],))
+    assert small.stem.out_channels < 16 and small.stages[2].shortcut.out_channels < 32
+    with torch.inference_mode():  # real logits
+        torch.testing.assert_close(small(x), masked(x), rtol=1e-4, atol=1e-4)
+    model = {"dense": dense, "masked": masked, "compact": small,
+             "compact-sequentials": compact(masked)}[variant]
+    benchmark.group = "resnet-cplx-inner50%-streams50%-batch32"
     benchmark.extra_info.update(variant=variant, reference="compact")
     _time_inference(benchmark, model, x)
 
