@@ -65,6 +65,7 @@ class _Recorder(TorchFunctionMode):
         super().__init__()
         self.modules = {id(m): m for m in modules}
         self.calls = []  # [module, input values, output values]
+        self.arguments = []  # (args, kwargs) of each call
         self.glue = []  # (input values, output values)
         self.kept = []  # every tensor seen: their ids must not be reused
         self.producer = {}  # tensor id -> the node that gave it last
@@ -100,6 +101,7 @@ class _Recorder(TorchFunctionMode):
     def _enter(self, module, args, kwargs):
         if self.depth == 0:
             self.calls.append([module, self.taken((args, kwargs)), None])
+            self.arguments.append((args, kwargs))
         self.depth += 1
 
     def _leave(self, module, args, kwargs, output):
@@ -142,6 +144,7 @@ class Record(NamedTuple):
     uses: Dict[Tuple[int, Any], int]  # value -> the number of nodes (and outputs) taking it
     shapes: Dict[int, Tuple[int, ...]]  # id(tensor) -> its shape
     output: List[Any]  # the values the model returns
+    arguments: List[Any]  # (args, kwargs) of each call
 
 
 def record(model, modules, inputs):
@@ -156,7 +159,7 @@ def record(model, modules, inputs):
         for key in values:
             uses[key] = uses.get(key, 0) + 1
     shapes = {id(t): tuple(t.shape) for t in recorder.kept}
-    return Record(recorder.calls, recorder.glue, uses, shapes, returned)
+    return Record(recorder.calls, recorder.glue, uses, shapes, returned, recorder.arguments)
 
 
 def _called_once(rec):

@@ -32,7 +32,8 @@ from ...cplx import Cplx
 from ...cplx._shared import check_real
 from .. import _families
 from .._guards import check_finite, check_threshold
-from . import _channels, _dataflow, _recurrent, twins
+from ..modules.attention import CplxMultiheadAttention
+from . import _channels, _dataflow, _heads, _recurrent, twins
 from ._channels import Unit, _parts
 from .base import BaseMasked, _masked
 from ._recurrent import CompactRecurrent
@@ -127,9 +128,10 @@ def compact(
         inner convolutions), not only along :class:`torch.nn.Sequential`
         containers, from a layer whose output several layers read, whole
         or concatenated along the channels (a U-Net's skip connections),
-        and through additions (a residual network's stream; see the
-        Notes). The compacted model is then checked against ``module`` on
-        them, in eval mode.
+        through additions (a residual network's stream), and removes the
+        heads of a :class:`~cplxmodule.nn.CplxMultiheadAttention` that
+        compute nothing used (see the Notes). The compacted model is then
+        checked against ``module`` on them, in eval mode.
 
     Returns
     -------
@@ -239,7 +241,16 @@ def compact(
     holds there, as above: a channel that one summand still writes stays.
     A group with any other use (a function of the ``forward`` other than
     those, a concatenation along another dimension, a broadcast sum, the
-    model's output) keeps its channels. The record
+    model's output) keeps its channels.
+
+    A head of a :class:`~cplxmodule.nn.CplxMultiheadAttention` (its block
+    of the query, key and value projections' outputs and of the output
+    projection's inputs) goes when the output projection never reads it or
+    when its values are zero (the value projection's rows and bias there,
+    and ``bias_v``), and only where the record shows the returned attention
+    weights unused (they average over the heads) and no per-head
+    ``attn_mask``; the layer then has fewer heads of the same ``head_dim``.
+    The record
     holds for every input on which the ``forward`` takes the same path; a
     ``forward`` whose dataflow depends on the values or sizes of its input
     must not be compacted so. The compacted model is checked against the
@@ -356,10 +367,12 @@ def _compact(module, max_density, threshold, readouts, example_inputs):
             ):
                 continue  # a dense layer that nothing can change
             units[id(layer)] = Unit(layer, member.family, weight, mask, uses[id(layer)] > 1)
-        chains, groups = _dataflow_of(model, units, uses, example_inputs)
+        chains, groups, attentions = _dataflow_of(model, units, uses, example_inputs)
         for chain in chains:
             _channels.shrink_chain(chain, units, uses)
         _channels.shrink_groups(groups, units, uses)
+        for attention in attentions:
+            _heads.shrink(attention, units)
         shrunk = _recurrent.shrink(model, units, readers)
         new = {
             key: _inference(_rebuild(unit, max_density), unit.layer)
@@ -378,13 +391,13 @@ def _compact(module, max_density, threshold, readouts, example_inputs):
 
 
 def _dataflow_of(model, units, uses, example_inputs):
-    """``(chains, groups)``: where the channels of ``model``'s layers go, as far as proven.
+    """``(chains, groups, attentions)``: where the channels of ``model``'s layers go, as proven.
 
     The chains its :class:`torch.nn.Sequential` containers state, and with
     ``example_inputs`` the chains and the groups (values that layers write,
     sums and steps carry on and layers read, whole or concatenated) that one
     forward call on them proves through the model's own ``forward`` (see
-    ``_dataflow``).
+    ``_dataflow``), and the attention layers whose heads may go (``_heads``).
     """
     inner = {
         id(child)
@@ -399,12 +412,14 @@ def _dataflow_of(model, units, uses, example_inputs):
         if type(sequential) in _channels.SEQUENTIAL and id(sequential) not in inner
     ]
     if example_inputs is None:
-        return found, {}
-    links = [m for m in model.modules() if id(m) in units or _channels._kinds_of(m)[0]]
+        return found, [], []
+    links = [m for m in model.modules() if id(m) in units or _channels._kinds_of(m)[0]
+             or isinstance(m, CplxMultiheadAttention)]
     rec = _dataflow.record(model, links, example_inputs)
     producers = [m for m in links if id(m) in units]
     passes = {key for key, unit in units.items() if unit.depthwise}
-    return found + _dataflow.chains(rec), _dataflow.groups(rec, producers, passes)
+    groups = _dataflow.groups(rec, producers, passes)
+    return found + _dataflow.chains(rec), groups, _heads.attentions(model, rec)
 
 
 def _inference(module, layer):

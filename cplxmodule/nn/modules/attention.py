@@ -298,6 +298,8 @@ class CplxMultiheadAttention(CplxToCplx):
 
     def extra_repr(self):
         text = f"embed_dim={self.embed_dim}, num_heads={self.num_heads}"
+        if self.head_dim * self.num_heads != self.embed_dim:
+            text += f", head_dim={self.head_dim}"  # compact removed heads
         if self.kdim != self.embed_dim or self.vdim != self.embed_dim:
             text += f", kdim={self.kdim}, vdim={self.vdim}"
         if self.dropout:
