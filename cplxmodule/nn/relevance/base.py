@@ -17,6 +17,7 @@ lands after torch's layer, whose ``__init__`` calls it without arguments.
 from __future__ import annotations
 
 import warnings
+import weakref
 
 import torch
 
@@ -384,6 +385,9 @@ def penalties(module: torch.nn.Module, reduction: Optional[str] = "sum") -> Iter
 
 # the KL term per example this many times the data term: most weights go
 _DOMINANT = 100.0
+# the models whose first call elbo_loss has checked: later calls compare nothing,
+# so that training does not wait on the device for the check every step
+_CHECKED: weakref.WeakSet[torch.nn.Module] = weakref.WeakSet()
 
 
 def elbo_loss(
@@ -440,8 +444,8 @@ def elbo_loss(
     Warns
     -----
     UserWarning
-        When the KL term is over a hundred times the data term, naming the
-        layer of the largest penalty: the data term is likely not a
+        On the first call for ``module``, when the KL term is over a
+        hundred times the data term, naming the layer of the largest penalty: the data term is likely not a
         per-example likelihood (a mean over outputs, or a loss that is no
         likelihood, SI-SDR say), and training would remove most weights.
         Put the KL term on the loss's scale then, with a smaller
@@ -465,8 +469,17 @@ def elbo_loss(
         raise ValueError(f"{where}: `data_term` must be a real scalar tensor, got {data_term!r}")
     named = [(name, penalty) for name, penalty in named_penalties(module)]
     kl = sum((penalty for _, penalty in named), torch.zeros_like(data_term)) / dataset_size
-    scale = float(kl_weight * kl.detach()) / max(abs(float(data_term.detach())), 1e-12)
-    if scale > _DOMINANT and named:
+    if named and module not in _CHECKED:
+        _CHECKED.add(module)
+        _warn_if_dominant(named, float(kl_weight * kl.detach()), float(data_term.detach()))
+    return data_term + kl_weight * kl
+
+
+def _warn_if_dominant(named, kl, data_term):
+    """Warn, naming the layer of the largest penalty, when ``kl`` is far above ``data_term``."""
+    where = "elbo_loss"
+    scale = kl / max(abs(data_term), 1e-12)
+    if scale > _DOMINANT:
         largest, _ = max(named, key=lambda item: float(item[1].detach()))
         warnings.warn(
             f"{where}: the KL term is {scale:.0f} times the data term (layer {largest!r} holds"
@@ -475,9 +488,8 @@ def elbo_loss(
             " likelihood? Training now would remove most weights; put the KL term on the"
             " loss's scale with a smaller kl_weight",
             UserWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
-    return data_term + kl_weight * kl
 
 
 def named_relevance(

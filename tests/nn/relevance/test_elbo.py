@@ -43,7 +43,11 @@ def test_a_kl_term_that_dominates_is_named():
     mse = cplx.mse_loss(net(x), y)
     with pytest.warns(UserWarning, match=r"KL term is \d+ times the data term \(layer '0'"):
         elbo_loss(net, mse, dataset_size=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        elbo_loss(net, mse, dataset_size=1)  # once a model: not at every step of its training
     # a per-example likelihood on a training set of its size: no word
+    net = model()
     nll = cplx.gaussian_nll_loss(net(x), y, var=1.0, reduction="batchmean")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
