@@ -385,9 +385,11 @@ def penalties(module: torch.nn.Module, reduction: Optional[str] = "sum") -> Iter
 
 # the KL term per example this many times the data term: most weights go
 _DOMINANT = 100.0
-# the models whose first call elbo_loss has checked: later calls compare nothing,
-# so that training does not wait on the device for the check every step
-_CHECKED: weakref.WeakSet[torch.nn.Module] = weakref.WeakSet()
+# elbo_loss compares the terms in a model's first calls (the collapse starts
+# there), until it warns: later calls compare nothing, so that training does
+# not wait on the device for the check every step
+_EARLY_CALLS = 10
+_CALLS_LEFT: weakref.WeakKeyDictionary[torch.nn.Module, int] = weakref.WeakKeyDictionary()
 
 
 def elbo_loss(
@@ -444,8 +446,9 @@ def elbo_loss(
     Warns
     -----
     UserWarning
-        On the first call for ``module``, when the KL term is over a
-        hundred times the data term, naming the layer of the largest penalty: the data term is likely not a
+        Once, in the first ten calls for ``module``, when the KL term is
+        over a hundred times the data term, naming the layer of the largest
+        penalty: the data term is likely not a
         per-example likelihood (a mean over outputs, or a loss that is no
         likelihood, SI-SDR say), and training would remove most weights.
         Put the KL term on the loss's scale then, with a smaller
@@ -469,9 +472,10 @@ def elbo_loss(
         raise ValueError(f"{where}: `data_term` must be a real scalar tensor, got {data_term!r}")
     named = [(name, penalty) for name, penalty in named_penalties(module)]
     kl = sum((penalty for _, penalty in named), torch.zeros_like(data_term)) / dataset_size
-    if named and module not in _CHECKED:
-        _CHECKED.add(module)
-        _warn_if_dominant(named, float(kl_weight * kl.detach()), float(data_term.detach()))
+    calls_left = _CALLS_LEFT.get(module, _EARLY_CALLS)
+    if named and calls_left:
+        dominant = _warn_if_dominant(named, float(kl_weight * kl.detach()), float(data_term.detach()))
+        _CALLS_LEFT[module] = 0 if dominant else calls_left - 1
     return data_term + kl_weight * kl
 
 
@@ -490,6 +494,7 @@ def _warn_if_dominant(named, kl, data_term):
             UserWarning,
             stacklevel=3,
         )
+    return scale > _DOMINANT
 
 
 def named_relevance(

@@ -46,6 +46,25 @@ def test_a_kl_term_that_dominates_is_named():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         elbo_loss(net, mse, dataset_size=1)  # once a model: not at every step of its training
+
+
+def test_the_first_calls_are_checked():
+    net = model()
+    x, y = cplx.randn(16, 8), cplx.randn(16, 4)
+    nll = cplx.gaussian_nll_loss(net(x), y, var=1.0, reduction="batchmean")
+    mse = cplx.mse_loss(net(x), y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(3):  # the ratio grows in the first steps of the collapse
+            elbo_loss(net, nll, dataset_size=100_000)
+    with pytest.warns(UserWarning, match="KL term is"):
+        elbo_loss(net, mse, dataset_size=1)
+    late = model()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(10):
+            elbo_loss(late, nll, dataset_size=100_000)
+        elbo_loss(late, mse, dataset_size=1)  # checks nothing after the first ten calls
     # a per-example likelihood on a training set of its size: no word
     net = model()
     nll = cplx.gaussian_nll_loss(net(x), y, var=1.0, reduction="batchmean")
