@@ -35,7 +35,7 @@ def _ids(paths):
 
 
 # pages whose examples train models: each takes more than a few seconds
-SLOW_PAGES = {"deploying.rst", "models.rst", "sequence.rst", "sparsifying.rst"}
+SLOW_PAGES = {"deploying.rst", "models.rst", "reconstruction.rst", "sequence.rst", "sparsifying.rst"}
 
 
 @pytest.mark.parametrize("path", [
