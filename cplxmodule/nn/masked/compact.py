@@ -413,13 +413,42 @@ def _dataflow_of(model, units, uses, example_inputs):
     ]
     if example_inputs is None:
         return found, [], []
-    links = [m for m in model.modules() if id(m) in units or _channels._kinds_of(m)[0]
+    passes = {key for key, unit in units.items() if unit.depthwise}
+    rec, groups = _recorded_groups(model, units, passes, example_inputs)
+    return found + _dataflow.chains(rec), groups, _heads.attentions(model, rec)
+
+
+def _recorded_groups(model, producers, passes, example_inputs):
+    """The record of one call of ``model`` and the groups of values that ``producers`` (ids) write."""
+    links = [m for m in model.modules() if id(m) in producers or _channels._kinds_of(m)[0]
              or isinstance(m, CplxMultiheadAttention)]
     rec = _dataflow.record(model, links, example_inputs)
-    producers = [m for m in links if id(m) in units]
-    passes = {key for key, unit in units.items() if unit.depthwise}
-    groups = _dataflow.groups(rec, producers, passes)
-    return found + _dataflow.chains(rec), groups, _heads.attentions(model, rec)
+    return rec, _dataflow.groups(rec, [m for m in links if id(m) in producers], passes)
+
+
+def writer_groups(model, example_inputs):
+    """The layers that write each group of channels of ``model``, named, as one call proves them.
+
+    The groups of :func:`compact` (see ``_dataflow.groups``) with two or
+    more writers, recorded on a copy of ``model`` in eval mode: for each,
+    ``[(name, layer), ...]`` in the order the call reaches the layers.
+    """
+    reference = copy.deepcopy(model).eval()
+    names = {id(layer): name for name, layer in reference.named_modules()}
+    members = {
+        id(layer): (layer, member.family)
+        for layer in reference.modules()
+        if (member := _families.lookup(type(layer))) is not None and member.family.rebuilt
+    }
+    passes = {key for key, (layer, family) in members.items() if _channels.depthwise(family, layer)}
+    rec, groups = _recorded_groups(reference, members, passes, example_inputs)
+    order = {id(module): i for i, (module, _, _) in reversed(list(enumerate(rec.calls)))}
+    found = []
+    for group in groups:
+        writers = sorted({id(w): w for w, _ in group.writers}.values(), key=lambda w: order[id(w)])
+        if len(writers) > 1:
+            found.append([(names[id(w)], model.get_submodule(names[id(w)])) for w in writers])
+    return found
 
 
 def _inference(module, layer):

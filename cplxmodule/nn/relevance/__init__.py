@@ -27,6 +27,7 @@ from .recurrent import (
     CplxRNNUnitL0,
     CplxRNNUnitVD,
 )
+from .structured import GateGroup
 from .twins import to_bayesian
 
 __all__ = (
@@ -35,5 +36,5 @@ __all__ = (
     + [name for name in _complex_all if not name.endswith("Mixin")]
     + ["LinearL0", "LinearLASSO", "CplxRNNUnitL0", "CplxGRUUnitL0", "CplxLSTMUnitL0",
        "CplxRNNUnitVD", "CplxGRUUnitVD", "CplxLSTMUnitVD", "CplxRNNUnitARD", "CplxGRUUnitARD",
-       "CplxLSTMUnitARD", "to_bayesian"]
+       "CplxLSTMUnitARD", "GateGroup", "to_bayesian"]
 )

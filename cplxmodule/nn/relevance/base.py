@@ -324,7 +324,9 @@ def named_penalties(
     Returns
     -------
     iterator of (str, torch.Tensor)
-        The name and penalty of every :class:`BaseARD` layer.
+        The name and penalty of every :class:`BaseARD` layer (of layers
+        that share their gates, a :class:`~cplxmodule.nn.relevance.GateGroup`,
+        the group's leader only).
 
     Raises
     ------
@@ -347,7 +349,9 @@ def named_penalties(
 
 def _named_penalties(module, reduce, prefix):
     for name, layer in module.named_modules(prefix=prefix):
-        if isinstance(layer, BaseARD):
+        # a layer that shares its gates (``structured.GateGroup``) but leads
+        # none: its group's leader counts them
+        if isinstance(layer, BaseARD) and layer.__dict__.get("_gate_leader", True):
             penalty = layer.penalty
             yield name, penalty if reduce is None else reduce(penalty)
 

@@ -50,8 +50,10 @@ __all__ = [
     "kl_cplx_vd_scale_free",
     "kl_cplx_vd_bogus",
     "hard_concrete",
+    "uniform_noise",
     "hard_concrete_gate",
     "l0_penalty",
+    "gaussian_noise",
     "gaussian_gate",
 ]
 
@@ -422,7 +424,7 @@ def _stretch(s, gamma, zeta):
     return torch.clamp(s * (zeta - gamma) + gamma, 0.0, 1.0)
 
 
-def hard_concrete(log_alpha, shape, beta=2.0 / 3.0, gamma=-0.1, zeta=1.1):
+def hard_concrete(log_alpha, shape, beta=2.0 / 3.0, gamma=-0.1, zeta=1.1, noise=None):
     r"""Independent hard-concrete gates (Louizos, Welling & Kingma, 2018), drawn.
 
     :math:`z = \min(1, \max(0, s (\zeta - \gamma) + \gamma))` with
@@ -439,6 +441,9 @@ def hard_concrete(log_alpha, shape, beta=2.0 / 3.0, gamma=-0.1, zeta=1.1):
         The shape of the sample: a gate per element.
     beta, gamma, zeta : float
         Temperature and stretch interval :math:`(\gamma, \zeta)`.
+    noise : torch.Tensor, optional
+        The uniform draw :math:`u` of ``shape`` (:func:`uniform_noise`), so
+        that layers can share one; drawn if omitted.
 
     Returns
     -------
@@ -451,9 +456,25 @@ def hard_concrete(log_alpha, shape, beta=2.0 / 3.0, gamma=-0.1, zeta=1.1):
     >>> gates.mean(0).round()
     tensor([1., 0.])
     """
-    u = torch.rand(shape, dtype=log_alpha.dtype, device=log_alpha.device).clamp_(1e-6, 1 - 1e-6)
+    u = uniform_noise(shape, log_alpha) if noise is None else noise
     s = torch.sigmoid((torch.log(u) - torch.log1p(-u) - log_alpha) / beta)
     return _stretch(s, gamma, zeta)
+
+
+def uniform_noise(shape, like):
+    """The uniform draw of :func:`hard_concrete`: of ``shape``, in :math:`[10^{-6}, 1 - 10^{-6}]`.
+
+    Parameters
+    ----------
+    shape : tuple of int
+    like : torch.Tensor
+        Gives the dtype and device.
+
+    Returns
+    -------
+    torch.Tensor
+    """
+    return torch.rand(shape, dtype=like.dtype, device=like.device).clamp_(1e-6, 1 - 1e-6)
 
 
 def hard_concrete_gate(log_alpha, gamma=-0.1, zeta=1.1):
@@ -503,7 +524,28 @@ def l0_penalty(log_alpha, beta=2.0 / 3.0, gamma=-0.1, zeta=1.1):
     return torch.sigmoid(-log_alpha - beta * math.log(-gamma / zeta))
 
 
-def gaussian_gate(output, log_alpha, shape):
+def gaussian_noise(output, shape):
+    r"""The standard normal draw of :func:`gaussian_gate` for ``output``.
+
+    Parameters
+    ----------
+    output : torch.Tensor or Cplx
+    shape : tuple of int
+        The shape of the gates' draw.
+
+    Returns
+    -------
+    torch.Tensor
+        Of ``shape`` for a real ``output``; ``(2, *shape)`` for a complex
+        one (the real and imaginary parts of :math:`\varepsilon`, each of
+        variance 1).
+    """
+    if isinstance(output, torch.Tensor):
+        return _standard_normal(shape, output)
+    return _standard_normal((2, *shape), output.real)
+
+
+def gaussian_gate(output, log_alpha, shape, noise=None):
     r"""The output times a multiplicative Gaussian gate of mean 1: ``output * (1 + sqrt(alpha) * noise)``.
 
     The gate :math:`z = 1 + \sqrt\alpha\,\varepsilon` is drawn once per
@@ -521,6 +563,9 @@ def gaussian_gate(output, log_alpha, shape):
         :math:`\log\alpha`, broadcastable to ``shape``.
     shape : tuple of int
         The shape of the draw, broadcastable to ``output``'s.
+    noise : torch.Tensor, optional
+        The standard normal draw (:func:`gaussian_noise`), so that layers
+        can share one; drawn if omitted.
 
     Returns
     -------
@@ -535,11 +580,11 @@ def gaussian_gate(output, log_alpha, shape):
     2.0
     """
     std = torch.exp(0.5 * log_alpha)
+    if noise is None:
+        noise = gaussian_noise(output, shape)
     if isinstance(output, torch.Tensor):
-        noise = _standard_normal(shape, output)
         return torch.addcmul(output, output, noise * std)
     # one draw for both parts, as in ``local_reparameterization``
-    noise = _standard_normal((2, *shape), output.real)
     a, b = (noise * (std * 0.5**0.5)).unbind(0)
     re, im = output.real, output.imag
     # (re + i im)(1 + a + i b)

@@ -39,6 +39,12 @@ for either axis:
   complex one.
 - :class:`ChannelL0Mixin`, the hard-concrete gate of L0 regularisation
   (Louizos, Welling & Kingma, 2018), real for real and complex layers.
+
+Layers that write one group of channels (the residual stream of a ResNet
+stage: its stem and every block's last convolution) can share their gates
+(:class:`GateGroup`, which ``to_bayesian(..., example_inputs=...)`` sets
+up): one parameter, one draw per forward call, one penalty, so that what
+the gates learn is what :func:`~cplxmodule.nn.masked.compact` can remove.
 """
 
 from __future__ import annotations
@@ -57,8 +63,9 @@ from ._doc import twin_fields
 from .base import (
     BaseARD, GaussianMixin, _VariationalReset, _check_no_nan, _kept, _real,
 )
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
+# GateGroup is documented, and published, at cplxmodule.nn.relevance
 __all__ = ["ChannelGateMixin", "ChannelGaussianMixin", "ChannelL0Mixin", "channel_layer_doc"]
 
 
@@ -129,6 +136,13 @@ class _ChannelGeometry(_Geometry):
         """The shape of one draw of the gates on ``tensor``: per example and channel, 1 along positions."""
         spatial = self._family.positions
         return (*tensor.shape[: tensor.dim() - spatial], *(1,) * spatial)
+
+    def _noise(self, shape, like, draw):
+        """``draw()``: the noise of this call's gates, or the draw its group shares (see :class:`GateGroup`)."""
+        group = self.__dict__.get("gate_group")
+        if group is None:
+            return draw()
+        return group._take(self.__dict__["_gate_leader"], (like.device, tuple(shape)), draw)
 
     def _add_bias(self, output, bias):
         if bias is None:
@@ -243,6 +257,8 @@ class ChannelGateMixin(_ChannelGeometry):
     def _detach_kind(self):
         super()._detach_kind()
         del self.gated
+        self.__dict__.pop("gate_group", None)
+        self.__dict__.pop("_gate_leader", None)
 
     @property
     def n_channels(self):
@@ -256,6 +272,116 @@ class ChannelGateMixin(_ChannelGeometry):
     def extra_repr(self):
         extra = super().extra_repr()
         return extra if self.gated == "output" else f"{extra}, gated='input'"
+
+
+class GateGroup:
+    r"""One gate for each channel that several structured layers write.
+
+    Where layers write one group of channels (summed into a residual
+    stream, say, so that channel :math:`c` of each is channel :math:`c` of
+    the model), the group is one random gate :math:`z_c` per channel and
+    example: the first layer that a forward call reaches, the leader, holds
+    the gates' parameter (``log_sigma2``, or L0's ``log_alpha``), which the
+    others take as theirs (the same :class:`~torch.nn.Parameter`, so an
+    optimizer sees it once); in training it draws the gates, and the others
+    take its draw of the same shape on their device (one that finds none,
+    when called without the leader, draws its own). The leader alone counts
+    the group's penalty in :func:`~cplxmodule.nn.relevance.named_penalties`
+    and :func:`~cplxmodule.nn.relevance.penalties`: one KL term (or L0
+    norm) per channel of the model. The layers' relevance masks are then
+    alike, and a channel that the gates drop is dead in every layer that
+    writes it, which :func:`~cplxmodule.nn.masked.compact` removes.
+
+    Each layer holds the group as its ``gate_group`` attribute (not in its
+    ``state_dict``, which holds the shared parameter under each layer's
+    name and loads into layers without a group as well). A conversion to
+    another kind leaves the group.
+    :func:`~cplxmodule.nn.relevance.to_bayesian` makes the groups of a model
+    from one call on ``example_inputs``.
+
+    Parameters
+    ----------
+    layers : sequence of torch.nn.Module
+        Two or more structured layers with output gates (``gated="output"``)
+        of one class of gate, Gaussian or L0, with as many channels each, in
+        the order a forward call reaches them; none already in a group.
+    names : sequence of str
+        Their names in the model.
+
+    Attributes
+    ----------
+    names : tuple of str
+        The layers' names, the leader's first.
+
+    Raises
+    ------
+    ValueError
+        If fewer than two layers are given, or as many names, or a layer's
+        gates differ from the leader's (axis, class, channels) or are already
+        in a group.
+
+    Examples
+    --------
+    >>> from cplxmodule.nn.relevance import CplxLinearChannelVD, penalties
+    >>> first, second = CplxLinearChannelVD(4, 3), CplxLinearChannelVD(5, 3)
+    >>> group = GateGroup([first, second], ["first", "second"])
+    >>> second.log_sigma2 is first.log_sigma2, second.gate_group.names
+    (True, ('first', 'second'))
+    >>> len(list(penalties(torch.nn.ModuleList([first, second]))))
+    1
+    """
+
+    def __init__(self, layers: Sequence[torch.nn.Module], names: Sequence[str]) -> None:
+        layers, self.names = list(layers), tuple(names)
+        if len(layers) < 2 or len(self.names) != len(layers):
+            raise ValueError(
+                f"GateGroup: `layers` must be two or more, with as many `names`,"
+                f" got {len(layers)} layers and {len(self.names)} names"
+            )
+        leader = layers[0]
+        for name, layer in zip(self.names, layers):
+            _check_joins(leader, name, layer)
+        variational: str = getattr(leader, "_variational")  # checked: a gated layer's
+        for layer in layers[1:]:
+            setattr(layer, variational, getattr(leader, variational))
+        for layer in layers:
+            layer.__dict__["gate_group"] = self
+            layer.__dict__["_gate_leader"] = layer is leader
+        # per device: (the shape of the leader's last draw, the draw)
+        self._drawn: dict[torch.device, tuple[tuple[int, ...], torch.Tensor]] = {}
+
+    def _take(self, leader, key, draw):
+        device, shape = key
+        if leader:
+            noise = draw()
+            self._drawn[device] = shape, noise
+            return noise
+        drawn = self._drawn.get(device)
+        return drawn[1] if drawn is not None and drawn[0] == shape else draw()
+
+    def __repr__(self) -> str:
+        return f"GateGroup({list(self.names)!r})"
+
+
+def _check_joins(leader, name, layer):
+    """Refuse ``layer`` (called ``name``) in a group led by ``leader``, naming what differs."""
+    problem = None
+    if not isinstance(layer, (ChannelGaussianMixin, ChannelL0Mixin)) or (
+        type(layer).penalty is not type(leader).penalty
+    ):
+        problem = f"its gates are not of the kind of the leader's ({type(leader).__name__})"
+    elif layer.gated != "output":
+        problem = "it gates its inputs"
+    elif layer.n_channels != leader.n_channels:
+        problem = f"it has {layer.n_channels} channels, the leader {leader.n_channels}"
+    else:
+        ours, theirs = (getattr(m, m._variational) for m in (layer, leader))
+        if (ours.dtype, ours.device) != (theirs.dtype, theirs.device):
+            problem = f"its gates are {ours.dtype} on {ours.device}, the leader's {theirs.dtype} on {theirs.device}"
+        elif "gate_group" in layer.__dict__:
+            problem = f"it is in {layer.gate_group!r} already"
+    if problem is not None:
+        raise ValueError(f"GateGroup: layer {name!r} ({type(layer).__name__}) cannot join: {problem}")
 
 
 class ChannelGaussianMixin(ChannelGateMixin, GaussianMixin, BaseARD):
@@ -305,7 +431,8 @@ class ChannelGaussianMixin(ChannelGateMixin, GaussianMixin, BaseARD):
         return self.log_sigma2
 
     def _draw_gates(self, tensor, shape):
-        return F.gaussian_gate(tensor, self._along_channels(self.log_alpha), shape)
+        noise = self._noise(shape, tensor, lambda: F.gaussian_noise(tensor, shape))
+        return F.gaussian_gate(tensor, self._along_channels(self.log_alpha), shape, noise=noise)
 
     def _gated_weight(self):
         # no ``_eval_weight``: ``compact`` then sparsifies by ``relevance(threshold)``
@@ -436,9 +563,12 @@ class _HardConcreteChannels(_HardConcreteGates):
 
         def _channel_view(self, vector: torch.Tensor) -> torch.Tensor: ...
 
+        def _noise(self, shape: Any, like: Any, draw: Any) -> torch.Tensor: ...
+
     def _draw_gates(self, tensor, shape):
         log_alpha = self._along_channels(self.log_alpha)
-        return tensor * F.hard_concrete(log_alpha, shape, self.beta, self.gamma, self.zeta)
+        noise = self._noise(shape, tensor, lambda: F.uniform_noise(shape, log_alpha))
+        return tensor * F.hard_concrete(log_alpha, shape, self.beta, self.gamma, self.zeta, noise=noise)
 
     def _gated_weight(self):
         return _cached_attr(self, "weight") * self._channel_view(self._eval_gates())

@@ -11,16 +11,19 @@ the other extensions' layers as members known to
 
 from __future__ import annotations
 
+from typing import Any, Optional, Sequence
+
 import torch
 
 from ...cplx._shared import check_choice
 from .. import _families
 from ..masked.base import BaseMasked
+from ..masked.compact import writer_groups
 from ..masked.twins import Selection, _convert_model
 from .base import BaseARD, GaussianMixin
 from .complex import CplxARDMixin, CplxVDMixin
 from .real import RealARDMixin, RealVDMixin
-from .structured import ChannelGaussianMixin, ChannelL0Mixin
+from .structured import ChannelGateMixin, ChannelGaussianMixin, ChannelL0Mixin, GateGroup
 
 __all__ = ["to_bayesian"]
 
@@ -45,7 +48,7 @@ for _axis, _gated in (("channel", "output"), ("input", "input")):
 
 def to_bayesian(
     module: torch.nn.Module, kind: str = "vd", *, layers: Selection = None,
-    exclude: Selection = None,
+    exclude: Selection = None, example_inputs: Optional[Sequence[Any]] = None,
 ) -> torch.nn.Module:
     """The variational dropout, ARD or structured twin of ``module``.
 
@@ -87,6 +90,17 @@ def to_bayesian(
         predicate, as for :func:`~cplxmodule.nn.masked.convert_layers`
         (``exclude=["head"]`` keeps a 1-channel output layer, whose single
         channel gate could cut off the whole output, dense).
+    example_inputs : tuple, optional
+        With a kind of output-channel gates (``"channel_vd"``,
+        ``"channel_ard"``, ``"channel_l0"``): the inputs of one call of the
+        model, which is recorded (on a copy, in eval mode) to find the layers
+        that write one group of channels, as
+        :func:`~cplxmodule.nn.masked.compact` finds them (the stem and the
+        blocks' last convolutions that add into a residual stream, say);
+        each group then shares one gate per channel
+        (:class:`~cplxmodule.nn.relevance.GateGroup`: one parameter, one
+        draw, one penalty), so that training learns what ``compact`` can
+        remove. Without it each layer gates its own channels.
 
     Returns
     -------
@@ -96,7 +110,9 @@ def to_bayesian(
     ------
     ValueError
         If ``kind`` is none of these, a name in ``layers`` or ``exclude``
-        names no module, or a layer has non-finite parameters.
+        names no module, a layer has non-finite parameters, or
+        ``example_inputs`` comes with a kind that does not gate output
+        channels.
     RuntimeError, TypeError
         If ``module`` cannot be copied (see
         :func:`~cplxmodule.nn.masked.convert_layers`), or ``layers`` or
@@ -123,4 +139,27 @@ def to_bayesian(
     'CplxGRUUnitL0'
     """
     check_choice(kind, "kind", "to_bayesian", _families.bayesian_kinds())
-    return _convert_model(module, kind, "to_bayesian", layers, exclude)
+    if example_inputs is not None and kind not in _GROUPED_KINDS:
+        raise ValueError(
+            f"to_bayesian: `example_inputs` groups the gates of output channels, of kinds"
+            f" {', '.join(map(repr, _GROUPED_KINDS))}; kind {kind!r} has none"
+        )
+    twin = _convert_model(module, kind, "to_bayesian", layers, exclude)
+    if example_inputs is not None:
+        _share_gates(twin, example_inputs)
+    return twin
+
+
+_GROUPED_KINDS = ("channel_vd", "channel_ard", "channel_l0")
+
+
+def _share_gates(model, example_inputs):
+    """Give the gated layers that write one group of channels of ``model`` one :class:`GateGroup` each."""
+    for writers in writer_groups(model, example_inputs):
+        # a writer left dense or used twice cannot share: its channel stays alive
+        gated = [(name, layer) for name, layer in writers
+                 if isinstance(layer, ChannelGateMixin) and layer.gated == "output"
+                 and "gate_group" not in layer.__dict__]
+        if len(gated) > 1:
+            names, layers = zip(*gated)
+            GateGroup(layers, names)
