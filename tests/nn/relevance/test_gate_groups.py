@@ -15,12 +15,14 @@ import torch
 import cplxmodule.cplx as cplx
 from cplxmodule import Cplx
 from cplxmodule.models import CplxResNet
-from cplxmodule.nn import CplxLinear
+from cplxmodule.nn import CplxDataParallel, CplxLinear
 from cplxmodule.nn.masked import compact, to_masked
 from cplxmodule.nn.relevance import (
     CplxLinearChannelL0, CplxLinearChannelVD, GateGroup, LinearChannelARD, compute_ard_masks,
     penalties, to_bayesian,
 )
+
+from ...helpers import as_data_parallel
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 DTYPE = torch.float64
@@ -209,3 +211,30 @@ def test_it_trains():
             optimizer.step()
     assert not torch.equal(twin.stem.log_sigma2, before)
     assert twin.stages[1].conv2.log_sigma2 is twin.stem.log_sigma2
+
+
+def test_data_parallel_replicas_share_their_own_draws(two_fake_devices):
+    # torch's replicate, run for real on two CPU "devices": each replica's
+    # writers share one draw, and the shared parameter gets one gradient
+    torch.manual_seed(0)
+    model = TwoWriters()
+    with torch.no_grad():
+        for part in ("real", "imag"):
+            getattr(model.second.weight, part).copy_(getattr(model.first.weight, part))
+            getattr(model.second.bias, part).copy_(getattr(model.first.bias, part))
+    x = cplx.randn(6, 4)
+    twin = to_bayesian(model, "channel_vd", example_inputs=(x,)).train()
+    with torch.no_grad():
+        twin.first.log_sigma2.fill_(0.0)
+    seen = {"first": [], "second": []}
+    for name in seen:
+        twin.get_submodule(name).register_forward_hook(
+            lambda m, i, out, name=name: seen[name].append(native(out)))
+    out = as_data_parallel(CplxDataParallel, twin)(x)
+    assert two_fake_devices[:2] == [torch.Size([6, 4])] * 2  # both parts split across the replicas
+    assert len(seen["first"]) == len(seen["second"]) == 2
+    for first, second in zip(seen["first"], seen["second"]):
+        assert first.shape == (3, 6)  # a replica's half of the batch
+        torch.testing.assert_close(first, second)
+    (out.real.sum() + out.imag.sum()).backward()
+    assert twin.first.log_sigma2.grad is not None and twin.second.log_sigma2.grad is twin.first.log_sigma2.grad
