@@ -271,7 +271,11 @@ class ChannelGateMixin(_ChannelGeometry):
 
     def extra_repr(self):
         extra = super().extra_repr()
-        return extra if self.gated == "output" else f"{extra}, gated='input'"
+        if self.gated == "input":
+            extra = f"{extra}, gated='input'"
+        group = self.__dict__.get("gate_group")
+        # the group by its leader's name, which holds the gates
+        return extra if group is None else f"{extra}, gate_group={group.names[0]!r}"
 
 
 class GateGroup:

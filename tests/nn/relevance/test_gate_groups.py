@@ -80,6 +80,9 @@ def test_the_writers_of_a_residual_stream_share_one_gate(kind, parameter):
     torch.testing.assert_close(sum(penalties(twin)), expected)
     assert len(list(penalties(twin))) == len(counted) - 2
     assert to_bayesian(model, kind).stem.__dict__.get("gate_group") is None  # without example_inputs
+    assert all(twin.get_submodule(name).extra_repr().endswith(", gate_group='stem'")
+               for name in ("stem", "stages.0.conv2", "stages.1.conv2"))
+    assert "gate_group" not in twin.stages[2].conv2.extra_repr()
 
 
 def test_one_draw_serves_the_group_in_training():
