@@ -23,6 +23,7 @@ multiply-accumulates (:func:`count_macs`) and inference time.
 
 import copy
 import dataclasses
+import functools
 import math
 import statistics
 import sys
@@ -541,17 +542,22 @@ def inference_seconds(models, input, runs=15, calls=5):
         Seconds per call, per model: the median over the rounds of each
         round's mean.
     """
-    times: list[list[float]] = [[] for _ in models]
     with torch.no_grad():
         for model in models:
             model.eval()
-        for _ in range(runs):
-            for model, measured in zip(models, times):
-                model(input)
-                start = time.perf_counter()
-                for _ in range(calls):
-                    model(input)
-                measured.append((time.perf_counter() - start) / calls)
+        return _median_seconds([functools.partial(model, input) for model in models], runs, calls)
+
+
+def _median_seconds(functions, runs, calls):
+    """Seconds per call of each of ``functions`` (of no arguments), timed as :func:`inference_seconds` says."""
+    times: list[list[float]] = [[] for _ in functions]
+    for _ in range(runs):
+        for function, measured in zip(functions, times):
+            function()
+            start = time.perf_counter()
+            for _ in range(calls):
+                function()
+            measured.append((time.perf_counter() - start) / calls)
     return [statistics.median(measured) for measured in times]
 
 

@@ -19,8 +19,8 @@ measuring the PSNR, the weights and the inference time of every stage.
 
 import argparse
 import dataclasses
+import functools
 import math
-import statistics
 import time
 from typing import Any, Optional, Sequence
 
@@ -32,7 +32,7 @@ from ..models import CplxUNet
 from ..nn import CplxConv2d, CplxConvTranspose2d, CplxDataConsistency
 from ..nn.masked import BaseMasked, compact, to_masked
 from ..nn.relevance import compute_ard_masks, elbo_loss, to_bayesian
-from .pipeline import _plain_table, _progress
+from .pipeline import _median_seconds, _plain_table, _progress
 
 __all__ = [
     "phantoms",
@@ -464,20 +464,6 @@ def channels(model: torch.nn.Module) -> list[int]:
     return [int(getattr(level.get_submodule("conv"), "out_channels")) for level in encoder.children()]
 
 
-def _seconds(models: Sequence[Any], inputs: tuple, runs: int = 7, calls: int = 3) -> list[float]:
-    # the models take turns, so that a change in the machine's load falls on all alike
-    times: list[list[float]] = [[] for _ in models]
-    with torch.inference_mode():
-        for _ in range(runs):
-            for model, measured in zip(models, times):
-                model(*inputs)
-                start = time.perf_counter()
-                for _ in range(calls):
-                    model(*inputs)
-                measured.append((time.perf_counter() - start) / calls)
-    return [statistics.median(measured) for measured in times]
-
-
 def run(config: Optional[Config] = None) -> tuple[list[Stage], dict[str, Any], dict[str, Any]]:
     """Train, sparsify, compact and export a :class:`Reconstructor` on generated data.
 
@@ -520,7 +506,9 @@ def run(config: Optional[Config] = None) -> tuple[list[Stage], dict[str, Any], d
                                   dynamic_shapes={"image": {0: batch}, "kspace": {0: batch}, "mask": None})
     exported = program.module()
     models = {"dense": dense, "VD": vd, "masked": masked, "compact": small, "exported": exported}
-    seconds = _seconds(list(models.values()), inputs)
+    with torch.inference_mode():
+        seconds = _median_seconds([functools.partial(model, *inputs) for model in models.values()],
+                                  runs=7, calls=3)
     stages = [Stage("zero-filled", float(cplx.psnr(zero_filled, reference)))]
     with torch.no_grad():
         for (name, model), time_ in zip(models.items(), seconds):
