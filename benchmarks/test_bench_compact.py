@@ -271,9 +271,19 @@ def test_compact_unet_channels(benchmark, variant):
     with torch.inference_mode():
         torch.testing.assert_close(cplx.to_complex(small(x)), cplx.to_complex(masked(x)),
                                    rtol=1e-4, atol=1e-4)
-    model = {"dense": dense, "masked": masked, "compact": small,
-             "compact-sequentials": compact(masked)}[variant]
-    benchmark.group = "unet-cplx-channels75%-batch8"
+    _time_graph_variant(benchmark, "unet-cplx-channels75%-batch8", variant, dense, masked, small, x)
+
+
+def _time_graph_variant(benchmark, group, variant, dense, masked, small, x):
+    """Time ``variant`` of a model that ``compact`` follows through its forward.
+
+    ``small`` is ``masked`` compacted with ``example_inputs``; the variant
+    ``"compact-sequentials"`` compacts it without (every channel kept).
+    """
+    model = {"dense": dense, "masked": masked, "compact": small}.get(variant)
+    if variant == "compact-sequentials":
+        model = compact(masked)
+    benchmark.group = group
     benchmark.extra_info.update(variant=variant, reference="compact")
     _time_inference(benchmark, model, x)
 
@@ -317,11 +327,7 @@ def test_compact_resnet_inner_channels(benchmark, variant):
     small = compact(masked, example_inputs=(x[:2],))
     with torch.inference_mode():
         torch.testing.assert_close(small(x), masked(x), rtol=1e-4, atol=1e-4)
-    model = {"dense": dense, "masked": masked, "compact": small,
-             "compact-sequentials": compact(masked)}[variant]
-    benchmark.group = "resnet-cplx-inner50%-batch32"
-    benchmark.extra_info.update(variant=variant, reference="compact")
-    _time_inference(benchmark, model, x)
+    _time_graph_variant(benchmark, "resnet-cplx-inner50%-batch32", variant, dense, masked, small, x)
 
 
 @pytest.mark.parametrize("variant", ["dense", "masked", "compact", "compact-sequentials"])
@@ -332,11 +338,7 @@ def test_compact_resnet_streams(benchmark, variant):
     assert small.stem.out_channels < 16 and small.stages[2].shortcut.out_channels < 32
     with torch.inference_mode():  # real logits
         torch.testing.assert_close(small(x), masked(x), rtol=1e-4, atol=1e-4)
-    model = {"dense": dense, "masked": masked, "compact": small,
-             "compact-sequentials": compact(masked)}[variant]
-    benchmark.group = "resnet-cplx-inner50%-streams50%-batch32"
-    benchmark.extra_info.update(variant=variant, reference="compact")
-    _time_inference(benchmark, model, x)
+    _time_graph_variant(benchmark, "resnet-cplx-inner50%-streams50%-batch32", variant, dense, masked, small, x)
 
 
 # --- the default choice of CSR, at its threshold and on small models ---------
