@@ -5,11 +5,18 @@ see setup.cfg); they read ``torch``, ``cplx`` and ``Cplx`` from this
 namespace, as the package's own modules do.
 """
 
+import os
+
 import pytest
 import torch
 
 import cplxmodule.cplx as cplx
 from cplxmodule.cplx import Cplx
+
+# Under pytest-xdist (``-n 2``) each worker is one process per core: a second
+# intra-op thread per worker would only contend with the other worker.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    torch.set_num_threads(1)
 
 
 @pytest.fixture(autouse=True)

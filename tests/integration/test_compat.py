@@ -814,7 +814,8 @@ def test_mask_keys_that_name_no_masked_layer():
     typo = {"0.mask": torch.ones(2, 3), "l.mask": torch.ones(2, 2)}
     with pytest.raises(ValueError, match="'l.mask'"):
         to_masked(model, typo, strict=True)
-    with pytest.warns(UserWarning, match=r"to_masked: `masks` .*\['l.mask'\]"):
+    with pytest.warns(UserWarning, match=r"to_masked: `masks` .*\['l.mask'\]"), \
+            pytest.warns(UserWarning, match=r"got none for \['1'\]"):
         twin = to_masked(model, typo)
     assert twin[0].mask is not None and twin[1].mask is None
     with pytest.warns(UserWarning, match="'2.mask'"):

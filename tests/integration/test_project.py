@@ -15,7 +15,7 @@ def _pytest_command(text):
 def test_ci_runs_the_readme_test_command():
     readme = _pytest_command((ROOT / "README.rst").read_text())
     ci = _pytest_command((ROOT / ".ci" / "run").read_text())
-    assert readme == ci == "python -m pytest -q tests cplxmodule"
+    assert readme == ci == "python -m pytest -q -n logical --dist worksteal tests cplxmodule"
 
 
 def test_docstring_examples_run_with_the_tests():

@@ -425,7 +425,8 @@ def test_named_masks_and_deploy_masks():
     assert all(mask is None for _, mask in named_masks(model))
 
     masks = {"0.mask": random_mask((3, 4)), "2.0.mask": torch.tensor([1.0, 0.0, 1.0]), "9.mask": torch.ones(1)}
-    assert deploy_masks(model, state_dict=masks) is model
+    with pytest.warns(UserWarning, match=r"\['9.mask'\]"):
+        assert deploy_masks(model, state_dict=masks) is model
     assert torch.equal(model[0].mask, masks["0.mask"])
     assert torch.equal(model[2][0].mask, masks["2.0.mask"].expand(2, 3))
     assert deploy_masks(model) is model  # nothing to deploy
