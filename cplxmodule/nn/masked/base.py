@@ -13,11 +13,11 @@ from ...cplx.tensor import _pair
 from .. import cache
 from .._guards import keep_current, naming, non_finite, refuse_bad_entries
 from ..cache import _cached_attr, _memo
-from ..modules._weighted import KindMixin, _check_forward_calls_base, _registered
+from ..modules._weighted import KindMixin, _registered
 from ..modules.parameter import _refuse_complex_cast
 from ..utils.sparsity import SparsityStats, _weight_counts
 from types import FrameType
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional
+from typing import Any, Callable, Iterator, Mapping, Optional
 
 __all__ = [
     "BaseMasked",
@@ -48,14 +48,7 @@ class _TwinSignature:
         return inspect.Signature(list(inspect.signature(init).parameters.values())[1:])
 
 
-if TYPE_CHECKING:
-    # to mypy the masking base is the dense layer it goes before
-    _Module = KindMixin
-else:
-    _Module = torch.nn.Module
-
-
-class BaseMasked(_Module, SparsityStats):
+class BaseMasked(KindMixin, torch.nn.Module, SparsityStats):
     r"""What every masked layer does: compute with its weight times a fixed mask.
 
     Every masked layer (:class:`LinearMasked`, :class:`CplxConv2dMasked`,
@@ -155,10 +148,6 @@ class BaseMasked(_Module, SparsityStats):
     __signature__ = _TwinSignature()
     __sparsity_ignore__ = ("mask",)
     mask: Optional[torch.Tensor]
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        _check_forward_calls_base(cls, BaseMasked)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -166,20 +166,24 @@ def _registered(layer, name):
     return value
 
 
-def _check_forward_calls_base(cls, base):
-    """Refuse a subclass of ``base`` whose ``forward`` would bypass ``base._weighted_forward``.
+def _check_forward_calls_base(cls):
+    """Refuse a twin whose ``forward`` would bypass its kind's ``_weighted_forward``.
 
-    The bases supply the weight through ``_weighted_forward``; a ``forward``
-    that does not call it (a torch layer's, as in ``class M(BaseMasked,
-    torch.nn.Linear)``) would silently run the dense layer. ``forward`` must
-    come from a dense layer of this package, or from a subclass of ``base``
-    (the user's own), or from a class followed in the MRO by such a dense
-    layer (a user's subclass of torch's layer in a twin that the table of
-    kinds made, whose ``super().forward`` reaches it).
+    A kind's base (the masking base, the Gaussian base, the channel gates)
+    supplies the weight through ``_weighted_forward``; a ``forward`` that
+    does not call it (a torch layer's, as in ``class M(BaseMasked,
+    torch.nn.Linear)``) would silently run the dense layer. ``forward``
+    must come from a dense layer of this package, or from a subclass of a
+    kind's base (the user's own), or from a class followed in the MRO by
+    such a dense layer (a user's subclass of torch's layer in a twin that
+    the table of kinds made, whose ``super().forward`` reaches it).
     """
     mro = cls.__mro__
+    base = next(
+        (c for c in mro if issubclass(c, KindMixin) and "_weighted_forward" in vars(c)), None
+    )
     owner = next(c for c in mro if "forward" in vars(c))
-    if owner is torch.nn.Module or issubclass(owner, (base, WeightedLayer)) or any(
+    if base is None or owner is torch.nn.Module or issubclass(owner, (KindMixin, WeightedLayer)) or any(
         issubclass(c, WeightedLayer) and "forward" in vars(c) for c in mro[mro.index(owner) + 1:]
     ):
         return
@@ -191,12 +195,42 @@ def _check_forward_calls_base(cls, base):
 
 
 if TYPE_CHECKING:
-    class KindMixin(WeightedLayer, torch.nn.Module):
+    class _Dense(WeightedLayer, torch.nn.Module):
         """What a kind's base sees of the dense layer it goes before in a twin's bases."""
 
         def reset_parameters(self) -> None: ...
 else:
-    # a kind's base (the masking base, the Gaussian base, the gates) goes
-    # before a dense layer in a twin's bases: to mypy it is that layer, at
-    # run time it adds nothing to the bases
-    KindMixin = object
+    _Dense = object
+
+
+class KindMixin(_Dense):
+    """The root of every kind's base: the masking base, the Gaussian base, the gates.
+
+    A kind's base goes before the dense layer in a twin's bases (to mypy it
+    is that layer). Its ``reset_parameters`` resets the dense layer's
+    parameters, then the kind's own (named by ``_variational``, reset by
+    ``reset_variational_parameters``), which do not exist yet while the
+    dense layer's ``__init__`` runs. A class deriving from a kind base that
+    supplies the weight is checked where it is made: its ``forward`` must
+    reach that base.
+    """
+
+    _variational: ClassVar[Optional[str]] = None
+
+    if TYPE_CHECKING:
+        def reset_variational_parameters(self) -> None: ...
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # the kind's bases themselves are checked where they meet a layer
+        if issubclass(cls, torch.nn.Module):
+            _check_forward_calls_base(cls)
+
+    def reset_parameters(self) -> None:
+        """Reset the dense layer's parameters, then the kind's own once they exist."""
+        # a user's dense layer need not define reset_parameters
+        reset = getattr(super(), "reset_parameters", None)
+        if reset is not None:
+            reset()
+        if self._variational is not None and self._variational in self._parameters:
+            self.reset_variational_parameters()

@@ -24,11 +24,11 @@ import torch
 from ...cplx import Cplx
 from .._guards import check_finite, check_threshold, layer_label, naming, refuse_bad_entries
 from ...cplx._shared import check_positive_int, check_real
-from ..modules._weighted import KindMixin, _check_forward_calls_base, _weight_and_bias
+from ..modules._weighted import KindMixin, _weight_and_bias
 from ._doc import layer_doc
 from ..utils.sparsity import SparsityStats, _weight_counts
 from . import functional as F
-from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Optional, Union
+from typing import TYPE_CHECKING, Any, Iterator, Optional, Union
 
 __all__ = [
     "BaseARD",
@@ -85,27 +85,7 @@ class BaseARD(torch.nn.Module):
             )
 
 
-class _VariationalReset(KindMixin):
-    """``reset_parameters`` of a Bayesian layer: the plain layer's parameters, then its own.
-
-    The plain layer's ``__init__`` calls ``reset_parameters`` before the
-    variational parameter (named by ``_variational``) exists: then only the
-    plain layer's are reset. Goes before the plain layer in the bases.
-    """
-
-    _variational: ClassVar[str] = "log_alpha"
-
-    if TYPE_CHECKING:
-        def reset_variational_parameters(self) -> None: ...
-
-    def reset_parameters(self) -> None:
-        """Reset the plain layer's parameters and the variational ones."""
-        super().reset_parameters()
-        if self._variational in self._parameters:
-            self.reset_variational_parameters()
-
-
-class GaussianMixin(_VariationalReset, SparsityStats):
+class GaussianMixin(KindMixin, SparsityStats):
     r"""The Gaussian posterior shared by every variational dropout and ARD layer.
 
     A Bayesian layer is this base (with a penalty, e.g.
@@ -167,10 +147,6 @@ class GaussianMixin(_VariationalReset, SparsityStats):
     # not a weight of the model: left out of the sparsity figures, as published
     __sparsity_ignore__ = ("log_sigma2",)
     _variational = "log_sigma2"
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        _check_forward_calls_base(cls, GaussianMixin)
 
     @classmethod
     def _member_doc(cls, kind):

@@ -72,7 +72,8 @@ from ..modules.rnn import _GATES, CplxGRU, CplxLSTM, CplxRNN, _CplxRNNBase
 from ...cplx._shared import check_choice
 from .. import _families
 from . import functional as F
-from .base import BaseARD, _VariationalReset, _kept, _real
+from ..modules._weighted import KindMixin
+from .base import BaseARD, _kept, _real
 from .structured import _HardConcreteGates
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, Optional
 
@@ -103,9 +104,8 @@ class _UnitGates(_RecurrentMixin):
     ``_make_log_alpha``), ``gate()`` (drawn in training, the eval-mode
     value otherwise), ``relevance(**kwargs)`` (the units to keep) and
     ``_folded_gates(**kwargs)`` (what :meth:`plain_twin` multiplies each
-    unit's rows and biases by, ``None`` for nothing); the layer's class
-    statement names its plain class and kind (``plain=CplxGRU,
-    kind="unit_vd"``; the mixin's ``_unit_kind`` by default), one of the
+    unit's rows and biases by, ``None`` for nothing); the table at the end
+    of this module names each layer's plain class and kind, one of the
     mixin's ``_unit_kinds``.
     """
 
@@ -122,18 +122,6 @@ class _UnitGates(_RecurrentMixin):
         relevance: Callable[..., torch.Tensor]
 
         def _folded_gates(self, **kwargs: Any) -> Optional[torch.Tensor]: ...
-
-    def __init_subclass__(cls, plain=None, kind=None, **kwargs):
-        # ``class CplxGRUUnitL0(UnitL0Mixin, CplxGRU, BaseARD, plain=CplxGRU)``:
-        # the twin of the mixin's kind of the plain layer, for ``convert_layers``
-        super().__init_subclass__(**kwargs)
-        if plain is not None:
-            cls._unit_kind = check_choice(
-                kind or getattr(cls, "_unit_kind", None), "kind", cls.__name__, cls._unit_kinds
-            )
-            _families.declare_composite(cls, plain, cls._unit_kind)
-            if cls.__doc__ is None:
-                cls.__doc__ = _layer_doc(cls)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -314,7 +302,7 @@ class UnitL0Mixin(_UnitGates, _HardConcreteGates, _CplxRNNBase):
     (torch.Size([2, 8]), True)
     """
 
-    _unit_kind, _unit_kinds, _gate_name = "unit_l0", ("unit_l0",), "L0"
+    _unit_kinds, _gate_name = ("unit_l0",), "L0"
 
     def _folded_gates(self, **kwargs):
         return self._eval_gates()
@@ -337,14 +325,14 @@ class UnitL0Mixin(_UnitGates, _HardConcreteGates, _CplxRNNBase):
         return self._gate_relevance(hard)
 
 
-class UnitGaussianMixin(_VariationalReset, _UnitGates, _CplxRNNBase):
+class UnitGaussianMixin(KindMixin, _UnitGates, _CplxRNNBase):
     r"""Gaussian gates :math:`z_j \sim \mathcal{N}(1, \alpha_j)` on the hidden units of a recurrent layer.
 
     Variational dropout (``kind="unit_vd"``, Molchanov et al., 2017) or
     ARD (``kind="unit_ard"``, Kharitonov et al., 2018) of whole units: goes
     before the plain recurrent layer, :class:`BaseARD` after it, and the
-    class statement names the kind (``class CplxGRUUnitVD(UnitGaussianMixin,
-    CplxGRU, BaseARD, plain=CplxGRU, kind="unit_vd")``). ``log_alpha``, of
+    table of twins at the end of this module names the kind
+    (``(CplxGRUUnitVD, CplxGRU, "unit_vd")``). ``log_alpha``, of
     shape ``(num_layers * D, hidden_size)``, is :math:`\log\alpha_j`, -10
     to start, as the per-weight layers' :math:`\log\sigma^2`; the gate is
     real, also for the complex layers (a phase-invariant scale), and
@@ -386,6 +374,7 @@ class UnitGaussianMixin(_VariationalReset, _UnitGates, _CplxRNNBase):
     """
 
     __sparsity_ignore__: ClassVar[tuple[str, ...]] = ("log_alpha",)
+    _variational = "log_alpha"
     _KL = {"unit_vd": F.kl_real_vd, "unit_ard": F.kl_real_ard}
     _unit_kinds, _gate_name = tuple(_KL), "Gaussian"
 
@@ -548,37 +537,65 @@ def _layer_doc(cls):
                        rows=rows, kind=cls._unit_kind, **_GATE_DOCS[cls._unit_kind])
 
 
-class CplxRNNUnitL0(UnitL0Mixin, CplxRNN, BaseARD, plain=CplxRNN):
+def _declare_unit_twin(cls, plain, kind):
+    """Record ``cls`` as the ``kind`` twin of the plain recurrent layer ``plain`` (for ``convert_layers``).
+
+    ``kind`` must be one of the gate mixin's ``_unit_kinds``; a class
+    without a docstring of its own gets its kind's.
+    """
+    cls._unit_kind = check_choice(kind, "kind", cls.__name__, cls._unit_kinds)
+    _families.declare_composite(cls, plain, kind)
+    if cls.__doc__ is None:
+        cls.__doc__ = _layer_doc(cls)
+
+
+class CplxRNNUnitL0(UnitL0Mixin, CplxRNN, BaseARD):
     pass
 
 
-class CplxGRUUnitL0(UnitL0Mixin, CplxGRU, BaseARD, plain=CplxGRU):
+class CplxGRUUnitL0(UnitL0Mixin, CplxGRU, BaseARD):
     pass
 
 
-class CplxLSTMUnitL0(UnitL0Mixin, CplxLSTM, BaseARD, plain=CplxLSTM):
+class CplxLSTMUnitL0(UnitL0Mixin, CplxLSTM, BaseARD):
     pass
 
 
-class CplxRNNUnitVD(UnitGaussianMixin, CplxRNN, BaseARD, plain=CplxRNN, kind="unit_vd"):
+class CplxRNNUnitVD(UnitGaussianMixin, CplxRNN, BaseARD):
     pass
 
 
-class CplxGRUUnitVD(UnitGaussianMixin, CplxGRU, BaseARD, plain=CplxGRU, kind="unit_vd"):
+class CplxGRUUnitVD(UnitGaussianMixin, CplxGRU, BaseARD):
     pass
 
 
-class CplxLSTMUnitVD(UnitGaussianMixin, CplxLSTM, BaseARD, plain=CplxLSTM, kind="unit_vd"):
+class CplxLSTMUnitVD(UnitGaussianMixin, CplxLSTM, BaseARD):
     pass
 
 
-class CplxRNNUnitARD(UnitGaussianMixin, CplxRNN, BaseARD, plain=CplxRNN, kind="unit_ard"):
+class CplxRNNUnitARD(UnitGaussianMixin, CplxRNN, BaseARD):
     pass
 
 
-class CplxGRUUnitARD(UnitGaussianMixin, CplxGRU, BaseARD, plain=CplxGRU, kind="unit_ard"):
+class CplxGRUUnitARD(UnitGaussianMixin, CplxGRU, BaseARD):
     pass
 
 
-class CplxLSTMUnitARD(UnitGaussianMixin, CplxLSTM, BaseARD, plain=CplxLSTM, kind="unit_ard"):
+class CplxLSTMUnitARD(UnitGaussianMixin, CplxLSTM, BaseARD):
     pass
+
+
+# the unit-gated twins of the plain recurrent layers, by kind
+for _twin, _plain, _kind in (
+    (CplxRNNUnitL0, CplxRNN, "unit_l0"),
+    (CplxGRUUnitL0, CplxGRU, "unit_l0"),
+    (CplxLSTMUnitL0, CplxLSTM, "unit_l0"),
+    (CplxRNNUnitVD, CplxRNN, "unit_vd"),
+    (CplxGRUUnitVD, CplxGRU, "unit_vd"),
+    (CplxLSTMUnitVD, CplxLSTM, "unit_vd"),
+    (CplxRNNUnitARD, CplxRNN, "unit_ard"),
+    (CplxGRUUnitARD, CplxGRU, "unit_ard"),
+    (CplxLSTMUnitARD, CplxLSTM, "unit_ard"),
+):
+    _declare_unit_twin(_twin, _plain, _kind)
+del _twin, _plain, _kind

@@ -56,12 +56,12 @@ import torch
 from ...cplx import Cplx
 from ...cplx._shared import check_choice
 from ..cache import _cached_attr
-from ..modules._weighted import KindMixin, _check_forward_calls_base
+from ..modules._weighted import KindMixin
 from ..utils.sparsity import SparsityStats, _weight_counts
 from . import functional as F
 from ._doc import twin_fields
 from .base import (
-    BaseARD, GaussianMixin, _VariationalReset, _check_no_nan, _kept, _real,
+    BaseARD, GaussianMixin, _check_no_nan, _kept, _real,
 )
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
@@ -69,14 +69,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 __all__ = ["ChannelGateMixin", "ChannelGaussianMixin", "ChannelL0Mixin", "channel_layer_doc"]
 
 
-if TYPE_CHECKING:
-    class _Geometry(KindMixin, SparsityStats):
-        """To mypy, the channel geometry is the dense layer it goes before."""
-else:
-    _Geometry = SparsityStats
-
-
-class _ChannelGeometry(_Geometry):
+class _ChannelGeometry(KindMixin, SparsityStats):
     """Gates on a layer's input or output channels, mapped onto its weight, and the forward pass.
 
     The one mechanism of every gated layer: the structured layers
@@ -98,12 +91,6 @@ class _ChannelGeometry(_Geometry):
         def _draw_gates(self, tensor: Any, shape: Any) -> Any: ...
 
         def _channel_relevance(self, **kwargs: Any) -> torch.Tensor: ...
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        # mixins are checked where they meet a layer
-        if issubclass(cls, torch.nn.Module):
-            _check_forward_calls_base(cls, _ChannelGeometry)
 
     def _channel_view(self, vector):
         """``vector`` over the gated channels as a view that broadcasts to the weight's real shape.
@@ -491,7 +478,7 @@ class ChannelGaussianMixin(ChannelGateMixin, GaussianMixin, BaseARD):
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
 
-class _HardConcreteGates(_VariationalReset, SparsityStats):
+class _HardConcreteGates(KindMixin, SparsityStats):
     r"""The one L0 gate mechanism: hard-concrete gates (Louizos, Welling & Kingma, 2018).
 
     ``log_alpha``, the gates' log-odds of being closed, starts at
@@ -511,6 +498,7 @@ class _HardConcreteGates(_VariationalReset, SparsityStats):
 
     beta, gamma, zeta = 2.0 / 3.0, -0.1, 1.1
     __sparsity_ignore__ = ("log_alpha",)
+    _variational = "log_alpha"
 
     def _make_log_alpha(self, empty):
         self.log_alpha = torch.nn.Parameter(empty)

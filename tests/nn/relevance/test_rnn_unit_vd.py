@@ -27,7 +27,8 @@ from cplxmodule.nn.relevance import (
     to_bayesian,
 )
 from cplxmodule.nn.relevance.base import BaseARD
-from cplxmodule.nn.relevance.recurrent import UnitGaussianMixin
+from cplxmodule.nn import _families
+from cplxmodule.nn.relevance.recurrent import UnitGaussianMixin, _declare_unit_twin
 
 from ... import helpers
 from .test_rnn_units import CLOSED, GATES, HIDDEN, IDS, INPUT, SAMPLES, assert_same, expected_masks
@@ -195,6 +196,9 @@ def test_kinds_convert_between_each_other():
 
 
 def test_a_gaussian_unit_layer_needs_a_known_kind():
+    class Bad(UnitGaussianMixin, CplxGRU, BaseARD):
+        pass
+
     with pytest.raises(ValueError, match="kind"):
-        class Bad(UnitGaussianMixin, CplxGRU, BaseARD, plain=CplxGRU, kind="unit_l1"):
-            pass
+        _declare_unit_twin(Bad, CplxGRU, "unit_l1")
+    assert _families.lookup_composite(Bad) is None
