@@ -54,6 +54,23 @@ class FamilyDoc(NamedTuple):
     inputs_what: str = "input channels"
 
 
+def twin_fields(cls):
+    """The fields shared by the generated docstrings of the declared twin ``cls``."""
+    family = cls._family
+    is_complex = family.dense.__module__.startswith("cplxmodule")
+    doc = family.doc
+    return dict(
+        what=f"Complex {doc.what}" if is_complex else doc.what.capitalize(),
+        twin=f"~cplxmodule.nn.{family.dense.__name__}" if is_complex else f"torch.nn.{family.name}",
+        weight="weight's real" if is_complex else "weight's",
+        name=cls.__name__,
+        arguments=doc.arguments,
+        inputs=doc.inputs.format(randn="cplx.randn" if is_complex else "torch.randn"),
+        output=doc.output,
+        complex=is_complex,
+    )
+
+
 class Family:
     """A dense layer class and the layer classes of the same weight and arguments.
 

@@ -11,9 +11,10 @@ import torch
 from ...cplx import Cplx
 from ...cplx.tensor import _pair
 from .. import cache
+from .._families import twin_fields
 from .._guards import keep_current, naming, non_finite, refuse_bad_entries
 from ..cache import _cached_attr, _memo
-from ..modules._weighted import KindMixin, _registered
+from ..modules._weighted import _KindMixin, _registered
 from ..modules.parameter import _refuse_complex_cast
 from ..utils.sparsity import SparsityStats, _weight_counts
 from types import FrameType
@@ -48,7 +49,28 @@ class _TwinSignature:
         return inspect.Signature(list(inspect.signature(init).parameters.values())[1:])
 
 
-class BaseMasked(KindMixin, torch.nn.Module, SparsityStats):
+# the docstring of every masked twin of the package's families
+_TWIN_DOC = """{What} with a fixed{real} sparsity mask on its weight.
+
+    Computes what :class:`{twin}` computes, with ``weight * mask`` in
+    place of ``weight``{parts}, and takes its arguments. The mask (see :class:`~cplxmodule.nn.masked.BaseMasked`)
+    must be set before the first forward pass.
+
+    Shape
+    -----
+    - Input and output: as for :class:`{twin}`.
+    - ``mask``: the {weight} shape, or one that broadcasts to it.
+
+    Examples
+    --------
+    >>> layer = {name}({arguments})
+    >>> layer.mask = torch.ones(layer.weight.shape)
+    >>> layer({inputs}).shape
+    torch.Size([{output}])
+    """
+
+
+class BaseMasked(_KindMixin, torch.nn.Module, SparsityStats):
     r"""What every masked layer does: compute with its weight times a fixed mask.
 
     Every masked layer (:class:`LinearMasked`, :class:`CplxConv2dMasked`,
@@ -148,6 +170,16 @@ class BaseMasked(KindMixin, torch.nn.Module, SparsityStats):
     __signature__ = _TwinSignature()
     __sparsity_ignore__ = ("mask",)
     mask: Optional[torch.Tensor]
+
+    @classmethod
+    def _member_doc(cls, kind):
+        fields = twin_fields(cls)
+        return _TWIN_DOC.format(
+            What=fields.pop("what"),
+            real=" real" if fields["complex"] else "",
+            parts=" (the mask multiplies both parts)" if fields.pop("complex") else "",
+            **fields,
+        )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

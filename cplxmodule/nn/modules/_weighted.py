@@ -180,10 +180,10 @@ def _check_forward_calls_base(cls):
     """
     mro = cls.__mro__
     base = next(
-        (c for c in mro if issubclass(c, KindMixin) and "_weighted_forward" in vars(c)), None
+        (c for c in mro if issubclass(c, _KindMixin) and "_weighted_forward" in vars(c)), None
     )
     owner = next(c for c in mro if "forward" in vars(c))
-    if base is None or owner is torch.nn.Module or issubclass(owner, (KindMixin, WeightedLayer)) or any(
+    if base is None or owner is torch.nn.Module or issubclass(owner, (_KindMixin, WeightedLayer)) or any(
         issubclass(c, WeightedLayer) and "forward" in vars(c) for c in mro[mro.index(owner) + 1:]
     ):
         return
@@ -203,7 +203,7 @@ else:
     _Dense = object
 
 
-class KindMixin(_Dense):
+class _KindMixin(_Dense):
     """The root of every kind's base: the masking base, the Gaussian base, the gates.
 
     A kind's base goes before the dense layer in a twin's bases (to mypy it

@@ -6,6 +6,8 @@ their penalty and their dense twin; so do their docstrings, made from the
 family's example sizes (``Family.doc``) and the penalty's name.
 """
 
+from .._families import twin_fields
+
 _TEMPLATE = """{What} with {method}.
 
     Takes the arguments of :class:`{twin}`.
@@ -23,23 +25,6 @@ _TEMPLATE = """{What} with {method}.
     >>> layer({inputs}).shape
     torch.Size([{output}])
     """
-
-
-def twin_fields(cls):
-    """The fields shared by the generated docstrings of the declared twin ``cls``."""
-    family = cls._family
-    is_complex = family.dense.__module__.startswith("cplxmodule")
-    doc = family.doc
-    return dict(
-        what=f"Complex {doc.what}" if is_complex else doc.what.capitalize(),
-        twin=f"~cplxmodule.nn.{family.dense.__name__}" if is_complex else f"torch.nn.{family.name}",
-        weight="weight's real" if is_complex else "weight's",
-        name=cls.__name__,
-        arguments=doc.arguments,
-        inputs=doc.inputs.format(randn="cplx.randn" if is_complex else "torch.randn"),
-        output=doc.output,
-        complex=is_complex,
-    )
 
 
 def layer_doc(cls):

@@ -24,7 +24,7 @@ import torch
 from ...cplx import Cplx
 from .._guards import check_finite, check_threshold, layer_label, naming, refuse_bad_entries
 from ...cplx._shared import check_positive_int, check_real
-from ..modules._weighted import KindMixin, _weight_and_bias
+from ..modules._weighted import _KindMixin, _weight_and_bias
 from ._doc import layer_doc
 from ..utils.sparsity import SparsityStats, _weight_counts
 from . import functional as F
@@ -85,7 +85,7 @@ class BaseARD(torch.nn.Module):
             )
 
 
-class GaussianMixin(KindMixin, SparsityStats):
+class GaussianMixin(_KindMixin, SparsityStats):
     r"""The Gaussian posterior shared by every variational dropout and ARD layer.
 
     A Bayesian layer is this base (with a penalty, e.g.

@@ -72,7 +72,7 @@ from ..modules.rnn import _GATES, CplxGRU, CplxLSTM, CplxRNN, _CplxRNNBase
 from ...cplx._shared import check_choice
 from .. import _families
 from . import functional as F
-from ..modules._weighted import KindMixin
+from ..modules._weighted import _KindMixin
 from .base import BaseARD, _kept, _real
 from .structured import _HardConcreteGates
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, Optional
@@ -325,7 +325,7 @@ class UnitL0Mixin(_UnitGates, _HardConcreteGates, _CplxRNNBase):
         return self._gate_relevance(hard)
 
 
-class UnitGaussianMixin(KindMixin, _UnitGates, _CplxRNNBase):
+class UnitGaussianMixin(_KindMixin, _UnitGates, _CplxRNNBase):
     r"""Gaussian gates :math:`z_j \sim \mathcal{N}(1, \alpha_j)` on the hidden units of a recurrent layer.
 
     Variational dropout (``kind="unit_vd"``, Molchanov et al., 2017) or

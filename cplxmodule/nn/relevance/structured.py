@@ -56,10 +56,10 @@ import torch
 from ...cplx import Cplx
 from ...cplx._shared import check_choice
 from ..cache import _cached_attr
-from ..modules._weighted import KindMixin
+from ..modules._weighted import _KindMixin
 from ..utils.sparsity import SparsityStats, _weight_counts
 from . import functional as F
-from ._doc import twin_fields
+from .._families import twin_fields
 from .base import (
     BaseARD, GaussianMixin, _check_no_nan, _kept, _real,
 )
@@ -69,7 +69,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 __all__ = ["ChannelGateMixin", "ChannelGaussianMixin", "ChannelL0Mixin", "channel_layer_doc"]
 
 
-class _ChannelGeometry(KindMixin, SparsityStats):
+class _ChannelGeometry(_KindMixin, SparsityStats):
     """Gates on a layer's input or output channels, mapped onto its weight, and the forward pass.
 
     The one mechanism of every gated layer: the structured layers
@@ -478,7 +478,7 @@ class ChannelGaussianMixin(ChannelGateMixin, GaussianMixin, BaseARD):
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
 
-class _HardConcreteGates(KindMixin, SparsityStats):
+class _HardConcreteGates(_KindMixin, SparsityStats):
     r"""The one L0 gate mechanism: hard-concrete gates (Louizos, Welling & Kingma, 2018).
 
     ``log_alpha``, the gates' log-odds of being closed, starts at
