@@ -465,15 +465,19 @@ def _ssim_loss(input, target, window_size, sigma, data_range, k1, k2, reduction,
     """:func:`ssim_loss`, whose messages start with ``where`` (a layer's name)."""
     input, target = _checked_pair(input, target, reduction, where)
     check_ssim_options(window_size, sigma, data_range, k1, k2, where)
+    return _reduce(1 - _ssim_map(input, target, window_size, sigma, data_range, k1, k2, split,
+                                 where), reduction)
+
+
+def _ssim_map(input, target, window_size, sigma, data_range, k1, k2, split, where):
+    """The SSIM map of the moduli of two checked ``Cplx`` images, or the mean map of their parts."""
     check_ssim_shape(input.shape, window_size, where)
     check_bool(split, "split", where)
+    options = (window_size, sigma, data_range, k1, k2)
     if split:
-        options = (window_size, sigma, data_range, k1, k2)
-        real = _ssim(input.real, target.real, *options)
-        imag = _ssim(input.imag, target.imag, *options)
-        return _reduce(1 - (real + imag) / 2, reduction)
-    return _reduce(1 - _ssim(abs(input), abs(target), window_size, sigma, data_range, k1, k2),
-                   reduction)
+        return (_ssim(input.real, target.real, *options)
+                + _ssim(input.imag, target.imag, *options)) / 2
+    return _ssim(abs(input), abs(target), *options)
 
 
 def _ssim(a, b, window_size, sigma, data_range, k1, k2):
@@ -789,7 +793,7 @@ def rice_nll_loss(
 
 
 # --- signal and image quality: SI-SDR, PSNR, NMSE -----------------------------------------------
-__all__ += ["si_sdr", "si_sdr_loss", "psnr", "nmse"]
+__all__ += ["si_sdr", "si_sdr_loss", "psnr", "nmse", "ssim"]
 
 
 def _signal_parts(value: object, name: str, where: str) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -1089,8 +1093,7 @@ def psnr(
 
     Notes
     -----
-    The structural similarity of magnitude images is
-    :math:`1 -` :func:`ssim_loss` (with ``data_range`` its :math:`L`).
+    The structural similarity of magnitude images is :func:`ssim`.
 
     Examples
     --------
@@ -1158,3 +1161,78 @@ def nmse(
     check_reduction(reduction, where)
     error, power, dims = _image_pair(input, target, dim, magnitude, where)
     return _reduce(error.sum(dims) / power.sum(dims), reduction)
+
+
+def ssim(
+    input: CplxLike,
+    target: CplxLike,
+    window_size: int = 11,
+    sigma: float = 1.5,
+    data_range: float | None = None,
+    k1: float = 0.01,
+    k2: float = 0.03,
+    reduction: str = "mean",
+    split: bool = False,
+) -> torch.Tensor:
+    r"""The structural similarity (SSIM) of complex images' moduli, or of their parts, per image.
+
+    The mean over an image's channels and positions of the SSIM map that
+    :func:`ssim_loss` is one minus (Wang et al. 2004; a Gaussian window,
+    no padding), as image-quality tables report it beside :func:`psnr`
+    and :func:`nmse`.
+
+    Parameters
+    ----------
+    input, target : torch.Tensor or Cplx
+        The reconstruction and the reference, complex (a :class:`Cplx` or a
+        tensor of torch's complex dtype), of shape ``(N, C, H, W)``.
+    window_size, sigma, k1, k2, split
+        As for :func:`ssim_loss`.
+    data_range : float, optional
+        The range :math:`L` of the moduli (of the parts with ``split``);
+        by default each image's largest modulus of the target, as
+        :func:`psnr` takes it.
+    reduction : {"mean", "sum", "none"}
+        Over the images: the mean SSIM by default, one per image with
+        ``"none"``.
+
+    Returns
+    -------
+    torch.Tensor
+        Real, at most 1: a scalar, or one value per image.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`ssim_loss`; a ``ValueError`` also for an image whose
+        target is all zero, which has no range, without ``data_range``.
+
+    Examples
+    --------
+    >>> y = cplx.randn(2, 1, 16, 16)
+    >>> cplx.ssim(y, y)  # identical images
+    tensor(1.)
+    >>> cplx.ssim(y + 0.5 * cplx.randn(2, 1, 16, 16), y, reduction="none").shape
+    torch.Size([2])
+    >>> bool(cplx.ssim(y * 1j, y) == 1)  # the moduli are compared, not the phases
+    True
+    """
+    where = "ssim"
+    input, target = _checked_pair(input, target, reduction, where)
+    if data_range is None:
+        check_ssim_shape(input.shape, window_size, where)
+        parts = (target.real.abs().maximum(target.imag.abs()) if split else abs(target))
+        peak = parts.flatten(1).amax(1)
+        if not torch.compiler.is_compiling() and bool((peak == 0).any()):
+            raise ValueError(f"{where}: an image whose `target` is all zero has no range;"
+                             " give `data_range`")
+        scale = peak.view(-1, 1, 1, 1)
+        options = (1.0, k1, k2)
+    else:
+        scale = None
+        options = (data_range, k1, k2)
+    check_ssim_options(window_size, sigma, *options, where)
+    if scale is not None:
+        input, target = input / scale, target / scale
+    maps = _ssim_map(input, target, window_size, sigma, *options, split, where)
+    return _reduce(maps.flatten(1).mean(1), reduction)

@@ -167,6 +167,7 @@ SAMPLES = {
     "si_sdr_loss": ((c(3, 8), c(3, 8)), {"zero_mean": True}),
     "psnr": ((c(2, 1, 4, 4), c(2, 1, 4, 4)), {}),
     "nmse": ((c(2, 1, 4, 4), c(2, 1, 4, 4)), {"magnitude": True}),
+    "ssim": ((c(2, 1, 6, 6), c(2, 1, 6, 6)), {"window_size": 3}),
 }
 
 # Public names that take no complex operand, with the reason.

@@ -151,6 +151,43 @@ def test_ssim_matches_numpy_on_the_modulus(window_size, sigma, data_range, reduc
     np.testing.assert_allclose(loss.numpy(), expected, rtol=1e-9, atol=1e-12)
 
 
+@settings(max_examples=6, deadline=None)
+@given(
+    window_size=st.sampled_from([3, 7]),
+    data_range=st.sampled_from([None, 2.0]),
+    split=st.booleans(),
+    reduction=st.sampled_from(["mean", "sum", "none"]),
+    seed=st.integers(0, 2**16),
+)
+def test_ssim_metric_matches_numpy_per_image(window_size, data_range, split, reduction, seed):
+    x, y = pair((3, 1, 9, 8), seed)
+    x = y + 0.5 * x
+    images = [(x.real, y.real), (x.imag, y.imag)] if split else [(x.abs(), y.abs())]
+    expected = []
+    for n in range(3):
+        # the default range: the image's largest modulus (of a part, split) of the target
+        peak = max(float(b[n].abs().max()) for _, b in images) if data_range is None else data_range
+        maps = [np_ssim(a[n:n + 1].numpy(), b[n:n + 1].numpy(), window_size, 1.5, peak)
+                for a, b in images]
+        expected.append(np.mean(sum(maps) / len(maps)))
+    expected = np.array(expected)
+    expected = {"mean": expected.mean, "sum": expected.sum, "none": lambda: expected}[reduction]()
+    value = cplx.ssim(cplx.from_complex(x), y, window_size, data_range=data_range,
+                      reduction=reduction, split=split)
+    np.testing.assert_allclose(value.numpy(), expected, rtol=1e-9, atol=1e-12)
+
+
+def test_ssim_metric_needs_a_range_for_an_empty_target():
+    y = cplx.randn(2, 1, 12, 12)
+    blank = Cplx(torch.stack([y.real[0], torch.zeros_like(y.real[0])]),
+                 torch.stack([y.imag[0], torch.zeros_like(y.imag[0])]))
+    with pytest.raises(ValueError, match="ssim: an image whose `target` is all zero"):
+        cplx.ssim(y, blank)
+    assert cplx.ssim(blank, blank, data_range=1.0) == 1
+    with pytest.raises(ValueError, match=r"ssim: `input` must have shape \(N, C, H, W\)"):
+        cplx.ssim(cplx.randn(12, 12), cplx.randn(12, 12))
+
+
 def test_ssim_ignores_phase_and_gradcheck():
     x, y = pair((1, 2, 8, 8), 4)
     z, w = cplx.from_complex(x), cplx.from_complex(y)
