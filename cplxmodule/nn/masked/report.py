@@ -154,8 +154,9 @@ def compact_report(
         named = ", ".join(f"{name or '(model)'} ({k} of {n})" for name, k, n in dead)
         notes += (
             f"dead output channels kept: {named}; one may carry the constants of the others"
-            " to a zero-padded convolution, the rest go where compact could not follow"
-            " (compact(..., example_inputs=...) follows the model's forward)",
+            " to a zero-padded convolution, the rest feed a use that compact could not prove"
+            " (without example_inputs it follows Sequentials only; with them, see compact's"
+            " Notes for what it follows)",
         )
     if inputs is None:
         return CompactReport(layers, notes=notes)
