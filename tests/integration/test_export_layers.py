@@ -24,17 +24,20 @@ import pytest
 import torch
 
 import cplxmodule.cplx as cplx
-import cplxmodule.nn as cnn
 from cplxmodule.cplx import Cplx
-from cplxmodule.nn import masked, relevance
+from cplxmodule.nn import _families, masked, relevance
 from cplxmodule.nn.relevance import extensions
 
 pytest.importorskip("onnx")
 pytest.importorskip("onnxscript")
 ort = pytest.importorskip("onnxruntime")
 
-# family -> (constructor args, constructor kwargs, input shapes without the batch axis)
-FAMILIES = {
+#: the package's own families, from the library's table (a test module may
+#: declare a family of its own, e.g. tests/nn/masked/test_user_layers.py)
+FAMILIES = [f for f in _families.families() if f.entry.__module__.startswith("cplxmodule.")]
+# family (its dense class's name without ``Cplx``) -> (constructor args,
+# constructor kwargs, input shapes without the batch axis)
+SIZES = {
     "Linear": ((4, 3), {}, [(4,)]),
     "Bilinear": ((3, 4, 2), {}, [(3,), (4,)]),
     "Conv1d": ((2, 3, 3), {"padding": 1, "padding_mode": "reflect"}, [(2, 6)]),
@@ -44,28 +47,34 @@ FAMILIES = {
     "ConvTranspose2d": ((2, 4, 3), {"groups": 2, "dilation": 2}, [(2, 3, 3)]),
     "ConvTranspose3d": ((2, 3, 2), {"stride": 2, "padding": 1}, [(2, 3, 3, 3)]),
 }
-# the torch layer whose ``forward`` signature each family has
-TORCH = {family: getattr(torch.nn, family) for family in FAMILIES}
+# the complex VD variants of the extensions, published there as members of no conversion
+EXTENSION_KINDS = ("vd_scalefree", "vd_approx", "vd_bogus")
+
+
+def published(module, family, kind):
+    """The class of ``module``'s public names that the library's table records as ``family``'s ``kind``."""
+    found = [obj for name in module.__all__
+             if (member := _families.lookup(obj := getattr(module, name))) is not None
+             and member.family is family and member.kind == kind]
+    if len(found) != 1:
+        raise LookupError(f"{module.__name__} publishes {len(found)} {kind} members of {family}")
+    return found[0]
+
+
+def twins(kinds, complex_):
+    """The twins of ``kinds`` of every real (or complex) family, from the library's table."""
+    return [_families.twin_class(family.dense, kind)
+            for family in FAMILIES if family.complex == complex_ for kind in kinds]
+
 
 # every layer has torch's signature; the ARD layers and the complex VD
 # variants differ from the VD layers in their penalty alone, so they are
 # exported through the VD layers
-REAL = [
-    getattr(module, f"{family}{suffix}")
-    for family in FAMILIES
-    for module, suffix in [(masked, "Masked"), (relevance, "VD")]
-] + [relevance.LinearL0, relevance.LinearLASSO]
-COMPLEX = [
-    getattr(module, f"Cplx{family}{suffix}")
-    for family in FAMILIES
-    for module, suffix in [(cnn, ""), (masked, "Masked"), (relevance, "VD")]
-]
-SAME_FORWARD = [
-    getattr(module, f"{prefix}{family}{suffix}")
-    for family in FAMILIES
-    for prefix in ("", "Cplx")
-    for module, suffix in [(relevance, "ARD")]
-    + ([(extensions, s) for s in ("VDScaleFree", "VDApprox", "VDBogus")] if prefix else [])
+REAL = twins(["masked", "vd"], complex_=False) + [relevance.LinearL0, relevance.LinearLASSO]
+COMPLEX = twins(["dense", "masked", "vd"], complex_=True)
+SAME_FORWARD = twins(["ard"], complex_=False) + twins(["ard"], complex_=True) + [
+    published(extensions, family, kind)
+    for family in FAMILIES if family.complex for kind in EXTENSION_KINDS
 ]
 # dynamic shapes keyed by name: every signature and both bases, real and complex
 NAMED_SAMPLE = [
@@ -85,13 +94,19 @@ DYNAMO_SAMPLE = [
 
 
 def family_of(cls):
-    return next(f for f in sorted(FAMILIES, key=len, reverse=True) if f in cls.__name__)
+    """The family of the layer class ``cls`` in the library's table."""
+    return _families.dense_family(cls)
+
+
+def torch_layer(cls):
+    """The torch layer whose ``forward`` signature the layer class ``cls`` has."""
+    return getattr(torch.nn, family_of(cls).name)
 
 
 def make(cls):
     """An eval-mode layer with settings off torch's defaults and a mask if it takes one."""
     torch.manual_seed(0)
-    args, kwargs, _ = FAMILIES[family_of(cls)]
+    args, kwargs, _ = SIZES[family_of(cls).name]
     layer = cls(*args, **kwargs)
     if isinstance(layer, masked.BaseMasked):
         shape = layer.weight.real.shape if isinstance(layer.weight, Cplx) else layer.weight.shape
@@ -100,15 +115,15 @@ def make(cls):
 
 
 def inputs(cls, batch):
-    shapes = FAMILIES[family_of(cls)][2]
-    draw = cplx.randn if cls.__name__.startswith("Cplx") else torch.randn
+    shapes = SIZES[family_of(cls).name][2]
+    draw = cplx.randn if family_of(cls).complex else torch.randn
     return tuple(draw(batch, *shape) for shape in shapes)
 
 
 def names(cls):
     """The names of the inputs: torch's layer's ``forward`` parameters, ``output_size`` aside."""
-    return [n for n in inspect.signature(TORCH[family_of(cls)].forward).parameters][1:][
-        : len(FAMILIES[family_of(cls)][2])
+    return [n for n in inspect.signature(torch_layer(cls).forward).parameters][1:][
+        : len(SIZES[family_of(cls).name][2])
     ]
 
 
@@ -167,13 +182,16 @@ def run_onnx(cls, layer):
                        else torch.from_numpy(outputs[0]), expected)
 
 
+def test_every_family_has_sizes():
+    assert {family.name for family in FAMILIES} == set(SIZES)
+
+
 @pytest.mark.parametrize("cls", REAL + COMPLEX + SAME_FORWARD, ids=lambda c: c.__name__)
 def test_forward_has_torch_signature(cls):
-    expected = inspect.signature(TORCH[family_of(cls)].forward)
+    expected = inspect.signature(torch_layer(cls).forward)
     assert list(inspect.signature(cls.forward).parameters) == list(expected.parameters)
     if cls in SAME_FORWARD:  # exported through the VD layer of its family
-        prefix = "Cplx" if cls.__name__.startswith("Cplx") else ""
-        vd = getattr(relevance, f"{prefix}{family_of(cls)}VD")
+        vd = _families.twin_class(family_of(cls).dense, "vd")
         assert cls.forward is vd.forward and cls._weighted_forward is vd._weighted_forward
 
 

@@ -8,19 +8,21 @@ import torch
 
 import cplxmodule.nn
 import cplxmodule.nn.losses
+from tests.nn import layer_table
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "layers.rst"
 
-# Public modules that are not layers of their own, so have no row.
+# Public modules of the page's packages that are not layers of their own, so
+# have no row: the classes that tests/nn/layer_table.py leaves out, with its
+# reasons (the others there, BaseMasked, BaseARD..., are public elsewhere),
+# but CplxParameter, which the page lists anyway (under "Parameters and
+# containers"), since users build one in their own layers.
+ROWS_ANYWAY = {cplxmodule.nn.CplxParameter}
 NOT_LAYERS = {
-    # abstract bases: a layer derives from them, nobody builds one
-    "CplxToCplx": "base class",
-    "BaseRealToCplx": "base class",
-    "BaseCplxToReal": "base class",
-    # dimension-generic bases behind the 1d/2d/3d layers, which have rows
-    "CplxConvNd": "dimension-generic base",
-    "CplxConvTransposeNd": "dimension-generic base",
-    "CplxMaxPoolNd": "dimension-generic base",
+    cls.__name__: reason
+    for cls, reason in layer_table.NOT_LAYERS.items()
+    if any(getattr(package, cls.__name__, None) is cls for package in (cplxmodule.nn, cplxmodule.nn.losses))
+    and cls not in ROWS_ANYWAY
 }
 
 

@@ -16,34 +16,64 @@ import torch
 from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
-import cplxmodule.nn.masked as masked
-import cplxmodule.nn.relevance as relevance
 import cplxmodule.nn.relevance.extensions as extensions
 from cplxmodule.cplx import Cplx
-from cplxmodule.nn import CplxBatchNorm1d, CplxLinear
+from cplxmodule.nn import CplxBatchNorm1d, CplxLinear, _families
 from cplxmodule.nn.masked import Conv2dMasked, CplxLinearMasked, LinearMasked
 from cplxmodule.nn.relevance import LinearVD
 from cplxmodule.nn.utils import named_sparsity, sparsity
 from cplxmodule.nn.utils.sparsity import SparsityStats
 
-ARGS = {
-    "Linear": (3, 4),
-    "Bilinear": (3, 2, 4),
-    "Conv1d": (2, 3, 2),
-    "Conv2d": (2, 3, 2),
-    "Conv3d": (2, 3, 2),
-}
-MASKED = [f"{c}{kind}Masked" for c in ("", "Cplx") for kind in ARGS]
-BAYESIAN = [f"{c}{kind}{m}" for c in ("", "Cplx") for kind in ARGS for m in ("VD", "ARD")]
-EXTENSIONS = [f"Cplx{kind}VD{m}" for kind in ARGS for m in ("ScaleFree", "Approx", "Bogus")]
+#: the package's own families, from the library's table (a test module may
+#: declare a family of its own, e.g. tests/nn/masked/test_user_layers.py)
+PACKAGE_FAMILIES = [f for f in _families.families() if f.entry.__module__.startswith("cplxmodule.")]
+#: the families counted here: the linear maps and the convolutions, real and complex
+FAMILIES = [f for f in PACKAGE_FAMILIES if not f.transposed]
+# the complex VD variants of the extensions, published there as members of no conversion
+EXTENSION_KINDS = ("vd_scalefree", "vd_approx", "vd_bogus")
+
+
+def published(module, family, kind):
+    """The class of ``module``'s public names that the library's table records as ``family``'s ``kind``."""
+    found = [obj for name in module.__all__
+             if (member := _families.lookup(obj := getattr(module, name))) is not None
+             and member.family is family and member.kind == kind]
+    if len(found) != 1:
+        raise LookupError(f"{module.__name__} publishes {len(found)} {kind} members of {family}")
+    return found[0]
+
+
+def arguments(family):
+    """The constructor arguments of a member of ``family``, from its geometry."""
+    if family.kernel_dims:
+        return (2, 3, 2)  # in and out channels, kernel size
+    bilinear = family.args[:2] == ("in1_features", "in2_features")
+    return (3, 2, 4) if bilinear else (3, 4)
+
+
+def members(kinds, complex_=(False, True)):
+    """``(class, family)`` of ``kinds`` of the families counted here, by class name."""
+    cases = []
+    for flag in complex_:
+        for family in FAMILIES:
+            if family.complex != flag:
+                continue
+            for kind in kinds:
+                cls = (published(extensions, family, kind) if kind in EXTENSION_KINDS
+                       else _families.twin_class(family.dense, kind))
+                cases.append(pytest.param(cls, family, id=cls.__name__))
+    return cases
+
+
+MASKED = members(["masked"])
+BAYESIAN = members(["vd", "ard"])
+EXTENSIONS = members(EXTENSION_KINDS, complex_=[True])
 VARIATIONAL = {"log_sigma2", "log_alpha", "mask"}
 
 
-def build(name):
-    cls = next(getattr(m, name) for m in (masked, relevance, extensions) if hasattr(m, name))
-    kind = next(k for k in ARGS if k in name)
+def build(cls, family):
     torch.manual_seed(0)
-    return torch.nn.Sequential(torch.nn.Linear(2, 2), cls(*ARGS[kind]))
+    return torch.nn.Sequential(torch.nn.Linear(2, 2), cls(*arguments(family)))
 
 
 def weight_parts(layer):
@@ -66,9 +96,9 @@ def reference(model, prefix, layer, dropped):
     return expected
 
 
-@pytest.mark.parametrize("name", MASKED)
-def test_masked_families_count_as_published(name):
-    model = build(name)
+@pytest.mark.parametrize("cls, family", MASKED)
+def test_masked_families_count_as_published(cls, family):
+    model = build(cls, family)
     layer = model[1]
     shape = weight_parts(layer)["weight" if "weight" in weight_parts(layer) else "weight.real"].shape
     mask = np.random.default_rng(0).integers(0, 2, size=shape).astype(np.float32)
@@ -82,9 +112,9 @@ def test_masked_families_count_as_published(name):
     assert dict(named_sparsity(model)) == reference(model, "1", layer, 0)
 
 
-@pytest.mark.parametrize("name", BAYESIAN + EXTENSIONS)
-def test_bayesian_families_count_as_published(name):
-    model = build(name)
+@pytest.mark.parametrize("cls, family", BAYESIAN + EXTENSIONS)
+def test_bayesian_families_count_as_published(cls, family):
+    model = build(cls, family)
     layer = model[1]
     rng = np.random.default_rng(1)
     drop = rng.integers(0, 2, size=layer.log_sigma2.shape).astype(bool)

@@ -23,7 +23,7 @@ import cplxmodule.nn as cnn
 from cplxmodule.cplx import _product
 from cplxmodule.demo.data import generate
 from cplxmodule.demo.model import ModulationNet, as_input
-from cplxmodule.nn import masked
+from cplxmodule.nn import _families, masked
 from cplxmodule.nn import relevance
 from cplxmodule.nn.relevance import extensions
 
@@ -35,32 +35,47 @@ def autocast(dtype=BF16):
     return torch.autocast("cpu", dtype=dtype)
 
 
-# family: constructor args, input shapes, the torch layer whose dtypes it follows
-FAMILIES = {
-    "Linear": ((5, 3), [(4, 5)], torch.nn.Linear),
-    # the complex bilinear map is a linear map followed by a matmul, both on
-    # autocast's lists; torch's real Bilinear is not (it stays in float32)
-    "Bilinear": ((3, 4, 2), [(5, 3), (5, 4)], torch.nn.Linear),
-    "Conv1d": ((2, 3, 3), [(2, 2, 7)], torch.nn.Conv1d),
-    "Conv2d": ((2, 3, 3), [(2, 2, 5, 5)], torch.nn.Conv2d),
-    "Conv3d": ((2, 3, 2), [(1, 2, 4, 4, 4)], torch.nn.Conv3d),
-    "ConvTranspose1d": ((2, 3, 3), [(2, 2, 5)], torch.nn.ConvTranspose1d),
-    "ConvTranspose2d": ((2, 3, 3), [(2, 2, 4, 4)], torch.nn.ConvTranspose2d),
-    "ConvTranspose3d": ((2, 3, 2), [(1, 2, 3, 3, 3)], torch.nn.ConvTranspose3d),
-}
-BAYESIAN = [(relevance, "VD"), (relevance, "ARD")]
+#: the package's own families, from the library's table (a test module may
+#: declare a family of its own, e.g. tests/nn/masked/test_user_layers.py)
+PACKAGE_FAMILIES = [f for f in _families.families() if f.entry.__module__.startswith("cplxmodule.")]
+#: the kinds of twin tested here: the dense layer, masked and Bayesian
+KINDS = ("dense", "masked", "vd", "ard")
 # the extensions differ from VD in their penalty only: one family of each
 EXTENSIONS = [extensions.CplxLinearVDScaleFree, extensions.CplxConv1dVDApprox,
               extensions.CplxBilinearVDBogus]
 
 
+def _is_bilinear(family):
+    return family.args[:2] == ("in1_features", "in2_features")
+
+
+def _sizes(family):
+    """Constructor args and input shapes of a member of ``family``, from its geometry."""
+    n = family.kernel_dims
+    if n == 0:
+        return ((3, 4, 2), [(5, 3), (5, 4)]) if _is_bilinear(family) else ((5, 3), [(4, 5)])
+    # 2 -> 3 channels; a smaller kernel, batch and input in three dimensions
+    side = (5, 4, 3)[n - 1] if family.transposed else (7, 5, 4)[n - 1]
+    return (2, 3, 3 if n < 3 else 2), [(2 if n < 3 else 1, 2) + (side,) * n]
+
+
+def _dtype_twin(family):
+    """The torch layer whose dtypes under autocast the members of the complex ``family`` follow."""
+    # the complex bilinear map is a linear map followed by a matmul, both on
+    # autocast's lists; torch's real Bilinear is not (it stays in float32)
+    return torch.nn.Linear if _is_bilinear(family) else getattr(torch.nn, family.name)
+
+
 def _complex_cases():
     # (class, args, input shapes, torch twin, the twin's input shapes)
-    for family, (args, shapes, twin) in FAMILIES.items():
-        classes = [getattr(cnn, "Cplx" + family), getattr(masked, f"Cplx{family}Masked")]
-        classes += [getattr(module, f"Cplx{family}{suffix}") for module, suffix in BAYESIAN]
-        classes += [cls for cls in EXTENSIONS if cls.__name__.startswith(f"Cplx{family}VD")]
-        if family == "Bilinear":
+    for family in PACKAGE_FAMILIES:
+        if not family.complex:
+            continue
+        args, shapes = _sizes(family)
+        classes = [_families.twin_class(family.dense, kind) for kind in KINDS]
+        classes += [cls for cls in EXTENSIONS if _families.lookup(cls).family is family]
+        twin = _dtype_twin(family)
+        if _is_bilinear(family):
             twin, twin_shapes = functools.partial(twin, args[0], args[-1]), shapes[:1]
         else:
             twin, twin_shapes = functools.partial(twin, *args), shapes
@@ -178,9 +193,9 @@ def test_complex_layer_trains_under_autocast(cls, args, shapes, twin, twin_shape
 
 # real masked and Bayesian layers: their torch base class is the reference
 REAL_CASES = [
-    (getattr(module, f"{family}{suffix}"), args, shapes, getattr(torch.nn, family))
-    for family, (args, shapes, _) in FAMILIES.items()
-    for module, suffix in [(masked, "Masked"), (relevance, "VD"), (relevance, "ARD")]
+    (_families.twin_class(family.dense, kind), *_sizes(family), getattr(torch.nn, family.name))
+    for family in PACKAGE_FAMILIES if not family.complex
+    for kind in ("masked", "vd", "ard")
 ] + [(relevance.LinearL0, (5, 3), [(4, 5)], torch.nn.Linear),
      (relevance.LinearLASSO, (5, 3), [(4, 5)], torch.nn.Linear)]
 

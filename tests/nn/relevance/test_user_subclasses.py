@@ -31,24 +31,59 @@ import cplxmodule.nn.relevance as R
 import cplxmodule.nn.relevance.complex.base as complex_gaussian
 import cplxmodule.nn.relevance.real.base as real_gaussian
 from cplxmodule.cplx import Cplx
+from cplxmodule.nn import _families
 from cplxmodule.nn.relevance.base import BaseARD
 
 from ...helpers import as_native
 
-FAMILIES = {
+#: the package's own families, from the library's table (a test module may
+#: declare a family of its own, e.g. tests/nn/masked/test_user_layers.py)
+PACKAGE_FAMILIES = [f for f in _families.families() if f.entry.__module__.startswith("cplxmodule.")]
+# the families tested, real and complex, by their dense class's name without
+# ``Cplx``: constructor args, input shape, torch's functional op and its settings
+SIZES = {
     "Linear": ((3, 2), (4, 3), tF.linear, {}),
     "Conv1d": ((2, 3, 3), (4, 2, 7), tF.conv1d, {"stride": 2, "padding": 1}),
     "Conv2d": ((2, 3, 3), (2, 2, 6, 6), tF.conv2d, {"stride": 1, "padding": 1}),
 }
-KINDS = ["Gaussian", "VD", "ARD"]
+#: the published bases a user derives from: the Gaussian layers (no penalty
+#: of their own), and the VD and ARD layers
+KINDS = ["gaussian", "vd", "ard"]
 
 
-def base_class(family, kind, complex_):
-    prefix = "Cplx" if complex_ else ""
-    if kind == "Gaussian":
-        module = complex_gaussian if complex_ else real_gaussian
-        return getattr(module, f"{prefix}{family}Gaussian")
-    return getattr(R, f"{prefix}{family}{kind}")
+def family_named(name, complex_):
+    """The package's real or complex family whose dense class is ``[Cplx]<name>``."""
+    found = [f for f in PACKAGE_FAMILIES if f.name == name and f.complex == complex_]
+    if len(found) != 1:
+        raise LookupError(f"the library's table has {len(found)} {'complex' if complex_ else 'real'} "
+                          f"families {name!r}")
+    return found[0]
+
+
+def base_class(family, kind):
+    """The published ``kind`` member of ``family``, as the library's table records it."""
+    if kind != "gaussian":
+        return _families.twin_class(family.dense, kind)
+    # no conversion makes a Gaussian base: it is found at its published path
+    module = complex_gaussian if family.complex else real_gaussian
+    found = [obj for name in module.__all__
+             if (member := _families.lookup(obj := getattr(module, name))) is not None
+             and member.family is family and member.kind == kind]
+    if len(found) != 1:
+        raise LookupError(f"{module.__name__} publishes {len(found)} {kind} members of {family}")
+    return found[0]
+
+
+def bases(kinds, names=tuple(SIZES)):
+    """``(base, family, kind)`` of ``kinds`` of the real and complex families ``names``, by class name."""
+    cases = []
+    for name in names:
+        for kind in kinds:
+            for complex_ in (False, True):
+                family = family_named(name, complex_)
+                base = base_class(family, kind)
+                cases.append(pytest.param(base, family, kind, id=base.__name__))
+    return cases
 
 
 class Freezable(torch.nn.Module):
@@ -110,20 +145,17 @@ def make_input(shape, complex_):
     return torch.randn(shape, dtype=torch.float64)
 
 
-@pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
-@pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("family", list(FAMILIES))
-def test_a_user_mixin_deriving_from_BaseARD_constructs_and_runs(family, kind, complex_):
-    args, shape, op, settings = FAMILIES[family]
-    base = base_class(family, kind, complex_)
+@pytest.mark.parametrize("base, family, kind", bases(KINDS))
+def test_a_user_mixin_deriving_from_BaseARD_constructs_and_runs(base, family, kind):
+    args, shape, op, settings = SIZES[family.name]
+    complex_ = family.complex
     cls = user_class(base, Penalized)
     Freezable.inits = 0
     layer = cls(*args, **settings).double()
 
     assert Freezable.inits == 1 and "weight_frozen" in layer._buffers
-    mro = [k.__name__ for k in cls.__mro__]
-    torch_layer = f"Cplx{family}" if complex_ else family
-    assert mro.index(torch_layer) < mro.index("Penalized") < mro.index("BaseARD")
+    mro = cls.__mro__
+    assert mro.index(family.dense) < mro.index(Penalized) < mro.index(BaseARD)
 
     parts = ["weight.real", "weight.imag", "bias.real", "bias.imag"] if complex_ else ["weight", "bias"]
     assert sorted(layer.state_dict()) == sorted(parts + ["log_sigma2"])
@@ -135,7 +167,7 @@ def test_a_user_mixin_deriving_from_BaseARD_constructs_and_runs(family, kind, co
     assert layer.train()(input).shape == output.shape
 
     # the user's penalty on a Gaussian base; a VD or ARD base's own comes first
-    if kind == "Gaussian":
+    if kind == "gaussian":
         mean = _real(layer.weight)
         expected = 0.5 * (mean**2 + torch.exp(layer.log_sigma2) - layer.log_sigma2 - 1)
         torch.testing.assert_close(layer.penalty, expected)
@@ -150,11 +182,10 @@ def test_a_user_mixin_deriving_from_BaseARD_constructs_and_runs(family, kind, co
     assert _real(layer.weight).grad is not None and layer.log_sigma2.grad is not None
 
 
-@pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
-@pytest.mark.parametrize("family", list(FAMILIES))
-def test_the_users_freeze_reads_the_weight_and_log_sigma2(family, complex_):
-    args = FAMILIES[family][0]
-    layer = user_class(base_class(family, "Gaussian", complex_), Penalized)(*args)
+@pytest.mark.parametrize("base, family, kind", bases(["gaussian"]))
+def test_the_users_freeze_reads_the_weight_and_log_sigma2(base, family, kind):
+    args = SIZES[family.name][0]
+    layer = user_class(base, Penalized)(*args)
     layer.freeze()
     assert layer.weight_frozen.shape == _real(layer.weight).shape
     assert not any(p.requires_grad for p in layer.parameters())
@@ -163,23 +194,22 @@ def test_the_users_freeze_reads_the_weight_and_log_sigma2(family, complex_):
 
 
 @pytest.mark.parametrize("first", [False, True], ids=["after", "before"])
-@pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
-@pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("family", list(FAMILIES))
-def test_a_cooperative_mixin_constructs_on_either_side(family, kind, complex_, first):
-    args, shape, op, settings = FAMILIES[family]
-    layer = user_class(base_class(family, kind, complex_), Cooperative, first)(*args, **settings)
+@pytest.mark.parametrize("base, family, kind", bases(KINDS))
+def test_a_cooperative_mixin_constructs_on_either_side(base, family, kind, first):
+    args, shape, op, settings = SIZES[family.name]
+    complex_ = family.complex
+    layer = user_class(base, Cooperative, first)(*args, **settings)
     assert layer.scale == 2.0 and layer.log_sigma2.shape == _real(layer.weight).shape
     input = make_input(shape, complex_)
     output = layer.double().eval()(input)
     torch.testing.assert_close(as_native(output), dense_output(layer, input, op, settings))
 
 
-@pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
-def test_a_gaussian_layer_without_a_penalty_names_itself_in_penalties(complex_):
+@pytest.mark.parametrize("base, family, kind", bases(["gaussian"], ["Linear"]))
+def test_a_gaussian_layer_without_a_penalty_names_itself_in_penalties(base, family, kind):
     # published: a *Gaussian layer is no BaseARD and `penalties` passes it
     # by, leaving its KL term out of the loss without a word; here it is one
     # (BaseARD after the dense twin), and the missing penalty is an error
-    layer = user_class(base_class("Linear", "Gaussian", complex_), Freezable)(3, 2)
+    layer = user_class(base, Freezable)(*SIZES[family.name][0])
     with pytest.raises(NotImplementedError, match=f"{type(layer).__name__} must define"):
         list(R.penalties(torch.nn.Sequential(layer)))
