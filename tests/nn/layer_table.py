@@ -37,6 +37,30 @@ Interface (kept stable; other test modules build on it):
     independently: in torch's native complex dtype (a complex tensor where
     the module returns a ``Cplx``), with torch's real functional ops or
     numpy; never with ``cplxmodule.cplx``.
+``LayerInfo.train_reference``
+    ``None`` (then ``LayerInfo.no_train_reference`` says why) or a callable
+    ``train_reference(module, *inputs) -> (output, state)``: the train-mode
+    output of ``module`` (left as it is: the module before the step) and
+    ``{buffer name: value}``, the buffers the step changes (running mean and
+    covariance, ``num_batches_tracked``) as they must be after it; every
+    other buffer must be unchanged. Independent of the code under test, as
+    ``reference``. A row that is not ``stochastic`` and has a ``reference``
+    gets, unless it names its own, the eval-mode reference and no change of
+    state: it computes in training mode as in eval mode.
+``LayerInfo.train_invariant``
+    ``None`` or, for a ``stochastic`` layer, a callable
+    ``train_invariant(module, output, *inputs)`` that asserts what every
+    train-mode draw must satisfy (dropout: each element, or each channel,
+    zero in both parts or scaled by ``1 / (1 - p)``).
+``LayerInfo.half_ulps``
+    The half-precision output (``test_half_reference``, float16 and
+    bfloat16) may differ from the float64 reference of the same rounded
+    parameters and inputs by this many units of the dtype's machine epsilon
+    times the output's largest value: 1.5 by default (a computation of a
+    few steps, rounded); 0.6 for the norms, computed in float32 and rounded
+    once (half an epsilon), which a reduction in half precision exceeds;
+    larger for several rounded half-precision steps: :data:`HALF_ULPS`,
+    with the reasons.
 ``LayerInfo.skips``, ``LayerInfo.xfails``
     ``{test name: reason}``: a generic test named there is skipped, or
     expected to fail (strictly), for this layer. :data:`TESTS` lists the
@@ -56,6 +80,8 @@ Interface (kept stable; other test modules build on it):
     layer).
 
 What the tests found is kept as data at the end of this module:
+:data:`HALF_ULPS` (per layer id: the half-precision tolerance, with the
+reason),
 :data:`KNOWN` (per class: skips and strict expected failures, each with its
 reason) and :data:`BAD_SHAPES` (per class: inputs of a wrong shape; the
 family members build theirs from their constructor arguments).
@@ -79,7 +105,7 @@ from cplxmodule.nn import _families
 from cplxmodule.nn._kinds import kinds_of
 from tests import helpers
 
-__all__ = ["LAYERS", "NOT_LAYERS", "TESTS", "EXPORTS", "KNOWN", "BAD_SHAPES", "LayerInfo", "Sample",
+__all__ = ["LAYERS", "NOT_LAYERS", "TESTS", "EXPORTS", "KNOWN", "BAD_SHAPES", "HALF_ULPS", "LayerInfo", "Sample",
            "PACKAGES", "native"]
 
 #: the packages whose public layer classes the table covers
@@ -103,6 +129,12 @@ TESTS = (
     "test_bad_dtype",
     "test_bad_shape",
     "test_eval_deterministic",
+    # tests/nn/test_layer_table_modes.py
+    "test_train_reference",
+    "test_train_invariant",
+    "test_half_reference",
+    "test_reference_boundaries",
+    "test_options_kept",
 ) + (EXPORTS := (
     # tests/integration/test_layer_table_export.py: the layer between real
     # tensors, exported with a dynamic batch
@@ -143,6 +175,13 @@ def native(value):
     return value
 
 
+def _as_in_eval(reference):
+    """The train reference of a layer that computes in training mode as in eval mode."""
+    def train_reference(module, *inputs):
+        return reference(module, *inputs), {}
+    return train_reference
+
+
 @dataclass
 class LayerInfo:
     """What the generic tests need to know of one public layer class (see the module docstring)."""
@@ -166,9 +205,25 @@ class LayerInfo:
     batch_dim: int = 0
     #: a builder (as ``builder``) of inputs of a shape the layer refuses, or None
     bad_shape: Optional[Callable] = None
+    #: ``train_reference(module, *inputs) -> (output, {buffer: value after})``, or None
+    train_reference: Optional[Callable] = None
+    no_train_reference: str = ""
+    #: ``train_invariant(module, output, *inputs)``: asserts what any train-mode draw satisfies
+    train_invariant: Optional[Callable] = None
+    #: the half-precision tolerance, in machine epsilons of the output's scale (HALF_ULPS)
+    half_ulps: float = 1.5
 
     def __post_init__(self):
         assert (self.reference is None) == bool(self.no_reference), self.id
+        if self.train_reference is None and not self.no_train_reference:
+            if self.stochastic:
+                self.no_train_reference = ("draws random numbers in training mode: compared in "
+                                           "eval mode, and by its train_invariant if it has one")
+            elif self.reference is None:
+                self.no_train_reference = self.no_reference
+            else:
+                self.train_reference = _as_in_eval(self.reference)
+        assert (self.train_reference is None) == bool(self.no_train_reference), self.id
         unknown = (set(self.skips) | set(self.xfails)) - set(TESTS)
         assert not unknown, f"{self.id}: unknown tests {unknown}"
         # the tests that do not apply, with the reason
@@ -182,6 +237,17 @@ class LayerInfo:
         if not self.stochastic:
             skips["test_eval_deterministic"] = "deterministic in training mode too"
             skips["test_gradcheck_train"] = "computes in training mode as in eval mode"
+        if self.train_reference is None:
+            skips["test_train_reference"] = self.no_train_reference
+        if self.train_invariant is None:
+            skips["test_train_invariant"] = ("no train-mode draws to check" if not self.stochastic
+                                             else "no invariant of its train-mode draws given")
+        if self.reference is None:
+            skips["test_half_reference"] = skips["test_reference_boundaries"] = self.no_reference
+        if not self.complex_input:
+            skips["test_reference_boundaries"] = "takes real inputs: no complex special points"
+        if not any(s.args or s.kwargs for s in self.samples):
+            skips["test_options_kept"] = "built without arguments"
         self._not_applicable = skips
         self.skips = {**skips, **self.skips}
 
@@ -470,17 +536,26 @@ def _polar(f):
     return apply
 
 
+def _phasor(z):
+    """``z / |z|``, and 1 (phase zero) at zero, the convention of the layers that keep a phase
+    on a modulus that need not vanish at zero (phase softmax, magnitude batch norm)."""
+    r = z.abs()
+    return torch.where(r > 0, z / torch.where(r > 0, r, 1), 1)
+
+
 def _modrelu(z, b):
     r = z.abs()
     return torch.where(r > 0, torch.relu(1 - b / r), 0) * z
 
 
 def _value_of(module, name):
-    """A zAbsReLU's or leaky zReLU's value, against an ``(N, C, L)`` input if per channel."""
+    """A modReLU's, zAbsReLU's or leaky zReLU's value, against an ``(N, C, L)`` input if per
+    channel."""
     value = getattr(module, name)
     if not isinstance(value, torch.Tensor):
         return value
-    return value.detach()[:, None] if module.num_parameters > 1 else value.detach()
+    per_channel = getattr(module, "num_parameters", 1) > 1
+    return value.detach()[:, None] if per_channel else value.detach()
 
 
 #: samples of a zAbsReLU and a leaky zReLU: the learnable value (scalar, then per
@@ -489,6 +564,10 @@ _VALUE_SAMPLES = (
     Sample((), {"learnable": True}, "learnable"),
     Sample((), note="fixed"),
     Sample((), {"learnable": True, "num_parameters": 3}, "per-channel"),
+    # a value of its own, not the default (a threshold of 0.9 keeps about two thirds of
+    # the inputs' moduli; a slope past 1 amplifies)
+    Sample((0.9,), note="value"),
+    Sample((1.5,), note="value-past-1"),
 )
 
 
@@ -515,19 +594,111 @@ def _affine2x2(module, re, im, shape):
     if getattr(module, "weight", None) is None:
         return torch.complex(re, im)
     w = module.weight.detach().reshape(2, 2, *shape)
-    b = module.bias.detach().reshape(2, *shape)
+    bias = getattr(module, "bias", None)
+    b = (0, 0) if bias is None else bias.detach().reshape(2, *shape)
     return torch.complex(w[0, 0] * re + w[0, 1] * im + b[0], w[1, 0] * re + w[1, 1] * im + b[1])
 
 
 def _batch_norm_reference(module, x):
-    """Eval mode: whitening by the running mean and covariance, then the 2x2 affine map."""
+    """Eval mode: whitening by the running mean and covariance, then the 2x2 affine map; by the
+    batch's statistics without running ones (``track_running_stats=False``), as torch's."""
+    if module.running_mean is None:
+        return _batch_norm_train(module, x)[0]
     z = native(x)
     shape = (-1,) + (1,) * (z.dim() - 2)
-    mean = native(Cplx(module.running_mean[0], module.running_mean[1])).reshape(shape)
+    mean = torch.complex(module.running_mean[0], module.running_mean[1]).reshape(shape)
     v = module.running_var
     re, im = _whiten(z, mean, v[0, 0].reshape(shape), v[0, 1].reshape(shape),
                      v[1, 1].reshape(shape), module.eps)
     return _affine2x2(module, re, im, shape)
+
+
+def _momentum(module, counts=True):
+    """The weight of this batch in the running statistics: ``momentum``, or with ``None`` the
+    cumulative average's ``1 / (batches + 1)`` (a batch norm; an instance norm keeps them)."""
+    if module.momentum is not None:
+        return module.momentum
+    return 1.0 / (module.num_batches_tracked.item() + 1) if counts else 0.0
+
+
+def _blend(running, batch, momentum):
+    return (1 - momentum) * running + momentum * batch
+
+
+def _covariance(c, dims):
+    """The biased 2x2 covariance of the centred complex ``c`` over ``dims``, kept: vrr, vri, vii."""
+    return ((c.real ** 2).mean(dims, keepdim=True), (c.real * c.imag).mean(dims, keepdim=True),
+            (c.imag ** 2).mean(dims, keepdim=True))
+
+
+def _pair_norm_train(module, x, per_instance):
+    """Train mode of a whitening batch (or instance) norm: the output by the batch's (each
+    instance's) statistics, and the running mean and covariance blended with the batch's (the
+    average of the instances'), the covariance unbiased by n / (n - 1), n the values per channel
+    (per instance); a batch norm counts the batch."""
+    z = native(x)
+    dims = tuple(range(2, z.dim())) if per_instance else (0, *range(2, z.dim()))
+    n = int(np.prod([z.shape[d] for d in dims]))
+    mean = z.mean(dims, keepdim=True)
+    vrr, vri, vii = _covariance(z - mean, dims)
+    re, im = _whiten(z, mean, vrr, vri, vii, module.eps)
+    shape = (-1,) + (1,) * (z.dim() - 2)
+    out = _affine2x2(module, re, im, shape)
+    if module.running_mean is None:
+        return out, {}
+    m = _momentum(module, counts=not per_instance)
+    channels = z.shape[1]
+    batch_mean = torch.stack([mean.real, mean.imag]).reshape(2, -1, channels).mean(1)
+    cov = [t.reshape(-1, channels).mean(0) * n / (n - 1) for t in (vrr, vri, vii)]
+    batch_cov = torch.stack([torch.stack(cov[:2]), torch.stack(cov[1:])])
+    state = {"running_mean": _blend(module.running_mean, batch_mean, m),
+             "running_var": _blend(module.running_var, batch_cov, m)}
+    if not per_instance:
+        state["num_batches_tracked"] = module.num_batches_tracked + 1
+    return out, state
+
+
+def _batch_norm_train(module, x):
+    return _pair_norm_train(module, x, per_instance=False)
+
+
+def _scalar_batch_norm(x, norm, training, prefix=""):
+    """torch's real batch norm of ``x`` (N, C, *) with the state of ``norm`` (a torch
+    BatchNorm, or a magnitude norm), written out: the output and the updated state."""
+    dims = (0, *range(2, x.dim()))
+    shape = (-1,) + (1,) * (x.dim() - 2)
+    if training or norm.running_mean is None:
+        mean, var = x.mean(dims), x.var(dims, unbiased=False)
+    else:
+        mean, var = norm.running_mean, norm.running_var
+    out = (x - mean.reshape(shape)) / (var.reshape(shape) + norm.eps).sqrt()
+    if norm.weight is not None:
+        out = out * norm.weight.detach().reshape(shape) + norm.bias.detach().reshape(shape)
+    state = {}
+    if training and norm.running_mean is not None:
+        n = x.numel() // x.shape[1]
+        m = _momentum(norm)
+        state = {prefix + "running_mean": _blend(norm.running_mean, mean, m),
+                 prefix + "running_var": _blend(norm.running_var, var * n / (n - 1), m),
+                 prefix + "num_batches_tracked": norm.num_batches_tracked + 1}
+    return out, state
+
+
+def _naive_batch_norm_train(module, x):
+    """Train mode: each part by its batch statistics, each part's state updated."""
+    z = native(x)
+    (re, a), (im, b) = (_scalar_batch_norm(p, m, True, name + ".")
+                        for p, m, name in ((z.real, module.real, "real"),
+                                           (z.imag, module.imag, "imag")))
+    return torch.complex(re, im), {**a, **b}
+
+
+def _magnitude_batch_norm_train(module, x):
+    """Train mode: the modulus by its batch statistics, times the unit phasor."""
+    z = native(x)
+    r = z.abs()
+    normed, state = _scalar_batch_norm(r, module, True)
+    return normed * _phasor(z), state
 
 
 def _statistics_norm(z, dims, eps):
@@ -557,14 +728,35 @@ def _group_norm_reference(module, x):
 
 
 def _instance_norm_reference(dims):
+    """Eval mode: each instance by its own statistics, or by the running ones if tracked."""
     def reference(module, x):
         z = native(x)
+        if module.track_running_stats:
+            if z.dim() == dims + 1:
+                return _batch_norm_reference(module, z[None])[0]
+            return _batch_norm_reference(module, z)
         re, im = _statistics_norm(z, tuple(range(-dims, 0)), module.eps)
         return _affine2x2(module, re, im, (-1,) + (1,) * dims)
     return reference
 
 
+def _instance_norm_train(dims):
+    """Train mode: each instance by its own statistics; the running ones, if tracked, blended
+    with their batch averages (never counted, as torch's instance norms)."""
+    def reference(module, x):
+        z = native(x)
+        if z.dim() == dims + 1:
+            out, state = _pair_norm_train(module, z[None], per_instance=True)
+            return out[0], state
+        return _pair_norm_train(module, z, per_instance=True)
+    return reference
+
+
 def _naive_batch_norm_reference(module, x):
+    """Eval mode: torch's real functional batch norm of each part by its running statistics;
+    by the batch's without them."""
+    if module.real.running_mean is None:
+        return _naive_batch_norm_train(module, x)[0]
     z = native(x)
     parts = [F.batch_norm(p, m.running_mean, m.running_var, m.weight, m.bias, False, 0.0, m.eps)
              for p, m in ((z.real, module.real), (z.imag, module.imag))]
@@ -572,11 +764,13 @@ def _naive_batch_norm_reference(module, x):
 
 
 def _magnitude_batch_norm_reference(module, x):
+    if module.running_mean is None:
+        return _magnitude_batch_norm_train(module, x)[0]
     z = native(x)
     r = z.abs()
     normed = F.batch_norm(r, module.running_mean, module.running_var, module.weight,
                           module.bias, False, 0.0, module.eps)
-    return torch.where(r > 0, normed / r, 0) * z
+    return normed * _phasor(z)
 
 
 def _rms_norm_reference(module, x):
@@ -585,6 +779,22 @@ def _rms_norm_reference(module, x):
     eps = torch.finfo(z.real.dtype).eps if module.eps is None else module.eps
     out = z / ((z.abs() ** 2).mean(dims, keepdim=True) + eps).sqrt()
     return out if module.weight is None else out * module.weight.detach()
+
+
+#: a batch norm's choices: the affine map or none, the cumulative average (``momentum=None``)
+#: and another ``eps``, no running statistics (the batch's in eval mode too)
+_BATCH_NORM_SAMPLES = (
+    (3,),
+    Sample((3,), {"affine": False}, "noaffine"),
+    Sample((3,), {"momentum": None, "eps": 0.1}, "cumulative-eps"),
+    Sample((3,), {"track_running_stats": False, "momentum": 0.3}, "untracked"),
+)
+#: the same for the norms of real values (the parts, the modulus)
+_SCALAR_NORM_SAMPLES = (
+    (3,),
+    Sample((3,), {"affine": False, "momentum": None, "eps": 0.1}, "noaffine-cumulative-eps"),
+    Sample((3,), {"track_running_stats": False}, "untracked"),
+)
 
 
 def _norm_setup(module, g):
@@ -600,12 +810,34 @@ def _norm_setup(module, g):
                 value.copy_(torch.rand(value.shape, generator=g) + 0.5)
             elif name.endswith("running_mean") and value is not None:
                 value.copy_(torch.randn(value.shape, generator=g))
+            elif name.endswith("num_batches_tracked") and value is not None:
+                # batches seen before: the cumulative average (momentum=None) weighs 1 / 4
+                value.fill_(3)
 
 
 def _parameters_setup(module, g):
     with torch.no_grad():
         for value in module.parameters():
             value.copy_(torch.rand(value.shape, generator=g))
+
+
+def _dropout_invariant(channel):
+    """A train-mode dropout: each element (each channel of each sample, ``channel``) zero in both
+    parts, or the input scaled by ``1 / (1 - p)``; some dropped, some kept."""
+    def check(module, output, x):
+        z, out = native(x), native(output)
+        kept = out != 0
+        scaled = z / (1 - module.p)
+        torch.testing.assert_close(torch.where(kept, out, 0), torch.where(kept, scaled, 0),
+                                   atol=1e-12, rtol=1e-12)
+        assert kept.any() and not kept.all(), "all kept or all dropped"
+        per_channel = kept.flatten(2)
+        uniform = (per_channel == per_channel[..., :1]).all(-1)
+        if channel:
+            assert uniform.all(), "a channel partly dropped"
+        else:
+            assert not uniform.all(), "whole channels dropped"
+    return check
 
 
 def _max_pool_reference(dims, adaptive=False):
@@ -672,6 +904,14 @@ def _unit_l0_setup(module, g):
     with torch.no_grad():
         # gates open, partly open and closed
         module.log_alpha.copy_(3 * torch.randn(module.log_alpha.shape, generator=g))
+
+
+def _gate_bias_setup(module, g):
+    """Real biases of modulus gates away from their initial zero, so that their sign counts."""
+    with torch.no_grad():
+        for name, value in module.named_parameters():
+            if name.startswith("gate_bias"):
+                value.copy_(torch.randn(value.shape, generator=g))
 
 
 def _cell_reference(module, x, hx=None):
@@ -822,16 +1062,29 @@ def _construct(cls, s):
     return cls(*args, **kwargs)
 
 
-def _sinusoid(x, module):
-    """``exp(i p w_k)`` of position ``p`` along the sequence dimension, ``w_k = base^(-k/d)``."""
+def _sinusoid(x, module, offset=0):
+    """``exp(i p w_k)`` of position ``p`` (from ``offset`` on) along the sequence dimension,
+    ``w_k = base^(-k/d)``."""
     z = native(x)
     axis = 1 if module.batch_first and z.dim() == 3 else 0
-    positions = torch.arange(z.shape[axis], dtype=z.real.dtype)
+    positions = offset + torch.arange(z.shape[axis], dtype=z.real.dtype)
     omega = module.base ** (-torch.arange(z.shape[-1], dtype=z.real.dtype) / z.shape[-1])
     phase = positions[:, None] * omega
     shape = [1] * z.dim()
     shape[axis], shape[-1] = z.shape[axis], z.shape[-1]
     return torch.exp(1j * phase).reshape(shape)
+
+
+def _positions(s, n, dtype, g):
+    """A sequence ``(L, N, E)`` (``(N, L, E)`` batch first), and the forward's ``offset`` 3 for
+    the samples noted ``offset``."""
+    x = _inputs(("c", (3, 4)), sequence_first=True)(s, n, dtype, g)
+    return x + (3,) if s.note.endswith("offset") else x
+
+
+def _positional_reference(module, x, offset=0):
+    e = _sinusoid(x, module, offset)
+    return native(x) + e if module.mode == "add" else native(x) * e
 
 
 def _sparse_weight(complex_):
@@ -876,8 +1129,9 @@ def _eca_reference(module, x):
     padded = torch.cat([torch.zeros_like(means[:, :k // 2]), means,
                         torch.zeros_like(means[:, :k // 2])], 1)
     scores = sum(w[j] * padded[:, j:j + c] for j in range(k))
-    gate = (torch.polar(torch.sigmoid(scores.abs()), scores.angle()) if module.gate == "phase"
-            else torch.sigmoid(scores.abs()).to(z.dtype))
+    # the phase gate is zero where the score is (phase_sigmoid's documented value there)
+    gate = (torch.where(scores != 0, torch.polar(torch.sigmoid(scores.abs()), scores.angle()), 0)
+            if module.gate == "phase" else torch.sigmoid(scores.abs()).to(z.dtype))
     return z * gate.reshape(*gate.shape, *[1] * (z.dim() - 2))
 
 
@@ -932,8 +1186,6 @@ _ELEMENTWISE = [
     (cnn.CplxZReLU, (), lambda z: torch.where(_first_quadrant(z), z, 0)),
     (cnn.CplxCardioid, (), lambda z: z * (1 + torch.cos(torch.angle(z))) / 2),
     (cnn.CplxSplitReLU, (), _split(torch.relu)),
-    (cnn.CplxSplitELU, (), _split(F.elu)),
-    (cnn.CplxSplitGELU, (), _split(F.gelu)),
     (cnn.CplxSplitTanh, (), _split(torch.tanh)),
     (cnn.CplxSplitSigmoid, (), _split(torch.sigmoid)),
     (cnn.CplxTanh, (), torch.tanh),
@@ -941,7 +1193,6 @@ _ELEMENTWISE = [
     (cnn.CplxModTanh, (), _polar(torch.tanh)),
     (cnn.CplxModSquash, (), _polar(lambda r: r * r / (1 + r * r))),
     (cnn.CplxModLog, (), _polar(torch.log1p)),
-    (cnn.CplxModReLU, (), lambda z: _modrelu(z, 0.5)),
     (cnn.CplxPhaseSigmoid, (), _polar(torch.sigmoid)),
 ]
 
@@ -949,6 +1200,16 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
     _entry(cls, Sample(args), _c(3, 4), _unary(f), unbatched=True)
     for cls, args, f in _ELEMENTWISE
 ] + [
+    # --- activations with options: each documented choice one sample
+    _entry(cnn.CplxModReLU, ((), Sample((None,), note="learnable"),
+                             Sample((-0.5,), note="negative"), Sample((0.0,), note="zero")),
+           _c(3, 4), lambda m, x: _modrelu(native(x), _value_of(m, "threshold")),
+           unbatched=True),
+    _entry(cnn.CplxSplitELU, ((), Sample((0.5,), note="alpha")), _c(3, 4),
+           lambda m, x: _split(lambda t: F.elu(t, m.alpha))(native(x)), unbatched=True),
+    _entry(cnn.CplxSplitGELU, ((), Sample(("tanh",), note="tanh")), _c(3, 4),
+           lambda m, x: _split(lambda t: F.gelu(t, approximate=m.approximate))(native(x)),
+           unbatched=True),
     # --- casting layers
     _entry(cnn.InterleavedRealToCplx, ((), Sample((), {"copy": True}, "copy")), _r(3, 6),
            _unary(lambda x: torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2).contiguous())),
@@ -982,8 +1243,9 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
     _entry(cnn.CplxChannelModReLU, (3,), _c(3, 4),
            lambda m, x: _modrelu(native(x), m.threshold.detach()[:, None]),
            setup=_parameters_setup),
-    _entry(cnn.CplxPhaseSoftmax, (-1,), _c(3, 4),
-           lambda m, x: _polar(lambda r: torch.softmax(r, m.dim))(native(x)), unbatched=True),
+    _entry(cnn.CplxPhaseSoftmax, ((-1,), Sample((0,), note="dim0")), _c(3, 4),
+           lambda m, x: torch.softmax(native(x).abs(), m.dim) * _phasor(native(x)),
+           unbatched=True),
     _entry(cnn.CplxMagSoftmax, (-1,), _c(3, 4),
            lambda m, x: torch.softmax(native(x).abs(), m.dim), unbatched=True),
     _entry(cnn.CplxRatioMask, ((), Sample((False,), note="unbounded")),
@@ -1006,34 +1268,45 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
            lambda m, x: torch.tanh(native(x) @ native(m[0].weight).detach().T
                                    + native(m[0].bias).detach()), unbatched=True),
     # --- normalisation
-    *[_entry(cls, ((3,), Sample((3,), {"affine": False}, "noaffine")),
-             _c(3, *[4] * d), _batch_norm_reference, setup=_norm_setup)
+    *[_entry(cls, _BATCH_NORM_SAMPLES, _c(3, *[4] * d), _batch_norm_reference,
+             train_reference=_batch_norm_train, setup=_norm_setup)
       for d, cls in ((1, cnn.CplxBatchNorm1d), (2, cnn.CplxBatchNorm2d),
                      (3, cnn.CplxBatchNorm3d))],
     # outside a process group: CplxBatchNorm2d's computation, for any rank
-    _entry(cnn.CplxSyncBatchNorm, ((3,), Sample((3,), {"affine": False}, "noaffine")),
-           _c(3, 4, 4), _batch_norm_reference, setup=_norm_setup),
-    *[_entry(cls, (3,), _c(3, *[4] * d), _naive_batch_norm_reference, setup=_norm_setup)
+    _entry(cnn.CplxSyncBatchNorm, _BATCH_NORM_SAMPLES, _c(3, 4, 4), _batch_norm_reference,
+           train_reference=_batch_norm_train, setup=_norm_setup),
+    *[_entry(cls, _SCALAR_NORM_SAMPLES, _c(3, *[4] * d), _naive_batch_norm_reference,
+             train_reference=_naive_batch_norm_train, setup=_norm_setup)
       for d, cls in ((1, cnn.CplxNaiveBatchNorm1d), (2, cnn.CplxNaiveBatchNorm2d),
                      (3, cnn.CplxNaiveBatchNorm3d))],
-    *[_entry(cls, (3,), _c(3, *[4] * d), _magnitude_batch_norm_reference, setup=_norm_setup)
+    *[_entry(cls, _SCALAR_NORM_SAMPLES, _c(3, *[4] * d), _magnitude_batch_norm_reference,
+             train_reference=_magnitude_batch_norm_train, setup=_norm_setup)
       for d, cls in ((1, cnn.CplxMagnitudeBatchNorm1d), (2, cnn.CplxMagnitudeBatchNorm2d),
                      (3, cnn.CplxMagnitudeBatchNorm3d))],
-    _entry(cnn.CplxLayerNorm, ((4,), Sample((4,), {"elementwise_affine": False}, "noaffine")),
+    _entry(cnn.CplxLayerNorm, ((4,), Sample((4,), {"elementwise_affine": False}, "noaffine"),
+                               Sample((4,), {"bias": False, "eps": 0.1}, "nobias-eps")),
            _c(3, 4), _layer_norm_reference, unbatched=True, setup=_norm_setup),
-    _entry(cnn.CplxGroupNorm, ((2, 4), Sample((1, 4), {"affine": False}, "noaffine")),
+    _entry(cnn.CplxGroupNorm, ((2, 4), Sample((1, 4), {"affine": False}, "noaffine"),
+                               Sample((4, 4), {"eps": 0.1}, "pergroup-eps")),
            _c(4, 5), _group_norm_reference, setup=_norm_setup),
-    *[_entry(cls, (Sample((3,), {"affine": True}, "affine"),), _c(3, *[4] * d),
-             _instance_norm_reference(d), unbatched=True, setup=_norm_setup)
+    *[_entry(cls, (Sample((3,), {"affine": True}, "affine"),
+                   Sample((3,), {"track_running_stats": True, "momentum": 0.3}, "tracked"),
+                   Sample((3,), {"affine": True, "track_running_stats": True, "momentum": None,
+                                 "eps": 0.1}, "tracked-nomomentum")),
+             _c(3, *[4] * d), _instance_norm_reference(d), train_reference=_instance_norm_train(d),
+             unbatched=True, setup=_norm_setup)
       for d, cls in ((1, cnn.CplxInstanceNorm1d), (2, cnn.CplxInstanceNorm2d),
                      (3, cnn.CplxInstanceNorm3d))],
-    _entry(cnn.CplxRMSNorm, ((4,), Sample((4,), {"eps": 1e-3}, "eps")), _c(3, 4),
+    _entry(cnn.CplxRMSNorm, ((4,), Sample((4,), {"eps": 1e-3}, "eps"),
+                             Sample((4,), {"elementwise_affine": False}, "noaffine")), _c(3, 4),
            _rms_norm_reference, unbatched=True, setup=_norm_setup),
     # --- dropout: eval mode is the identity
-    *[_entry(cls, ((), Sample((0.2,), note="p0.2")), _c(3, *[4] * d), _unary(lambda z: z),
-             unbatched=True, stochastic=True)
-      for d, cls in ((1, cnn.CplxDropout), (1, cnn.CplxDropout1d), (2, cnn.CplxDropout2d),
-                     (3, cnn.CplxDropout3d))],
+    *[_entry(cls, ((), Sample((0.2,), note="p0.2"),
+                   Sample((0.4,), {"inplace": True}, "p0.4-inplace")),
+             _c(3, *[4] * d), _unary(lambda z: z), unbatched=True, stochastic=True,
+             train_invariant=_dropout_invariant(channel))
+      for d, cls, channel in ((1, cnn.CplxDropout, False), (1, cnn.CplxDropout1d, True),
+                              (2, cnn.CplxDropout2d, True), (3, cnn.CplxDropout3d, True))],
     # --- pooling and resizing
     *[_entry(cls, ((2,), Sample((3,), {"stride": 1, "padding": 1}, "padded"),
                    Sample((2,), {"return_indices": True, "ceil_mode": True}, "indices")),
@@ -1163,12 +1436,16 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
            no_reference=_NO_REFERENCE["own"], unbatched=True),
     _entry(cnn.CplxMorletConv1d, (Sample((1, 3, 5), {"padding": 2})), _c(1, 8),
            no_reference=_NO_REFERENCE["own"], unbatched=True),
+    # dropout 0: deterministic in training mode too
     _entry(cnn.CplxSinusoidalPositionalEncoding,
            (Sample((4,), {"dropout": 0.0}),
-            Sample((4,), {"dropout": 0.0, "mode": "multiply"}, "multiply")),
-           _inputs(("c", (3, 4)), sequence_first=True),
-           lambda m, x: native(x) + _sinusoid(x, m) if m.mode == "add"
-           else native(x) * _sinusoid(x, m), stochastic=True, batch_dim=1,
+            Sample((4,), {"dropout": 0.0, "mode": "multiply"}, "multiply"),
+            Sample((4,), {"dropout": 0.0, "batch_first": True, "base": 50.0}, "bf-base"),
+            Sample((4,), {"dropout": 0.0, "max_len": 9}, "offset"),
+            Sample((4,), {"dropout": 0.0, "mode": "multiply", "batch_first": True},
+                   "multiply-bf-offset")),
+           _positions, _positional_reference, train_reference=_as_in_eval(_positional_reference),
+           stochastic=True, batch_dim=1,
            # the table of sinusoids is drawn at construction, in float32
            atol=1e-6),
     _entry(cnn.CplxRotaryPositionalEncoding, (4,), _inputs(("c", (3, 4)), sequence_first=True),
@@ -1179,12 +1456,12 @@ LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
     # --- recurrent
     *[_entry(cls, (Sample((3, 4), {"bias": False}, "nobias"), (3, 4),
                    Sample((3, 4), {"gates": "modulus"}, "modulus")),
-             _c(3), _cell_reference, unbatched=True)
+             _c(3), _cell_reference, unbatched=True, setup=_gate_bias_setup)
       for cls in (cnn.CplxRNNCell, cnn.CplxGRUCell, cnn.CplxLSTMCell)],
     *[_entry(cls, ((3, 4), Sample((3, 4), {"num_layers": 2, "bidirectional": True}, "bidir2"),
                    Sample((3, 4), {"batch_first": True}, "batchfirst"),
                    Sample((3, 4), {"gates": "modulus", "bidirectional": True}, "modulus")),
-             _sequence(3), _rnn_reference, unbatched=True, batch_dim=1)
+             _sequence(3), _rnn_reference, unbatched=True, batch_dim=1, setup=_gate_bias_setup)
       for cls in (cnn.CplxRNN, cnn.CplxGRU, cnn.CplxLSTM)],
     *[_entry(cls, ((3, 4), Sample((3, 4), {"num_layers": 2, "bidirectional": True}, "bidir2"),
                    Sample((3, 4), {"batch_first": True}, "batchfirst")),
@@ -1280,6 +1557,11 @@ KNOWN = {
         ("test_onnx_torchscript", "test_onnx_dynamo"), _NO_MATRIX_EXP)},
     cnn.CplxUnitaryRNN: {"xfails": dict.fromkeys(
         ("test_onnx_torchscript", "test_onnx_dynamo"), _NO_MATRIX_EXP)},
+    **{cls: {"skips": {"test_reference_boundaries": (
+        "cancelling phasors make the channel means zero up to rounding, where the phase gate "
+        "jumps from 0 (at an exact zero, phase_sigmoid's documented value) to 1/2 times a "
+        "phase of rounding noise: the layer's sums and the reference's round differently")}}
+       for cls in (cnn.CplxECA1d, cnn.CplxECA2d, cnn.CplxECA3d)},
     cnn.InterleavedRealToCplx: {"skips": {"test_bad_dtype": _INT_PARTS}},
     cnn.CplxDataConsistency: {"skips": {"test_duck_complex": (
         "its mask is a real floating-point input besides the two complex ones, and the duck "
@@ -1360,7 +1642,31 @@ BAD_SHAPES = {
     models.CplxVisionTransformer: _c(1, 4, 6),
 }
 
+_ONCE = ("computed in float32 (statistics, whitening, affine map) and rounded once, as "
+         "documented: half an epsilon of each value at most; a reduction in half precision "
+         "errs by one to several (measured 0.7 to 2.4 without the upcast)")
+_SEVERAL = ("several half-precision roundings in a row (a product, then a gate, an activation "
+            "or a second layer; torch's CPU transposed convolutions round partial sums): "
+            "measured up to 1.8 epsilons")
+_SEVERAL_IDS = {"CplxTanh", "CplxRatioMask", "CplxMagMinMaxNorm", "CplxECA1d", "CplxECA2d",
+                "CplxECA3d", "CplxSequential", "CplxRNNUnitL0", "CplxGRUUnitL0",
+                "CplxLSTMUnitL0"}
+
+#: ``{layer id: (epsilons, reason)}``: the half-precision tolerance where it is not 1.5 (the
+#: float32 computation of a few steps, rounded; measured at most 0.95)
+HALF_ULPS = {
+    **{info.id: (0.6, _ONCE) for info in LAYERS if info.cls in (
+        cnn.CplxBatchNorm1d, cnn.CplxBatchNorm2d, cnn.CplxBatchNorm3d, cnn.CplxSyncBatchNorm,
+        cnn.CplxMagnitudeBatchNorm1d, cnn.CplxMagnitudeBatchNorm2d,
+        cnn.CplxMagnitudeBatchNorm3d, cnn.CplxLayerNorm, cnn.CplxGroupNorm,
+        cnn.CplxInstanceNorm1d, cnn.CplxInstanceNorm2d, cnn.CplxInstanceNorm3d,
+        cnn.CplxRMSNorm)},
+    **{info.id: (2.5, _SEVERAL) for info in LAYERS
+       if info.id in _SEVERAL_IDS or "ConvTranspose" in info.id or "ChannelL0" in info.id},
+}
+
 for _info in LAYERS:
+    _info.half_ulps = HALF_ULPS.get(_info.id, (1.5, ""))[0]
     if _info.cls in BAD_SHAPES:
         _info.bad_shape = BAD_SHAPES[_info.cls]
     if _info.bad_shape is None:
