@@ -55,6 +55,23 @@ class Flattening(NamedTuple):
     """``Flatten(start_dim, end_dim)``: a step only as ``Flatten(1, -1)``."""
 
 
+class Readout(NamedTuple):
+    """Complex features ``(N, F)`` to real ones: each of ``parts`` of every feature, block after block.
+
+    ``CplxToConcatenatedReal(dim=-1)``'s blocks are the real parts, then the
+    imaginary parts; ``CplxModulus``'s one block the moduli. A group's
+    channels reach a linear read-out through it behind a flatten.
+    """
+
+    #: a function per block, of the complex features to its real ones
+    parts: tuple
+    #: a condition on the module, e.g. on the dimension it joins along
+    when: Optional[Callable[[torch.nn.Module], bool]] = None
+
+    def applies(self, module):
+        return self.when is None or self.when(module)
+
+
 FLATTEN = Flattening()
 ELEMENTWISE = Elementwise()
 IDENTITY_IN_EVAL = Elementwise(identity_in_eval=True)

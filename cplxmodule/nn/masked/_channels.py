@@ -38,6 +38,7 @@ scaled, are added to its kernel.
 """
 
 import math
+import operator
 
 import torch
 import torch.nn.functional as F
@@ -47,7 +48,9 @@ from ...cplx import Cplx
 from ...cplx.conversions import _ELEMENTWISE
 from .. import _kinds
 from . import _dataflow
+from ..modules.activation import CplxModulus
 from ..modules.base import _RECIPES, CplxToCplx
+from ..modules.casting import CplxToConcatenatedReal
 from ..modules.container import CplxSequential
 
 __all__ = []
@@ -78,6 +81,11 @@ _kinds.declare(
     _kinds.Channelwise("num_parameters", None),
 )
 _kinds.declare(torch.nn.Flatten, _kinds.FLATTEN)
+_kinds.declare(CplxToConcatenatedReal, _kinds.Readout(
+    (operator.attrgetter("real"), operator.attrgetter("imag")),
+    when=lambda module: module.dim in (1, -1),
+))
+_kinds.declare(CplxModulus, _kinds.Readout((abs,)))
 
 # The containers whose ``forward`` is known: each child, in order, on the
 # output of the one before.
@@ -117,7 +125,8 @@ def _step_kind(module, spatial, complex_, flat, uses):
         elif isinstance(kind, _kinds.Flattening):
             if module.start_dim == 1 and module.end_dim == -1:
                 return "flatten", kind
-        elif uses[id(module)] == 1 and kind.takes(module, spatial):
+        elif isinstance(kind, _kinds.Channelwise) and uses[id(module)] == 1 and (
+                kind.takes(module, spatial)):
             return "channelwise", kind
     return None, None
 
@@ -358,38 +367,128 @@ def _group_plan(group, owner, units, uses):
     kind = kinds.pop() if len(kinds) == 1 else None
     if kind is None:
         return None
-    spatial, complex_ = kind
     channels = writers[0].size(writers[0].out_dim)
     if any(w.size(w.out_dim) != channels for w in writers):
         return None
-    steps = [_group_step(module, kind, channels, units, uses) for module, *_ in group.steps]
-    if None in steps:
+    walked = _walk(group, kind, channels, units, uses)
+    if walked is None:
         return None
-    reads = [_group_read(read, kind, channels, owner, units) for read in group.reads]
-    if None in reads:
-        return None
-    return writers, steps, reads, lambda: _group_constants(group, writers, steps)
+    layouts, steps = walked
+    reads, parts = [], []
+    for read in group.reads:
+        found = _group_reads(read, layouts[read.value], kind, channels, owner, units)
+        if found is None:
+            return None
+        reads += [r for r, _ in found]
+        parts += [part for _, part in found]
+    sources = [(read.value, part) for read, part in zip(reads, parts)]
+    return writers, steps, reads, lambda: _group_constants(group, writers, steps, sources)
 
 
-def _group_step(module, kind, channels, units, uses):
-    """``(step, module, kind)`` of a module (or a function) inside a group, or ``None``."""
+#: the layout of a group's value: its channels along dimension 1 (or the
+#: last, behind a linear layer), flattened into features, or read out as
+#: real features, block after block (``(READOUT, kind)``)
+CHANNELS, FLAT, READOUT = "channels", "flat", "readout"
+
+
+def _walk(group, kind, channels, units, uses):
+    """``(layout of each value, step of each of the group's steps)``, or ``None`` where a step does not map channels."""
+    layouts = {value: CHANNELS for _, value in group.writers}
+    steps = [None] * len(group.steps)
+    pending = True
+    while pending:
+        pending = False
+        for i, (module, taken, given) in enumerate(group.steps):
+            if taken in layouts and steps[i] is None:
+                step = _group_step(module, kind, channels, units, uses, layouts[taken])
+                if step is None:
+                    return None
+                steps[i], layouts[given] = step, _layout_after(step, layouts[taken])
+                pending = True
+        for _, left, right, given in group.sums:
+            if left in layouts and right in layouts and given not in layouts:
+                if layouts[left] != layouts[right]:
+                    return None
+                layouts[given] = layouts[left]
+                pending = True
+    if None in steps or any(value not in layouts for value in group.values):
+        return None
+    return layouts, steps
+
+
+def _layout_after(step, layout):
+    if step[0] == "flatten":
+        return FLAT
+    if step[0] == "readout":
+        return READOUT, step[2]
+    return layout
+
+
+def _group_step(module, kind, channels, units, uses, layout):
+    """``(step, module, kind)`` of a module (or a function) inside a group, or ``None``.
+
+    On channels, every step that maps channel ``c`` to channel ``c``, and
+    a flatten behind a convolution; on flattened features, elementwise
+    steps and a read-out to real features; on those, steps that are the
+    identity in eval mode.
+    """
+    spatial, complex_ = kind
     if isinstance(module, _dataflow.Function):
-        return "elementwise", module, _kinds.ELEMENTWISE
+        return ("elementwise", module, _kinds.ELEMENTWISE) if layout != READOUT and (
+            not isinstance(layout, tuple)) else None
+    if isinstance(layout, tuple):
+        step, step_kind = _step_kind(module, 0, False, True, uses)
+        return (step, module, step_kind) if step == "elementwise" and (
+            step_kind.identity_in_eval) else None
+    readout = _readout(module, complex_)
+    # behind a linear layer, features are the last dimension of any number
+    if readout is not None and (layout == FLAT or spatial == 0 and getattr(module, "dim", -1) == -1):
+        return "readout", module, readout
+    if layout == FLAT:
+        step, step_kind = _step_kind(module, 0, complex_, True, uses)
+        return (step, module, step_kind) if step == "elementwise" else None
     unit = units.get(id(module))
     if unit is not None:
         if unit.depthwise and not unit.shared and (unit.spatial, isinstance(
                 unit.weight, Cplx)) == kind and unit.size(0) == channels:
             return "depthwise", unit, None
         return None
-    step, step_kind = _step_kind(module, kind[0], kind[1], False, uses)
-    if step in (None, "flatten") or step == "channelwise" and (
-            step_kind.channels(module) != channels):
+    step, step_kind = _step_kind(module, spatial, complex_, False, uses)
+    if step is None or step == "channelwise" and step_kind.channels(module) != channels:
         return None
     return step, module, step_kind
 
 
+def _readout(module, complex_):
+    """The :class:`~cplxmodule.nn._kinds.Readout` of ``module`` from complex features, or ``None``."""
+    if not complex_:
+        return None
+    kind = next((k for k in _kinds.kinds_of(type(module)) if isinstance(k, _kinds.Readout)), None)
+    return kind if kind is not None and kind.applies(module) else None
+
+
+def _group_reads(read, layout, kind, channels, owner, units):
+    """``[(_Read, part)]`` of a layer that reads a group's value, ``part`` a read-out's block; or ``None``."""
+    if layout == CHANNELS:
+        found = _group_read(read, kind, channels, owner, units)
+        return None if found is None else [(found, None)]
+    consumer = units.get(id(read.consumer))
+    blocks = layout[1].parts if isinstance(layout, tuple) else (None,)
+    complex_ = kind[1] and not isinstance(layout, tuple)
+    if consumer is None or consumer.kind() != (0, complex_) or read.segments is not None:
+        return None
+    # channel c is the features c * S ... (c + 1) * S - 1 of each block
+    features = consumer.size(consumer.in_dim)
+    size = features // (len(blocks) * channels) if channels else 0
+    if not size or size * len(blocks) * channels != features:
+        return None
+    # the last block first: its inputs go before the offsets of the others move
+    return [(_Read(consumer, size, k * channels if len(blocks) > 1 else None, read.value), part)
+            for k, part in reversed(list(enumerate(blocks)))]
+
+
 def _group_read(read, kind, channels, owner, units):
-    """The :class:`_Read` of a layer that reads a group's value, or ``None``."""
+    """The :class:`_Read` of a layer that reads a group's channels, or ``None``."""
     consumer = units.get(id(read.consumer))
     if consumer is None or consumer.kind() != kind:
         return None
@@ -477,7 +576,7 @@ class _Read:
 
     def keep_inputs(self, index, channels):
         if self.offset is not None:
-            total = self.consumer.size(self.consumer.in_dim)
+            total = self.consumer.size(self.consumer.in_dim) // (self.group or 1)
             index = torch.cat([torch.arange(self.offset), index + self.offset,
                                torch.arange(self.offset + channels, total)])
         self.consumer.keep_inputs(index, self.group)
@@ -567,8 +666,12 @@ def _writer_constants(producer):
     return value.view(1, -1, *(1,) * producer.spatial)
 
 
-def _group_constants(group, writers, steps):
-    """The value each read of ``group`` sees of every channel were the writers' weights zero."""
+def _group_constants(group, writers, steps, sources):
+    """The value each read sees of every channel were the writers' weights zero.
+
+    ``sources`` holds each read's ``(value, part)``: the group's value it
+    reads, and the block of a read-out that it reads of it (``None``: all).
+    """
     known = {value: _writer_constants(w) for w, (_, value) in zip(writers, group.writers)}
     spatial = writers[0].spatial
     pending = True
@@ -585,9 +688,10 @@ def _group_constants(group, writers, steps):
                 known[given] = known[left] + known[right] if sign > 0 else (
                     known[left] - known[right])
                 pending = True
-    if any(read.value not in known for read in group.reads):
+    if any(value not in known for value, _ in sources):
         return None
-    return [known[read.value].flatten() for read in group.reads]
+    return [(known[value] if part is None else part(known[value])).flatten()
+            for value, part in sources]
 
 
 def _constants(producer, steps):

@@ -232,11 +232,18 @@ def compact(
     tensor or on each part of a ``Cplx``) and by additions or
     subtractions of two of them (of one shape), and read by layers, each
     reading one value whole or as one segment of a concatenation along
-    the channels. A residual network's stream is one (every block's last
-    convolution, and the stem or a projection shortcut, write it; every
-    block's first norm and convolution read it); so is a U-Net's encoder
-    level, read by the next level and, through the skip connection, by the
-    decoder. A group's channel goes when every reader drops it, or when
+    the channels, or, behind a ``Flatten(1, -1)`` (``CplxFlatten(1)``)
+    module, as features of a linear layer: channel ``c`` is the features
+    ``c * S ... (c + 1) * S - 1``, in each block of a read-out to real
+    features between them (:class:`~cplxmodule.nn.CplxToConcatenatedReal`
+    along the features: the real parts, then the imaginary parts;
+    :class:`~cplxmodule.nn.CplxModulus`: the moduli). A residual
+    network's stream is one (every block's last convolution, and the stem
+    or a projection shortcut, write it; every block's first norm and
+    convolution read it, and the last stage's reaches the classifier
+    through a norm, pooling, a flatten and the read-out); so is a U-Net's
+    encoder level, read by the next level and, through the skip
+    connection, by the decoder. A group's channel goes when every reader drops it, or when
     every writer leaves it dead and each reader takes the constant it then
     holds there, as above: a channel that one summand still writes stays.
     A group with any other use (a function of the ``forward`` other than

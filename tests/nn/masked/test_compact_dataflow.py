@@ -12,7 +12,9 @@ import torch
 import cplxmodule.cplx as cplx
 from cplxmodule import Cplx
 from cplxmodule.models import CplxResNet, CplxUNet, CplxVisionTransformer
-from cplxmodule.nn import CplxConv2d, CplxLinear, CplxSplitReLU
+from cplxmodule.nn import (
+    CplxConv2d, CplxFlatten, CplxLinear, CplxSplitReLU, CplxToConcatenatedReal,
+)
 from cplxmodule.nn.masked import _dataflow, compact, to_masked
 from cplxmodule.nn.relevance import compute_ard_masks, to_bayesian
 
@@ -258,6 +260,73 @@ def test_a_residual_streams_channels_stay_when_one_summand_writes_them():
     small = compact(masked, example_inputs=(cplx.randn(2, 3, 16, 16, dtype=DTYPE),))
     for name in STAGE_ONE:
         assert small.get_submodule(name).out_channels == 16
+
+
+def resnet_with_dead_last_stream(readout):
+    """A two-stage CplxResNet whose last stream's channels 0, 2, ... are dead in every writer."""
+    torch.manual_seed(0)
+    model = CplxResNet(3, 5, widths=(4, 8), blocks=(1, 1), readout=readout, dtype=DTYPE)
+    with torch.no_grad():  # running statistics: the dead channels hold constants
+        model.train()(cplx.randn(4, 3, 8, 8, dtype=DTYPE))
+    masked = to_masked(model).eval()
+    for name, layer in masked.named_modules():
+        if hasattr(layer, "mask"):
+            mask = torch.ones_like(layer.weight.real)
+            if name in ("stages.1.conv2", "stages.1.shortcut"):
+                mask[::2] = 0
+                if layer.bias is not None:
+                    with torch.no_grad():
+                        layer.bias.real[::2], layer.bias.imag[::2] = 0.5, -0.25
+            layer.mask = mask
+    return masked
+
+
+@pytest.mark.parametrize("readout, blocks", [("parts", 2), ("modulus", 1)])
+def test_the_last_streams_channels_go_through_the_flatten_and_the_read_out(readout, blocks):
+    # the stream reaches the classifier through a norm, pooling, a flatten and
+    # a read-out to real features (each block of it): the dead channels'
+    # constants go into the classifier's bias
+    masked = resnet_with_dead_last_stream(readout)
+    x = cplx.randn(2, 3, 8, 8, dtype=DTYPE)
+    small = compact(masked, example_inputs=(x,))
+    assert small.stages[1].conv2.out_channels == small.stages[1].shortcut.out_channels == 4
+    assert small.bn.num_features == 4 and small.classifier.in_features == 4 * blocks
+    with torch.no_grad():
+        torch.testing.assert_close(small(x), masked(x))
+        y = cplx.randn(3, 3, 11, 7, dtype=DTYPE)
+        torch.testing.assert_close(small(y), masked(y))
+
+
+class ReadAlong(torch.nn.Module):
+    """A convolution's channels flattened, read out along ``dim`` and read by a linear layer."""
+
+    def __init__(self, dim, flatten):
+        super().__init__()
+        self.conv = CplxConv2d(2, 4, 3, dtype=DTYPE)
+        self.flatten = CplxFlatten(1) if flatten == "module" else None
+        self.readout = CplxToConcatenatedReal(dim=dim)
+        # joined along the features, or along the batch
+        self.fc = torch.nn.Linear((2 if dim == -1 else 1) * 4 * 9, 3, dtype=DTYPE)
+
+    def forward(self, x):
+        h = self.conv(x)
+        h = Cplx(h.real.flatten(1), h.imag.flatten(1)) if self.flatten is None else self.flatten(h)
+        return self.fc(self.readout(h))
+
+
+@pytest.mark.parametrize("flatten, dim, kept", [
+    ("module", -1, 2),
+    ("module", 0, 4),  # the blocks are examples, not features
+    ("function", -1, 4),  # a function of the forward: not proven to keep the features' order
+])
+def test_a_read_out_goes_through_only_along_the_features_of_a_flatten_module(flatten, dim, kept):
+    torch.manual_seed(0)
+    masked = masked_with_dead_rows(ReadAlong(dim, flatten), "conv")
+    x = cplx.randn(2, 2, 5, 5, dtype=DTYPE)
+    small = compact(masked, example_inputs=(x,))
+    assert small.conv.out_channels == kept
+    with torch.no_grad():
+        torch.testing.assert_close(small(x), masked(x))
 
 
 class Residual(torch.nn.Module):

@@ -437,7 +437,23 @@ def models(draw):
     for _ in range(draw(st.integers(1, 6))):
         module, d, c = block(draw, ctx, d, c, depth=1)
         modules.append(module)
+    if ctx.complex_ and (d == 0 or c * ctx.size**d <= 24) and draw(st.booleans()):
+        modules += read_out(draw, ctx, d, c)
     return sequential(ctx, *modules).eval(), x, ctx
+
+
+def read_out(draw, ctx, d, c):
+    """A classifier's head: a flatten, the complex features read out as real ones, a real layer."""
+    head = []
+    if d > 0:
+        flatten, d, c = block_flatten(draw, ctx, d, c)
+        head.append(flatten)
+    parts = draw(st.booleans())
+    head.append(cnn.CplxToConcatenatedReal(dim=-1) if parts else cnn.CplxModulus())
+    ctx.complex_ = False  # the layers after the read-out are real
+    layer, _ = weighted(draw, ctx, 0, 2 * c if parts else c)
+    ctx.complex_ = True
+    return head + [layer]
 
 
 def reference(model, ctx):

@@ -67,22 +67,26 @@ def test_the_writers_of_a_residual_stream_share_one_gate(kind, parameter):
     model = CplxResNet(1, 4, widths=(4, 8), blocks=(2, 1))
     x = cplx.randn(2, 1, 8, 8)
     twin = to_bayesian(model, kind, example_inputs=(x,))
-    # the first stage's stream: the stem and each block's last convolution
-    assert leaders(twin) == {"stem": ("stem", "stages.0.conv2", "stages.1.conv2")}
+    # the first stage's stream: the stem and each block's last convolution;
+    # the last stage's: its projection shortcut and last convolution, read by
+    # the classifier through the flatten and the read-out
+    assert leaders(twin) == {"stem": ("stem", "stages.0.conv2", "stages.1.conv2"),
+                             "stages.2.shortcut": ("stages.2.shortcut", "stages.2.conv2")}
     stem = getattr(twin.stem, parameter)
     assert all(getattr(twin.get_submodule(f"stages.{i}.conv2"), parameter) is stem for i in (0, 1))
     assert sum(p is stem for p in twin.parameters()) == 1  # an optimizer sees it once
     # one penalty for the group: the ungrouped twin's, less the followers'
     alone = to_bayesian(model, kind)
     counted = {name for name, layer in alone.named_modules() if hasattr(layer, "penalty")}
-    followers = {"stages.0.conv2", "stages.1.conv2"}
+    followers = {"stages.0.conv2", "stages.1.conv2", "stages.2.conv2"}
     expected = sum(alone.get_submodule(name).penalty.sum() for name in counted - followers)
     torch.testing.assert_close(sum(penalties(twin)), expected)
-    assert len(list(penalties(twin))) == len(counted) - 2
+    assert len(list(penalties(twin))) == len(counted) - 3
     assert to_bayesian(model, kind).stem.__dict__.get("gate_group") is None  # without example_inputs
     assert all(twin.get_submodule(name).extra_repr().endswith(", gate_group='stem'")
                for name in ("stem", "stages.0.conv2", "stages.1.conv2"))
-    assert "gate_group" not in twin.stages[2].conv2.extra_repr()
+    assert twin.stages[2].conv2.extra_repr().endswith(", gate_group='stages.2.shortcut'")
+    assert "gate_group" not in twin.stages[2].conv1.extra_repr()
 
 
 def test_one_draw_serves_the_group_in_training():
