@@ -31,8 +31,8 @@ layers.
 
 The residual groups are ``CplxResNet(3, 10)`` (widths 16, 32, 64; batch
 32 of 32 x 32) with half of every block's inner channels masked
-(``resnet-cplx-inner50%``) and, besides, half the channels of the first two
-stages' streams, masked in every layer that adds into them
+(``resnet-cplx-inner50%``) and, besides, half the channels of every
+stage's stream, masked in every layer that adds into them
 (``resnet-cplx-inner50%-streams50%``).
 
 The U-Net group (``unet-cplx-channels75%-batch8``) is
@@ -291,16 +291,17 @@ def _time_graph_variant(benchmark, group, variant, dense, masked, small, x):
 # --- inner channels of a residual network: chains inside its own forward -----
 
 
-# the layers that write the streams of the first two stages (the last one's
-# goes to the read-out, which takes it apart into real features)
+# the layers that write the streams of the three stages (the last one's
+# reaches the classifier through a flatten and the read-out)
 STREAM_WRITERS = ("stem", "stages.0.conv2", "stages.1.conv2",
-                  "stages.2.conv2", "stages.2.shortcut", "stages.3.conv2")
+                  "stages.2.conv2", "stages.2.shortcut", "stages.3.conv2",
+                  "stages.4.conv2", "stages.4.shortcut", "stages.5.conv2")
 
 
 def resnet_pruned(fraction, stream=False):
     """``(dense, masked, input)``: CplxResNet, each block's inner channels ``fraction`` masked.
 
-    With ``stream``, the same fraction of the first two stages' streams too.
+    With ``stream``, the same fraction of every stage's stream too.
     """
     torch.manual_seed(0)
     dense = CplxResNet(3, 10)  # widths (16, 32, 64), two blocks each
@@ -332,10 +333,11 @@ def test_compact_resnet_inner_channels(benchmark, variant):
 
 @pytest.mark.parametrize("variant", ["dense", "masked", "compact", "compact-sequentials"])
 def test_compact_resnet_streams(benchmark, variant):
-    """Half the inner channels and half the first two streams: compact removes both."""
+    """Half the inner channels and half of every stream: compact removes both."""
     dense, masked, x = resnet_pruned(0.5, stream=True)
     small = compact(masked, example_inputs=(x[:2],))
     assert small.stem.out_channels < 16 and small.stages[2].shortcut.out_channels < 32
+    assert small.classifier.in_features < masked.classifier.in_features
     with torch.inference_mode():  # real logits
         torch.testing.assert_close(small(x), masked(x), rtol=1e-4, atol=1e-4)
     _time_graph_variant(benchmark, "resnet-cplx-inner50%-streams50%-batch32", variant, dense, masked, small, x)
