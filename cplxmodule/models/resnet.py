@@ -75,8 +75,9 @@ class CplxResNet(torch.nn.Module):
         Outputs (logits).
     widths : sequence of int, default (16, 32, 64)
         Complex channels of each stage.
-    blocks : sequence of int, default (2, 2, 2)
-        Residual blocks of each stage, as many entries as ``widths``.
+    blocks : int or sequence of int, default 2
+        Residual blocks of each stage: one number for every stage, or one
+        per entry of ``widths``.
     readout : {"parts", "modulus"}, default "parts"
         The real features of the pooled complex ones: ``"parts"`` the real
         parts then the imaginary parts (``2 * widths[-1]`` features, as the
@@ -133,7 +134,7 @@ class CplxResNet(torch.nn.Module):
         in_channels: int,
         num_classes: int,
         widths: Union[int, Sequence[int]] = (16, 32, 64),
-        blocks: Union[int, Sequence[int]] = (2, 2, 2),
+        blocks: Union[int, Sequence[int]] = 2,
         readout: str = "parts",
         device: Device = None,
         dtype: Optional[torch.dtype] = None,

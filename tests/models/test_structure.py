@@ -210,3 +210,10 @@ def test_bad_input_shapes_are_named(make, shape, expected):
     message = str(error.value)
     assert f"{type(model).__name__}: `input` must have shape" in message
     assert expected in message
+
+
+def test_resnet_blocks_default_to_two_per_stage_whatever_the_stages():
+    # a default of one entry per default stage would refuse other widths
+    assert CplxResNet(1, 3).blocks == (2, 2, 2)
+    model = CplxResNet(1, 3, widths=(4, 8))
+    assert model.blocks == (2, 2) and len(model.stages) == 4
