@@ -15,7 +15,7 @@ from scipy import integrate
 import cplxmodule
 import cplxmodule.cplx as cplx
 from cplxmodule import Cplx
-from cplxmodule.nn import CplxGRU, CplxLayerNorm, CplxLinear, modules, relevance
+from cplxmodule.nn import CplxGRU, CplxLayerNorm, CplxLinear, _families, modules, relevance
 
 
 class Duck:
@@ -540,3 +540,18 @@ def dense_family_models(*conv_args, **conv_kwargs):
         getattr(modules, "Cplx" + f)(*conv_args, **conv_kwargs) for f in convs
     ]
     return torch.nn.ModuleList(real + complex_)
+
+
+def package_families():
+    """The package's own families in the library's table (a test module may declare its own)."""
+    return [f for f in _families.families() if f.entry.__module__.startswith("cplxmodule.")]
+
+
+def published_member(module, family, kind):
+    """The class of ``module``'s public names that the library's table records as ``family``'s ``kind``."""
+    found = [obj for name in module.__all__
+             if (member := _families.lookup(obj := getattr(module, name))) is not None
+             and member.family is family and member.kind == kind]
+    if len(found) != 1:
+        raise LookupError(f"{module.__name__} publishes {len(found)} {kind} members of {family}")
+    return found[0]

@@ -28,13 +28,15 @@ from cplxmodule.cplx import Cplx
 from cplxmodule.nn import _families, masked, relevance
 from cplxmodule.nn.relevance import extensions
 
+from .. import helpers
+
 pytest.importorskip("onnx")
 pytest.importorskip("onnxscript")
 ort = pytest.importorskip("onnxruntime")
 
 #: the package's own families, from the library's table (a test module may
 #: declare a family of its own, e.g. tests/nn/masked/test_user_layers.py)
-FAMILIES = [f for f in _families.families() if f.entry.__module__.startswith("cplxmodule.")]
+FAMILIES = helpers.package_families()
 # family (its dense class's name without ``Cplx``) -> (constructor args,
 # constructor kwargs, input shapes without the batch axis)
 SIZES = {
@@ -51,16 +53,6 @@ SIZES = {
 EXTENSION_KINDS = ("vd_scalefree", "vd_approx", "vd_bogus")
 
 
-def published(module, family, kind):
-    """The class of ``module``'s public names that the library's table records as ``family``'s ``kind``."""
-    found = [obj for name in module.__all__
-             if (member := _families.lookup(obj := getattr(module, name))) is not None
-             and member.family is family and member.kind == kind]
-    if len(found) != 1:
-        raise LookupError(f"{module.__name__} publishes {len(found)} {kind} members of {family}")
-    return found[0]
-
-
 def twins(kinds, complex_):
     """The twins of ``kinds`` of every real (or complex) family, from the library's table."""
     return [_families.twin_class(family.dense, kind)
@@ -73,7 +65,7 @@ def twins(kinds, complex_):
 REAL = twins(["masked", "vd"], complex_=False) + [relevance.LinearL0, relevance.LinearLASSO]
 COMPLEX = twins(["dense", "masked", "vd"], complex_=True)
 SAME_FORWARD = twins(["ard"], complex_=False) + twins(["ard"], complex_=True) + [
-    published(extensions, family, kind)
+    helpers.published_member(extensions, family, kind)
     for family in FAMILIES if family.complex for kind in EXTENSION_KINDS
 ]
 # dynamic shapes keyed by name: every signature and both bases, real and complex

@@ -91,6 +91,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
+import pytest
 import scipy.signal
 import torch
 import torch.nn.functional as F
@@ -106,7 +107,7 @@ from cplxmodule.nn._kinds import kinds_of
 from tests import helpers
 
 __all__ = ["LAYERS", "NOT_LAYERS", "TESTS", "EXPORTS", "KNOWN", "BAD_SHAPES", "HALF_ULPS", "LayerInfo", "Sample",
-           "PACKAGES", "native"]
+           "PACKAGES", "native", "params", "map_parts"]
 
 #: the packages whose public layer classes the table covers
 PACKAGES = (cnn, cnn.losses, masked, relevance, extensions, models)
@@ -1675,3 +1676,43 @@ for _info in LAYERS:
     _known = KNOWN.get(_info.cls, {})
     _info.skips = {**_info.skips, **_known.get("skips", {})}
     _info.xfails = {**_info.xfails, **_known.get("xfails", {})}
+
+
+def params(test, samples=False, dtypes=None, dtype_skips=None):
+    """``pytest.param(info, sample[, dtype])`` of every row for the generic test named ``test``.
+
+    The row's ``skips`` and ``xfails`` of ``test`` mark its cases; with
+    ``samples`` every constructor sample is a case (else the first); with
+    ``dtypes`` each case runs in each, skipped where ``dtype_skips`` (keyed
+    ``(layer id, dtype name)``) says torch has no kernel.
+    """
+    cases = []
+    for info in LAYERS:
+        marks = []
+        if test in info.skips:
+            marks.append(pytest.mark.skip(reason=info.skips[test]))
+        elif test in info.xfails:
+            marks.append(pytest.mark.xfail(strict=True, reason=info.xfails[test]))
+        for i in range(len(info.samples)) if samples else [0]:
+            note = info.samples[i].note if samples else ""
+            ident = f"{info.id}-{note}" if note else info.id
+            if dtypes is None:
+                cases.append(pytest.param(info, i, id=ident, marks=marks))
+                continue
+            for dtype in dtypes:
+                name = str(dtype).rpartition(".")[2]
+                skip = (dtype_skips or {}).get((info.id, name))
+                extra = marks if marks or skip is None else [pytest.mark.skip(reason=skip)]
+                cases.append(pytest.param(info, i, dtype, id=f"{ident}-{name}", marks=extra))
+    return cases
+
+
+def map_parts(inputs, f):
+    """``inputs`` with ``f`` applied to every floating tensor (both parts of a Cplx)."""
+    def apply(value):
+        if isinstance(value, Cplx):
+            return Cplx(f(value.real), f(value.imag))
+        if isinstance(value, torch.Tensor) and value.is_floating_point():
+            return f(value)
+        return value
+    return tuple(apply(value) for value in inputs)

@@ -43,7 +43,7 @@ import torch
 
 from cplxmodule import Cplx
 
-from .layer_table import LAYERS
+from .layer_table import LAYERS, map_parts
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -160,15 +160,6 @@ def _each_layer():
 
 
 # --- inputs ------------------------------------------------------------------------------------
-def _map_parts(inputs, f):
-    """``inputs`` with ``f`` applied to every floating tensor (both parts of a Cplx)."""
-    def apply(value):
-        if isinstance(value, Cplx):
-            return Cplx(f(value.real), f(value.imag))
-        if isinstance(value, torch.Tensor) and value.is_floating_point():
-            return f(value)
-        return value
-    return tuple(apply(value) for value in inputs)
 
 
 def _parts(inputs):
@@ -186,9 +177,9 @@ def _special(info, name):
     """The float32 inputs of the check ``name``, exactly representable in float32."""
     x = info.inputs(batch=2, dtype=torch.float64, sample=GRAD_SAMPLE.get(info.id, 0))
     if name == "grad_zeros":
-        x = _map_parts(x, torch.zeros_like)
+        x = map_parts(x, torch.zeros_like)
     elif name in _TINY:
-        x = _map_parts(x, lambda t: t * _TINY[name])
+        x = map_parts(x, lambda t: t * _TINY[name])
     elif name == "grad_cancel":
         shapes = {tuple(t.shape) for t in _parts(x)}
         if len(x) > 1 and len(shapes) == 1:
@@ -197,7 +188,7 @@ def _special(info, name):
         else:
             # a constant input: deviations from the mean, frequencies cancel
             x = tuple(_constant(v) for v in x)
-    return _map_parts(x, lambda t: t.to(torch.float32))
+    return map_parts(x, lambda t: t.to(torch.float32))
 
 
 def _constant(value):
@@ -216,7 +207,7 @@ def _leaves(inputs, dtype):
         t = t.detach().to(dtype).requires_grad_(True)
         leaves.append(t)
         return t
-    return _map_parts(inputs, leaf), leaves
+    return map_parts(inputs, leaf), leaves
 
 
 def _mode(module, info):
@@ -395,7 +386,7 @@ def _check_zero_length(info, module):
                 return t.narrow(dim, 0, 0)
             return t
         try:
-            _same_outcome(info, module, _map_parts(x, cut))
+            _same_outcome(info, module, map_parts(x, cut))
         except AssertionError as error:
             raise AssertionError(f"size 0 in dim {dim}: {error}") from None
 
@@ -426,11 +417,11 @@ def _close(got, want, rtol, what):
 
 
 def _check_half(info, dtype):
-    x32 = _map_parts(info.inputs(batch=2), lambda t: t.to(dtype).float())
+    x32 = map_parts(info.inputs(batch=2), lambda t: t.to(dtype).float())
     module = _mode(info.make(dtype=dtype), info)
     # the float32 twin of the same (rounded) parameters
     want = copy.deepcopy(module).float()(*x32)
-    got = module(*_map_parts(x32, lambda t: t.to(dtype)))
+    got = module(*map_parts(x32, lambda t: t.to(dtype)))
     for value in _floats(got):
         assert value.dtype == dtype, f"output in {value.dtype}, not {dtype}"
     _close(got, want, HALF_RTOL[dtype], str(dtype))
@@ -458,10 +449,10 @@ def test_half_precision(info):
 
 # --- large magnitudes --------------------------------------------------------------------------
 def _check_large(info):
-    x = _map_parts(info.inputs(batch=2, dtype=torch.float64), lambda t: (t * 1e10).float())
+    x = map_parts(info.inputs(batch=2, dtype=torch.float64), lambda t: (t * 1e10).float())
     single = _floats(_mode(info.make(), info)(*x))
     double = _mode(info.make(dtype=torch.float64), info)
-    double = _floats(double(*_map_parts(x, torch.Tensor.double)))
+    double = _floats(double(*map_parts(x, torch.Tensor.double)))
     big = torch.finfo(torch.float32).max
     for i, (a, b) in enumerate(zip(single, double)):
         fits = b.isfinite() & (b.abs() < big)

@@ -15,25 +15,9 @@ import torch
 from cplxmodule import Cplx
 from cplxmodule.nn import CplxParameter
 from tests.helpers import Duck, flat_outputs, weighted_sum
-from tests.nn.layer_table import LAYERS
+from tests.nn.layer_table import params
 
 pytestmark = pytest.mark.usefixtures("one_thread")
-
-
-def _params(test, samples=False):
-    params = []
-    for info in LAYERS:
-        marks = []
-        if test in info.skips:
-            marks.append(pytest.mark.skip(reason=info.skips[test]))
-        elif test in info.xfails:
-            marks.append(pytest.mark.xfail(strict=True, reason=info.xfails[test]))
-        indices = range(len(info.samples)) if samples else [0]
-        for i in indices:
-            note = info.samples[i].note if samples else ""
-            ident = f"{info.id}-{note}" if note else info.id
-            params.append(pytest.param(info, i, id=ident, marks=marks))
-    return params
 
 
 def _close(actual, expected, atol=1e-10, rtol=1e-7):
@@ -82,7 +66,7 @@ def _arguments(module):
     return list(inspect.signature(type(module).forward).parameters)[1:]
 
 
-@pytest.mark.parametrize("info, sample", _params("test_reference", samples=True))
+@pytest.mark.parametrize("info, sample", params("test_reference", samples=True))
 def test_reference(info, sample):
     module = info.make(torch.float64, sample=sample).eval()
     inputs = info.inputs(dtype=torch.float64, sample=sample)
@@ -90,7 +74,7 @@ def test_reference(info, sample):
         _close(module(*inputs), info.reference(module, *inputs), atol=info.atol)
 
 
-@pytest.mark.parametrize("info, sample", _params("test_unbatched"))
+@pytest.mark.parametrize("info, sample", params("test_unbatched"))
 def test_unbatched(info, sample):
     module = info.make(torch.float64, sample=sample).eval()
     inputs = info.inputs(dtype=torch.float64, sample=sample, unbatched=True)
@@ -138,12 +122,12 @@ def _gradcheck(info, sample, train):
     assert torch.autograd.gradcheck(f, leaves, fast_mode=True)
 
 
-@pytest.mark.parametrize("info, sample", _params("test_gradcheck"))
+@pytest.mark.parametrize("info, sample", params("test_gradcheck"))
 def test_gradcheck(info, sample):
     _gradcheck(info, sample, train=False)
 
 
-@pytest.mark.parametrize("info, sample", _params("test_gradcheck_train"))
+@pytest.mark.parametrize("info, sample", params("test_gradcheck_train"))
 def test_gradcheck_train(info, sample):
     # the draws of a stochastic layer repeat under the seed: a differentiable function
     _gradcheck(info, sample, train=True)
@@ -183,19 +167,19 @@ def _compare_complex_kinds(info, kind, dtype):
         _close(grads, pairs, **tol)
 
 
-@pytest.mark.parametrize("info, sample", _params("test_native_complex"))
+@pytest.mark.parametrize("info, sample", params("test_native_complex"))
 def test_native_complex(info, sample):
     # complex64 and complex128
     for dtype in (torch.float32, torch.float64):
         _compare_complex_kinds(info, "native", dtype)
 
 
-@pytest.mark.parametrize("info, sample", _params("test_duck_complex"))
+@pytest.mark.parametrize("info, sample", params("test_duck_complex"))
 def test_duck_complex(info, sample):
     _compare_complex_kinds(info, "duck", torch.float64)
 
 
-@pytest.mark.parametrize("info, sample", _params("test_to_float64"))
+@pytest.mark.parametrize("info, sample", params("test_to_float64"))
 def test_to_float64(info, sample):
     module = info.make(torch.float32).eval()
     inputs = info.inputs(dtype=torch.float32)
@@ -213,7 +197,7 @@ def test_to_float64(info, sample):
     _close(output, expected, atol=1e-4, rtol=1e-4)
 
 
-@pytest.mark.parametrize("info, sample", _params("test_meta_to_empty"))
+@pytest.mark.parametrize("info, sample", params("test_meta_to_empty"))
 def test_meta_to_empty(info, sample):
     module = info.make(device="meta")
     for name, t in [*module.named_parameters(), *module.named_buffers()]:
@@ -230,7 +214,7 @@ def test_meta_to_empty(info, sample):
         _close(_run(info, module, inputs), _run(info, info.make().eval(), inputs), atol=0, rtol=0)
 
 
-@pytest.mark.parametrize("info, sample", _params("test_deepcopy"))
+@pytest.mark.parametrize("info, sample", params("test_deepcopy"))
 def test_deepcopy(info, sample):
     module = info.make().eval()
     inputs = info.inputs()
@@ -241,7 +225,7 @@ def test_deepcopy(info, sample):
             assert a.data_ptr() != b.data_ptr() or a.numel() == 0, name
 
 
-@pytest.mark.parametrize("info, sample", _params("test_pickle"))
+@pytest.mark.parametrize("info, sample", params("test_pickle"))
 def test_pickle(info, sample):
     module = info.make().eval()
     inputs = info.inputs()
@@ -250,7 +234,7 @@ def test_pickle(info, sample):
         _close(_run(info, clone, inputs), _run(info, module, inputs), atol=0, rtol=0)
 
 
-@pytest.mark.parametrize("info, sample", _params("test_state_dict"))
+@pytest.mark.parametrize("info, sample", params("test_state_dict"))
 def test_state_dict(info, sample):
     module = info.make(seed=0).eval()
     fresh = info.make(seed=1).eval()
@@ -260,7 +244,7 @@ def test_state_dict(info, sample):
         _close(_run(info, fresh, inputs), _run(info, module, inputs), atol=0, rtol=0)
 
 
-@pytest.mark.parametrize("info, sample", _params("test_hooks"))
+@pytest.mark.parametrize("info, sample", params("test_hooks"))
 def test_hooks(info, sample):
     # every submodule that computes is called through Module.__call__: no
     # fast path that forward hooks (and so tools built on them) would miss
@@ -278,17 +262,17 @@ def test_hooks(info, sample):
     assert fired == expected, sorted(expected - fired)
 
 
-@pytest.mark.parametrize("info, sample", _params("test_bad_input"))
+@pytest.mark.parametrize("info, sample", params("test_bad_input"))
 def test_bad_input(info, sample):
     _refused(info, "str")
 
 
-@pytest.mark.parametrize("info, sample", _params("test_bad_dtype"))
+@pytest.mark.parametrize("info, sample", params("test_bad_dtype"))
 def test_bad_dtype(info, sample):
     _refused(info, "int")
 
 
-@pytest.mark.parametrize("info, sample", _params("test_bad_shape"))
+@pytest.mark.parametrize("info, sample", params("test_bad_shape"))
 def test_bad_shape(info, sample):
     _refused(info, "shape")
 
@@ -319,7 +303,7 @@ def _refused(info, bad):
         assert torch.equal(before[key], after[key]), key
 
 
-@pytest.mark.parametrize("info, sample", _params("test_eval_deterministic"))
+@pytest.mark.parametrize("info, sample", params("test_eval_deterministic"))
 def test_eval_deterministic(info, sample):
     module = info.make().eval()
     inputs = info.inputs()

@@ -36,45 +36,10 @@ import torch
 
 from cplxmodule import Cplx
 from tests.helpers import flat_outputs
-from tests.nn.layer_table import LAYERS
+from tests.nn.layer_table import map_parts, params
 from tests.nn.test_layer_table_edges import EDGE_SKIPS
 
 pytestmark = pytest.mark.usefixtures("one_thread")
-
-
-def _params(test, samples=False, dtypes=None):
-    params = []
-    for info in LAYERS:
-        marks = []
-        if test in info.skips:
-            marks.append(pytest.mark.skip(reason=info.skips[test]))
-        elif test in info.xfails:
-            marks.append(pytest.mark.xfail(strict=True, reason=info.xfails[test]))
-        for i in range(len(info.samples)) if samples else [0]:
-            note = info.samples[i].note if samples else ""
-            ident = f"{info.id}-{note}" if note else info.id
-            for dtype in dtypes or [None]:
-                extra = list(marks)
-                if dtype is not None:
-                    name = str(dtype).rpartition(".")[2]
-                    if (info.id, name) in EDGE_SKIPS and not marks:
-                        extra.append(pytest.mark.skip(reason=EDGE_SKIPS[info.id, name]))
-                    params.append(pytest.param(info, i, dtype, id=f"{ident}-{name}",
-                                               marks=extra))
-                else:
-                    params.append(pytest.param(info, i, id=ident, marks=extra))
-    return params
-
-
-def _map_parts(inputs, f):
-    """``inputs`` with ``f`` applied to every floating tensor (both parts of a Cplx)."""
-    def apply(value):
-        if isinstance(value, Cplx):
-            return Cplx(f(value.real), f(value.imag))
-        if isinstance(value, torch.Tensor) and value.is_floating_point():
-            return f(value)
-        return value
-    return tuple(apply(value) for value in inputs)
 
 
 def _close(actual, expected, atol, rtol=1e-7, what="output"):
@@ -90,7 +55,7 @@ def _close(actual, expected, atol, rtol=1e-7, what="output"):
 
 
 # --- training mode -----------------------------------------------------------------------------
-@pytest.mark.parametrize("info, sample", _params("test_train_reference", samples=True))
+@pytest.mark.parametrize("info, sample", params("test_train_reference", samples=True))
 def test_train_reference(info, sample):
     module = info.make(torch.float64, sample=sample).train()
     for step in range(2):
@@ -110,7 +75,7 @@ def test_train_reference(info, sample):
             break
 
 
-@pytest.mark.parametrize("info, sample", _params("test_train_invariant", samples=True))
+@pytest.mark.parametrize("info, sample", params("test_train_invariant", samples=True))
 def test_train_invariant(info, sample):
     module = info.make(torch.float64, sample=sample).train()
     inputs = info.inputs(dtype=torch.float64, sample=sample)
@@ -124,14 +89,15 @@ def test_train_invariant(info, sample):
 
 # --- half precision ----------------------------------------------------------------------------
 @pytest.mark.parametrize("info, sample, dtype",
-                         _params("test_half_reference", dtypes=(torch.float16, torch.bfloat16)))
+                         params("test_half_reference", dtypes=(torch.float16, torch.bfloat16),
+                                dtype_skips=EDGE_SKIPS))
 def test_half_reference(info, sample, dtype):
     train = info.train_reference is not None
     module = info.make(dtype, sample=sample).train(train)
-    inputs = _map_parts(info.inputs(sample=sample), lambda t: t.to(dtype))
+    inputs = map_parts(info.inputs(sample=sample), lambda t: t.to(dtype))
     # the same rounded parameters and inputs, exactly, in float64
     wide = copy.deepcopy(module).double()
-    wide_inputs = _map_parts(inputs, torch.Tensor.double)
+    wide_inputs = map_parts(inputs, torch.Tensor.double)
     with torch.no_grad():
         want = (info.train_reference(wide, *wide_inputs)[0] if train
                 else info.reference(wide, *wide_inputs))
@@ -198,7 +164,7 @@ def _cancelling(x):
     return Cplx(negate(x.real), negate(x.imag))
 
 
-@pytest.mark.parametrize("info, sample", _params("test_reference_boundaries"))
+@pytest.mark.parametrize("info, sample", params("test_reference_boundaries"))
 def test_reference_boundaries(info, sample):
     module = info.make(torch.float64, sample=sample).eval()
     inputs = info.inputs(dtype=torch.float64, sample=sample)
@@ -221,7 +187,7 @@ def _same_option(value, attribute):
     return attribute == value and type(attribute) is not bool or attribute is value
 
 
-@pytest.mark.parametrize("info, sample", _params("test_options_kept", samples=True))
+@pytest.mark.parametrize("info, sample", params("test_options_kept", samples=True))
 def test_options_kept(info, sample):
     # the references read a layer's options from its attributes: an option the
     # constructor dropped would go unseen there, so each plain argument of the

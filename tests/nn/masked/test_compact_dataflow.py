@@ -214,12 +214,12 @@ def test_a_concatenation_along_the_channels_alone_is_read_through(dim, kept):
 
 
 # --- sums: a residual stream, written by several layers ----------------------------------------
-def resnet_with_dead_stream(writers):
-    """CplxResNet whose first stage's stream channels 0, 2, ... are dead in ``writers``."""
+def resnet_with_dead_stream(writers, model=None, size=16):
+    """A CplxResNet (by default ``CplxResNet(3, 10)``) whose stream channels 0, 2, ... are dead in ``writers``."""
     torch.manual_seed(0)
-    model = CplxResNet(3, 10, dtype=DTYPE)
+    model = CplxResNet(3, 10, dtype=DTYPE) if model is None else model
     with torch.no_grad():  # running statistics: the dead channels hold constants
-        model.train()(cplx.randn(4, 3, 16, 16, dtype=DTYPE))
+        model.train()(cplx.randn(4, 3, size, size, dtype=DTYPE))
     masked = to_masked(model).eval()
     for name, layer in masked.named_modules():
         if hasattr(layer, "mask"):
@@ -262,31 +262,14 @@ def test_a_residual_streams_channels_stay_when_one_summand_writes_them():
         assert small.get_submodule(name).out_channels == 16
 
 
-def resnet_with_dead_last_stream(readout):
-    """A two-stage CplxResNet whose last stream's channels 0, 2, ... are dead in every writer."""
-    torch.manual_seed(0)
-    model = CplxResNet(3, 5, widths=(4, 8), blocks=(1, 1), readout=readout, dtype=DTYPE)
-    with torch.no_grad():  # running statistics: the dead channels hold constants
-        model.train()(cplx.randn(4, 3, 8, 8, dtype=DTYPE))
-    masked = to_masked(model).eval()
-    for name, layer in masked.named_modules():
-        if hasattr(layer, "mask"):
-            mask = torch.ones_like(layer.weight.real)
-            if name in ("stages.1.conv2", "stages.1.shortcut"):
-                mask[::2] = 0
-                if layer.bias is not None:
-                    with torch.no_grad():
-                        layer.bias.real[::2], layer.bias.imag[::2] = 0.5, -0.25
-            layer.mask = mask
-    return masked
-
-
 @pytest.mark.parametrize("readout, blocks", [("parts", 2), ("modulus", 1)])
 def test_the_last_streams_channels_go_through_the_flatten_and_the_read_out(readout, blocks):
     # the stream reaches the classifier through a norm, pooling, a flatten and
     # a read-out to real features (each block of it): the dead channels'
     # constants go into the classifier's bias
-    masked = resnet_with_dead_last_stream(readout)
+    torch.manual_seed(0)
+    model = CplxResNet(3, 5, widths=(4, 8), blocks=1, readout=readout, dtype=DTYPE)
+    masked = resnet_with_dead_stream(("stages.1.conv2", "stages.1.shortcut"), model, size=8)
     x = cplx.randn(2, 3, 8, 8, dtype=DTYPE)
     small = compact(masked, example_inputs=(x,))
     assert small.stages[1].conv2.out_channels == small.stages[1].shortcut.out_channels == 4

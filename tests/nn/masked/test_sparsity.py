@@ -24,23 +24,13 @@ from cplxmodule.nn.relevance import LinearVD
 from cplxmodule.nn.utils import named_sparsity, sparsity
 from cplxmodule.nn.utils.sparsity import SparsityStats
 
-#: the package's own families, from the library's table (a test module may
-#: declare a family of its own, e.g. tests/nn/masked/test_user_layers.py)
-PACKAGE_FAMILIES = [f for f in _families.families() if f.entry.__module__.startswith("cplxmodule.")]
+from ... import helpers
+
+PACKAGE_FAMILIES = helpers.package_families()
 #: the families counted here: the linear maps and the convolutions, real and complex
 FAMILIES = [f for f in PACKAGE_FAMILIES if not f.transposed]
 # the complex VD variants of the extensions, published there as members of no conversion
 EXTENSION_KINDS = ("vd_scalefree", "vd_approx", "vd_bogus")
-
-
-def published(module, family, kind):
-    """The class of ``module``'s public names that the library's table records as ``family``'s ``kind``."""
-    found = [obj for name in module.__all__
-             if (member := _families.lookup(obj := getattr(module, name))) is not None
-             and member.family is family and member.kind == kind]
-    if len(found) != 1:
-        raise LookupError(f"{module.__name__} publishes {len(found)} {kind} members of {family}")
-    return found[0]
 
 
 def arguments(family):
@@ -59,7 +49,7 @@ def members(kinds, complex_=(False, True)):
             if family.complex != flag:
                 continue
             for kind in kinds:
-                cls = (published(extensions, family, kind) if kind in EXTENSION_KINDS
+                cls = (helpers.published_member(extensions, family, kind) if kind in EXTENSION_KINDS
                        else _families.twin_class(family.dense, kind))
                 cases.append(pytest.param(cls, family, id=cls.__name__))
     return cases

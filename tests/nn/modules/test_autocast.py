@@ -27,6 +27,8 @@ from cplxmodule.nn import _families, masked
 from cplxmodule.nn import relevance
 from cplxmodule.nn.relevance import extensions
 
+from ... import helpers
+
 BF16 = torch.bfloat16
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -35,9 +37,7 @@ def autocast(dtype=BF16):
     return torch.autocast("cpu", dtype=dtype)
 
 
-#: the package's own families, from the library's table (a test module may
-#: declare a family of its own, e.g. tests/nn/masked/test_user_layers.py)
-PACKAGE_FAMILIES = [f for f in _families.families() if f.entry.__module__.startswith("cplxmodule.")]
+PACKAGE_FAMILIES = helpers.package_families()
 #: the kinds of twin tested here: the dense layer, masked and Bayesian
 KINDS = ("dense", "masked", "vd", "ard")
 # the extensions differ from VD in their penalty only: one family of each

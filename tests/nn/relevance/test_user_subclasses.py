@@ -34,11 +34,9 @@ from cplxmodule.cplx import Cplx
 from cplxmodule.nn import _families
 from cplxmodule.nn.relevance.base import BaseARD
 
-from ...helpers import as_native
+from ...helpers import as_native, package_families, published_member
 
-#: the package's own families, from the library's table (a test module may
-#: declare a family of its own, e.g. tests/nn/masked/test_user_layers.py)
-PACKAGE_FAMILIES = [f for f in _families.families() if f.entry.__module__.startswith("cplxmodule.")]
+PACKAGE_FAMILIES = package_families()
 # the families tested, real and complex, by their dense class's name without
 # ``Cplx``: constructor args, input shape, torch's functional op and its settings
 SIZES = {
@@ -65,13 +63,7 @@ def base_class(family, kind):
     if kind != "gaussian":
         return _families.twin_class(family.dense, kind)
     # no conversion makes a Gaussian base: it is found at its published path
-    module = complex_gaussian if family.complex else real_gaussian
-    found = [obj for name in module.__all__
-             if (member := _families.lookup(obj := getattr(module, name))) is not None
-             and member.family is family and member.kind == kind]
-    if len(found) != 1:
-        raise LookupError(f"{module.__name__} publishes {len(found)} {kind} members of {family}")
-    return found[0]
+    return published_member(complex_gaussian if family.complex else real_gaussian, family, kind)
 
 
 def bases(kinds, names=tuple(SIZES)):
