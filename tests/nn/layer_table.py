@@ -308,9 +308,18 @@ _FAMILY_SAMPLES = {
 }
 
 
+def _family_stem(family):
+    """The family's name without its dimensions (``"Conv"``), which keys its samples and reference op."""
+    stem = family.name.rstrip("123d")
+    if stem not in _FAMILY_SAMPLES:
+        raise KeyError(f"the layer table has no samples and reference op of the family {family.name}:"
+                       f" add them to _FAMILY_SAMPLES and _family_reference")
+    return stem
+
+
 def _family_samples(member, complex_):
     family = member.family
-    stem = family.name.rstrip("123d")
+    stem = _family_stem(family)
     samples = _FAMILY_SAMPLES[stem]
     if stem == "Bilinear" and complex_:
         samples += (Sample((3, 2, 4), {"conjugate": False}, "noconj"),)
@@ -329,7 +338,7 @@ def _family_samples(member, complex_):
 
 def _family_builder(member, complex_):
     draw = _cplx if complex_ else _real
-    stem = member.family.name.rstrip("123d")
+    stem = _family_stem(member.family)
     dims = member.family.kernel_dims
 
     def build(s, n, dtype, g):
@@ -356,7 +365,7 @@ def _channel_gate(module, shape, axis):
 def _family_reference(member):
     """The eval-mode output, by torch's functional op on native (complex) tensors."""
     family, kind = member.family, member.kind
-    stem = family.name.rstrip("123d")
+    stem = _family_stem(family)
     dims = family.kernel_dims
 
     def op(module, x, weight):
