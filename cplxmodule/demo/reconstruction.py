@@ -11,7 +11,7 @@ dropout twin on the evidence lower bound of a Gaussian likelihood
 (:func:`~cplxmodule.nn.relevance.elbo_loss` of
 :func:`~cplxmodule.cplx.gaussian_nll_loss`), takes the relevance masks,
 compacts the masked twin and exports it with :func:`torch.export.export`,
-measuring the PSNR, the weights and the inference time of every stage.
+measuring the PSNR, the SSIM, the weights and the inference time of every stage.
 ``--plot FILE`` saves the magnitude images of a test example. See
 ``python -m cplxmodule.demo.reconstruction --help`` and
 :doc:`/guides/reconstruction`.
@@ -335,6 +335,8 @@ class Stage:
         images.
     seconds : float
         The time of one forward call on the test images (0 for the zero-filled images).
+    ssim : float
+        The mean SSIM of the test images' magnitudes (:func:`~cplxmodule.cplx.ssim`).
     """
 
     name: str
@@ -342,6 +344,7 @@ class Stage:
     weights: int = 0
     nonzero: int = 0
     seconds: float = 0.0
+    ssim: float = 0.0
 
 
 def _data(config: Config) -> dict[str, Any]:
@@ -509,11 +512,14 @@ def run(config: Optional[Config] = None) -> tuple[list[Stage], dict[str, Any], d
     with torch.inference_mode():
         seconds = _median_seconds([functools.partial(model, *inputs) for model in models.values()],
                                   runs=7, calls=3)
-    stages = [Stage("zero-filled", float(cplx.psnr(zero_filled, reference)))]
+    stages = [Stage("zero-filled", float(cplx.psnr(zero_filled, reference)),
+                    ssim=float(cplx.ssim(zero_filled, reference)))]
     with torch.no_grad():
         for (name, model), time_ in zip(models.items(), seconds):
             weights, nonzero = count_weights(model if name != "exported" else small)
-            stages.append(Stage(name, float(cplx.psnr(model(*inputs), reference)), weights, nonzero, time_))
+            output = model(*inputs)
+            stages.append(Stage(name, float(cplx.psnr(output, reference)), weights, nonzero, time_,
+                                ssim=float(cplx.ssim(output, reference))))
     return stages, {**models, "var": var}, data
 
 
@@ -532,13 +538,14 @@ def format_table(stages: Sequence[Stage]) -> str:
         (
             s.name,
             f"{s.psnr:.1f}",
+            f"{s.ssim:.3f}",
             f"{s.weights}" if s.weights else "",
             f"{s.nonzero}" if s.weights else "",
             f"{1e3 * s.seconds:.1f}" if s.seconds else "",
         )
         for s in stages
     ]
-    return _plain_table(("stage", "PSNR (dB)", "weights", "nonzero", "time (ms)"), rows)
+    return _plain_table(("stage", "PSNR (dB)", "SSIM", "weights", "nonzero", "time (ms)"), rows)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -554,7 +561,7 @@ def parser() -> argparse.ArgumentParser:
         description=(
             "Train a complex U-Net with data consistency to reconstruct 4x undersampled generated MR images, "
             "sparsify it with variational dropout on the evidence lower bound, compact and export it, and "
-            "print the PSNR, weights and inference time of each stage."
+            "print the PSNR, SSIM, weights and inference time of each stage."
         ),
     )
     cli.add_argument("--size", type=int, default=defaults.size, help="image height and width (%(default)s)")
@@ -619,6 +626,7 @@ def main(argv: Optional[Sequence[str]] = None, config: Optional[Config] = None) 
                 f" {config.acceleration}x fewer (centre {config.center_fraction:g} of them), noise variance"
                 f" {config.noise:g}",
                 "PSNR         of the test images against the fully sampled ones (cplx.psnr, complex)",
+                "SSIM         of their magnitudes, on each image's range (cplx.ssim)",
                 "weights      complex weights of the convolutions; nonzero: those the masks keep",
                 f"time         one call on the {config.n_test} test images, median of 7 rounds, {threads}",
                 f"likelihood   complex Gaussian of variance {models['var']:.2g} (the dense model's training error),"

@@ -117,8 +117,10 @@ def test_command_line(tmp_path, capsys, keep_threads):
     # the compacted and exported models compute what the masked one does
     assert stages[4].psnr == pytest.approx(stages[3].psnr, abs=1e-3)
     assert stages[5].psnr == pytest.approx(stages[3].psnr, abs=1e-3)
+    assert stages[4].ssim == pytest.approx(stages[3].ssim, abs=1e-4)
+    assert all(-1 <= s.ssim <= 1 for s in stages)
     out = capsys.readouterr().out
-    for word in ("PSNR", "zero-filled", "exported", "KL weight 1 (the ELBO)", "[2, 4] dense", str(plot)):
+    for word in ("PSNR", "SSIM", "zero-filled", "exported", "KL weight 1 (the ELBO)", "[2, 4] dense", str(plot)):
         assert word in out
     assert plot.read_bytes().startswith(b"\x89PNG")
 
