@@ -433,10 +433,12 @@ def _group_step(module, kind, channels, units, uses, layout):
     identity in eval mode.
     """
     spatial, complex_ = kind
+    read_out = isinstance(layout, tuple)
     if isinstance(module, _dataflow.Function):
-        return ("elementwise", module, _kinds.ELEMENTWISE) if layout != READOUT and (
-            not isinstance(layout, tuple)) else None
-    if isinstance(layout, tuple):
+        # behind a read-out the constants are still the complex features' (each read
+        # takes its block's part of them): a function of the real ones cannot map them
+        return None if read_out else ("elementwise", module, _kinds.ELEMENTWISE)
+    if read_out:
         step, step_kind = _step_kind(module, 0, False, True, uses)
         return (step, module, step_kind) if step == "elementwise" and (
             step_kind.identity_in_eval) else None
