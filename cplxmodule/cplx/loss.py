@@ -465,14 +465,14 @@ def _ssim_loss(input, target, window_size, sigma, data_range, k1, k2, reduction,
     """:func:`ssim_loss`, whose messages start with ``where`` (a layer's name)."""
     input, target = _checked_pair(input, target, reduction, where)
     check_ssim_options(window_size, sigma, data_range, k1, k2, where)
-    return _reduce(1 - _ssim_map(input, target, window_size, sigma, data_range, k1, k2, split,
-                                 where), reduction)
-
-
-def _ssim_map(input, target, window_size, sigma, data_range, k1, k2, split, where):
-    """The SSIM map of the moduli of two checked ``Cplx`` images, or the mean map of their parts."""
     check_ssim_shape(input.shape, window_size, where)
     check_bool(split, "split", where)
+    return _reduce(1 - _ssim_map(input, target, window_size, sigma, data_range, k1, k2, split),
+                   reduction)
+
+
+def _ssim_map(input, target, window_size, sigma, data_range, k1, k2, split):
+    """The SSIM map of the moduli of two checked ``Cplx`` images, or the mean map of their parts."""
     options = (window_size, sigma, data_range, k1, k2)
     if split:
         return (_ssim(input.real, target.real, *options)
@@ -1219,8 +1219,9 @@ def ssim(
     """
     where = "ssim"
     input, target = _checked_pair(input, target, reduction, where)
+    check_ssim_shape(input.shape, window_size, where)
+    check_bool(split, "split", where)
     if data_range is None:
-        check_ssim_shape(input.shape, window_size, where)
         parts = (target.real.abs().maximum(target.imag.abs()) if split else abs(target))
         peak = parts.flatten(1).amax(1)
         if not torch.compiler.is_compiling() and bool((peak == 0).any()):
@@ -1234,5 +1235,5 @@ def ssim(
     check_ssim_options(window_size, sigma, *options, where)
     if scale is not None:
         input, target = input / scale, target / scale
-    maps = _ssim_map(input, target, window_size, sigma, *options, split, where)
+    maps = _ssim_map(input, target, window_size, sigma, *options, split)
     return _reduce(maps.flatten(1).mean(1), reduction)

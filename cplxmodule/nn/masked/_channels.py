@@ -374,15 +374,13 @@ def _group_plan(group, owner, units, uses):
     if walked is None:
         return None
     layouts, steps = walked
-    reads, parts = [], []
+    reads = []
     for read in group.reads:
         found = _group_reads(read, layouts[read.value], kind, channels, owner, units)
         if found is None:
             return None
-        reads += [r for r, _ in found]
-        parts += [part for _, part in found]
-    sources = [(read.value, part) for read, part in zip(reads, parts)]
-    return writers, steps, reads, lambda: _group_constants(group, writers, steps, sources)
+        reads += found
+    return writers, steps, reads, lambda: _group_constants(group, writers, steps, reads)
 
 
 #: the layout of a group's value: its channels along dimension 1 (or the
@@ -470,10 +468,10 @@ def _readout(module, complex_):
 
 
 def _group_reads(read, layout, kind, channels, owner, units):
-    """``[(_Read, part)]`` of a layer that reads a group's value, ``part`` a read-out's block; or ``None``."""
+    """The :class:`_Read` of a layer that reads a group's value, one per block of a read-out; or ``None``."""
     if layout == CHANNELS:
         found = _group_read(read, kind, channels, owner, units)
-        return None if found is None else [(found, None)]
+        return None if found is None else [found]
     consumer = units.get(id(read.consumer))
     blocks = layout[1].parts if isinstance(layout, tuple) else (None,)
     complex_ = kind[1] and not isinstance(layout, tuple)
@@ -485,7 +483,7 @@ def _group_reads(read, layout, kind, channels, owner, units):
     if not size or size * len(blocks) * channels != features:
         return None
     # the last block first: its inputs go before the offsets of the others move
-    return [(_Read(consumer, size, k * channels if len(blocks) > 1 else None, read.value), part)
+    return [_Read(consumer, size, k * channels if len(blocks) > 1 else None, read.value, part)
             for k, part in reversed(list(enumerate(blocks)))]
 
 
@@ -557,11 +555,13 @@ class _Read:
     ``offset`` is ``None`` for a consumer whose whole input is the
     channels (a chain's), else the first of its input channels that hold
     them (a concatenation's segment). ``value`` names the group's value it
-    reads (``None`` along a chain).
+    reads (``None`` along a chain), and ``part`` the function of it that
+    one block of a read-out to real features holds (``None``: the value).
     """
 
-    def __init__(self, consumer, group=None, offset=None, value=None):
-        self.consumer, self.group, self.offset, self.value = consumer, group, offset, value
+    def __init__(self, consumer, group=None, offset=None, value=None, part=None):
+        self.consumer, self.group, self.offset = consumer, group, offset
+        self.value, self.part = value, part
 
     def _shift(self, channels):
         return channels if self.offset is None else channels + self.offset
@@ -668,12 +668,8 @@ def _writer_constants(producer):
     return value.view(1, -1, *(1,) * producer.spatial)
 
 
-def _group_constants(group, writers, steps, sources):
-    """The value each read sees of every channel were the writers' weights zero.
-
-    ``sources`` holds each read's ``(value, part)``: the group's value it
-    reads, and the block of a read-out that it reads of it (``None``: all).
-    """
+def _group_constants(group, writers, steps, reads):
+    """The value each of ``reads`` sees of every channel were the writers' weights zero."""
     known = {value: _writer_constants(w) for w, (_, value) in zip(writers, group.writers)}
     spatial = writers[0].spatial
     pending = True
@@ -690,10 +686,10 @@ def _group_constants(group, writers, steps, sources):
                 known[given] = known[left] + known[right] if sign > 0 else (
                     known[left] - known[right])
                 pending = True
-    if any(value not in known for value, _ in sources):
+    if any(read.value not in known for read in reads):
         return None
-    return [(known[value] if part is None else part(known[value])).flatten()
-            for value, part in sources]
+    return [(known[read.value] if read.part is None else read.part(known[read.value])).flatten()
+            for read in reads]
 
 
 def _constants(producer, steps):

@@ -174,10 +174,11 @@ class BaseMasked(_KindMixin, torch.nn.Module, SparsityStats):
     @classmethod
     def _member_doc(cls, kind):
         fields = twin_fields(cls)
+        is_complex = fields.pop("complex")
         return _TWIN_DOC.format(
             What=fields.pop("what"),
-            real=" real" if fields["complex"] else "",
-            parts=" (the mask multiplies both parts)" if fields.pop("complex") else "",
+            real=" real" if is_complex else "",
+            parts=" (the mask multiplies both parts)" if is_complex else "",
             **fields,
         )
 
