@@ -13,8 +13,8 @@ import torch
 import cplxmodule.cplx as cplx
 from cplxmodule.cplx import Cplx
 
-# Under pytest-xdist (``-n 2``) each worker is one process per core: a second
-# intra-op thread per worker would only contend with the other worker.
+# Under pytest-xdist (``-n logical``) each worker is one process per core: a
+# second intra-op thread per worker would only contend with the others.
 if os.environ.get("PYTEST_XDIST_WORKER"):
     torch.set_num_threads(1)
 
