@@ -27,13 +27,26 @@ __all__ = [
 ]
 
 
-class CplxParameterAccessor:
-    """A no-op base kept for layers written against the published package.
+if TYPE_CHECKING:
+    _Module = torch.nn.Module
+else:
+    # a mixin at run time, so that it goes before torch.nn.Module in any MRO
+    _Module = object
+
+
+class CplxParameterAccessor(_Module):
+    """The base that makes a layer's complex parameters load and move as wholes.
 
     The published package read a complex parameter ``layer.weight`` through
     a ``__getattr__`` on this base.  Here a :class:`CplxParameter` is itself
-    a :class:`Cplx`, so attribute access already returns one and nothing
-    needs intercepting; subclasses that list this base keep working.
+    a :class:`Cplx`, so attribute access already returns one; what this
+    base adds is the state-dict side: ``load_state_dict`` loads each complex
+    parameter at once (both parts, or one native complex tensor), or leaves
+    the whole layer as it was, and ``module.to(torch.complex64)`` is refused
+    rather than casting the real parts to complex.  :class:`CplxToCplx`,
+    :class:`BaseRealToCplx` and :class:`BaseCplxToReal` derive from it, and
+    so may any module holding a :class:`CplxParameter` (before
+    :class:`torch.nn.Module` in its bases).
 
     Examples
     --------
@@ -44,11 +57,11 @@ class CplxParameterAccessor:
     ...         self.weight = CplxParameter(cplx.Cplx.ones(2))
     >>> isinstance(Scale().weight, cplx.Cplx)
     True
+    >>> layer = Scale()
+    >>> _ = layer.load_state_dict({"weight": torch.tensor([2 + 1j, 3 - 1j])})
+    >>> layer.weight.real.tolist(), layer.weight.imag.tolist()
+    ([2.0, 3.0], [1.0, -1.0])
     """
-
-
-class _CplxStateDict(torch.nn.Module):
-    """Loads the complex parameters of a layer all at once, promoting real entries."""
 
     def _load_from_state_dict(
         self,
@@ -76,7 +89,7 @@ class _CplxStateDict(torch.nn.Module):
         return super()._apply(fn, recurse)
 
 
-class CplxToCplx(CplxParameterAccessor, _CplxStateDict):
+class CplxToCplx(CplxParameterAccessor, torch.nn.Module):
     r"""Base class of layers mapping a :class:`Cplx` to a :class:`Cplx`.
 
     ``CplxToCplx[Base]`` promotes a real layer class or a unary function to a
@@ -126,11 +139,11 @@ class CplxToCplx(CplxParameterAccessor, _CplxStateDict):
         return _promoted(base)
 
 
-class BaseRealToCplx(_CplxStateDict):
+class BaseRealToCplx(CplxParameterAccessor, torch.nn.Module):
     """Base class of layers mapping real tensors to a :class:`Cplx`."""
 
 
-class BaseCplxToReal(_CplxStateDict):
+class BaseCplxToReal(CplxParameterAccessor, torch.nn.Module):
     """Base class of layers mapping a :class:`Cplx` to real tensors."""
 
 
