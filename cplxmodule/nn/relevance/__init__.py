@@ -15,6 +15,7 @@ from .real import *  # noqa: F401,F403
 from .real import __all__ as _real_all
 from .complex import *  # noqa: F401,F403
 from .complex import __all__ as _complex_all
+from .bits import FixedPoint, bit_precision, named_bit_precision
 from .extensions import LinearL0, LinearLASSO
 from .recurrent import (
     CplxGRUUnitARD,
@@ -36,5 +37,6 @@ __all__ = (
     + [name for name in _complex_all if not name.endswith("Mixin")]
     + ["LinearL0", "LinearLASSO", "CplxRNNUnitL0", "CplxGRUUnitL0", "CplxLSTMUnitL0",
        "CplxRNNUnitVD", "CplxGRUUnitVD", "CplxLSTMUnitVD", "CplxRNNUnitARD", "CplxGRUUnitARD",
-       "CplxLSTMUnitARD", "GateGroup", "to_bayesian"]
+       "CplxLSTMUnitARD", "GateGroup", "to_bayesian", "FixedPoint", "named_bit_precision",
+       "bit_precision"]
 )
