@@ -283,7 +283,7 @@ def families():
 
 def kinds():
     """The kinds :func:`convert_layers` converts to, sorted."""
-    return sorted({"dense"} | {kind for kind, _ in _KINDS}
+    return sorted({"dense"} | {kind for (kind, _), row in _KINDS.items() if not row.lossy}
                   | {kind for twins in _COMPOSITE_TWINS.values() for kind in twins})
 
 
@@ -303,6 +303,11 @@ class Kind(NamedTuple):
     after: tuple = ()
     #: constructor arguments the kind binds, e.g. ``(("gated", "input"),)``
     bound: tuple = ()
+    #: whether the twins change what a layer computes (quantized): then
+    #: :func:`convert_layers`, whose twins compute what their source did,
+    #: does not convert to the kind (its own function does), and the
+    #: package's families publish no class of it (the table makes them)
+    lossy: bool = False
 
 
 _KINDS: Dict[Tuple[str, bool], Kind] = {}  # (name, complex) -> Kind
@@ -310,10 +315,11 @@ _MADE: Dict[Tuple[type, tuple], type] = {}  # (plain class, bases) -> twin class
 _PLAIN: Dict[type, type] = {}  # twin class made by ``twin_class`` -> its plain class
 
 
-def declare_kind(name, suffix, before, after=(), *, complex=None, **bound):
+def declare_kind(name, suffix, before, after=(), *, complex=None, lossy=False, **bound):
     """Record the bases that make a twin of kind ``name`` of a real, complex (or any) dense class."""
     for flag in (False, True) if complex is None else (complex,):
-        _KINDS[name, flag] = Kind(name, suffix, tuple(before), tuple(after), tuple(bound.items()))
+        _KINDS[name, flag] = Kind(
+            name, suffix, tuple(before), tuple(after), tuple(bound.items()), lossy)
 
 
 def dense_family(cls):
@@ -390,8 +396,13 @@ def made_from(cls):
 def _made(plain, row, family):
     # a torch layer's subclass needs the package's twin of it, whose
     # ``forward`` calls the entry point that the kind's mixins override
-    entry = () if issubclass(plain, family.entry) else (family.entry,)
-    bases = (*row.before, plain, *entry, *row.after)
+    if issubclass(plain, family.entry):
+        core: tuple = (plain,)
+    elif plain is family.dense:  # torch's layer itself: the package's twin of it is the class
+        core = (family.entry,)
+    else:
+        core = (plain, family.entry)
+    bases = (*row.before, *core, *row.after)
     if (plain, bases) not in _MADE:
         namespace = {
             "__module__": __name__,

@@ -440,8 +440,8 @@ def _family_bad_shape(member, complex_):
     return bad
 
 
-def _family_entry(cls, **extra):
-    member = _families.lookup(cls)
+def _family_entry(cls, member=None, **extra):
+    member = member or _families.lookup(cls)
     complex_ = member.family.dense.__name__.startswith("Cplx")
     skips = dict(extra.pop("skips", {}))
     if not complex_:
@@ -456,7 +456,7 @@ def _family_entry(cls, **extra):
         # torch's Linear takes any leading dimensions, its convolutions an
         # unbatched input; its Bilinear too
         unbatched=True,
-        stochastic=member.kind not in ("dense", "masked"),
+        stochastic=member.kind not in ("dense", "masked", "quantized"),
         complex_input=complex_,
         bad_shape=_family_bad_shape(member, complex_),
         skips=skips,
@@ -483,6 +483,7 @@ NOT_LAYERS = {
     cnn.CplxConvTransposeNd: "dimension-generic base of CplxConvTranspose1d/2d/3d",
     cnn.CplxMaxPoolNd: "dimension-generic base of CplxMaxPool1d/2d/3d",
     masked.BaseMasked: "abstract masking base; each masked layer has a row",
+    masked.BaseQuantized: "abstract quantizing base; each family's quantized twin has a row",
     relevance.BaseARD: "abstract base of the layers with a relevance",
     cnn.CplxParameter: "a complex parameter (a module holding its two parts), no forward",
     masked.CompactRecurrent: "built only by compact() from a masked recurrent layer and its "
@@ -1206,7 +1207,16 @@ _ELEMENTWISE = [
     (cnn.CplxPhaseSigmoid, (), _polar(torch.sigmoid)),
 ]
 
-LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + [
+
+def _quantized_entries():
+    """A row for the quantized twin (made by the table of kinds) of each family of the package."""
+    families = [_families.lookup(cls).family for cls in _FAMILY_CLASSES
+                if _families.lookup(cls).kind == "dense"]
+    return [_family_entry(_families.twin_class(family.dense, "quantized"),
+                          _families.Member(family, "quantized", True)) for family in families]
+
+
+LAYERS = [_family_entry(cls) for cls in _FAMILY_CLASSES] + _quantized_entries() + [
     _entry(cls, Sample(args), _c(3, 4), _unary(f), unbatched=True)
     for cls, args, f in _ELEMENTWISE
 ] + [

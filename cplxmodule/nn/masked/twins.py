@@ -44,7 +44,7 @@ def _conversion_weight(layer):
     return layer.weight if eval_weight is None else eval_weight()
 
 
-def _retype(layer, plain, target, weight=None):
+def _retype(layer, plain, target, weight=None, options=None):
     """``layer``, a copy, made in place into its twin ``target`` (a class, or one with bound arguments).
 
     Its kind's state is taken off (the weight it computes with in eval mode
@@ -56,7 +56,8 @@ def _retype(layer, plain, target, weight=None):
     source and twin (``log_sigma2`` between VD and ARD) keeps its value;
     one the twin adds is trainable as the weight of its module is.
     ``weight`` replaces the weight folded in (``compact`` folds a Bayesian
-    layer's relevance mask in).
+    layer's relevance mask in); ``options`` are the layer's own arguments
+    of its kind (the width of a quantized twin).
     """
     cls, bound = (target.func, target.keywords) if isinstance(target, functools.partial) else (
         target, {})
@@ -72,7 +73,7 @@ def _retype(layer, plain, target, weight=None):
                 part.copy_(value)
     if cls is not plain:
         layer.__class__ = cls
-        layer._attach_kind(**bound)
+        layer._attach_kind(**bound, **(options or {}))
     with torch.no_grad():
         for name, parameter in layer.named_parameters():
             old = before.get(name, parameter)
@@ -280,13 +281,31 @@ def _added_flag(flags, name):
     return any(of_weight or flags.values()) if flags else True
 
 
-def _convert_model(module, kind, where, layers=None, exclude=None):
-    """:func:`convert_layers` of a checked ``kind``, its errors and warnings naming ``where``."""
+def _convert_model(module, kind, where, layers=None, exclude=None, options=None):
+    """:func:`convert_layers` of a checked ``kind``, its errors and warnings naming ``where``.
+
+    ``options(name)`` gives the kind's arguments of the layer ``name`` (see
+    :func:`_retype`).
+    """
     selected = _selection(module, layers, exclude, where)
-    return _convert(_copy(module, where), kind, {}, "", where, selected)
+    return _convert(_copy(module, where), kind, {}, "", where, selected, options)
 
 
-def _convert(module, kind, memo, name, where, selected):
+def _targets(module, kind, where, layers=None, exclude=None):
+    """The names of the layers that :func:`_convert_model` makes twins of ``kind`` (each once)."""
+    selected = _selection(module, layers, exclude, where)
+    found: list = []
+    for name, layer in module.named_modules():
+        if any(name.startswith(outer + ".") for outer in found):
+            continue
+        plain = _plain_class(layer) if selected(name, layer) else None
+        target = None if plain is None else _families.twin_class(plain, kind)
+        if target is not None and not _built_as(layer, target):
+            found.append(name)
+    return found
+
+
+def _convert(module, kind, memo, name, where, selected, options=None):
     if id(module) in memo:  # a layer used twice stays one layer
         return memo[id(module)]
     if not selected(name, module):
@@ -296,7 +315,7 @@ def _convert(module, kind, memo, name, where, selected):
         target = None if plain is None else _families.twin_class(plain, kind)
     if target is not None and not _built_as(module, target):
         check_finite(module, where, name)
-        converted = _retype(module, plain, target)
+        converted = _retype(module, plain, target, options=None if options is None else options(name))
     else:
         if plain is None and selected(name, module):
             _warn_if_left_as_it_is(module, kind, name, where)
@@ -304,7 +323,8 @@ def _convert(module, kind, memo, name, where, selected):
         # not ``named_children``, which yields a shared child only once
         for child_name, child in list(converted._modules.items()):
             path = f"{name}.{child_name}" if name else child_name
-            new = None if child is None else _convert(child, kind, memo, path, where, selected)
+            new = None if child is None else _convert(
+                child, kind, memo, path, where, selected, options)
             if new is not child:
                 setattr(converted, child_name, new)
     if converted is not module:

@@ -18,6 +18,7 @@ import torch
 from ...cplx._shared import check_choice
 from .. import _families
 from ..masked.base import BaseMasked
+from ..masked.quantized import BaseQuantized
 from ..masked.compact import writer_groups
 from ..masked.twins import Selection, _convert_model
 from .base import BaseARD, GaussianMixin
@@ -30,8 +31,10 @@ __all__ = ["to_bayesian"]
 # The table of kinds: the bases that make a dense class (a family's, or a
 # user's subclass of one) into its twin of each kind, real and complex. The
 # published twins of the package's families are these bases around their
-# dense class, written out as class statements.
+# dense class, written out as class statements; the quantized twins are
+# made of them, unpublished.
 _families.declare_kind("masked", "Masked", (BaseMasked,))
+_families.declare_kind("quantized", "Quantized", (BaseQuantized,), lossy=True)
 for _kind, _real, _complex in (("vd", RealVDMixin, CplxVDMixin),
                                ("ard", RealARDMixin, CplxARDMixin)):
     _suffix = _kind.upper()

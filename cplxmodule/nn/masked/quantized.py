@@ -1,0 +1,429 @@
+r"""Quantized twins: integer weights at a bit width, with one scale per output channel.
+
+The quantized twin of a layer (made by the table of kinds for every family,
+real and complex, and for a user's own layer) stores its weight as a
+symmetric fixed-point number per output channel :math:`c`:
+
+.. math::
+
+    q = \operatorname{round}(w / s_c), \qquad |q| \le 2^{b-1} - 1, \qquad
+    s_c = \max_{w \in c} |w| \,/\, (2^{b-1} - 1),
+
+so that zero is exact (a pruned weight stays pruned and costs no value) and
+the largest weight of each channel is represented exactly. A complex weight
+is quantized in Cartesian form: its real and imaginary parts share the
+channel's format (one scale, the largest of both parts' magnitudes), which
+is what a fixed-point complex multiply-accumulate computes on; a polar
+(modulus and phase) format would need a sine and cosine per weight at
+inference. No zero point is stored: the weights of a trained layer are
+centred on zero, and an offset would cost a subtraction per product and
+break the exact zero of pruned weights.
+
+The stored state (``state_dict``) is what a deployed model needs, at its
+width: ``weight_values``, the codes :math:`q + 2^{b-1} - 1` of the nonzero
+weights packed at ``b`` bits each (of every weight when a bitmap would not
+pay), ``weight_bitmap``, one bit per weight entry marking the nonzero ones
+(empty when it would not pay), ``weight_scale`` and ``weight_bits`` (the
+width ``b``, one byte). The layer decodes them once into the integer
+weight ``weight_int`` (not saved) and computes with ``weight_int *
+weight_scale``: in eval exactly what the dequantized weight computes, and
+an exported graph holds the integer weight and the multiplication by the
+scale. Activations stay in floating point.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ...cplx import Cplx
+from ...cplx._shared import check_positive_int
+from .. import _families
+from .._guards import keep_current, refuse_bad_entries
+from ..modules._weighted import _KindMixin
+from ..modules.parameter import CplxParameter
+from ..utils.sparsity import SparsityStats
+from ._channels import _parts
+from .twins import Selection, _conversion_weight, _convert_model, _targets
+from typing import Any, Iterator, Mapping, Tuple, Union
+
+__all__ = ["BaseQuantized", "quantize", "compressed_size", "named_compressed_size"]
+
+# the widths a quantized weight may take: a sign and one magnitude bit at
+# least, and no more than a float32 scale times an integer represents exactly
+MIN_BITS, MAX_BITS = 2, 24
+# the state a quantized layer saves in place of its weight
+_STORED = ("weight_bits", "weight_scale", "weight_bitmap", "weight_values")
+
+
+def _check_bits(bits, where, name="bits"):
+    bits = check_positive_int(bits, name, where)
+    if not MIN_BITS <= bits <= MAX_BITS:
+        raise ValueError(f"{where}: `{name}` must be in [{MIN_BITS}, {MAX_BITS}], got {bits}")
+    return bits
+
+
+def _storage_dtype(bits):
+    """The narrowest signed integer dtype that holds a code of ``bits`` bits."""
+    return torch.int8 if bits <= 8 else torch.int16 if bits <= 16 else torch.int32
+
+
+def _pack(codes, bits):
+    """Non-negative integers below ``2**bits``, packed at ``bits`` bits each into bytes (LSB first)."""
+    shifts = torch.arange(bits, device=codes.device)
+    stream = ((codes.long().reshape(-1, 1) >> shifts) & 1).flatten()
+    stream = torch.nn.functional.pad(stream, (0, -stream.numel() % 8))
+    weights = 1 << torch.arange(8, device=codes.device)
+    return (stream.view(-1, 8) * weights).sum(1).to(torch.uint8)
+
+
+def _unpack(packed, bits, count):
+    """The ``count`` integers of ``bits`` bits that :func:`_pack` packed into ``packed``."""
+    shifts = torch.arange(8, device=packed.device)
+    stream = ((packed.long().reshape(-1, 1) >> shifts) & 1).flatten()[: count * bits]
+    return (stream.view(count, bits) << torch.arange(bits, device=packed.device)).sum(1)
+
+
+def _packed_bytes(count, bits):
+    return math.ceil(count * bits / 8)
+
+
+def _encode(q, bits):
+    """``(bitmap, values)``: the integer weight ``q`` packed, with a bitmap where it pays."""
+    flat, offset = q.flatten(), 2 ** (bits - 1) - 1
+    nonzero = flat != 0
+    n, nnz = flat.numel(), int(nonzero.sum())
+    if _packed_bytes(n, 1) + _packed_bytes(nnz, bits) < _packed_bytes(n, bits):
+        return _pack(nonzero, 1), _pack(flat[nonzero] + offset, bits)
+    return flat.new_empty(0, dtype=torch.uint8), _pack(flat + offset, bits)
+
+
+def _decode(bitmap, values, bits, shape):
+    """The integer weight of ``shape`` that :func:`_encode` packed; ``ValueError`` if it cannot be."""
+    n, offset = math.prod(shape), 2 ** (bits - 1) - 1
+    if bitmap.numel() == 0:
+        count = n
+    elif bitmap.numel() == _packed_bytes(n, 1):
+        nonzero = _unpack(bitmap, 1, n).bool()
+        count = int(nonzero.sum())
+    else:
+        raise ValueError(f"`weight_bitmap` must hold {_packed_bytes(n, 1)} bytes or none,"
+                         f" got {bitmap.numel()}")
+    if values.numel() != _packed_bytes(count, bits):
+        raise ValueError(f"`weight_values` must hold {_packed_bytes(count, bits)} bytes for"
+                         f" {count} values of {bits} bits, got {values.numel()}")
+    codes = _unpack(values, bits, count) - offset
+    if codes.numel() and int(codes.abs().max()) > offset:
+        raise ValueError(f"`weight_values` holds codes outside the {bits}-bit range")
+    if bitmap.numel() == 0:
+        return codes.view(shape).to(_storage_dtype(bits))
+    q = codes.new_zeros(n)
+    q[nonzero] = codes
+    return q.view(shape).to(_storage_dtype(bits))
+
+
+def _registered_weight(layer: Any) -> Any:
+    """The weight parameter (or :class:`CplxParameter`) that ``layer`` registered."""
+    return layer._modules.get("weight", layer._parameters.get("weight"))
+
+
+def _channel_max(real, axis):
+    """The largest magnitude of ``real`` per index of ``axis``, shaped to broadcast against it."""
+    dims = [d for d in range(real.dim()) if d != axis]
+    return real.abs().amax(dim=dims, keepdim=True) if dims else real.abs()
+
+
+class BaseQuantized(_KindMixin, torch.nn.Module, SparsityStats):
+    r"""What every quantized layer does: compute with an integer weight times a scale per channel.
+
+    The quantized twin of a dense or masked layer (:func:`quantize`) takes its
+    weight at conversion (a masked layer's times its mask), quantizes it as
+    the module docstring says, and replaces the ``weight`` parameter by the
+    stored integer state; ``layer.weight`` then reads the dequantized
+    weight, a tensor (or a :class:`~cplxmodule.cplx.Cplx`) that no
+    optimizer trains. The bias and every other parameter stay in floating
+    point. A quantized layer built directly, ``Twin(*args, bits=4)``,
+    quantizes its initial weight.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        The dense layer's arguments.
+    bits : int, default 8
+        The width of each weight's fixed-point code, its sign included,
+        2 to 24.
+
+    Attributes
+    ----------
+    weight_int : torch.Tensor
+        The integer codes :math:`q`, of the weight's real shape (with a last
+        dimension of 2, the real and imaginary parts, for a complex
+        weight), in the narrowest integer dtype; a buffer left out of the
+        ``state_dict``.
+    weight_scale : torch.Tensor
+        The scale of each output channel, shaped to broadcast against
+        ``weight_int`` (the weight's dtype: it follows ``.half()``).
+    bits : int
+        The width :math:`b`.
+    """
+
+    __sparsity_ignore__ = _STORED
+    weight_bits: torch.Tensor
+    weight_scale: torch.Tensor
+    weight_bitmap: torch.Tensor
+    weight_values: torch.Tensor
+    weight_int: torch.Tensor
+
+    def __init__(self, *args: Any, bits: int = 8, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._quantize_weight(_check_bits(bits, type(self).__name__))
+
+    def _attach_kind(self, bits: int = 8, **kwargs: Any) -> None:
+        super()._attach_kind(**kwargs)
+        self._quantize_weight(_check_bits(bits, type(self).__name__))
+
+    def _detach_kind(self) -> None:
+        super()._detach_kind()
+        weight = self.weight
+        for name in (*_STORED, "weight_int"):
+            delattr(self, name)
+        parameter = CplxParameter(weight) if isinstance(weight, Cplx) else torch.nn.Parameter(weight)
+        # past the read-only property, as the dense layer registered it
+        torch.nn.Module.__setattr__(self, "weight", parameter)
+
+    @property
+    def bits(self) -> int:
+        return int(self.weight_bits)
+
+    @property
+    def _complex_weight(self) -> bool:
+        return self._family.complex
+
+    @property
+    def weight(self) -> Union[torch.Tensor, Cplx]:
+        """The dequantized weight, ``weight_int * weight_scale``."""
+        buffers = self.__dict__["_buffers"]
+        if "weight_int" not in buffers:
+            # the dense layer's own parameter, while its ``__init__`` builds it
+            # (Module.__getattr__ finds it once this raises)
+            raise AttributeError("weight")
+        real = buffers["weight_int"].to(buffers["weight_scale"].dtype) * buffers["weight_scale"]
+        return Cplx(real[..., 0], real[..., 1]) if self._complex_weight else real
+
+    def _quantize_weight(self, bits):
+        weight = _registered_weight(self)
+        with torch.no_grad():
+            real = torch.stack([weight.real, weight.imag], -1) if isinstance(weight, Cplx) else weight
+            largest = _channel_max(real, 1 if self._family.transposed else 0)
+            if isinstance(weight, Cplx):
+                largest = largest.amax(-1, keepdim=True)
+            levels = 2 ** (bits - 1) - 1
+            scale = largest / levels
+            q = torch.where(scale > 0, real / torch.where(scale > 0, scale, 1), 0).round()
+            q = q.clamp(-levels, levels).to(_storage_dtype(bits))
+        delattr(self, "weight")
+        self._store(q, scale, bits)
+
+    def _store(self, q, scale, bits):
+        device = q.device
+        if device.type == "meta":
+            # no values to pack: the dense layout's sizes, as ``to_empty`` expects
+            bitmap = q.new_empty(0, dtype=torch.uint8)
+            values = q.new_empty(_packed_bytes(q.numel(), bits), dtype=torch.uint8)
+        else:
+            bitmap, values = _encode(q.cpu(), bits)
+        self.register_buffer("weight_bits", torch.tensor(bits, dtype=torch.uint8, device=device))
+        self.register_buffer("weight_scale", scale)
+        self.register_buffer("weight_bitmap", bitmap.to(device))
+        self.register_buffer("weight_values", values.to(device))
+        self.register_buffer("weight_int", q, persistent=False)
+
+    def _load_from_state_dict(
+        self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+    ):
+        keys = [prefix + name for name in _STORED]
+        if not any(key in state_dict for key in keys):
+            missing_keys.extend(keys)
+            return super()._load_from_state_dict(
+                state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+            )
+        try:
+            missing = [key for key in keys if key not in state_dict]
+            if missing:
+                raise ValueError(f"a quantized weight needs all of {list(_STORED)}, missing {missing}")
+            stored = {name: state_dict[key] for name, key in zip(_STORED, keys)}
+            bits = _check_bits(int(stored["weight_bits"]), "the state_dict", "weight_bits")
+            q = _decode(stored["weight_bitmap"], stored["weight_values"], bits,
+                        self.weight_int.shape)
+            scale = stored["weight_scale"]
+            if scale.shape != self.weight_scale.shape:
+                raise ValueError(f"`weight_scale` must have shape {tuple(self.weight_scale.shape)},"
+                                 f" got {tuple(scale.shape)}")
+        except (TypeError, ValueError, RuntimeError) as e:
+            error_msgs.append(f"While loading the quantized weight of {prefix or 'the layer'!r}: {e}")
+            keep_current(self, state_dict, prefix)
+            return
+        if refuse_bad_entries(self, state_dict, prefix, error_msgs,
+                              unchecked_shapes=("weight_bitmap", "weight_values")):
+            return
+        for key in keys:
+            del state_dict[key]
+        n_errors = len(error_msgs)
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
+        missing_keys[:] = [key for key in missing_keys if key not in keys]
+        if len(error_msgs) == n_errors:
+            device = self.weight_scale.device
+            with torch.no_grad():
+                scale = scale.to(self.weight_scale.dtype)
+            self._store(q.to(device), scale.to(device), bits)
+
+    def sparsity(self, **kwargs: Any) -> list:
+        """Nothing: the figures of sparsity are the masked model's; see :func:`compressed_size`."""
+        return []
+
+    def extra_repr(self) -> str:
+        return f"{super().extra_repr()}, bits={self.bits}"
+
+
+def quantize(
+    model: torch.nn.Module,
+    bits: Union[int, Mapping[str, int]] = 8,
+    *,
+    layers: Selection = None,
+    exclude: Selection = None,
+) -> torch.nn.Module:
+    """A copy of ``model`` whose layers with a weight are quantized twins (see :class:`BaseQuantized`).
+
+    Every dense or masked layer of a family (linear, bilinear, convolutions,
+    real and complex, the projections of the recurrent and attention
+    layers, a user's own layer) becomes its quantized twin, its weight (a
+    masked layer's times its mask) quantized to ``bits`` per output
+    channel; what :func:`convert_layers` carries over (hooks, modes, the
+    ``requires_grad`` of the bias) carries over. Quantize a compacted
+    model (:func:`compact`) to deploy it: a pruned weight stays an exact
+    zero and costs one bit of the bitmap.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+    bits : int or mapping of str to int, default 8
+        The width of every weight, or of each layer by its name in
+        ``model`` (as :func:`~cplxmodule.nn.relevance.bit_precision` gives
+        them); a mapping must name every layer to quantize. A width of 0
+        (a layer without surviving weights, to ``bit_precision``) is 2.
+    layers, exclude : optional
+        Which layers to quantize, as for :func:`convert_layers`.
+
+    Returns
+    -------
+    torch.nn.Module
+        The quantized copy; ``model`` is not changed.
+
+    Raises
+    ------
+    ValueError
+        If a width is outside 2 to 24, naming it, or if ``bits`` is a
+        mapping that misses a layer to quantize or names a module that is
+        none (both listed).
+
+    Examples
+    --------
+    >>> from cplxmodule.nn import CplxLinear
+    >>> model = torch.nn.Sequential(CplxLinear(8, 4), CplxLinear(4, 2))
+    >>> small = quantize(model, {"0": 6, "1": 8})
+    >>> [layer.bits for layer in small]
+    [6, 8]
+    >>> compressed_size(small) < compressed_size(model)
+    True
+    """
+    where = "quantize"
+    if isinstance(bits, Mapping):
+        # 0 is bit_precision's width of a layer with no surviving weight: all
+        # its codes are zero, at the narrowest width
+        per_layer = {name: MIN_BITS if b == 0 else _check_bits(b, where, f"bits[{name!r}]")
+                     for name, b in bits.items()}
+        _check_named(model, per_layer, layers, exclude, where)
+        return _convert_model(model, "quantized", where, layers, exclude,
+                              options=lambda name: {"bits": per_layer[name]})
+    bits = _check_bits(bits, where)
+    return _convert_model(model, "quantized", where, layers, exclude,
+                          options=lambda name: {"bits": bits})
+
+
+def _check_named(model, per_layer, layers, exclude, where):
+    """Refuse a per-layer mapping of widths that misses a layer to quantize or names a non-layer."""
+    targets = set(_targets(model, "quantized", where, layers, exclude))
+    missing, unknown = sorted(targets - set(per_layer)), sorted(set(per_layer) - targets)
+    if missing or unknown:
+        raise ValueError(
+            f"{where}: `bits` must name every layer to quantize and nothing else; missing"
+            f" {missing}, not a layer to quantize {unknown}"
+        )
+
+
+def named_compressed_size(model: torch.nn.Module, prefix: str = "") -> Iterator[Tuple[str, int]]:
+    """Iterate over ``(name, bytes)`` of every tensor a deployed ``model`` stores.
+
+    Counted as a deployed model stores them:
+
+    - a quantized layer's weight as it saves it, at its width (the packed
+      codes, the bitmap, the scales, one byte for the width);
+    - the weight of a masked or Bayesian layer as it computes in eval
+      (a mask folded in, a posterior's mean), in floating point, its zeros
+      left out behind a bitmap of one bit per entry where that is smaller;
+      the mask or the variances not at all (folded in, or unused in eval);
+    - every other parameter and persistent buffer at its dtype.
+
+    A tensor shared by several layers counts once. The sum is
+    :func:`compressed_size`.
+
+    Yields
+    ------
+    name : str
+        ``<layer>.weight`` for a masked or Bayesian weight, else the name
+        in the ``state_dict``.
+    size : int
+        Bytes.
+    """
+    seen: set = set()
+    for module_name, module in model.named_modules(prefix=prefix):
+        dot = f"{module_name}." if module_name else ""
+        if isinstance(module, SparsityStats) and not isinstance(module, BaseQuantized) and (
+                _families.plain_class(type(module)) is not None):
+            weight = _conversion_weight(module)
+            seen.update(id(part) for part in _parts(_registered_weight(module)))
+            yield f"{dot}weight", sum(_bytes(part, sparse=True) for part in _parts(weight))
+        ignore = set(getattr(module, "__sparsity_ignore__", ())) - set(_STORED)
+        for name, tensor in _own_state(module):
+            if name in ignore or tensor is None or id(tensor) in seen:
+                continue
+            seen.add(id(tensor))
+            yield f"{dot}{name}", _bytes(tensor, sparse=False)
+
+
+def _own_state(module):
+    """The parameters and persistent buffers of ``module`` itself, with their names."""
+    persistent = [(name, buffer) for name, buffer in module._buffers.items()
+                  if name not in module._non_persistent_buffers_set]
+    return [*module._parameters.items(), *persistent]
+
+
+def _bytes(tensor, sparse):
+    """The bytes of ``tensor``; if ``sparse``, of its nonzeros and a bitmap where that is smaller."""
+    dense = tensor.numel() * tensor.element_size()
+    if not sparse:
+        return dense
+    nnz = int(torch.count_nonzero(tensor))
+    return min(dense, _packed_bytes(tensor.numel(), 1) + nnz * tensor.element_size())
+
+
+def compressed_size(model: torch.nn.Module) -> int:
+    """The bytes a deployed ``model`` stores: the sum of :func:`named_compressed_size`.
+
+    For a quantized model this is the size of its ``state_dict``'s tensors
+    (what ``torch.save`` writes, but for the container's own overhead).
+    """
+    return sum(size for _, size in named_compressed_size(model))
