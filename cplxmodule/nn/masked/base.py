@@ -17,6 +17,7 @@ from ..cache import _cached_attr, _memo
 from ..modules._weighted import _KindMixin, _registered
 from ..modules.parameter import _refuse_complex_cast
 from ..utils.sparsity import SparsityStats, _weight_counts
+from ._fixed_point import fake_quantized, output_axis
 from types import FrameType
 from typing import Any, Callable, Iterator, Mapping, Optional
 
@@ -170,6 +171,8 @@ class BaseMasked(_KindMixin, torch.nn.Module, SparsityStats):
     __signature__ = _TwinSignature()
     __sparsity_ignore__ = ("mask",)
     mask: Optional[torch.Tensor]
+    #: the width the layer trains its weight at (see :func:`prepare_qat`), or None
+    training_bits: Optional[int] = None
 
     @classmethod
     def _member_doc(cls, kind):
@@ -194,6 +197,7 @@ class BaseMasked(_KindMixin, torch.nn.Module, SparsityStats):
         super()._detach_kind()
         del self.mask
         self.__dict__.pop(_UNSETTLED, None)
+        self.__dict__.pop("training_bits", None)
 
     def _weighted_forward(self, *inputs, **kwargs):
         """The dense twin's forward pass with :attr:`weight_masked` as its weight.
@@ -210,7 +214,7 @@ class BaseMasked(_KindMixin, torch.nn.Module, SparsityStats):
         """
         if _UNSETTLED in self.__dict__:
             self._settle_replica_mask()
-        if cache._ACTIVE:
+        if cache._ACTIVE or self.training_bits is not None:
             weight, bias = self.weight_masked, _cached_attr(self, "bias")
         else:
             # the hot path outside ``cached``: the weight_masked property's
@@ -293,6 +297,9 @@ class BaseMasked(_KindMixin, torch.nn.Module, SparsityStats):
     def weight_masked(self):
         """torch.Tensor or Cplx: the weight multiplied by the mask.
 
+        With :attr:`training_bits` set, rounded to the fixed point that
+        :func:`quantize` stores, with the identity's gradient.
+
         Raises
         ------
         RuntimeError
@@ -301,7 +308,11 @@ class BaseMasked(_KindMixin, torch.nn.Module, SparsityStats):
         mask = self._buffers.get("mask")  # the hot path: skip Module.__getattr__
         if mask is None:
             self._raise_no_mask()
-        return _memo(self, "weight_masked", lambda: _masked(self.weight, mask))
+        bits = self.training_bits
+        if bits is None:
+            return _memo(self, "weight_masked", lambda: _masked(self.weight, mask))
+        return _memo(self, "weight_masked", lambda: fake_quantized(
+            _masked(self.weight, mask), bits, output_axis(self)))
 
     def _eval_weight(self):
         """The weight a twin of another kind takes: the mask folded in (the weight, while unset).

@@ -33,6 +33,7 @@ scale. Activations stay in floating point.
 
 from __future__ import annotations
 
+import copy
 import math
 
 import torch
@@ -45,10 +46,12 @@ from ..modules._weighted import _KindMixin
 from ..modules.parameter import CplxParameter
 from ..utils.sparsity import SparsityStats
 from ._channels import _parts
+from .base import BaseMasked
+from ._fixed_point import channel_codes, output_axis
 from .twins import Selection, _conversion_weight, _convert_model, _targets
 from typing import Any, Iterator, Mapping, Tuple, Union
 
-__all__ = ["BaseQuantized", "quantize", "compressed_size", "named_compressed_size"]
+__all__ = ["BaseQuantized", "quantize", "prepare_qat", "compressed_size", "named_compressed_size"]
 
 # the widths a quantized weight may take: a sign and one magnitude bit at
 # least, and no more than a float32 scale times an integer represents exactly
@@ -126,12 +129,6 @@ def _decode(bitmap, values, bits, shape):
 def _registered_weight(layer: Any) -> Any:
     """The weight parameter (or :class:`CplxParameter`) that ``layer`` registered."""
     return layer._modules.get("weight", layer._parameters.get("weight"))
-
-
-def _channel_max(real, axis):
-    """The largest magnitude of ``real`` per index of ``axis``, shaped to broadcast against it."""
-    dims = [d for d in range(real.dim()) if d != axis]
-    return real.abs().amax(dim=dims, keepdim=True) if dims else real.abs()
 
 
 class BaseQuantized(_KindMixin, torch.nn.Module, SparsityStats):
@@ -212,18 +209,10 @@ class BaseQuantized(_KindMixin, torch.nn.Module, SparsityStats):
         return Cplx(real[..., 0], real[..., 1]) if self._complex_weight else real
 
     def _quantize_weight(self, bits):
-        weight = _registered_weight(self)
         with torch.no_grad():
-            real = torch.stack([weight.real, weight.imag], -1) if isinstance(weight, Cplx) else weight
-            largest = _channel_max(real, 1 if self._family.transposed else 0)
-            if isinstance(weight, Cplx):
-                largest = largest.amax(-1, keepdim=True)
-            levels = 2 ** (bits - 1) - 1
-            scale = largest / levels
-            q = torch.where(scale > 0, real / torch.where(scale > 0, scale, 1), 0).round()
-            q = q.clamp(-levels, levels).to(_storage_dtype(bits))
+            q, scale = channel_codes(_registered_weight(self), bits, output_axis(self))
         delattr(self, "weight")
-        self._store(q, scale, bits)
+        self._store(q.to(_storage_dtype(bits)), scale, bits)
 
     def _store(self, q, scale, bits):
         device = q.device
@@ -290,7 +279,7 @@ class BaseQuantized(_KindMixin, torch.nn.Module, SparsityStats):
 
 def quantize(
     model: torch.nn.Module,
-    bits: Union[int, Mapping[str, int]] = 8,
+    bits: Union[int, Mapping[str, int], None] = None,
     *,
     layers: Selection = None,
     exclude: Selection = None,
@@ -309,11 +298,13 @@ def quantize(
     Parameters
     ----------
     model : torch.nn.Module
-    bits : int or mapping of str to int, default 8
+    bits : int, mapping of str to int, or None
         The width of every weight, or of each layer by its name in
         ``model`` (as :func:`~cplxmodule.nn.relevance.bit_precision` gives
         them); a mapping must name every layer to quantize. A width of 0
         (a layer without surviving weights, to ``bit_precision``) is 2.
+        By default, each masked layer's width of training
+        (:func:`prepare_qat`), else 8.
     layers, exclude : optional
         Which layers to quantize, as for :func:`convert_layers`.
 
@@ -348,9 +339,80 @@ def quantize(
         _check_named(model, per_layer, layers, exclude, where)
         return _convert_model(model, "quantized", where, layers, exclude,
                               options=lambda name: {"bits": per_layer[name]})
-    bits = _check_bits(bits, where)
+    if bits is None:
+        def width(name):
+            return getattr(model.get_submodule(name), "training_bits", None) or 8
+    else:
+        bits = _check_bits(bits, where)
+
+        def width(name):
+            return bits
     return _convert_model(model, "quantized", where, layers, exclude,
-                          options=lambda name: {"bits": bits})
+                          options=lambda name: {"bits": width(name)})
+
+
+def prepare_qat(
+    model: torch.nn.Module, bits: Union[int, Mapping[str, int], None] = 8, *, inplace: bool = False,
+) -> torch.nn.Module:
+    """``model`` whose masked layers train with the quantizer in the loop (quantization-aware training).
+
+    Each masked layer computes with its masked weight rounded to the
+    fixed point that :func:`quantize` stores at ``bits``, one scale per
+    output channel, and passes the gradient straight through the rounding
+    (Bengio et al., 2013), as if it were the identity: fine-tuning then
+    recovers the accuracy lost to the width, as masked fine-tuning recovers
+    the accuracy lost to pruning. The width is the layer's
+    :attr:`~BaseMasked.training_bits`; :func:`quantize` takes it (with
+    ``bits=None``), and then computes in eval what the fine-tuned model
+    computed.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        A model with masked layers (:func:`to_masked`).
+    bits : int, mapping of str to int, or None, default 8
+        The width of every masked layer, or of each by its name in
+        ``model``; ``None`` trains in floating point again.
+    inplace : bool, default False
+        Change ``model`` itself rather than a copy.
+
+    Returns
+    -------
+    torch.nn.Module
+
+    Raises
+    ------
+    ValueError
+        If ``model`` has no masked layer, if a width is outside 2 to 24, or
+        if a mapping names a module that is no masked layer (all named).
+
+    Examples
+    --------
+    >>> from cplxmodule.nn.masked import CplxLinearMasked
+    >>> model = torch.nn.Sequential(CplxLinearMasked(8, 4))
+    >>> model[0].mask = torch.ones(4, 8)
+    >>> qat = prepare_qat(model, 4)
+    >>> qat[0].training_bits, model[0].training_bits
+    (4, None)
+    >>> int(quantize(qat)[0].bits)
+    4
+    """
+    where = "prepare_qat"
+    names = [name for name, layer in model.named_modules() if isinstance(layer, BaseMasked)]
+    if not names:
+        raise ValueError(f"{where}: `model` must have masked layers (to_masked), found none")
+    if isinstance(bits, Mapping):
+        unknown = sorted(set(bits) - set(names))
+        if unknown:
+            raise ValueError(f"{where}: `bits` must name masked layers of `model`, got {unknown}")
+        widths = {name: _check_bits(b, where, f"bits[{name!r}]") for name, b in bits.items()}
+    else:
+        width = None if bits is None else _check_bits(bits, where)
+        widths = dict.fromkeys(names, width)
+    target = model if inplace else copy.deepcopy(model)
+    for name, width in widths.items():
+        target.get_submodule(name).training_bits = width
+    return target
 
 
 def _check_named(model, per_layer, layers, exclude, where):

@@ -15,7 +15,8 @@ from hypothesis import given, settings, strategies as st
 import cplxmodule.cplx as cplx
 from cplxmodule.nn import CplxBilinear, CplxConv2d, CplxConvTranspose1d, CplxGRU, CplxLinear
 from cplxmodule.nn.masked import (
-    BaseQuantized, compressed_size, convert_layers, named_compressed_size, quantize, to_masked,
+    BaseQuantized, compressed_size, convert_layers, named_compressed_size, prepare_qat, quantize,
+    to_masked,
 )
 from cplxmodule.nn.masked.quantized import _decode, _encode
 from cplxmodule.nn.relevance import bit_precision, compute_ard_masks, to_bayesian
@@ -217,3 +218,58 @@ def test_an_exported_quantized_model_holds_integer_weights_and_computes_the_same
     integers += [name for name, value in program.state_dict.items() if not value.is_floating_point()]
     assert any("weight_int" in name for name in integers)
     torch.testing.assert_close(program.module()(x), small(x))
+
+
+def _masked_pair(seed):
+    torch.manual_seed(seed)
+    model = convert_layers(torch.nn.Sequential(CplxConv2d(3, 4, 3), CplxConvTranspose1d(4, 2, 3)),
+                           "masked")
+    for layer in model:
+        layer.mask = torch.rand(layer.weight.real.shape) > 0.5
+    return model
+
+
+def test_training_with_the_quantizer_in_the_loop_passes_the_gradient_straight_through():
+    model = _masked_pair(5)
+    qat = prepare_qat(model, 3)
+    assert all(layer.training_bits is None for layer in model)
+    # the reference: plain masked layers holding numpy's quantized weights
+    reference = convert_layers(model, "masked")
+    for layer, source in zip(reference, model):
+        real = np.stack([source.weight.real.detach().numpy(), source.weight.imag.detach().numpy()],
+                        -1) * source.mask.numpy()[..., None]
+        axis = 1 if isinstance(source, CplxConvTranspose1d) else 0
+        q, scale = _numpy_quantized(real, 3, axis)
+        scale = np.broadcast_to(scale.max(-1, keepdims=True), scale.shape)
+        value = torch.from_numpy((q * scale).astype(np.float32))
+        with torch.no_grad():
+            layer.weight.real.copy_(value[..., 0])
+            layer.weight.imag.copy_(value[..., 1])
+    for index, x in ((0, cplx.randn(2, 3, 5, 5)), (1, cplx.randn(2, 4, 6))):
+        out, expected = qat[index](x), reference[index](x)
+        torch.testing.assert_close(_native(out), _native(expected), rtol=1e-6, atol=1e-6)
+        (out.real.square().sum() + out.imag.sum()).backward()
+        (expected.real.square().sum() + expected.imag.sum()).backward()
+        for part in ("real", "imag"):
+            torch.testing.assert_close(getattr(qat[index].weight, part).grad,
+                                       getattr(reference[index].weight, part).grad)
+
+
+def test_quantize_after_quantization_aware_training_computes_what_it_trained():
+    qat = prepare_qat(_masked_pair(6), {"0": 4, "1": 6}).eval()
+    small = quantize(qat)
+    assert [layer.bits for layer in small] == [4, 6]
+    x = cplx.randn(2, 3, 5, 5)
+    torch.testing.assert_close(_native(small[0](x)), _native(qat[0](x)), rtol=0, atol=1e-6)
+    assert not hasattr(convert_layers(qat, "dense")[0], "training_bits")
+
+
+def test_prepare_qat_refuses_what_it_cannot_do_naming_the_argument():
+    with pytest.raises(ValueError, match="`model` must have masked layers"):
+        prepare_qat(torch.nn.Sequential(CplxLinear(2, 2)))
+    model = _masked_pair(7)
+    with pytest.raises(ValueError, match=r"`bits` must name masked layers of `model`, got \['2'\]"):
+        prepare_qat(model, {"0": 4, "2": 4})
+    with pytest.raises(ValueError, match="`bits` must be in"):
+        prepare_qat(model, 1, inplace=True)
+    assert all(layer.training_bits is None for layer in model)
