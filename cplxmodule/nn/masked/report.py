@@ -11,6 +11,7 @@ from ...cplx._shared import check_positive_int
 from .. import _families
 from ..modules.rnn import _CplxRNNBase
 from ._channels import _parts, _transposed
+from .quantized import named_compressed_size
 
 __all__ = ["CompactReport", "compact_report"]
 
@@ -32,7 +33,14 @@ class CompactReport(NamedTuple):
     ``notes`` are lines printed after the table: which convolutions still
     compute zeros that no compaction can remove, and which layers kept
     output channels (or features) whose weights are all zero, and why
-    they may have stayed. ``str(report)`` is a table of all this.
+    they may have stayed. ``sizes`` maps each of these layers to the bytes
+    it stores before and after, as :func:`compressed_size` counts them (a
+    masked weight's nonzeros behind a bitmap, the mask not at all; a
+    compact layer as it stores its weight: a dense one with its zeros, a
+    CSR one with its indices), and ``stored`` holds the whole models'
+    ``(before, after)``: quantize the compact model
+    (:func:`quantize`) to store it at fewer bits. ``str(report)`` is a
+    table of all this.
     """
 
     layers: list
@@ -40,6 +48,8 @@ class CompactReport(NamedTuple):
     compact_seconds: Optional[float] = None
     notes: tuple[str, ...] = ()
     threads: Optional[int] = None
+    sizes: Optional[dict[str, tuple[int, int]]] = None
+    stored: Optional[tuple[int, int]] = None
 
     @property
     def speedup(self) -> Optional[float]:
@@ -53,9 +63,15 @@ class CompactReport(NamedTuple):
         # ``rnn.hh_l0_reverse`` say), at least as in a small model
         names = max([16] + [len(name) for name, *_ in self.layers])
         layers = max([36] + [len(text) for _, *texts, _ in self.layers for text in texts])
-        lines = [f"{'layer':<{names}} {'before':<{layers}} {'after':<{layers}} kept"]
+        sizes = self.sizes or {}
+        lines = [f"{'layer':<{names}} {'before':<{layers}} {'after':<{layers}} kept    bytes"]
         for name, before, after, kept in self.layers:
-            lines.append(f"{name:<{names}} {before:<{layers}} {after:<{layers}} {kept:.1%}")
+            stored = " {} -> {}".format(*sizes[name]) if name in sizes else ""
+            lines.append(
+                f"{name:<{names}} {before:<{layers}} {after:<{layers}} {kept:<7.1%}{stored}".rstrip())
+        if self.stored is not None:
+            lines.append("stored (compressed_size): {} bytes before, {} bytes compact".format(
+                *self.stored))
         masked, small = self.masked_seconds, self.compact_seconds
         if masked is not None and small is not None:
             threads = "" if self.threads is None else f" ({self.threads} threads)"
@@ -129,6 +145,9 @@ def compact_report(
     gates = {id(p) for m in compacted.modules() if isinstance(m, _CplxRNNBase)
              for p in m.modules() if p is not m}
     layers, zeros, dead = [], [], []
+    before, after = dict(named_compressed_size(module)), dict(named_compressed_size(compacted))
+    sizes: dict[str, tuple[int, int]] = {}
+    stored = (sum(before.values()), sum(after.values()))
     for name, new in compacted.named_modules():
         old = modules.get(name)
         if old is None or not hasattr(old, "weight"):
@@ -143,6 +162,7 @@ def compact_report(
         total = _parts(old.weight)[0].numel()
         nonzero = new.col_indices.numel() if hasattr(new, "col_indices") else _nonzero(new)
         layers.append((name, _describe(old), _describe(new), _kept(nonzero, total)))
+        sizes[name] = (_layer_bytes(before, name), _layer_bytes(after, name))
     notes: tuple[str, ...] = ()
     if zeros:
         named = ", ".join(f"{name or '(model)'} ({fraction:.0%})" for name, fraction in zeros)
@@ -159,7 +179,7 @@ def compact_report(
             " Notes for what it follows)",
         )
     if inputs is None:
-        return CompactReport(layers, notes=notes)
+        return CompactReport(layers, notes=notes, sizes=sizes, stored=stored)
     previous = torch.get_num_threads()
     torch.set_num_threads(threads or previous)
     try:
@@ -167,7 +187,13 @@ def compact_report(
     finally:
         torch.set_num_threads(previous)
     masked, small = times
-    return CompactReport(layers, masked, small, notes, threads or previous)
+    return CompactReport(layers, masked, small, notes, threads or previous, sizes, stored)
+
+
+def _layer_bytes(sizes, name):
+    """The bytes that the layer ``name`` stores, of a model's :func:`named_compressed_size`."""
+    prefix = f"{name}." if name else ""
+    return sum(size for key, size in sizes.items() if key.startswith(prefix))
 
 
 def _dead_outputs(layer):

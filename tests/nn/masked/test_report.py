@@ -69,3 +69,20 @@ def test_dead_channels_that_stay_are_named_with_their_count():
     followed = compact(model, example_inputs=(torch.randn(2, 6),))
     assert followed.fc1.out_features == 8 - dead
     assert compact_report(model, followed).notes == ()
+
+
+@pytest.mark.parametrize("max_density", [0.0, 1.0], ids=["dense", "csr"])
+def test_the_bytes_stored_are_counted_by_hand(max_density):
+    model = sparse_model()
+    small = compact(model, max_density=max_density)
+    report = compact_report(model, small)
+    nonzero = int(((model[0].mask != 0) & (model[0].weight != 0)).sum())
+    # masked: float32 nonzeros behind a 5000-bit bitmap, and the bias
+    masked = nonzero * 4 + 5000 // 8 + 50 * 4
+    if max_density:  # CSR: values, int64 column indices and row offsets
+        compact_bytes = nonzero * (4 + 8) + 51 * 8 + 50 * 4
+    else:  # a dense weight, its zeros included
+        compact_bytes = 5000 * 4 + 50 * 4
+    assert report.sizes == {"0": (masked, compact_bytes)}
+    assert report.stored == (masked, compact_bytes)
+    assert f"{masked} -> {compact_bytes}" in str(report)
