@@ -292,8 +292,17 @@ def quantize(
     masked layer's times its mask) quantized to ``bits`` per output
     channel; what :func:`convert_layers` carries over (hooks, modes, the
     ``requires_grad`` of the bias) carries over. Quantize a compacted
-    model (:func:`compact`) to deploy it: a pruned weight stays an exact
-    zero and costs one bit of the bitmap.
+    model to deploy it, ``quantize(compact(model, max_density=0.0))``: a
+    pruned weight stays an exact zero and costs one bit of the bitmap (a
+    layer that :func:`compact` made CSR is no family layer, and stays
+    floating point).
+
+    The quantized model exports as any other (:func:`torch.export.export`,
+    both ONNX exporters), its graph dequantizing the integer weights (a
+    cast and a product by the scale). ONNX keeps them integers with
+    ``torch.onnx.export(..., dynamo=True, optimize=False)``; the
+    optimizer, and the TorchScript exporter's constant folding, fold them
+    into floating-point weights, which compute the same.
 
     Parameters
     ----------
