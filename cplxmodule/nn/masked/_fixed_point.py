@@ -34,6 +34,18 @@ def channel_codes(weight, bits, axis):
     return (real / safe).round().clamp(-levels, levels), scale
 
 
+def power_of_two_codes(weight, bits, fraction):
+    """``(q, scale)`` of the fixed-point format of ``bits`` bits, ``fraction`` of them after the point.
+
+    One scale for the whole weight, ``2**-fraction`` (a shift in hardware);
+    codes beyond ``2**(bits-1) - 1`` in magnitude saturate.
+    """
+    real = _real(weight).detach()
+    scale = real.new_full((1,) * real.dim(), 2.0 ** -fraction)
+    levels = 2 ** (bits - 1) - 1
+    return (real / scale).round().clamp(-levels, levels), scale
+
+
 def fake_quantized(weight, bits, axis):
     """``weight`` rounded to its :func:`channel_codes`, with the identity's gradient (straight through)."""
     q, scale = channel_codes(weight, bits, axis)

@@ -39,7 +39,7 @@ import math
 import torch
 
 from ...cplx import Cplx
-from ...cplx._shared import check_positive_int
+from ...cplx._shared import check_int, check_positive_int
 from .. import _families
 from .._guards import keep_current, refuse_bad_entries
 from ..modules._weighted import _KindMixin
@@ -47,9 +47,9 @@ from ..modules.parameter import CplxParameter
 from ..utils.sparsity import SparsityStats
 from ._channels import _parts
 from .base import BaseMasked
-from ._fixed_point import channel_codes, output_axis
+from ._fixed_point import channel_codes, output_axis, power_of_two_codes
 from .twins import Selection, _conversion_weight, _convert_model, _targets
-from typing import Any, Iterator, Mapping, Tuple, Union
+from typing import Any, Iterator, Mapping, Optional, Tuple, Union
 
 __all__ = ["BaseQuantized", "quantize", "prepare_qat", "compressed_size", "named_compressed_size"]
 
@@ -172,13 +172,15 @@ class BaseQuantized(_KindMixin, torch.nn.Module, SparsityStats):
     weight_values: torch.Tensor
     weight_int: torch.Tensor
 
-    def __init__(self, *args: Any, bits: int = 8, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, bits: int = 8, fraction: Optional[int] = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
-        self._quantize_weight(_check_bits(bits, type(self).__name__))
+        self._quantize_weight(_check_bits(bits, type(self).__name__), fraction)
 
-    def _attach_kind(self, bits: int = 8, **kwargs: Any) -> None:
+    def _attach_kind(self, bits: int = 8, fraction: Optional[int] = None, **kwargs: Any) -> None:
         super()._attach_kind(**kwargs)
-        self._quantize_weight(_check_bits(bits, type(self).__name__))
+        self._quantize_weight(_check_bits(bits, type(self).__name__), fraction)
 
     def _detach_kind(self) -> None:
         super()._detach_kind()
@@ -208,9 +210,13 @@ class BaseQuantized(_KindMixin, torch.nn.Module, SparsityStats):
         real = buffers["weight_int"].to(buffers["weight_scale"].dtype) * buffers["weight_scale"]
         return Cplx(real[..., 0], real[..., 1]) if self._complex_weight else real
 
-    def _quantize_weight(self, bits):
+    def _quantize_weight(self, bits, fraction):
+        weight = _registered_weight(self)
         with torch.no_grad():
-            q, scale = channel_codes(_registered_weight(self), bits, output_axis(self))
+            if fraction is None:
+                q, scale = channel_codes(weight, bits, output_axis(self))
+            else:
+                q, scale = power_of_two_codes(weight, bits, fraction)
         delattr(self, "weight")
         self._store(q.to(_storage_dtype(bits)), scale, bits)
 
@@ -246,15 +252,16 @@ class BaseQuantized(_KindMixin, torch.nn.Module, SparsityStats):
             q = _decode(stored["weight_bitmap"], stored["weight_values"], bits,
                         self.weight_int.shape)
             scale = stored["weight_scale"]
-            if scale.shape != self.weight_scale.shape:
-                raise ValueError(f"`weight_scale` must have shape {tuple(self.weight_scale.shape)},"
-                                 f" got {tuple(scale.shape)}")
+            shapes = (tuple(self.weight_scale.shape), (1,) * q.dim())
+            if tuple(scale.shape) not in shapes:
+                raise ValueError(f"`weight_scale` must have shape {shapes[0]} (a scale per"
+                                 f" channel) or {shapes[1]}, got {tuple(scale.shape)}")
         except (TypeError, ValueError, RuntimeError) as e:
             error_msgs.append(f"While loading the quantized weight of {prefix or 'the layer'!r}: {e}")
             keep_current(self, state_dict, prefix)
             return
         if refuse_bad_entries(self, state_dict, prefix, error_msgs,
-                              unchecked_shapes=("weight_bitmap", "weight_values")):
+                              unchecked_shapes=("weight_bitmap", "weight_values", "weight_scale")):
             return
         for key in keys:
             del state_dict[key]
@@ -274,12 +281,15 @@ class BaseQuantized(_KindMixin, torch.nn.Module, SparsityStats):
         return []
 
     def extra_repr(self) -> str:
+        scale = self.weight_scale
+        if scale.numel() == 1 and float(scale) > 0 and math.log2(float(scale)).is_integer():
+            return f"{super().extra_repr()}, bits={self.bits}, fraction={-int(math.log2(float(scale)))}"
         return f"{super().extra_repr()}, bits={self.bits}"
 
 
 def quantize(
     model: torch.nn.Module,
-    bits: Union[int, Mapping[str, int], None] = None,
+    bits: Union[int, Mapping[str, Union[int, Tuple[int, int]]], None] = None,
     *,
     layers: Selection = None,
     exclude: Selection = None,
@@ -289,8 +299,9 @@ def quantize(
     Every dense or masked layer of a family (linear, bilinear, convolutions,
     real and complex, the projections of the recurrent and attention
     layers, a user's own layer) becomes its quantized twin, its weight (a
-    masked layer's times its mask) quantized to ``bits`` per output
-    channel; what :func:`convert_layers` carries over (hooks, modes, the
+    masked layer's times its mask) quantized to ``bits`` with one scale per
+    output channel, or to a fixed-point format of its own; what
+    :func:`convert_layers` carries over (hooks, modes, the
     ``requires_grad`` of the bias) carries over. Quantize a compacted
     model to deploy it, ``quantize(compact(model, max_density=0.0))``: a
     pruned weight stays an exact zero and costs one bit of the bitmap (a
@@ -307,13 +318,18 @@ def quantize(
     Parameters
     ----------
     model : torch.nn.Module
-    bits : int, mapping of str to int, or None
-        The width of every weight, or of each layer by its name in
-        ``model`` (as :func:`~cplxmodule.nn.relevance.bit_precision` gives
-        them); a mapping must name every layer to quantize. A width of 0
-        (a layer without surviving weights, to ``bit_precision``) is 2.
-        By default, each masked layer's width of training
-        (:func:`prepare_qat`), else 8.
+    bits : int, mapping, or None
+        The width of every weight (one scale per output channel), or a
+        mapping of each layer's name in ``model`` to its width or to a
+        fixed-point format ``(bits, fraction)``: the weight is then stored
+        as integers times ``2**-fraction``, one scale for the layer (a
+        shift on a fixed-point device), as
+        :func:`~cplxmodule.nn.relevance.named_bit_precision` gives the
+        formats (``dict(named_bit_precision(model, threshold=3.0))``) and
+        :func:`~cplxmodule.nn.relevance.bit_precision` the widths. A
+        mapping must name every layer to quantize. A width of 0 (a layer
+        without surviving weights, to ``bit_precision``) is 2. By default,
+        each masked layer's width of training (:func:`prepare_qat`), else 8.
     layers, exclude : optional
         Which layers to quantize, as for :func:`convert_layers`.
 
@@ -333,31 +349,41 @@ def quantize(
     --------
     >>> from cplxmodule.nn import CplxLinear
     >>> model = torch.nn.Sequential(CplxLinear(8, 4), CplxLinear(4, 2))
-    >>> small = quantize(model, {"0": 6, "1": 8})
-    >>> [layer.bits for layer in small]
-    [6, 8]
+    >>> small = quantize(model, {"0": 6, "1": (8, 7)})
+    >>> small[1]
+    CplxLinearQuantized(
+      in_features=4, out_features=2, bias=True, bits=8, fraction=7
+      (bias): CplxParameter(size=(2,), dtype=torch.float32)
+    )
     >>> compressed_size(small) < compressed_size(model)
     True
     """
     where = "quantize"
     if isinstance(bits, Mapping):
-        # 0 is bit_precision's width of a layer with no surviving weight: all
-        # its codes are zero, at the narrowest width
-        per_layer = {name: MIN_BITS if b == 0 else _check_bits(b, where, f"bits[{name!r}]")
-                     for name, b in bits.items()}
-        _check_named(model, per_layer, layers, exclude, where)
+        formats = {name: _format(value, where, f"bits[{name!r}]") for name, value in bits.items()}
+        _check_named(model, formats, layers, exclude, where)
         return _convert_model(model, "quantized", where, layers, exclude,
-                              options=lambda name: {"bits": per_layer[name]})
+                              options=lambda name: formats[name])
     if bits is None:
-        def width(name):
-            return getattr(model.get_submodule(name), "training_bits", None) or 8
+        def options(name):
+            return {"bits": getattr(model.get_submodule(name), "training_bits", None) or 8}
     else:
-        bits = _check_bits(bits, where)
+        width = _check_bits(bits, where)
 
-        def width(name):
-            return bits
-    return _convert_model(model, "quantized", where, layers, exclude,
-                          options=lambda name: {"bits": width(name)})
+        def options(name):
+            return {"bits": width}
+    return _convert_model(model, "quantized", where, layers, exclude, options=options)
+
+
+def _format(value, where, name):
+    """The quantized twin's arguments for a width or a ``(bits, fraction)`` pair of ``bits``."""
+    bits, fraction = value if isinstance(value, tuple) else (value, None)
+    # 0 is bit_precision's width of a layer with no surviving weight: all its
+    # codes are zero, at the narrowest width
+    bits = MIN_BITS if bits == 0 else _check_bits(bits, where, name)
+    if fraction is not None:
+        fraction = check_int(fraction, f"{name}'s fraction", where)
+    return {"bits": bits, "fraction": fraction}
 
 
 def prepare_qat(

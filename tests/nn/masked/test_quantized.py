@@ -19,7 +19,9 @@ from cplxmodule.nn.masked import (
     to_masked,
 )
 from cplxmodule.nn.masked.quantized import _decode, _encode
-from cplxmodule.nn.relevance import bit_precision, compute_ard_masks, to_bayesian
+from cplxmodule.nn.relevance import (
+    bit_precision, compute_ard_masks, named_bit_precision, to_bayesian,
+)
 
 
 def _numpy_quantized(weight, bits, axis):
@@ -273,3 +275,29 @@ def test_prepare_qat_refuses_what_it_cannot_do_naming_the_argument():
     with pytest.raises(ValueError, match="`bits` must be in"):
         prepare_qat(model, 1, inplace=True)
     assert all(layer.training_bits is None for layer in model)
+
+
+def test_fixed_point_formats_from_the_posterior_store_the_weights_on_their_grid():
+    torch.manual_seed(8)
+    model = to_bayesian(torch.nn.Sequential(CplxLinear(8, 6), torch.nn.Linear(12, 3)), "vd")
+    with torch.no_grad():
+        for layer in model:
+            layer.log_sigma2.uniform_(-12, -6)
+    formats = dict(named_bit_precision(model, threshold=3.0))
+    masked = to_masked(model, compute_ard_masks(model, threshold=3.0))
+    small = quantize(masked, formats)
+    for name, (bits, fraction) in formats.items():
+        layer, source = small.get_submodule(name), masked.get_submodule(name)
+        weight = _real_weight(source) * (source.mask.numpy()[..., None] if isinstance(
+            source.weight, cplx.Cplx) else source.mask.numpy())
+        expected = np.clip(np.round(weight * 2.0 ** fraction), -(2 ** (bits - 1) - 1),
+                           2 ** (bits - 1) - 1)
+        np.testing.assert_array_equal(layer.weight_int.numpy(), expected)
+        assert layer.weight_scale.numel() == 1 and float(layer.weight_scale) == 2.0 ** -fraction
+        assert f"bits={bits}, fraction={fraction}" in repr(layer)
+    # a fixed-point state_dict loads into a model quantized per channel
+    target = quantize(masked, 8)
+    target.load_state_dict(small.state_dict())
+    torch.testing.assert_close(_native(target[0].weight), _native(small[0].weight), rtol=0, atol=0)
+    with pytest.raises(ValueError, match=r"`bits\['0'\]'s fraction` must be an int"):
+        quantize(masked, {"0": (4, 1.5), "1": 4})
