@@ -184,10 +184,12 @@ def test_in_a_model_with_a_read_out_and_a_report():
     torch.testing.assert_close(cplx.to_complex(small(x)), cplx.to_complex(model(x)))
     assert "4, num_layers=2" in repr(small.rnn)
     # the report's columns stay aligned past the long names of reverse projections
-    lines = str(compact_report(model, small)).splitlines()
+    report = compact_report(model, small)
+    lines = str(report).splitlines()
     assert any("rnn.ih_l1_reverse" in line for line in lines)
     after = lines[0].index("after")
-    assert all(line[after - 1] == " " and line[after] != " " for line in lines[1:])
+    rows = lines[1:1 + len(report.layers)]
+    assert all(line[after - 1] == " " and line[after] != " " for line in rows)
 
 
 class ReadOut(torch.nn.Module):
