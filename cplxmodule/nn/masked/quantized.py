@@ -49,15 +49,15 @@ from ._channels import _parts
 from .base import BaseMasked
 from ._fixed_point import channel_codes, output_axis, power_of_two_codes
 from .twins import Selection, _conversion_weight, _convert_model, _targets
-from typing import Any, Iterator, Mapping, Optional, Tuple, Union
+from typing import Any, Iterator, Mapping, Optional, Tuple, Union, cast
 
 __all__ = ["BaseQuantized", "quantize", "prepare_qat", "compressed_size", "named_compressed_size"]
 
 # the widths a quantized weight may take: a sign and one magnitude bit at
 # least, and no more than a float32 scale times an integer represents exactly
 MIN_BITS, MAX_BITS = 2, 24
-# the state a quantized layer saves in place of its weight
-_STORED = ("weight_bits", "weight_scale", "weight_bitmap", "weight_values")
+# the state a quantized layer saves in place of a weight (``weight_bits``, ...)
+_STORED = ("bits", "scale", "bitmap", "values")
 
 
 def _check_bits(bits, where, name="bits"):
@@ -126,9 +126,14 @@ def _decode(bitmap, values, bits, shape):
     return q.view(shape).to(_storage_dtype(bits))
 
 
-def _registered_weight(layer: Any) -> Any:
-    """The weight parameter (or :class:`CplxParameter`) that ``layer`` registered."""
-    return layer._modules.get("weight", layer._parameters.get("weight"))
+def _registered(layer: Any, name: str) -> Any:
+    """The parameter (or :class:`CplxParameter`) ``name`` that ``layer`` registered, or ``None``."""
+    return layer._modules.get(name, layer._parameters.get(name))
+
+
+def _stored(name):
+    """The names of the buffers of the quantized tensor ``name`` in the ``state_dict``."""
+    return tuple(f"{name}_{field}" for field in _STORED)
 
 
 class BaseQuantized(_KindMixin, torch.nn.Module, SparsityStats):
@@ -139,9 +144,10 @@ class BaseQuantized(_KindMixin, torch.nn.Module, SparsityStats):
     the module docstring says, and replaces the ``weight`` parameter by the
     stored integer state; ``layer.weight`` then reads the dequantized
     weight, a tensor (or a :class:`~cplxmodule.cplx.Cplx`) that no
-    optimizer trains. The bias and every other parameter stay in floating
-    point. A quantized layer built directly, ``Twin(*args, bits=4)``,
-    quantizes its initial weight.
+    optimizer trains. With ``bias_bits`` the bias is quantized so too,
+    with one scale for the layer; without, it and every other parameter
+    stay in floating point. A quantized layer built directly,
+    ``Twin(*args, bits=4)``, quantizes its initial weight.
 
     Parameters
     ----------
@@ -150,6 +156,13 @@ class BaseQuantized(_KindMixin, torch.nn.Module, SparsityStats):
     bits : int, default 8
         The width of each weight's fixed-point code, its sign included,
         2 to 24.
+    fraction : int, optional
+        Store the weight in the fixed-point format of ``bits`` bits,
+        ``fraction`` of them after the point (one scale, ``2**-fraction``,
+        for the layer), rather than with one scale per output channel.
+    bias_bits : int, optional
+        The width of the bias's codes (one scale for the layer); ``None``
+        keeps the bias in floating point.
 
     Attributes
     ----------
@@ -157,7 +170,7 @@ class BaseQuantized(_KindMixin, torch.nn.Module, SparsityStats):
         The integer codes :math:`q`, of the weight's real shape (with a last
         dimension of 2, the real and imaginary parts, for a complex
         weight), in the narrowest integer dtype; a buffer left out of the
-        ``state_dict``.
+        ``state_dict``. ``bias_int`` likewise, with ``bias_bits``.
     weight_scale : torch.Tensor
         The scale of each output channel, shaped to broadcast against
         ``weight_int`` (the weight's dtype: it follows ``.half()``).
@@ -165,62 +178,83 @@ class BaseQuantized(_KindMixin, torch.nn.Module, SparsityStats):
         The width :math:`b`.
     """
 
-    __sparsity_ignore__ = _STORED
+    __sparsity_ignore__ = _stored("weight") + _stored("bias")
     weight_bits: torch.Tensor
     weight_scale: torch.Tensor
-    weight_bitmap: torch.Tensor
-    weight_values: torch.Tensor
     weight_int: torch.Tensor
 
     def __init__(
-        self, *args: Any, bits: int = 8, fraction: Optional[int] = None, **kwargs: Any
+        self, *args: Any, bits: int = 8, fraction: Optional[int] = None,
+        bias_bits: Optional[int] = None, **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
-        self._quantize_weight(_check_bits(bits, type(self).__name__), fraction)
+        self._quantize_all(bits, fraction, bias_bits)
 
-    def _attach_kind(self, bits: int = 8, fraction: Optional[int] = None, **kwargs: Any) -> None:
+    def _attach_kind(
+        self, bits: int = 8, fraction: Optional[int] = None, bias_bits: Optional[int] = None,
+        **kwargs: Any,
+    ) -> None:
         super()._attach_kind(**kwargs)
-        self._quantize_weight(_check_bits(bits, type(self).__name__), fraction)
+        self._quantize_all(bits, fraction, bias_bits)
+
+    def _quantize_all(self, bits, fraction, bias_bits):
+        where = type(self).__name__
+        bits = _check_bits(bits, where)
+        if bias_bits is not None:
+            bias_bits = _check_bits(bias_bits, where, "bias_bits")
+        with torch.no_grad():
+            weight = _registered(self, "weight")
+            if fraction is None:
+                self._quantize("weight", bits, *channel_codes(weight, bits, output_axis(self)))
+            else:
+                self._quantize("weight", bits, *power_of_two_codes(weight, bits, fraction))
+            bias = _registered(self, "bias")
+            if bias_bits is not None and bias is not None:
+                self._quantize("bias", bias_bits, *channel_codes(bias, bias_bits, None))
+
+    def _quantized(self):
+        """The names of the quantized tensors, ``weight`` first."""
+        return [name for name in ("weight", "bias") if f"{name}_int" in self._buffers]
 
     def _detach_kind(self) -> None:
         super()._detach_kind()
-        weight = self.weight
-        for name in (*_STORED, "weight_int"):
-            delattr(self, name)
-        parameter = CplxParameter(weight) if isinstance(weight, Cplx) else torch.nn.Parameter(weight)
-        # past the read-only property, as the dense layer registered it
-        torch.nn.Module.__setattr__(self, "weight", parameter)
+        for name in self._quantized():
+            value = getattr(self, name)
+            for buffer in (*_stored(name), f"{name}_int"):
+                delattr(self, buffer)
+            parameter = CplxParameter(value) if isinstance(value, Cplx) else torch.nn.Parameter(value)
+            # past the read-only property, as the dense layer registered it
+            torch.nn.Module.__setattr__(self, name, parameter)
 
     @property
     def bits(self) -> int:
         return int(self.weight_bits)
 
     @property
-    def _complex_weight(self) -> bool:
-        return self._family.complex
-
-    @property
     def weight(self) -> Union[torch.Tensor, Cplx]:
         """The dequantized weight, ``weight_int * weight_scale``."""
+        return self._dequantized("weight")
+
+    @property
+    def bias(self) -> Union[torch.Tensor, Cplx, None]:
+        """The bias: dequantized, ``bias_int * bias_scale``, with ``bias_bits``."""
+        return self._dequantized("bias")
+
+    def _dequantized(self, name):
         buffers = self.__dict__["_buffers"]
-        if "weight_int" not in buffers:
-            # the dense layer's own parameter, while its ``__init__`` builds it
-            # (Module.__getattr__ finds it once this raises)
-            raise AttributeError("weight")
-        real = buffers["weight_int"].to(buffers["weight_scale"].dtype) * buffers["weight_scale"]
-        return Cplx(real[..., 0], real[..., 1]) if self._complex_weight else real
+        if f"{name}_int" not in buffers:
+            # the dense layer's own parameter (its ``__init__`` building it, a
+            # floating-point bias), which Module.__getattr__ finds once this raises
+            raise AttributeError(name)
+        scale = buffers[f"{name}_scale"]
+        real = buffers[f"{name}_int"].to(scale.dtype) * scale
+        return Cplx(real[..., 0], real[..., 1]) if self._family.complex else real
 
-    def _quantize_weight(self, bits, fraction):
-        weight = _registered_weight(self)
-        with torch.no_grad():
-            if fraction is None:
-                q, scale = channel_codes(weight, bits, output_axis(self))
-            else:
-                q, scale = power_of_two_codes(weight, bits, fraction)
-        delattr(self, "weight")
-        self._store(q.to(_storage_dtype(bits)), scale, bits)
+    def _quantize(self, name, bits, q, scale):
+        delattr(self, name)
+        self._store(name, q.to(_storage_dtype(bits)), scale, bits)
 
-    def _store(self, q, scale, bits):
+    def _store(self, name, q, scale, bits):
         device = q.device
         if device.type == "meta":
             # no values to pack: the dense layout's sizes, as ``to_empty`` expects
@@ -228,41 +262,30 @@ class BaseQuantized(_KindMixin, torch.nn.Module, SparsityStats):
             values = q.new_empty(_packed_bytes(q.numel(), bits), dtype=torch.uint8)
         else:
             bitmap, values = _encode(q.cpu(), bits)
-        self.register_buffer("weight_bits", torch.tensor(bits, dtype=torch.uint8, device=device))
-        self.register_buffer("weight_scale", scale)
-        self.register_buffer("weight_bitmap", bitmap.to(device))
-        self.register_buffer("weight_values", values.to(device))
-        self.register_buffer("weight_int", q, persistent=False)
+        width = torch.tensor(bits, dtype=torch.uint8, device=device)
+        for buffer, value in zip(_stored(name), (width, scale, bitmap.to(device), values.to(device))):
+            self.register_buffer(buffer, value)
+        self.register_buffer(f"{name}_int", q, persistent=False)
 
     def _load_from_state_dict(
         self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
     ):
-        keys = [prefix + name for name in _STORED]
-        if not any(key in state_dict for key in keys):
-            missing_keys.extend(keys)
-            return super()._load_from_state_dict(
-                state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
-            )
+        loaded = {}
         try:
-            missing = [key for key in keys if key not in state_dict]
-            if missing:
-                raise ValueError(f"a quantized weight needs all of {list(_STORED)}, missing {missing}")
-            stored = {name: state_dict[key] for name, key in zip(_STORED, keys)}
-            bits = _check_bits(int(stored["weight_bits"]), "the state_dict", "weight_bits")
-            q = _decode(stored["weight_bitmap"], stored["weight_values"], bits,
-                        self.weight_int.shape)
-            scale = stored["weight_scale"]
-            shapes = (tuple(self.weight_scale.shape), (1,) * q.dim())
-            if tuple(scale.shape) not in shapes:
-                raise ValueError(f"`weight_scale` must have shape {shapes[0]} (a scale per"
-                                 f" channel) or {shapes[1]}, got {tuple(scale.shape)}")
+            for name in self._quantized():
+                found = self._decoded(name, state_dict, prefix)
+                if found is not None:
+                    loaded[name] = found
         except (TypeError, ValueError, RuntimeError) as e:
-            error_msgs.append(f"While loading the quantized weight of {prefix or 'the layer'!r}: {e}")
+            error_msgs.append(f"While loading the quantized weights of {prefix or 'the layer'!r}: {e}")
             keep_current(self, state_dict, prefix)
             return
-        if refuse_bad_entries(self, state_dict, prefix, error_msgs,
-                              unchecked_shapes=("weight_bitmap", "weight_values", "weight_scale")):
+        unchecked = tuple(f"{name}_{field}" for name in loaded for field in ("bitmap", "values", "scale"))
+        if refuse_bad_entries(self, state_dict, prefix, error_msgs, unchecked_shapes=unchecked):
             return
+        # torch's loader would copy them into the current buffers, whose
+        # packed sizes differ: out of its sight, registered afresh below
+        keys = [prefix + key for name in loaded for key in _stored(name)]
         for key in keys:
             del state_dict[key]
         n_errors = len(error_msgs)
@@ -271,20 +294,44 @@ class BaseQuantized(_KindMixin, torch.nn.Module, SparsityStats):
         )
         missing_keys[:] = [key for key in missing_keys if key not in keys]
         if len(error_msgs) == n_errors:
-            device = self.weight_scale.device
-            with torch.no_grad():
-                scale = scale.to(self.weight_scale.dtype)
-            self._store(q.to(device), scale.to(device), bits)
+            for name, (q, scale, bits) in loaded.items():
+                self._store(name, q, scale, bits)
+
+    def _decoded(self, name, state_dict, prefix):
+        """``(q, scale, bits)`` of the tensor ``name`` in ``state_dict``, checked; ``None`` if absent."""
+        keys = [prefix + key for key in _stored(name)]
+        present = [key in state_dict for key in keys]
+        if not any(present):
+            return None  # torch's loader reports them missing
+        if not all(present):
+            missing = [key for key, found in zip(keys, present) if not found]
+            raise ValueError(f"a quantized {name} needs all of {list(_stored(name))}, missing {missing}")
+        width, scale, bitmap, values = (state_dict[key] for key in keys)
+        bits = _check_bits(int(width), "the state_dict", f"{name}_bits")
+        current, current_scale = self._buffer(f"{name}_int"), self._buffer(f"{name}_scale")
+        q = _decode(bitmap, values, bits, current.shape).to(current.device)
+        shapes = (tuple(current_scale.shape), (1,) * q.dim())
+        if tuple(scale.shape) not in shapes:
+            raise ValueError(f"`{name}_scale` must have shape {shapes[0]} (a scale per"
+                             f" channel) or {shapes[1]}, got {tuple(scale.shape)}")
+        return q, scale.to(current_scale.dtype).to(current.device), bits
+
+    def _buffer(self, name: str) -> torch.Tensor:
+        # registered by ``_store``, never None
+        return cast(torch.Tensor, self._buffers[name])
 
     def sparsity(self, **kwargs: Any) -> list:
         """Nothing: the figures of sparsity are the masked model's; see :func:`compressed_size`."""
         return []
 
     def extra_repr(self) -> str:
-        scale = self.weight_scale
-        if scale.numel() == 1 and float(scale) > 0 and math.log2(float(scale)).is_integer():
-            return f"{super().extra_repr()}, bits={self.bits}, fraction={-int(math.log2(float(scale)))}"
-        return f"{super().extra_repr()}, bits={self.bits}"
+        text = f"{super().extra_repr()}, bits={self.bits}"
+        scale = float(self.weight_scale) if self.weight_scale.numel() == 1 else 0.0
+        if scale > 0 and math.log2(scale).is_integer():
+            text += f", fraction={-int(math.log2(scale))}"
+        if "bias_int" in self._buffers:
+            text += f", bias_bits={int(self._buffer('bias_bits'))}"
+        return text
 
 
 def quantize(
@@ -293,6 +340,7 @@ def quantize(
     *,
     layers: Selection = None,
     exclude: Selection = None,
+    bias_bits: Optional[int] = None,
 ) -> torch.nn.Module:
     """A copy of ``model`` whose layers with a weight are quantized twins (see :class:`BaseQuantized`).
 
@@ -332,6 +380,11 @@ def quantize(
         each masked layer's width of training (:func:`prepare_qat`), else 8.
     layers, exclude : optional
         Which layers to quantize, as for :func:`convert_layers`.
+    bias_bits : int, optional
+        Quantize the biases too, to this width with one scale per layer
+        (a bias is added once per output, so one scale serves it; 16 bits
+        cost a float32 bias half its bytes); ``None`` keeps them in
+        floating point.
 
     Returns
     -------
@@ -359,19 +412,23 @@ def quantize(
     True
     """
     where = "quantize"
+    if bias_bits is not None:
+        bias_bits = _check_bits(bias_bits, where, "bias_bits")
     if isinstance(bits, Mapping):
         formats = {name: _format(value, where, f"bits[{name!r}]") for name, value in bits.items()}
         _check_named(model, formats, layers, exclude, where)
-        return _convert_model(model, "quantized", where, layers, exclude,
-                              options=lambda name: formats[name])
-    if bits is None:
+
         def options(name):
-            return {"bits": getattr(model.get_submodule(name), "training_bits", None) or 8}
+            return {**formats[name], "bias_bits": bias_bits}
+    elif bits is None:
+        def options(name):
+            width = getattr(model.get_submodule(name), "training_bits", None) or 8
+            return {"bits": width, "bias_bits": bias_bits}
     else:
         width = _check_bits(bits, where)
 
         def options(name):
-            return {"bits": width}
+            return {"bits": width, "bias_bits": bias_bits}
     return _convert_model(model, "quantized", where, layers, exclude, options=options)
 
 
@@ -491,9 +548,10 @@ def named_compressed_size(model: torch.nn.Module, prefix: str = "") -> Iterator[
         if isinstance(module, SparsityStats) and not isinstance(module, BaseQuantized) and (
                 _families.plain_class(type(module)) is not None):
             weight = _conversion_weight(module)
-            seen.update(id(part) for part in _parts(_registered_weight(module)))
+            seen.update(id(part) for part in _parts(_registered(module, "weight")))
             yield f"{dot}weight", sum(_bytes(part, sparse=True) for part in _parts(weight))
-        ignore = set(getattr(module, "__sparsity_ignore__", ())) - set(_STORED)
+        ignore = set(getattr(module, "__sparsity_ignore__", ())) - set(
+            _stored("weight") + _stored("bias"))
         for name, tensor in _own_state(module):
             if name in ignore or tensor is None or id(tensor) in seen:
                 continue

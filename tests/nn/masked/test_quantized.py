@@ -301,3 +301,27 @@ def test_fixed_point_formats_from_the_posterior_store_the_weights_on_their_grid(
     torch.testing.assert_close(_native(target[0].weight), _native(small[0].weight), rtol=0, atol=0)
     with pytest.raises(ValueError, match=r"`bits\['0'\]'s fraction` must be an int"):
         quantize(masked, {"0": (4, 1.5), "1": 4})
+
+
+def test_biases_quantize_with_one_scale_per_layer_and_load_back():
+    torch.manual_seed(9)
+    model = torch.nn.Sequential(CplxLinear(5, 7), torch.nn.Linear(14, 3))
+    small = quantize(model, 8, bias_bits=6)
+    for layer, source in zip(small, model):
+        bias = source.bias
+        real = np.stack([bias.real.detach().numpy(), bias.imag.detach().numpy()], -1) \
+            if isinstance(bias, cplx.Cplx) else bias.detach().numpy()
+        q = np.round(real / (np.abs(real).max() / 31))
+        np.testing.assert_array_equal(layer.bias_int.numpy(), q)
+        assert layer.bias_scale.numel() == 1 and "bias_bits=6" in repr(layer)
+        assert not any(name.startswith("bias") for name, _ in layer.named_parameters())
+    assert compressed_size(small) < compressed_size(quantize(model, 8))
+    target = quantize(model, 4, bias_bits=12)
+    target.load_state_dict(small.state_dict())
+    torch.testing.assert_close(_native(target[0].bias), _native(small[0].bias), rtol=0, atol=0)
+    dense = convert_layers(small, "dense")
+    assert isinstance(dense[1].bias, torch.nn.Parameter)
+    torch.testing.assert_close(dense[1].bias, small[1].bias, rtol=0, atol=0)
+    # a state_dict with a floating-point bias does not load into a quantized one
+    with pytest.raises(RuntimeError, match="bias_values"):
+        target.load_state_dict(quantize(model, 8).state_dict())
