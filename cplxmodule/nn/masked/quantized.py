@@ -20,11 +20,15 @@ centred on zero, and an offset would cost a subtraction per product and
 break the exact zero of pruned weights.
 
 The stored state (``state_dict``) is what a deployed model needs, at its
-width: ``weight_values``, the codes :math:`q + 2^{b-1} - 1` of the nonzero
-weights packed at ``b`` bits each (of every weight when a bitmap would not
-pay), ``weight_bitmap``, one bit per weight entry marking the nonzero ones
-(empty when it would not pay), ``weight_scale`` and ``weight_bits`` (the
-width ``b``, one byte). The layer decodes them once into the integer
+width: ``weight_values``, the codes :math:`q + 2^{b-1} - 1` packed at ``b``
+bits each, ``weight_index``, where they go, ``weight_scale`` and
+``weight_bits`` (the width ``b``, one byte). Of three layouts the smallest
+is stored: every code and no index (a dense weight); the nonzero codes and
+a bitmap of one bit per entry; or the nonzero codes and their relative
+indices, the distance from the previous one in ``k`` bits, distances
+beyond :math:`2^k` taking filler entries of a zero code (Han, Mao & Dally,
+Deep Compression, ICLR 2016), ``k`` chosen for the weight. The layer
+decodes them once into the integer
 weight ``weight_int`` (not saved) and computes with ``weight_int *
 weight_scale``: in eval exactly what the dequantized weight computes, and
 an exported graph holds the integer weight and the multiplication by the
@@ -57,7 +61,7 @@ __all__ = ["BaseQuantized", "quantize", "prepare_qat", "compressed_size", "named
 # least, and no more than a float32 scale times an integer represents exactly
 MIN_BITS, MAX_BITS = 2, 24
 # the state a quantized layer saves in place of a weight (``weight_bits``, ...)
-_STORED = ("bits", "scale", "bitmap", "values")
+_STORED = ("bits", "scale", "index", "values")
 
 
 def _check_bits(bits, where, name="bits"):
@@ -93,36 +97,74 @@ def _packed_bytes(count, bits):
 
 
 def _encode(q, bits):
-    """``(bitmap, values)``: the integer weight ``q`` packed, with a bitmap where it pays."""
-    flat, offset = q.flatten(), 2 ** (bits - 1) - 1
-    nonzero = flat != 0
-    n, nnz = flat.numel(), int(nonzero.sum())
-    if _packed_bytes(n, 1) + _packed_bytes(nnz, bits) < _packed_bytes(n, bits):
-        return _pack(nonzero, 1), _pack(flat[nonzero] + offset, bits)
-    return flat.new_empty(0, dtype=torch.uint8), _pack(flat + offset, bits)
+    """``(index, values)``: the integer weight ``q`` packed in the smallest of three layouts.
+
+    Dense: every code, no index. Bitmap: the index is a byte 0 then one bit
+    per entry, 1 where it is nonzero; the values the nonzero codes. Relative
+    indices (Han et al., 2016): the index is a byte ``k``, the entry count in
+    4 bytes, then the distance of each stored entry from the previous one
+    (less one) in ``k`` bits; a distance beyond ``2**k`` takes filler
+    entries of a zero code, each ``2**k`` ahead.
+    """
+    flat, offset = q.flatten().long(), 2 ** (bits - 1) - 1
+    n = flat.numel()
+    position = flat.nonzero().squeeze(1)
+    gaps = torch.diff(position, prepend=position.new_full((1,), -1))
+    # the bytes of each layout: None dense, 0 a bitmap, k relative indices of k bits
+    sizes = {None: _packed_bytes(n, bits), 0: 1 + _packed_bytes(n, 1) + _packed_bytes(
+        position.numel(), bits)}
+    for k in range(1, 17):
+        entries = int(((gaps - 1) // (1 << k)).sum()) + gaps.numel()
+        sizes[k] = 5 + _packed_bytes(entries, k) + _packed_bytes(entries, bits)
+    layout = min(sizes, key=lambda key: sizes[key])  # the first of the smallest: dense on a tie
+    if layout is None:
+        return flat.new_empty(0, dtype=torch.uint8), _pack(flat + offset, bits)
+    if layout == 0:
+        index = torch.cat([flat.new_zeros(1, dtype=torch.uint8), _pack(flat != 0, 1)])
+        return index, _pack(flat[position] + offset, bits)
+    return _relative(flat, position, gaps, layout, bits)
 
 
-def _decode(bitmap, values, bits, shape):
-    """The integer weight of ``shape`` that :func:`_encode` packed; ``ValueError`` if it cannot be."""
+def _relative(flat, position, gaps, k, bits):
+    """The relative-index layout of :func:`_encode` with distances of ``k`` bits."""
+    offset, step = 2 ** (bits - 1) - 1, 1 << k
+    fillers = (gaps - 1) // step
+    last = torch.cumsum(fillers + 1, 0) - 1  # each nonzero's entry, after its fillers
+    entries = int(last[-1]) + 1 if last.numel() else 0
+    distance = flat.new_full((entries,), step - 1)
+    codes = flat.new_full((entries,), offset)
+    distance[last] = gaps - 1 - fillers * step
+    codes[last] = flat[position] + offset
+    header = torch.tensor([k, *entries.to_bytes(4, "little")], dtype=torch.uint8)
+    return torch.cat([header, _pack(distance, k)]), _pack(codes, bits)
+
+
+def _decode(index, values, bits, shape, name="weight"):
+    """The integer tensor ``name`` of ``shape`` that :func:`_encode` packed; ``ValueError`` if it cannot be."""
     n, offset = math.prod(shape), 2 ** (bits - 1) - 1
-    if bitmap.numel() == 0:
-        count = n
-    elif bitmap.numel() == _packed_bytes(n, 1):
-        nonzero = _unpack(bitmap, 1, n).bool()
-        count = int(nonzero.sum())
+    q = torch.zeros(n, dtype=torch.long)
+    if index.numel() == 0:
+        position = torch.arange(n)
+    elif int(index[0]) == 0 and index.numel() == 1 + _packed_bytes(n, 1):
+        position = _unpack(index[1:], 1, n).nonzero().squeeze(1)
+    elif 1 <= int(index[0]) <= 16 and index.numel() >= 5:
+        k, entries = int(index[0]), int.from_bytes(bytes(index[1:5].tolist()), "little")
+        if index.numel() != 5 + _packed_bytes(entries, k):
+            raise ValueError(f"`{name}_index` must hold {5 + _packed_bytes(entries, k)} bytes for"
+                             f" {entries} distances of {k} bits, got {index.numel()}")
+        position = torch.cumsum(_unpack(index[5:], k, entries) + 1, 0) - 1
+        if position.numel() and int(position[-1]) >= n:
+            raise ValueError(f"`{name}_index` reaches entry {int(position[-1])} of {n}")
     else:
-        raise ValueError(f"`weight_bitmap` must hold {_packed_bytes(n, 1)} bytes or none,"
-                         f" got {bitmap.numel()}")
+        raise ValueError(f"`{name}_index` is none of the layouts: none, a bitmap, relative indices")
+    count = position.numel()
     if values.numel() != _packed_bytes(count, bits):
-        raise ValueError(f"`weight_values` must hold {_packed_bytes(count, bits)} bytes for"
+        raise ValueError(f"`{name}_values` must hold {_packed_bytes(count, bits)} bytes for"
                          f" {count} values of {bits} bits, got {values.numel()}")
     codes = _unpack(values, bits, count) - offset
     if codes.numel() and int(codes.abs().max()) > offset:
-        raise ValueError(f"`weight_values` holds codes outside the {bits}-bit range")
-    if bitmap.numel() == 0:
-        return codes.view(shape).to(_storage_dtype(bits))
-    q = codes.new_zeros(n)
-    q[nonzero] = codes
+        raise ValueError(f"`{name}_values` holds codes outside the {bits}-bit range")
+    q[position] = codes
     return q.view(shape).to(_storage_dtype(bits))
 
 
@@ -258,12 +300,12 @@ class BaseQuantized(_KindMixin, torch.nn.Module, SparsityStats):
         device = q.device
         if device.type == "meta":
             # no values to pack: the dense layout's sizes, as ``to_empty`` expects
-            bitmap = q.new_empty(0, dtype=torch.uint8)
+            index = q.new_empty(0, dtype=torch.uint8)
             values = q.new_empty(_packed_bytes(q.numel(), bits), dtype=torch.uint8)
         else:
-            bitmap, values = _encode(q.cpu(), bits)
+            index, values = _encode(q.cpu(), bits)
         width = torch.tensor(bits, dtype=torch.uint8, device=device)
-        for buffer, value in zip(_stored(name), (width, scale, bitmap.to(device), values.to(device))):
+        for buffer, value in zip(_stored(name), (width, scale, index.to(device), values.to(device))):
             self.register_buffer(buffer, value)
         self.register_buffer(f"{name}_int", q, persistent=False)
 
@@ -280,7 +322,7 @@ class BaseQuantized(_KindMixin, torch.nn.Module, SparsityStats):
             error_msgs.append(f"While loading the quantized weights of {prefix or 'the layer'!r}: {e}")
             keep_current(self, state_dict, prefix)
             return
-        unchecked = tuple(f"{name}_{field}" for name in loaded for field in ("bitmap", "values", "scale"))
+        unchecked = tuple(f"{name}_{field}" for name in loaded for field in ("index", "values", "scale"))
         if refuse_bad_entries(self, state_dict, prefix, error_msgs, unchecked_shapes=unchecked):
             return
         # torch's loader would copy them into the current buffers, whose
@@ -306,10 +348,10 @@ class BaseQuantized(_KindMixin, torch.nn.Module, SparsityStats):
         if not all(present):
             missing = [key for key, found in zip(keys, present) if not found]
             raise ValueError(f"a quantized {name} needs all of {list(_stored(name))}, missing {missing}")
-        width, scale, bitmap, values = (state_dict[key] for key in keys)
+        width, scale, index, values = (state_dict[key] for key in keys)
         bits = _check_bits(int(width), "the state_dict", f"{name}_bits")
         current, current_scale = self._buffer(f"{name}_int"), self._buffer(f"{name}_scale")
-        q = _decode(bitmap, values, bits, current.shape).to(current.device)
+        q = _decode(index, values, bits, current.shape, name).to(current.device)
         shapes = (tuple(current_scale.shape), (1,) * q.dim())
         if tuple(scale.shape) not in shapes:
             raise ValueError(f"`{name}_scale` must have shape {shapes[0]} (a scale per"
@@ -352,7 +394,7 @@ def quantize(
     :func:`convert_layers` carries over (hooks, modes, the
     ``requires_grad`` of the bias) carries over. Quantize a compacted
     model to deploy it, ``quantize(compact(model, max_density=0.0))``: a
-    pruned weight stays an exact zero and costs one bit of the bitmap (a
+    pruned weight stays an exact zero and costs at most a bit of the index (a
     layer that :func:`compact` made CSR is no family layer, and stays
     floating point).
 
@@ -524,7 +566,7 @@ def named_compressed_size(model: torch.nn.Module, prefix: str = "") -> Iterator[
     Counted as a deployed model stores them:
 
     - a quantized layer's weight as it saves it, at its width (the packed
-      codes, the bitmap, the scales, one byte for the width);
+      codes, their index, the scales, one byte for the width);
     - the weight of a masked or Bayesian layer as it computes in eval
       (a mask folded in, a posterior's mean), in floating point, its zeros
       left out behind a bitmap of one bit per entry where that is smaller;

@@ -84,21 +84,43 @@ def test_the_codes_and_scales_are_numpy_s_and_the_output_is_the_dense_layer_s_on
     assert not any(name.startswith("weight") for name, _ in layer.named_parameters())
 
 
+def _layout_bytes(q, bits):
+    """The bytes of the smallest layout, each counted from its definition (see quantized.py)."""
+    n = q.numel()
+    nonzero = np.flatnonzero(q.numpy())
+    dense = -(-n * bits // 8)
+    bitmap = 1 + -(-n // 8) + -(-len(nonzero) * bits // 8)
+    relative = []
+    for k in range(1, 17):
+        previous, entries = -1, 0
+        for p in nonzero:
+            entries += 1 + (p - previous - 1) // 2 ** k  # fillers, then the entry
+            previous = p
+        relative.append(5 + -(-entries * k // 8) + -(-entries * bits // 8))
+    return min([dense, bitmap] + relative)
+
+
 @settings(max_examples=60, deadline=None)
-@given(bits=st.integers(2, 24), size=st.integers(0, 70), density=st.floats(0, 1),
+@given(bits=st.integers(2, 24), size=st.integers(0, 300), density=st.floats(0, 1),
        seed=st.integers(0, 2**16))
-def test_packing_round_trips_and_takes_a_bitmap_exactly_where_it_pays(bits, size, density, seed):
+def test_packing_round_trips_and_takes_the_smallest_layout(bits, size, density, seed):
     g = torch.Generator().manual_seed(seed)
     levels = 2 ** (bits - 1) - 1
     q = torch.randint(-levels, levels + 1, (size,), generator=g)
     q[torch.rand(size, generator=g) > density] = 0
-    bitmap, values = _encode(q, bits)
-    assert torch.equal(_decode(bitmap, values, bits, (size,)).long(), q)
-    nnz = int((q != 0).sum())
-    dense_bytes = -(-size * bits // 8)
-    sparse_bytes = -(-size // 8) + -(-nnz * bits // 8)
-    assert bitmap.numel() + values.numel() == min(dense_bytes, sparse_bytes)
-    assert bitmap.dtype == values.dtype == torch.uint8
+    index, values = _encode(q, bits)
+    assert torch.equal(_decode(index, values, bits, (size,)).long(), q)
+    assert index.numel() + values.numel() == _layout_bytes(q, bits)
+    assert index.dtype == values.dtype == torch.uint8
+
+
+def test_relative_indices_take_fillers_across_long_runs_of_zeros():
+    q = torch.zeros(1000, dtype=torch.long)
+    q[[3, 4, 900, 999]] = torch.tensor([5, -7, 1, 2])
+    index, values = _encode(q, 4)
+    assert int(index[0]) >= 1  # relative indices: 4 bytes of bitmap-free header
+    assert index.numel() + values.numel() < 1 + 125  # less than the bitmap alone
+    assert torch.equal(_decode(index, values, 4, (1000,)).long(), q)
 
 
 def test_pruned_weights_stay_exact_zeros_and_the_saved_state_is_what_compressed_size_counts():
@@ -111,7 +133,7 @@ def test_pruned_weights_stay_exact_zeros_and_the_saved_state_is_what_compressed_
     for layer, source in zip(small, masked):
         zero = source.mask == 0
         assert (layer.weight_int[zero] == 0).all()
-        assert layer.weight_bitmap.numel() > 0  # 90 % zeros: the bitmap pays
+        assert layer.weight_index.numel() > 0  # 90 % zeros: an index pays
     stored = sum(t.numel() * t.element_size() for t in small.state_dict().values())
     assert compressed_size(small) == stored
     buffer = io.BytesIO()
@@ -163,8 +185,8 @@ def test_a_bad_state_dict_is_refused_naming_it_and_the_layer_stays_as_it_was():
             layer.load_state_dict(state)
         for name, value in layer.state_dict().items():
             assert torch.equal(value, before[name]), name
-    state = {k: v for k, v in layer.state_dict().items() if k != "weight_bitmap"}
-    with pytest.raises(RuntimeError, match="weight_bitmap"):
+    state = {k: v for k, v in layer.state_dict().items() if k != "weight_index"}
+    with pytest.raises(RuntimeError, match="weight_index"):
         layer.load_state_dict(state)
 
 
