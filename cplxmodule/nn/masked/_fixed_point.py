@@ -1,8 +1,9 @@
 """Symmetric fixed point with one scale per output channel: the one quantizer of the package.
 
-The quantized twins store what :func:`channel_codes` computes; the masked
-layers, trained with the quantizer in the loop, compute with
-:func:`fake_quantized`, the same numbers with a straight-through gradient.
+The quantized twins store what :func:`codes` computes (one scale per
+output channel, or a fixed-point format's power of two); the masked layers,
+trained with the quantizer in the loop, compute with :func:`fake_quantized`,
+the same numbers with a straight-through gradient.
 """
 
 import torch
@@ -46,9 +47,16 @@ def power_of_two_codes(weight, bits, fraction):
     return (real / scale).round().clamp(-levels, levels), scale
 
 
-def fake_quantized(weight, bits, axis):
-    """``weight`` rounded to its :func:`channel_codes`, with the identity's gradient (straight through)."""
-    q, scale = channel_codes(weight, bits, axis)
+def codes(weight, bits, axis, fraction=None):
+    """:func:`channel_codes`, or with a ``fraction`` :func:`power_of_two_codes`."""
+    if fraction is None:
+        return channel_codes(weight, bits, axis)
+    return power_of_two_codes(weight, bits, fraction)
+
+
+def fake_quantized(weight, bits, axis, fraction=None):
+    """``weight`` rounded to its :func:`codes`, with the identity's gradient (straight through)."""
+    q, scale = codes(weight, bits, axis, fraction)
     if isinstance(weight, Cplx):
         delta = (q * scale - _real(weight)).detach()
         return Cplx(weight.real + delta[..., 0], weight.imag + delta[..., 1])

@@ -173,6 +173,8 @@ class BaseMasked(_KindMixin, torch.nn.Module, SparsityStats):
     mask: Optional[torch.Tensor]
     #: the width the layer trains its weight at (see :func:`prepare_qat`), or None
     training_bits: Optional[int] = None
+    #: the bits after the point of that fixed-point format, or None: a scale per channel
+    training_fraction: Optional[int] = None
 
     @classmethod
     def _member_doc(cls, kind):
@@ -198,6 +200,7 @@ class BaseMasked(_KindMixin, torch.nn.Module, SparsityStats):
         del self.mask
         self.__dict__.pop(_UNSETTLED, None)
         self.__dict__.pop("training_bits", None)
+        self.__dict__.pop("training_fraction", None)
 
     def _weighted_forward(self, *inputs, **kwargs):
         """The dense twin's forward pass with :attr:`weight_masked` as its weight.
@@ -312,7 +315,7 @@ class BaseMasked(_KindMixin, torch.nn.Module, SparsityStats):
         if bits is None:
             return _memo(self, "weight_masked", lambda: _masked(self.weight, mask))
         return _memo(self, "weight_masked", lambda: fake_quantized(
-            _masked(self.weight, mask), bits, output_axis(self)))
+            _masked(self.weight, mask), bits, output_axis(self), self.training_fraction))
 
     def _eval_weight(self):
         """The weight a twin of another kind takes: the mask folded in (the weight, while unset).

@@ -51,7 +51,7 @@ from ..modules.parameter import CplxParameter
 from ..utils.sparsity import SparsityStats
 from ._channels import _parts
 from .base import BaseMasked
-from ._fixed_point import channel_codes, output_axis, power_of_two_codes
+from ._fixed_point import codes, output_axis
 from .twins import Selection, _conversion_weight, _convert_model, _targets
 from typing import Any, Iterator, Mapping, Optional, Tuple, Union, cast
 
@@ -246,13 +246,10 @@ class BaseQuantized(_KindMixin, torch.nn.Module, SparsityStats):
             bias_bits = _check_bits(bias_bits, where, "bias_bits")
         with torch.no_grad():
             weight = _registered(self, "weight")
-            if fraction is None:
-                self._quantize("weight", bits, *channel_codes(weight, bits, output_axis(self)))
-            else:
-                self._quantize("weight", bits, *power_of_two_codes(weight, bits, fraction))
+            self._quantize("weight", bits, *codes(weight, bits, output_axis(self), fraction))
             bias = _registered(self, "bias")
             if bias_bits is not None and bias is not None:
-                self._quantize("bias", bias_bits, *channel_codes(bias, bias_bits, None))
+                self._quantize("bias", bias_bits, *codes(bias, bias_bits, None))
 
     def _quantized(self):
         """The names of the quantized tensors, ``weight`` first."""
@@ -464,8 +461,10 @@ def quantize(
             return {**formats[name], "bias_bits": bias_bits}
     elif bits is None:
         def options(name):
-            width = getattr(model.get_submodule(name), "training_bits", None) or 8
-            return {"bits": width, "bias_bits": bias_bits}
+            layer = model.get_submodule(name)
+            width = getattr(layer, "training_bits", None) or 8
+            fraction = getattr(layer, "training_fraction", None)
+            return {"bits": width, "fraction": fraction, "bias_bits": bias_bits}
     else:
         width = _check_bits(bits, where)
 
@@ -495,8 +494,9 @@ def prepare_qat(
     output channel, and passes the gradient straight through the rounding
     (Bengio et al., 2013), as if it were the identity: fine-tuning then
     recovers the accuracy lost to the width, as masked fine-tuning recovers
-    the accuracy lost to pruning. The width is the layer's
-    :attr:`~BaseMasked.training_bits`; :func:`quantize` takes it (with
+    the accuracy lost to pruning. The format is the layer's
+    :attr:`~BaseMasked.training_bits` (and ``training_fraction``);
+    :func:`quantize` takes it (with
     ``bits=None``), and then computes in eval what the fine-tuned model
     computed.
 
@@ -504,9 +504,11 @@ def prepare_qat(
     ----------
     model : torch.nn.Module
         A model with masked layers (:func:`to_masked`).
-    bits : int, mapping of str to int, or None, default 8
-        The width of every masked layer, or of each by its name in
-        ``model``; ``None`` trains in floating point again.
+    bits : int, mapping, or None, default 8
+        The width of every masked layer (one scale per output channel), or
+        a mapping of the names of masked layers in ``model`` to their width
+        or fixed-point format ``(bits, fraction)``, as for :func:`quantize`;
+        ``None`` trains in floating point again.
     inplace : bool, default False
         Change ``model`` itself rather than a copy.
 
@@ -539,13 +541,15 @@ def prepare_qat(
         unknown = sorted(set(bits) - set(names))
         if unknown:
             raise ValueError(f"{where}: `bits` must name masked layers of `model`, got {unknown}")
-        widths = {name: _check_bits(b, where, f"bits[{name!r}]") for name, b in bits.items()}
+        formats = {name: _format(value, where, f"bits[{name!r}]") for name, value in bits.items()}
+    elif bits is None:
+        formats = dict.fromkeys(names, {"bits": None, "fraction": None})
     else:
-        width = None if bits is None else _check_bits(bits, where)
-        widths = dict.fromkeys(names, width)
+        formats = dict.fromkeys(names, {"bits": _check_bits(bits, where), "fraction": None})
     target = model if inplace else copy.deepcopy(model)
-    for name, width in widths.items():
-        target.get_submodule(name).training_bits = width
+    for name, form in formats.items():
+        layer = target.get_submodule(name)
+        layer.training_bits, layer.training_fraction = form["bits"], form["fraction"]
     return target
 
 

@@ -347,3 +347,19 @@ def test_biases_quantize_with_one_scale_per_layer_and_load_back():
     # a state_dict with a floating-point bias does not load into a quantized one
     with pytest.raises(RuntimeError, match="bias_values"):
         target.load_state_dict(quantize(model, 8).state_dict())
+
+
+def test_training_in_a_fixed_point_format_rounds_to_its_grid_and_quantize_keeps_it():
+    qat = prepare_qat(_masked_pair(10), {"0": (5, 3), "1": 6})
+    assert (qat[0].training_bits, qat[0].training_fraction) == (5, 3)
+    x = cplx.randn(2, 3, 5, 5, requires_grad=False)
+    weight = qat[0].weight_masked
+    real = np.stack([weight.real.detach().numpy(), weight.imag.detach().numpy()], -1)
+    source = _real_weight(qat[0]) * qat[0].mask.numpy()[..., None]
+    np.testing.assert_array_equal(real * 8, np.clip(np.round(source * 8), -15, 15))
+    out = qat[0](x)
+    (out.real.sum() + out.imag.sum()).backward()  # straight through: the mask's gradient
+    assert torch.equal(qat[0].weight.real.grad == 0, qat[0].mask.expand_as(qat[0].weight.real) == 0)
+    small = quantize(qat.eval())
+    assert "bits=5, fraction=3" in repr(small[0]) and small[1].weight_scale.numel() > 1
+    torch.testing.assert_close(_native(small[0](x)), _native(qat[0](x)), rtol=0, atol=1e-6)
