@@ -363,3 +363,14 @@ def test_training_in_a_fixed_point_format_rounds_to_its_grid_and_quantize_keeps_
     small = quantize(qat.eval())
     assert "bits=5, fraction=3" in repr(small[0]) and small[1].weight_scale.numel() > 1
     torch.testing.assert_close(_native(small[0](x)), _native(qat[0](x)), rtol=0, atol=1e-6)
+
+
+def test_a_quantized_model_runs_under_data_parallel(two_fake_devices):
+    from cplxmodule.nn import CplxDataParallel
+    from tests.helpers import as_data_parallel
+
+    small = quantize(_masked_pair(11)[:1], 5, bias_bits=8).eval()
+    x = cplx.randn(4, 3, 5, 5)
+    out = as_data_parallel(CplxDataParallel, small)(x)
+    assert two_fake_devices  # the input was split across the two replicas
+    torch.testing.assert_close(_native(out), _native(small(x)))
