@@ -374,3 +374,13 @@ def test_a_quantized_model_runs_under_data_parallel(two_fake_devices):
     out = as_data_parallel(CplxDataParallel, small)(x)
     assert two_fake_devices  # the input was split across the two replicas
     torch.testing.assert_close(_native(out), _native(small(x)))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_a_quantized_model_moves_to_the_gpu_and_loads_there():
+    small = quantize(_masked_pair(12), {"0": (5, 3), "1": 6}, bias_bits=8).eval()
+    gpu = quantize(_masked_pair(12), 8).cuda()
+    gpu.load_state_dict(small.state_dict())
+    assert all(t.is_cuda for t in gpu.buffers())
+    x = cplx.randn(2, 3, 5, 5)
+    torch.testing.assert_close(_native(gpu[0](x.cuda())).cpu(), _native(small[0](x)))
