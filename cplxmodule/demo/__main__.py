@@ -2,7 +2,9 @@
 
 Trains the complex :class:`~cplxmodule.demo.model.ModulationNet`, its
 variational dropout twin and its masked twin, prunes a magnitude baseline to
-the same size, and prints a table of accuracy and compression; with
+the same size, and prints a table of accuracy and compression; then
+quantizes the masked model (:func:`~cplxmodule.demo.pipeline.run_quantized`)
+and prints the accuracy and the bytes of each deployed model; with
 ``--structured``, also sparsifies the model by whole channels and compares
 the compacted models' accuracy, size, multiply-accumulates and speed. See
 ``python -m cplxmodule.demo --help``.
@@ -21,9 +23,12 @@ from .pipeline import (
     Config,
     compare_deployed,
     format_deployed,
+    format_quantized,
     format_table,
     run,
+    run_quantized,
     run_structured,
+    stored_bytes,
     threshold_sweep,
 )
 
@@ -42,8 +47,8 @@ def parser():
         prog="python -m cplxmodule.demo",
         description=(
             "Train a complex-valued CNN on a generated modulation recognition task, "
-            "sparsify it with variational dropout, fine-tune it masked, and compare "
-            "with magnitude pruning to the same size."
+            "sparsify it with variational dropout, fine-tune it masked, compare "
+            "with magnitude pruning to the same size, and quantize it for deployment."
         ),
     )
     cli.add_argument("--epochs", type=int, default=defaults.epochs, help="epochs of dense and of VD training")
@@ -134,9 +139,14 @@ def main(argv=None, config=None):
     )
     wall, cpu = time.perf_counter(), time.process_time()
     runs = [run(config, complex=True)] + ([run(config, complex=False)] if args.real else [])
+    kinds = [rows[0].model for rows, _, _ in runs]
+    quantized = [run_quantized(config, kind == "complex", models, test) for kind, (_, models, test) in zip(kinds, runs)]
     stages = [row for rows, _, _ in runs for row in rows]
     print(format_table(stages))
     print(_legend(config))
+    print("\nThe masked model deployed with integer weights (compact, then quantize), against the dense model:\n")
+    print("\n\n".join(format_quantized(rows, kind) for rows, kind in zip(quantized, kinds)))
+    print(_quantized_legend(config, kinds[0], quantized[0]))
     print(
         f"total {time.perf_counter() - wall:.0f} s wall, {time.process_time() - cpu:.0f} s CPU,"
         f" {torch.get_num_threads()} threads, device {config.device}"
@@ -179,6 +189,34 @@ def _legend(config):
             ),
             f"KL weight    {config.kl_weight:g} per example on {n_train} training examples: {kl}"
             " (1 is the ELBO; start there on a task of your own)",
+        ]
+    )
+
+
+def _quantized_legend(config, kind, rows):
+    # the formats, the recipe of each row, and what the smallest model's bytes hold
+    bayesian = rows[2]
+    held = ", ".join(f"{part} {size}" for part, size in stored_bytes(bayesian["model"]).items())
+    return "\n".join(
+        [
+            "",
+            "weights      float32, or the widths of the quantized layers' integer weights, in the model's order",
+            "scales       per layer: a power of two, the binary point of a fixed-point format; per channel: a float32"
+            " scale for each output channel",
+            "Bayesian     the fixed-point format (width and binary point) of each layer that named_bit_precision reads"
+            " off the VD posterior",
+            "             (Louizos et al. 2017)",
+            f"QAT          fine-tuned {config.finetune_epochs} epochs more, the weights rounded to that format in the"
+            " loop (prepare_qat), then quantized;",
+            "             the 8-bit models are quantized without more training",
+            "biases       quantized with one scale per layer",
+            "bytes        what the deployed model stores (compressed_size): the integer weights packed at their width,"
+            " where the nonzero",
+            "             ones go (a bitmap or relative indices, the smaller), the scales, the biases; the float32 masked"
+            " model's zeros are",
+            "             left out behind bitmaps",
+            "smaller      dense bytes / bytes",
+            f"stored       the {bayesian['bytes']} bytes of the {kind} '{bayesian['name']}': {held}",
         ]
     )
 

@@ -19,6 +19,13 @@ instead (``to_bayesian(..., kind="channel_vd")``), fine-tunes its masked
 twin, and :func:`compare_deployed` measures what
 :func:`~cplxmodule.nn.masked.compact` makes of each: accuracy, parameters,
 multiply-accumulates (:func:`count_macs`) and inference time.
+
+:func:`run_quantized` deploys the masked model with integer weights
+(:func:`~cplxmodule.nn.masked.quantize`): in the fixed-point format that
+the VD posterior asks for (:func:`~cplxmodule.nn.relevance.named_bit_precision`),
+after fine-tuning with the quantizer in the loop
+(:func:`~cplxmodule.nn.masked.prepare_qat`), and at 8 bits, and measures
+the bytes each stores (:func:`~cplxmodule.nn.masked.compressed_size`).
 """
 
 import copy
@@ -35,8 +42,18 @@ import torch.nn.functional as F
 
 from ..cplx import Cplx
 from ..nn import _families
-from ..nn.masked import BaseMasked, compact, magnitude_masks, to_masked
-from ..nn.relevance import compute_ard_masks, penalties, to_bayesian
+from ..nn.masked import (
+    BaseMasked,
+    BaseQuantized,
+    compact,
+    compressed_size,
+    magnitude_masks,
+    named_compressed_size,
+    prepare_qat,
+    quantize,
+    to_masked,
+)
+from ..nn.relevance import compute_ard_masks, named_bit_precision, penalties, to_bayesian
 from ..nn.utils.sparsity import named_sparsity
 from .data import MODULATIONS, generate
 from .model import ModulationNet, as_input
@@ -54,6 +71,10 @@ __all__ = [
     "format_deployed",
     "threshold_sweep",
     "format_table",
+    "deploy_quantized",
+    "stored_bytes",
+    "run_quantized",
+    "format_quantized",
 ]
 
 
@@ -656,6 +677,191 @@ def format_deployed(rows, kind):
             (f"{reference['seconds'] / row['compiled_seconds']:.1f} x", f"{row['compile_seconds']:.1f} s")
             if compiled
             else ()
+        )
+        for row in rows
+    ]
+    return _plain_table(header, table)
+
+
+def deploy_quantized(model, bits, bias_bits=8):
+    """``model`` with integer weights, as it is deployed: compacted, then quantized.
+
+    :func:`~cplxmodule.nn.masked.compact` with ``max_density=0.0`` keeps
+    every layer a dense layer of its family (a CSR layer would stay in
+    float32: :func:`~cplxmodule.nn.masked.quantize` converts the layers of
+    the families only); the masks' zeros then cost at most a bit each, in
+    the indices of the quantized weights.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        A masked model; it is put in eval mode.
+    bits : int or dict
+        As for :func:`~cplxmodule.nn.masked.quantize`: a width, or each
+        layer's width or fixed-point format ``(bits, fraction)``.
+    bias_bits : int or None, default 8
+        As for :func:`~cplxmodule.nn.masked.quantize`; ``None`` keeps the
+        biases in float32.
+
+    Returns
+    -------
+    torch.nn.Module
+    """
+    return quantize(compact(model.eval(), max_density=0.0), bits, bias_bits=bias_bits)
+
+
+# what the tensors of a deployed model hold, by the last part of their name
+_HOLDS = {
+    "weight_values": "weight codes",
+    "weight_index": "indices",
+    "bias_index": "indices",
+    "weight_scale": "scales",
+    "bias_scale": "scales",
+    "weight_bits": "widths",
+    "bias_bits": "widths",
+    "bias_values": "biases",
+    "bias": "biases",
+    "weight": "float weights",
+}
+
+
+def stored_bytes(model):
+    """The bytes of :func:`~cplxmodule.nn.masked.compressed_size`, by what they hold.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+
+    Returns
+    -------
+    dict of str to int
+        ``"weight codes"`` (the quantized weights' integers, packed at
+        their width), ``"indices"`` (where the nonzero codes of a sparse
+        weight or bias go), ``"scales"``, ``"widths"`` (a byte per quantized
+        tensor), ``"biases"`` (their codes, or float32), ``"float weights"``
+        (of layers not quantized), and any other tensor by its name; only
+        those the model has, in the order of
+        :func:`~cplxmodule.nn.masked.named_compressed_size`.
+    """
+    totals: dict[str, int] = {}
+    for name, size in named_compressed_size(model):
+        # a complex tensor is counted by its parts: "features.0.bias.real"
+        holds = next(part for part in reversed(name.split(".")) if part not in ("real", "imag"))
+        key = _HOLDS.get(holds, holds)
+        totals[key] = totals.get(key, 0) + size
+    return totals
+
+
+def run_quantized(config, complex, models, test_set, widths=(), bias_bits=8):
+    """Deploy the masked model of :func:`run` with integer weights; accuracy and bytes.
+
+    The rows, the quantized models deployed by :func:`deploy_quantized`:
+
+    - ``dense`` and ``masked``: the dense and the fine-tuned masked model of
+      :func:`run`, in float32, the masked weights' zeros left out behind
+      bitmaps;
+    - ``masked, Bayesian fixed point, QAT``: the masked model fine-tuned
+      for ``config.finetune_epochs`` more, each layer's weight rounded in
+      the loop (:func:`~cplxmodule.nn.masked.prepare_qat`) to the
+      fixed-point format (width and binary point, one power-of-two scale
+      per layer) that :func:`~cplxmodule.nn.relevance.named_bit_precision`
+      reads off the posterior of the VD model, then quantized to it;
+    - ``masked, 8 bits`` and ``magnitude, 8 bits``: the masked model and the
+      magnitude baseline quantized to 8 bits, one scale per output channel,
+      without more training;
+    - ``masked, {b} bits, QAT`` for each ``b`` of ``widths``: fine-tuned as
+      with the Bayesian format, at ``b`` bits in every layer, one scale per
+      output channel.
+
+    Parameters
+    ----------
+    config : Config
+    complex : bool
+    models : dict of str to torch.nn.Module
+        The models of :func:`run`, by stage name; not changed.
+    test_set : (input, label)
+    widths : sequence of int, optional
+        Uniform widths to fine-tune at and quantize to as well.
+    bias_bits : int or None, default 8
+        The width of the quantized models' biases, one scale per layer;
+        ``None`` keeps them in float32.
+
+    Returns
+    -------
+    list of dict
+        Per model (``"dense"`` first): ``name``; ``weights``, ``"float32"``
+        or the widths of the quantized layers (one if all are equal, else
+        each in order: ``"5/5/4 bits"``); ``scales``, ``"per layer"``,
+        ``"per channel"`` (or ``""``, float32); ``biases``, their width or
+        ``"float32"``; ``accuracy``; ``bytes``, its
+        :func:`~cplxmodule.nn.masked.compressed_size`; ``seconds`` of
+        fine-tuning (0 without); and ``model``.
+    """
+    torch.manual_seed(config.seed + 2)
+    train_set, _ = _datasets(config, complex)
+    kind = "complex" if complex else "real"
+    masked = models["masked"]
+
+    def row(name, model, seconds=0.0):
+        layers = [layer for layer in model.modules() if isinstance(layer, BaseQuantized)]
+        bits = [layer.bits for layer in layers]
+        shown = bits[:1] if len(set(bits)) == 1 else bits
+        biases = {int(width) for width in (getattr(layer, "bias_bits", None) for layer in layers) if width is not None}
+        return {
+            "name": name,
+            "weights": "/".join(map(str, shown)) + " bits" if bits else "float32",
+            "scales": "" if not layers else (
+                "per layer" if all(layer.weight_scale.numel() == 1 for layer in layers) else "per channel"
+            ),
+            "biases": "/".join(f"{b} bits" for b in sorted(biases)) or "float32",
+            "accuracy": accuracy(model, test_set),
+            "bytes": compressed_size(model),
+            "seconds": seconds,
+            "model": model,
+        }
+
+    def finetuned(name, bits):
+        start = time.perf_counter()
+        qat = train(prepare_qat(masked, bits), train_set, config.finetune_epochs, config, f"{kind} {name}")
+        return row(name, deploy_quantized(qat, bits, bias_bits), time.perf_counter() - start)
+
+    formats = dict(named_bit_precision(models["VD"], threshold=config.threshold))
+    return [
+        row("dense", models["dense"]),
+        row("masked", masked),
+        finetuned("masked, Bayesian fixed point, QAT", formats),
+        row("masked, 8 bits", deploy_quantized(masked, 8, bias_bits)),
+        row("magnitude, 8 bits", deploy_quantized(models["magnitude"], 8, bias_bits)),
+        *(finetuned(f"masked, {b} bits, QAT", b) for b in widths),
+    ]
+
+
+def format_quantized(rows, kind):
+    """The rows of :func:`run_quantized` as a plain-text table, sizes against the first.
+
+    Parameters
+    ----------
+    rows : list of dict
+    kind : str
+        ``"complex"`` or ``"real"``, the first column.
+
+    Returns
+    -------
+    str
+    """
+    reference = rows[0]["bytes"]
+    header = ("model", "deployed", "weights", "scales", "biases", "accuracy", "bytes", "smaller", "fine-tuning")
+    table = [
+        (
+            kind,
+            row["name"],
+            row["weights"],
+            row["scales"],
+            row["biases"],
+            f"{100 * row['accuracy']:.1f} %",
+            str(row["bytes"]),
+            f"{reference / row['bytes']:.1f} x",
+            f"{row['seconds']:.1f} s" if row["seconds"] else "",
         )
         for row in rows
     ]

@@ -190,6 +190,9 @@ def test_command_line(tmp_path, capsys, keep_threads):
     out = capsys.readouterr().out
     for word in ("complex", "real", "dense", "VD", "masked", "magnitude", "compression", "total", "compacted"):
         assert word in out
+    # the table of the quantized models, and what the bytes of the smallest hold
+    for words in ("masked, Bayesian fixed point, QAT", "magnitude, 8 bits", "smaller", "stored", "indices"):
+        assert words in out
     # the legend under the table: the settings of this run, the chance level,
     # why compacting sparse convolutions gains little, and where the plot went
     n_train = TINY["n_train"] * len(MODULATIONS)
@@ -358,3 +361,76 @@ def test_progress_bars_show_on_a_terminal_only(monkeypatch):
         assert bar.disable == (not tty)
         bar.close()
     assert pipeline._progress(10, "train", enabled=False).disable
+
+
+def test_run_quantized():
+    # the real twin is the fast one; the formats are those of named_bit_precision
+    # (width 0, a layer without a surviving weight, stored at 2 bits)
+    from cplxmodule.demo.pipeline import format_quantized, run_quantized, stored_bytes
+    from cplxmodule.nn.masked import BaseQuantized, compressed_size
+    from cplxmodule.nn.relevance import named_bit_precision
+
+    config = Config(threshold=-2.0, **TINY)
+    _, models, test_set = run(config, complex=False)
+    rows = run_quantized(config, False, models, test_set, widths=(4,))
+    names = [
+        "dense", "masked", "masked, Bayesian fixed point, QAT", "masked, 8 bits", "magnitude, 8 bits",
+        "masked, 4 bits, QAT",
+    ]
+    assert [row["name"] for row in rows] == names
+    formats = dict(named_bit_precision(models["VD"], threshold=-2.0))
+    bayesian = [max(fmt.bits, 2) for fmt in formats.values()]
+    shown = bayesian[:1] if len(set(bayesian)) == 1 else bayesian
+    weights = ["float32", "float32", "/".join(map(str, shown)) + " bits", "8 bits", "8 bits", "4 bits"]
+    assert [row["weights"] for row in rows] == weights
+    assert [row["scales"] for row in rows] == ["", "", "per layer"] + ["per channel"] * 3
+    assert [row["biases"] for row in rows] == ["float32"] * 2 + ["8 bits"] * 4
+    assert rows[0]["bytes"] == 4 * sum(p.numel() for p in models["dense"].parameters())
+    for row in rows:
+        model = row["model"]
+        assert row["bytes"] == compressed_size(model) == sum(stored_bytes(model).values())
+        assert row["accuracy"] == accuracy(model, test_set)
+        assert (row["seconds"] > 0) == row["name"].endswith("QAT")
+    for row in rows[2:]:
+        # every layer with a weight quantized: the linear read-out too, which compact may make CSR
+        layers = [m for m in row["model"].modules() if hasattr(m, "weight")]
+        assert len(layers) == 5 and all(isinstance(m, BaseQuantized) for m in layers)
+        assert row["bytes"] < rows[1]["bytes"] < rows[0]["bytes"]
+    # the Bayesian format: each layer's weight an integer times 2**-fraction
+    for name, fmt in formats.items():
+        layer = rows[2]["model"].get_submodule(name)
+        assert layer.weight_scale.item() == 2.0 ** -fmt.fraction
+    table = format_quantized(rows, "real")
+    assert f"{rows[0]['bytes'] / rows[3]['bytes']:.1f} x" in table and "fine-tuning" in table
+
+
+def test_deploy_quantized_keeps_every_layer_dense():
+    # compact's own rule makes a large, very sparse linear layer CSR, which
+    # quantize does not convert; deployed quantized, it is quantized
+    from cplxmodule.demo.pipeline import deploy_quantized, stored_bytes
+    from cplxmodule.nn.masked import BaseQuantized, compact, compressed_size, to_masked
+
+    torch.manual_seed(0)
+    model = to_masked(torch.nn.Sequential(torch.nn.Linear(1024, 1024)))
+    model[0].mask = torch.rand(1024, 1024) < 0.01
+    assert not isinstance(compact(model.eval())[0], BaseQuantized)
+    deployed = deploy_quantized(model, 4)
+    assert isinstance(deployed[0], BaseQuantized) and deployed[0].bits == 4 and int(deployed[0].bias_bits) == 8
+    x = torch.randn(3, 1024)
+    with torch.no_grad():
+        torch.testing.assert_close(deployed(x), model(x), atol=0.05, rtol=0.1)
+    assert sum(stored_bytes(deployed).values()) == compressed_size(deployed)
+    # the biases in float32, without bias_bits
+    assert stored_bytes(deploy_quantized(model, 4, bias_bits=None))["biases"] == 4 * 1024
+
+
+def test_stored_bytes_by_hand():
+    from cplxmodule.demo.pipeline import stored_bytes
+    from cplxmodule.nn import CplxLinear
+    from cplxmodule.nn.masked import quantize
+
+    # 8 x 4 complex weights, none zero: no index; 64 codes of 4 bits; a scale
+    # per output feature, shared by the parts; the complex biases at 8 bits, one scale
+    stored = stored_bytes(quantize(torch.nn.Sequential(CplxLinear(8, 4)), 4, bias_bits=8))
+    assert stored == {"widths": 2, "scales": 16 + 4, "indices": 0, "weight codes": 32, "biases": 8}
+    assert stored_bytes(torch.nn.Linear(3, 2)) == {"float weights": 24, "biases": 8}
