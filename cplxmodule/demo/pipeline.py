@@ -822,7 +822,8 @@ def run_quantized(config, complex, models, test_set, widths=(), bias_bits=8):
 
     def finetuned(name, bits):
         start = time.perf_counter()
-        qat = train(prepare_qat(masked, bits), train_set, config.finetune_epochs, config, f"{kind} {name}")
+        qat = prepare_qat(masked, bits, bias_bits=bias_bits)
+        qat = train(qat, train_set, config.finetune_epochs, config, f"{kind} {name}")
         return row(name, deploy_quantized(qat, bits, bias_bits), time.perf_counter() - start)
 
     formats = dict(named_bit_precision(models["VD"], threshold=config.threshold))

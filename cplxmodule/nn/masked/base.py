@@ -175,6 +175,8 @@ class BaseMasked(_KindMixin, torch.nn.Module, SparsityStats):
     training_bits: Optional[int] = None
     #: the bits after the point of that fixed-point format, or None: a scale per channel
     training_fraction: Optional[int] = None
+    #: the width the layer trains its bias at (one scale for the layer), or None
+    training_bias_bits: Optional[int] = None
 
     @classmethod
     def _member_doc(cls, kind):
@@ -199,8 +201,8 @@ class BaseMasked(_KindMixin, torch.nn.Module, SparsityStats):
         super()._detach_kind()
         del self.mask
         self.__dict__.pop(_UNSETTLED, None)
-        self.__dict__.pop("training_bits", None)
-        self.__dict__.pop("training_fraction", None)
+        for name in ("training_bits", "training_fraction", "training_bias_bits"):
+            self.__dict__.pop(name, None)
 
     def _weighted_forward(self, *inputs, **kwargs):
         """The dense twin's forward pass with :attr:`weight_masked` as its weight.
@@ -217,7 +219,11 @@ class BaseMasked(_KindMixin, torch.nn.Module, SparsityStats):
         """
         if _UNSETTLED in self.__dict__:
             self._settle_replica_mask()
-        if cache._ACTIVE or self.training_bits is not None:
+        if self.training_bias_bits is not None:
+            weight, bias = self.weight_masked, _cached_attr(self, "bias")
+            if bias is not None:
+                bias = fake_quantized(bias, self.training_bias_bits, None)
+        elif cache._ACTIVE or self.training_bits is not None:
             weight, bias = self.weight_masked, _cached_attr(self, "bias")
         else:
             # the hot path outside ``cached``: the weight_masked property's

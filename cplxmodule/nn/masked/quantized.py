@@ -416,14 +416,17 @@ def quantize(
         :func:`~cplxmodule.nn.relevance.bit_precision` the widths. A
         mapping must name every layer to quantize. A width of 0 (a layer
         without surviving weights, to ``bit_precision``) is 2. By default,
-        each masked layer's width of training (:func:`prepare_qat`), else 8.
+        each masked layer's format of training (:func:`prepare_qat`), else
+        8 bits; :func:`compact` makes dense layers, which hold none: pass
+        the same ``bits`` and ``bias_bits`` to quantize a compacted model.
     layers, exclude : optional
         Which layers to quantize, as for :func:`convert_layers`.
     bias_bits : int, optional
         Quantize the biases too, to this width with one scale per layer
         (a bias is added once per output, so one scale serves it; 16 bits
         cost a float32 bias half its bytes); ``None`` keeps them in
-        floating point.
+        floating point; by default, each masked layer's width of training
+        (:func:`prepare_qat`), if any.
 
     Returns
     -------
@@ -462,9 +465,9 @@ def quantize(
     elif bits is None:
         def options(name):
             layer = model.get_submodule(name)
-            width = getattr(layer, "training_bits", None) or 8
-            fraction = getattr(layer, "training_fraction", None)
-            return {"bits": width, "fraction": fraction, "bias_bits": bias_bits}
+            return {"bits": getattr(layer, "training_bits", None) or 8,
+                    "fraction": getattr(layer, "training_fraction", None),
+                    "bias_bits": bias_bits or getattr(layer, "training_bias_bits", None)}
     else:
         width = _check_bits(bits, where)
 
@@ -485,7 +488,8 @@ def _format(value, where, name):
 
 
 def prepare_qat(
-    model: torch.nn.Module, bits: Union[int, Mapping[str, int], None] = 8, *, inplace: bool = False,
+    model: torch.nn.Module, bits: Union[int, Mapping[str, Union[int, Tuple[int, int]]], None] = 8,
+    *, bias_bits: Optional[int] = None, inplace: bool = False,
 ) -> torch.nn.Module:
     """``model`` whose masked layers train with the quantizer in the loop (quantization-aware training).
 
@@ -495,8 +499,8 @@ def prepare_qat(
     (Bengio et al., 2013), as if it were the identity: fine-tuning then
     recovers the accuracy lost to the width, as masked fine-tuning recovers
     the accuracy lost to pruning. The format is the layer's
-    :attr:`~BaseMasked.training_bits` (and ``training_fraction``);
-    :func:`quantize` takes it (with
+    :attr:`~BaseMasked.training_bits` (and ``training_fraction``, and the
+    bias's ``training_bias_bits``); :func:`quantize` takes it (with
     ``bits=None``), and then computes in eval what the fine-tuned model
     computed.
 
@@ -509,6 +513,9 @@ def prepare_qat(
         a mapping of the names of masked layers in ``model`` to their width
         or fixed-point format ``(bits, fraction)``, as for :func:`quantize`;
         ``None`` trains in floating point again.
+    bias_bits : int, optional
+        Round the biases too, to this width with one scale per layer, as
+        ``quantize(..., bias_bits=bias_bits)`` stores them.
     inplace : bool, default False
         Change ``model`` itself rather than a copy.
 
@@ -546,10 +553,13 @@ def prepare_qat(
         formats = dict.fromkeys(names, {"bits": None, "fraction": None})
     else:
         formats = dict.fromkeys(names, {"bits": _check_bits(bits, where), "fraction": None})
+    if bias_bits is not None:
+        bias_bits = _check_bits(bias_bits, where, "bias_bits")
     target = model if inplace else copy.deepcopy(model)
     for name, form in formats.items():
-        layer = target.get_submodule(name)
+        layer = cast(BaseMasked, target.get_submodule(name))
         layer.training_bits, layer.training_fraction = form["bits"], form["fraction"]
+        layer.training_bias_bits = None if form["bits"] is None else bias_bits
     return target
 
 

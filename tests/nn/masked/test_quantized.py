@@ -384,3 +384,24 @@ def test_a_quantized_model_moves_to_the_gpu_and_loads_there():
     assert all(t.is_cuda for t in gpu.buffers())
     x = cplx.randn(2, 3, 5, 5)
     torch.testing.assert_close(_native(gpu[0](x.cuda())).cpu(), _native(small[0](x)))
+
+
+def test_training_with_rounded_biases_deploys_what_it_trained():
+    model = _masked_pair(13)
+    with torch.no_grad():
+        for layer in model:
+            layer.bias.real.uniform_(-1, 1)
+    qat = prepare_qat(model, 6, bias_bits=5).eval()
+    bias = qat[0].bias
+    real = np.stack([bias.real.detach().numpy(), bias.imag.detach().numpy()], -1)
+    x = cplx.randn(2, 3, 5, 5)
+    # the reference: the layer computing with numpy's rounded bias
+    reference = prepare_qat(model, 6)
+    with torch.no_grad():
+        rounded = np.round(real / (np.abs(real).max() / 15)) * (np.abs(real).max() / 15)
+        reference[0].bias.real.copy_(torch.from_numpy(rounded[..., 0]))
+        reference[0].bias.imag.copy_(torch.from_numpy(rounded[..., 1]))
+    torch.testing.assert_close(_native(qat[0](x)), _native(reference.eval()[0](x)))
+    small = quantize(qat)
+    assert "bias_bits=5" in repr(small[0])
+    torch.testing.assert_close(_native(small[0](x)), _native(qat[0](x)), rtol=0, atol=1e-6)
