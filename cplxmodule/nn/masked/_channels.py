@@ -85,7 +85,8 @@ _kinds.declare(CplxToConcatenatedReal, _kinds.Readout(
     (operator.attrgetter("real"), operator.attrgetter("imag")),
     when=lambda module: module.dim in (1, -1),
 ))
-_kinds.declare(CplxModulus, _kinds.Readout((abs,)))
+_MODULI = _kinds.Readout((abs,))
+_kinds.declare(CplxModulus, _MODULI)
 
 # The containers whose ``forward`` is known: each child, in order, on the
 # output of the one before.
@@ -385,8 +386,9 @@ def _group_plan(group, owner, units, uses):
 
 #: the layout of a group's value: its channels along dimension 1 (or the
 #: last, behind a linear layer), flattened into features, or read out as
-#: real features, block after block (``(READOUT, kind)``)
-CHANNELS, FLAT, READOUT = "channels", "flat", "readout"
+#: real features, block after block (``(READOUT, kind)``); read out before
+#: its positions go (``(CHANNEL_READOUT, kind)``)
+CHANNELS, FLAT, READOUT, CHANNEL_READOUT = "channels", "flat", "readout", "channel-readout"
 
 
 def _walk(group, kind, channels, units, uses):
@@ -416,9 +418,9 @@ def _walk(group, kind, channels, units, uses):
 
 def _layout_after(step, layout):
     if step[0] == "flatten":
-        return FLAT
+        return (READOUT, layout[1]) if isinstance(layout, tuple) else FLAT
     if step[0] == "readout":
-        return READOUT, step[2]
+        return (CHANNEL_READOUT if layout == CHANNELS else READOUT), step[2]
     return layout
 
 
@@ -432,6 +434,14 @@ def _group_step(module, kind, channels, units, uses, layout):
     """
     spatial, complex_ = kind
     read_out = isinstance(layout, tuple)
+    if isinstance(module, _dataflow.Modulus):
+        return ("readout", module, _MODULI) if layout == CHANNELS and complex_ else None
+    if isinstance(module, _dataflow.PositionMean):
+        # each channel's mean: a feature, whose constant is the channel's
+        on_channels = layout == CHANNELS or read_out and layout[0] == CHANNEL_READOUT
+        return ("flatten", module, None) if on_channels and spatial else None
+    if read_out and layout[0] == CHANNEL_READOUT:
+        return None
     if isinstance(module, _dataflow.Function):
         # behind a read-out the constants are still the complex features' (each read
         # takes its block's part of them): a function of the real ones cannot map them
@@ -472,6 +482,8 @@ def _group_reads(read, layout, kind, channels, owner, units):
     if layout == CHANNELS:
         found = _group_read(read, kind, channels, owner, units)
         return None if found is None else [found]
+    if isinstance(layout, tuple) and layout[0] == CHANNEL_READOUT:
+        return None  # moduli at each position: no layer reads them as channels here
     consumer = units.get(id(read.consumer))
     blocks = layout[1].parts if isinstance(layout, tuple) else (None,)
     complex_ = kind[1] and not isinstance(layout, tuple)

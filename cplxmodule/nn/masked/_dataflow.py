@@ -124,7 +124,7 @@ _METADATA = frozenset({
     "shape", "dtype", "device", "ndim", "layout", "requires_grad", "is_cuda", "is_meta",
     "is_sparse", "is_quantized", "names", "dim", "size", "stride", "storage_offset",
     "is_complex", "is_floating_point", "is_contiguous", "numel", "element_size", "nelement",
-    "data_ptr", "get_device",
+    "data_ptr", "get_device", "_base",
 })
 
 
@@ -266,6 +266,17 @@ class Function(NamedTuple):
         return Cplx(*out) if isinstance(value, Cplx) else out[0]
 
 
+class Modulus(NamedTuple):
+    """``torch.hypot`` of a ``Cplx`` value's two parts (``abs(z)`` in a ``forward``): a read-out to the moduli."""
+
+
+class PositionMean(NamedTuple):
+    """A mean over every dimension after the channels (the positions): channel ``c`` is feature ``c``."""
+
+
+_MEANS = (torch.mean, torch.Tensor.mean)
+
+
 def groups(rec, producers, passes):
     """The groups of values that ``producers`` (modules) write, as far as the record proves them.
 
@@ -369,6 +380,8 @@ class _Graph:
             return
         # one function per part: a sum, or an elementwise map
         js = [key[1][1] for key in value]
+        if all(("glue", j) in self.done for j in js):
+            return  # a modulus or a mean this group took as a step
         if self.rec.glue[js[0]][2] in _FUNCTIONS:
             maps = [self._map(j) for j in js]
             if any(given != key for (_, _, given), key in zip(maps, value)):
@@ -451,8 +464,40 @@ class _Graph:
             self._take_sum([self._sum(j) for j in js])
         elif func in (torch.cat, torch.concat):
             self._cat(js, value)
+        elif func is torch.hypot and len(value) == 2 and js[0] == js[1]:
+            self._modulus(js[0], value)
+        elif func in _MEANS:
+            self._mean(js, value)
         else:
             raise _Abort
+
+    def _modulus(self, j, value):
+        """``torch.hypot`` of the value's real and imaginary parts, in order."""
+        taken, given, _, args, kwargs = self.rec.glue[j]
+        if tuple(taken) != value or len(given) != 1 or len(args) != 2 or kwargs:
+            raise _Abort
+        if self._first(("glue", j)):
+            self.steps.append((Modulus(), value, tuple(given)))
+            self._join(tuple(given))
+
+    def _mean(self, js, value):
+        """A mean of each part over its positions (every dimension after the channels)."""
+        given = []
+        for j, key in zip(js, value):
+            taken, out, _, args, kwargs = self.rec.glue[j]
+            dim = args[1] if len(args) > 1 else kwargs.get("dim")
+            ndim = self._ndim(value)
+            dims = {d % ndim for d in (dim if isinstance(dim, (tuple, list)) else (dim,))
+                    if isinstance(d, int)}
+            keepdim = args[2] if len(args) > 2 else kwargs.get("keepdim", False)
+            extra = set(kwargs) - {"dim", "keepdim"} or len(args) > 3 or keepdim
+            if list(taken) != [key] or len(out) != 1 or extra or ndim < 3 or (
+                    dims != set(range(2, ndim))):
+                raise _Abort  # keepdim, a dtype, or another dimension
+            given.append(out[0])
+        if all(self._first(("glue", j)) for j in js):
+            self.steps.append((PositionMean(), value, tuple(given)))
+            self._join(tuple(given))
 
     def _cat(self, js, value):
         """A ``torch.cat`` of each part, its result read whole by one layer."""

@@ -237,7 +237,11 @@ def compact(
     ``c * S ... (c + 1) * S - 1``, in each block of a read-out to real
     features between them (:class:`~cplxmodule.nn.CplxToConcatenatedReal`
     along the features: the real parts, then the imaginary parts;
-    :class:`~cplxmodule.nn.CplxModulus`: the moduli). A residual
+    :class:`~cplxmodule.nn.CplxModulus`: the moduli); or, behind a mean
+    over the positions in the ``forward`` (every dimension after the
+    channels, ``x.mean(dim=-1)``, without ``keepdim``), as the features of
+    a linear layer, channel ``c`` the feature ``c``, a modulus of the
+    ``forward`` before it (``abs(z)``) reading them out as real features. A residual
     network's stream is one (every block's last convolution, and the stem
     or a projection shortcut, write it; every block's first norm and
     convolution read it, and the last stage's reaches the classifier

@@ -376,3 +376,42 @@ def test_elementwise_functions_of_the_forward_are_steps(complex_):
     with torch.no_grad():
         y = (cplx.randn if complex_ else torch.randn)(2, 3, 4, dtype=DTYPE)
         torch.testing.assert_close(native(small(y)), native(masked(y)))
+
+
+class MeanReadOut(torch.nn.Module):
+    """A convolution whose moduli (or ReLUs), averaged over the positions, a linear layer reads."""
+
+    def __init__(self, complex_, keepdim=False):
+        super().__init__()
+        self.complex, self.keepdim = complex_, keepdim
+        self.conv = (CplxConv2d if complex_ else torch.nn.Conv2d)(2, 6, 3, dtype=DTYPE)
+        self.head = torch.nn.Linear(6, 3, dtype=DTYPE)
+
+    def forward(self, x):
+        features = abs(self.conv(x)) if self.complex else torch.relu(self.conv(x))
+        pooled = features.mean(dim=(-2, -1), keepdim=self.keepdim)
+        return self.head(pooled.flatten(1) if self.keepdim else pooled)
+
+
+@pytest.mark.parametrize("complex_, keepdim, kept", [
+    (True, False, 3),  # the moduli of the channels, then their means
+    (False, False, 3),
+    (True, True, 6),  # a flatten of the forward: not proven to keep the features' order
+])
+def test_a_mean_over_the_positions_hands_each_channel_to_its_feature(complex_, keepdim, kept):
+    torch.manual_seed(0)
+    masked = to_masked(MeanReadOut(complex_, keepdim))
+    masked.conv.mask = torch.ones_like(native(masked.conv.weight).real).index_fill_(
+        0, torch.tensor([0, 2, 5]), 0)
+    with torch.no_grad():  # the dead channels hold their biases: their moduli go into the head's
+        bias = masked.conv.bias
+        for part in (bias.real, bias.imag) if complex_ else (bias,):
+            part.uniform_(-1, 1)
+    masked.head.mask = torch.ones(3, 6)
+    masked.eval()
+    x = (cplx.randn if complex_ else torch.randn)(2, 2, 6, 5, dtype=DTYPE)
+    small = compact(masked, example_inputs=(x,))
+    assert (small.conv.out_channels, small.head.in_features) == (kept, kept)
+    with torch.no_grad():
+        y = (cplx.randn if complex_ else torch.randn)(4, 2, 7, 4, dtype=DTYPE)
+        torch.testing.assert_close(small(y), masked(y))
