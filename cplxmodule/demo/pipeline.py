@@ -683,14 +683,16 @@ def format_deployed(rows, kind):
     return _plain_table(header, table)
 
 
-def deploy_quantized(model, bits, bias_bits=8):
+def deploy_quantized(model, bits, bias_bits=8, example_inputs=None):
     """``model`` with integer weights, as it is deployed: compacted, then quantized.
 
     :func:`~cplxmodule.nn.masked.compact` with ``max_density=0.0`` keeps
     every layer a dense layer of its family (a CSR layer would stay in
     float32: :func:`~cplxmodule.nn.masked.quantize` converts the layers of
     the families only); the masks' zeros then cost at most a bit each, in
-    the indices of the quantized weights.
+    the indices of the quantized weights. With ``example_inputs`` it
+    follows the model's own ``forward`` (the modulus and the mean over time
+    into the read-out), so that the last convolution's dead channels go.
 
     Parameters
     ----------
@@ -702,12 +704,15 @@ def deploy_quantized(model, bits, bias_bits=8):
     bias_bits : int or None, default 8
         As for :func:`~cplxmodule.nn.masked.quantize`; ``None`` keeps the
         biases in float32.
+    example_inputs : tuple, optional
+        As for :func:`~cplxmodule.nn.masked.compact`.
 
     Returns
     -------
     torch.nn.Module
     """
-    return quantize(compact(model.eval(), max_density=0.0), bits, bias_bits=bias_bits)
+    small = compact(model.eval(), max_density=0.0, example_inputs=example_inputs)
+    return quantize(small, bits, bias_bits=bias_bits)
 
 
 # what the tensors of a deployed model hold, by the last part of their name
@@ -824,15 +829,16 @@ def run_quantized(config, complex, models, test_set, widths=(), bias_bits=8):
         start = time.perf_counter()
         qat = prepare_qat(masked, bits, bias_bits=bias_bits)
         qat = train(qat, train_set, config.finetune_epochs, config, f"{kind} {name}")
-        return row(name, deploy_quantized(qat, bits, bias_bits), time.perf_counter() - start)
+        return row(name, deploy_quantized(qat, bits, bias_bits, example), time.perf_counter() - start)
 
     formats = dict(named_bit_precision(models["VD"], threshold=config.threshold))
+    example = (test_set[0][:8],)
     return [
         row("dense", models["dense"]),
         row("masked", masked),
         finetuned("masked, Bayesian fixed point, QAT", formats),
-        row("masked, 8 bits", deploy_quantized(masked, 8, bias_bits)),
-        row("magnitude, 8 bits", deploy_quantized(models["magnitude"], 8, bias_bits)),
+        row("masked, 8 bits", deploy_quantized(masked, 8, bias_bits, example)),
+        row("magnitude, 8 bits", deploy_quantized(models["magnitude"], 8, bias_bits, example)),
         *(finetuned(f"masked, {b} bits, QAT", b) for b in widths),
     ]
 
