@@ -508,11 +508,11 @@ def count_macs(model, input, live=False):
         if live and not getattr(layer, "transposed", False) and getattr(layer, "groups", 1) == 1:
             total += _live_macs(layer, inputs[0], output) * complex_factor
             return
-        # entries of the weight read per output element
+        # entries of the weight read per output element (none of a layer compacted to no channels)
         if getattr(layer, "transposed", False):
-            per_output = weight.shape[0] // layer.groups * weight[0, 0].numel()
+            per_output = weight.shape[0] // layer.groups * math.prod(weight.shape[2:])
         else:
-            per_output = weight[0].numel()
+            per_output = math.prod(weight.shape[1:])
         total += _parts(output)[0].numel() * per_output * complex_factor
 
     for layer in model.modules():
@@ -533,8 +533,8 @@ def _live_macs(layer, input, output):
     rows = torch.stack([part.flatten(1) != 0 for part in _parts(weight)]).any(0).any(1)
     channel = -1 if weight.dim() == 2 else 1
     live_in = torch.stack([part.movedim(channel, 0).flatten(1) != 0 for part in _parts(input)]).any(0).any(1)
-    kernel = _parts(weight)[0][0, 0].numel()
-    positions = _parts(output)[0].numel() // _parts(output)[0].shape[channel]
+    kernel = math.prod(weight.shape[2:])
+    positions = _parts(output)[0].numel() // max(_parts(output)[0].shape[channel], 1)
     return positions * int(rows.sum()) * int(live_in.sum()) * kernel
 
 

@@ -263,6 +263,20 @@ def test_count_macs_by_hand():
     assert count_macs(real, as_input(signal, complex=False)) == macs(2, [3, 6, 6, 11]) + 11 * 6
 
 
+def test_count_macs_of_a_layer_compacted_to_no_channels():
+    # compact leaves a feed-forward block whose hidden units all closed as
+    # CplxLinear(4, 0) and CplxLinear(0, 3): no multiply-accumulate, no error
+    from cplxmodule.cplx import randn
+    from cplxmodule.nn import CplxLinear
+    from cplxmodule.demo.pipeline import count_macs
+
+    model = torch.nn.Sequential(CplxLinear(4, 0), CplxLinear(0, 3), CplxLinear(3, 2))
+    with torch.no_grad():
+        model[1].bias.real.fill_(1.0)  # the empty layer outputs its bias: live inputs
+    x = randn(5, 4)
+    assert count_macs(model, x) == count_macs(model, x, live=True) == 0 + 0 + 4 * 2 * 3
+
+
 def test_command_line_structured(capsys, keep_threads):
     argv = ["--structured", "--threshold", "-2", "--threads", "1", "--no-progress"]
     main(argv, config=Config(**TINY))
