@@ -71,7 +71,6 @@ little data, about a minute)::
 
 import argparse
 import math
-import statistics
 import time
 
 import torch
@@ -79,8 +78,8 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from cplxmodule import Cplx
+from cplxmodule.demo.pipeline import _median_seconds, count_macs
 from cplxmodule.models import CplxResNet, CplxUNet, CplxVisionTransformer
-from cplxmodule.nn import _families
 from cplxmodule.nn.masked import compact, to_masked
 from cplxmodule.nn.modules.attention import CplxMultiheadAttention
 from cplxmodule.nn.relevance import compute_ard_masks, penalties, to_bayesian
@@ -300,56 +299,6 @@ def _name(model, module):
 # --- measuring -----------------------------------------------------------------
 
 
-def count_macs(model, input):
-    """Multiply-accumulates per example of the linear and convolution layers.
-
-    As :func:`cplxmodule.demo.pipeline.count_macs` counts them (``live=False``),
-    and a layer of no channels (a feed-forward block whose every hidden
-    unit ``compact`` removed) counts none.
-    """
-    total, handles = 0, []
-
-    def parts(x):
-        return (x.real, x.imag) if isinstance(x, Cplx) else (x,)
-
-    def hook(layer, inputs, output):
-        nonlocal total
-        weight = parts(layer.weight)[0]
-        if weight.numel() == 0:
-            return
-        if getattr(layer, "transposed", False):
-            per_output = weight.shape[0] // layer.groups * weight[0, 0].numel()
-        else:
-            per_output = weight[0].numel()
-        total += parts(output)[0].numel() * per_output * (4 if isinstance(layer.weight, Cplx) else 1)
-
-    for layer in model.modules():
-        if _families.lookup(type(layer)) is not None:
-            handles.append(layer.register_forward_hook(hook))
-    try:
-        with torch.no_grad():
-            model.eval()(input)
-    finally:
-        for handle in handles:
-            handle.remove()
-    return total // len(input.real)
-
-
-def seconds(functions, runs, calls):
-    """Seconds per call of each of ``functions``: they take turns, one untimed call then ``calls`` timed
-    ones each per round; the median over the rounds of each round's mean."""
-    times = [[] for _ in functions]
-    with torch.no_grad():
-        for _ in range(runs):
-            for function, measured in zip(functions, times):
-                function()
-                start = time.perf_counter()
-                for _ in range(calls):
-                    function()
-                measured.append((time.perf_counter() - start) / calls)
-    return [statistics.median(measured) for measured in times]
-
-
 def structure(model):
     """What ``compact`` left: channels of the stages' streams and blocks, of the levels, or heads and units."""
     if isinstance(model, CplxResNet):
@@ -382,7 +331,8 @@ def measure(name, dense, small, test, metric, args):
         with torch.no_grad():
             compiled(x)  # compiles
         functions += [lambda m=model: m(x), lambda c=compiled: c(x)]
-    times = seconds(functions, args.runs, args.calls)
+    with torch.no_grad():
+        times = _median_seconds(functions, args.runs, args.calls)
     for label, model, (eager, compiled) in zip(("dense", "compact"), (dense, small), (times[:2], times[2:])):
         rows.append(dict(
             model=name, variant=label, metric=metric(model, *test), params=sum(p.numel() for p in model.parameters()),
