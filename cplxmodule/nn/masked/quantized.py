@@ -218,6 +218,15 @@ class BaseQuantized(_KindMixin, torch.nn.Module, SparsityStats):
         ``weight_int`` (the weight's dtype: it follows ``.half()``).
     bits : int
         The width :math:`b`.
+
+    Examples
+    --------
+    >>> from cplxmodule.nn import CplxLinear
+    >>> layer = quantize(torch.nn.Sequential(CplxLinear(3, 2)), 4)[0]
+    >>> layer.weight_int.shape, int(layer.weight_int.abs().max())
+    (torch.Size([2, 3, 2]), 7)
+    >>> sorted(layer.state_dict())
+    ['bias.imag', 'bias.real', 'weight_bits', 'weight_index', 'weight_scale', 'weight_values']
     """
 
     __sparsity_ignore__ = _stored("weight") + _stored("bias")
@@ -267,6 +276,7 @@ class BaseQuantized(_KindMixin, torch.nn.Module, SparsityStats):
 
     @property
     def bits(self) -> int:
+        """int: the width of the weight's codes, the sign included."""
         return int(self.weight_bits)
 
     @property
