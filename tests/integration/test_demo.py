@@ -314,7 +314,11 @@ def test_command_line_compiled(capsys, keep_threads):
     torch._dynamo.reset()
     argv = ["--compile", "eager", "--structured", "--threshold", "-2", "--threads", "1", "--no-progress"]
     stages = main(argv, config=Config(**TINY))
-    assert all(0 < stage.compile_seconds < stage.seconds for stage in stages)
+    assert all(0 <= stage.compile_seconds < stage.seconds for stage in stages)
+    # the magnitude baseline is a masked model of the same layers and shapes
+    # as the masked stage, whose compiled code it reuses: about nothing to
+    # compile, which a busy machine's timing may round to 0
+    assert all(stage.compile_seconds > 0 for stage in stages if stage.name != "magnitude")
     out = capsys.readouterr().out
     for words in ("of it compiling", "backend eager", "compiled", "compile "):
         assert words in out
