@@ -216,8 +216,6 @@ class BaseQuantized(_KindMixin, torch.nn.Module, SparsityStats):
     weight_scale : torch.Tensor
         The scale of each output channel, shaped to broadcast against
         ``weight_int`` (the weight's dtype: it follows ``.half()``).
-    bits : int
-        The width :math:`b`.
 
     Examples
     --------
