@@ -46,9 +46,9 @@ from ...cplx import Cplx
 from ...cplx._shared import check_int, check_positive_int
 from .. import _families
 from .._guards import keep_current, refuse_bad_entries
-from ..modules._weighted import _KindMixin
+from ..modules._weighted import _KindMixin, _registered
 from ..modules.parameter import CplxParameter
-from ..utils.sparsity import SparsityStats
+from ..utils.sparsity import SparsityStats, _named_counted
 from ._channels import _parts
 from .base import BaseMasked
 from ._fixed_point import codes, output_axis
@@ -132,11 +132,11 @@ def _relative(flat, position, gaps, k, bits):
     last = torch.cumsum(fillers + 1, 0) - 1  # each nonzero's entry, after its fillers
     entries = int(last[-1]) + 1 if last.numel() else 0
     distance = flat.new_full((entries,), step - 1)
-    codes = flat.new_full((entries,), offset)
+    stored = flat.new_full((entries,), offset)  # the fillers' code: a zero
     distance[last] = gaps - 1 - fillers * step
-    codes[last] = flat[position] + offset
+    stored[last] = flat[position] + offset
     header = torch.tensor([k, *entries.to_bytes(4, "little")], dtype=torch.uint8)
-    return torch.cat([header, _pack(distance, k)]), _pack(codes, bits)
+    return torch.cat([header, _pack(distance, k)]), _pack(stored, bits)
 
 
 def _decode(index, values, bits, shape, name="weight"):
@@ -161,16 +161,11 @@ def _decode(index, values, bits, shape, name="weight"):
     if values.numel() != _packed_bytes(count, bits):
         raise ValueError(f"`{name}_values` must hold {_packed_bytes(count, bits)} bytes for"
                          f" {count} values of {bits} bits, got {values.numel()}")
-    codes = _unpack(values, bits, count) - offset
-    if codes.numel() and int(codes.abs().max()) > offset:
+    integers = _unpack(values, bits, count) - offset
+    if integers.numel() and int(integers.abs().max()) > offset:
         raise ValueError(f"`{name}_values` holds codes outside the {bits}-bit range")
-    q[position] = codes
+    q[position] = integers
     return q.view(shape).to(_storage_dtype(bits))
-
-
-def _registered(layer: Any, name: str) -> Any:
-    """The parameter (or :class:`CplxParameter`) ``name`` that ``layer`` registered, or ``None``."""
-    return layer._modules.get(name, layer._parameters.get(name))
 
 
 def _stored(name):
@@ -606,28 +601,24 @@ def named_compressed_size(model: torch.nn.Module, prefix: str = "") -> Iterator[
     size : int
         Bytes.
     """
-    seen: set = set()
+    counted: set[int] = set()  # the weights of the masked and Bayesian layers, counted as they compute
     for module_name, module in model.named_modules(prefix=prefix):
         dot = f"{module_name}." if module_name else ""
-        if isinstance(module, SparsityStats) and not isinstance(module, BaseQuantized) and (
-                _families.plain_class(type(module)) is not None):
+        if isinstance(module, BaseQuantized):
+            # its stored state, which sparsity figures leave out (__sparsity_ignore__)
+            for name in module._quantized():
+                for key in _stored(name):
+                    yield f"{dot}{key}", _bytes(module._buffer(key), sparse=False)
+        elif isinstance(module, SparsityStats) and _families.plain_class(type(module)) is not None:
+            counted.update(id(part) for part in _parts(_registered(module, "weight")))
             weight = _conversion_weight(module)
-            seen.update(id(part) for part in _parts(_registered(module, "weight")))
             yield f"{dot}weight", sum(_bytes(part, sparse=True) for part in _parts(weight))
-        ignore = set(getattr(module, "__sparsity_ignore__", ())) - set(
-            _stored("weight") + _stored("bias"))
-        for name, tensor in _own_state(module):
-            if name in ignore or tensor is None or id(tensor) in seen:
-                continue
-            seen.add(id(tensor))
-            yield f"{dot}{name}", _bytes(tensor, sparse=False)
-
-
-def _own_state(module):
-    """The parameters and persistent buffers of ``module`` itself, with their names."""
-    persistent = [(name, buffer) for name, buffer in module._buffers.items()
-                  if name not in module._non_persistent_buffers_set]
-    return [*module._parameters.items(), *persistent]
+    # the model's other tensors, as sparsity figures count them: each once,
+    # no mask, variance or non-persistent buffer
+    for kind in ("_parameters", "_buffers"):
+        for name, tensor in _named_counted(model, prefix, kind):
+            if id(tensor) not in counted:
+                yield name, _bytes(tensor, sparse=False)
 
 
 def _bytes(tensor, sparse):
