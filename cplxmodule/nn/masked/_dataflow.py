@@ -482,11 +482,10 @@ class _Graph:
 
     def _mean(self, js, value):
         """A mean of each part over its positions (every dimension after the channels)."""
-        given = []
+        given, ndim = [], self._ndim(value)
         for j, key in zip(js, value):
             taken, out, _, args, kwargs = self.rec.glue[j]
             dim = args[1] if len(args) > 1 else kwargs.get("dim")
-            ndim = self._ndim(value)
             dims = {d % ndim for d in (dim if isinstance(dim, (tuple, list)) else (dim,))
                     if isinstance(d, int)}
             keepdim = args[2] if len(args) > 2 else kwargs.get("keepdim", False)

@@ -219,12 +219,11 @@ class BaseMasked(_KindMixin, torch.nn.Module, SparsityStats):
         """
         if _UNSETTLED in self.__dict__:
             self._settle_replica_mask()
-        if self.training_bias_bits is not None:
+        bias_bits = self.training_bias_bits
+        if cache._ACTIVE or self.training_bits is not None or bias_bits is not None:
             weight, bias = self.weight_masked, _cached_attr(self, "bias")
-            if bias is not None:
-                bias = fake_quantized(bias, self.training_bias_bits, None)
-        elif cache._ACTIVE or self.training_bits is not None:
-            weight, bias = self.weight_masked, _cached_attr(self, "bias")
+            if bias_bits is not None and bias is not None:
+                bias = fake_quantized(bias, bias_bits, None)
         else:
             # the hot path outside ``cached``: the weight_masked property's
             # work, without its layers of calls
